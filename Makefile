@@ -1,0 +1,128 @@
+# gosbx Makefile, in the git style.
+#
+#   make                      build gosbx and gosbx-runtime into $(O)/
+#   make test                 unit tests and shell tests (t/)
+#   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
+#   make check                clang-format and cppcheck
+#   make perf                 the benchmarks in t/perf/
+#   DEVELOPER=1               warnings are errors
+#   SANITIZE=address,undefined  build with sanitizers (into build-<name>/)
+#   V=1                       show the commands
+
+GOSBX_VERSION = 0.1.0
+
+CC ?= cc
+prefix ?= /usr/local
+bindir = $(prefix)/bin
+mandir = $(prefix)/share/man
+INSTALL ?= install
+PKG_CONFIG ?= pkg-config
+
+ifdef SANITIZE
+O ?= build-$(subst $(comma),-,$(SANITIZE))
+else
+O ?= build
+endif
+comma := ,
+
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Ilib -I. -MMD -MP \
+	-DGOSBX_VERSION='"$(GOSBX_VERSION)"' -D_FILE_OFFSET_BITS=64 \
+	-pthread
+ALL_LDFLAGS = $(LDFLAGS) -pthread -Wl,--as-needed
+
+ifdef DEVELOPER
+ALL_CFLAGS += -Werror -Wextra -Wno-unused-parameter \
+	-Wno-missing-field-initializers -Wformat=2 -Wshadow \
+	-Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
+	-Wold-style-definition -Wvla -Wdeclaration-after-statement \
+	-Wno-declaration-after-statement
+endif
+ifdef SANITIZE
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS += $(PKG_CFLAGS)
+LIBS = $(PKG_LIBS) -lwslay -lm
+
+ifndef V
+QUIET_CC = @echo '   ' CC $@;
+QUIET_LINK = @echo '   ' LINK $@;
+QUIET_AR = @echo '   ' AR $@;
+endif
+
+LIB_SRC = $(sort $(wildcard lib/*.c))
+BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
+RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
+HELPER_SRC = $(sort $(wildcard t/helper/*.c))
+UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
+
+LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
+BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
+RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
+HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
+UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
+
+LIBGOSBX = $(O)/libgosbx.a
+PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
+
+all: $(PROGRAMS) $(HELPER_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBGOSBX): $(LIB_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(O)/gosbx.o $(BUILTIN_OBJ) \
+		$(LIBGOSBX) $(LIBS)
+
+$(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) $(LIBS)
+
+$(O)/t/helper/%: $(O)/t/helper/%.o $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(LIBS)
+
+$(O)/t/unit/%: $(O)/t/unit/%.o $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(LIBS) -lcmocka
+
+# Tests: T selects scripts, e.g. make test T='t3*.sh'
+T ?=
+test: all $(UNIT_BIN)
+	@GOSBX_BUILD_DIR=$(abspath $(O)) SANITIZE='$(SANITIZE)' \
+		./t/run-tests.sh $(T)
+
+unit: $(UNIT_BIN)
+
+perf: all
+	@GOSBX_BUILD_DIR=$(abspath $(O)) ./t/perf/run.sh
+
+install: all
+	$(INSTALL) -d -m 755 $(DESTDIR)$(bindir)
+	$(INSTALL) -m 755 $(PROGRAMS) $(DESTDIR)$(bindir)
+
+doc:
+	$(MAKE) -C Documentation
+
+check:
+	@clang-format --dry-run --Werror $(LIB_SRC) $(BUILTIN_SRC) \
+		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h
+	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
+		--enable=warning,portability --std=c11 -Ilib -I. \
+		--suppress=missingIncludeSystem \
+		lib builtin cmd gosbx.c
+
+clean:
+	rm -rf build build-*
+
+.PHONY: all test unit perf install doc check clean
+.DELETE_ON_ERROR:
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,30 @@
+#ifndef BUILTIN_H
+#define BUILTIN_H
+
+#include "compat.h"
+
+/*
+ * How to add a command `gosbx foo`:
+ *   1. write builtin/foo.c with
+ *        int cmd_foo(int argc, const char **argv, struct gosbx_ctx *ctx);
+ *      argv[0] is "foo"; options are parsed with parse_options() and an
+ *      option table; the return value is the exit status;
+ *   2. declare it below;
+ *   3. add { "foo", cmd_foo, flags, "one-line summary" } to commands[]
+ *      in gosbx.c, keeping the table alphabetical;
+ *   4. write Documentation/gosbx-foo.txt (its SYNOPSIS must match
+ *      `gosbx foo -h`; t0001 checks) and tests in t/.
+ * A command is listed in `gosbx -h` only once it works.
+ */
+
+/* Global state the dispatcher prepares for a command. */
+struct gosbx_ctx {
+	const char *backend;	/* "local", "kube" or "url"; never NULL */
+	const char *url;	/* runtime base URL for the url backend */
+	int verbose;
+};
+
+/* flags in the commands[] table */
+#define NEED_BACKEND (1 << 0)
+
+#endif /* BUILTIN_H */

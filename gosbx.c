@@ -1,0 +1,123 @@
+/*
+ * gosbx: one binary, git-style subcommands sharing libgosbx
+ * (DESIGN.md "One binary, many commands").
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "parse-options.h"
+#include "strbuf.h"
+#include "usage.h"
+
+#include <signal.h>
+
+struct cmd_struct {
+	const char *name;
+	int (*fn)(int argc, const char **argv, struct gosbx_ctx *ctx);
+	unsigned flags;
+	const char *summary;
+};
+
+/* keep alphabetical; only commands that work are listed */
+static struct cmd_struct commands[] = {
+	{ NULL, NULL, 0, NULL },
+};
+
+static const char *const gosbx_usage[] = {
+	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v]",
+	"      <command> [<args>]",
+	NULL,
+};
+
+static struct cmd_struct *find_command(const char *name)
+{
+	for (struct cmd_struct *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static void list_commands(FILE *fp)
+{
+	fprintf(fp, "usage: %s\n       %s\n\n", gosbx_usage[0],
+		gosbx_usage[1]);
+	fprintf(fp, "commands:\n");
+	for (struct cmd_struct *c = commands; c->name; c++)
+		fprintf(fp, "   %-10s %s\n", c->name, c->summary);
+	fprintf(fp, "   %-10s %s\n", "help", "show help for a command");
+	fprintf(fp, "\n'gosbx help <command>' or 'gosbx <command> -h' "
+		    "shows a command's options\n");
+}
+
+static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
+		       struct gosbx_ctx *ctx)
+{
+	int status;
+
+	if ((c->flags & NEED_BACKEND) && strcmp(ctx->backend, "local") &&
+	    strcmp(ctx->backend, "kube") && strcmp(ctx->backend, "url")) {
+		error("unknown backend '%s' (expected local, kube or url)",
+		      ctx->backend);
+		return 129;
+	}
+	status = c->fn(argc, argv, ctx);
+	if (status)
+		return status;
+	/* a write error on stdout must not pass silently */
+	if (fflush(stdout) || ferror(stdout))
+		die_errno("write failure on standard output");
+	return 0;
+}
+
+int main(int argc, const char **argv)
+{
+	struct gosbx_ctx ctx = { 0 };
+	int show_version = 0;
+	struct option opts[] = {
+		OPT_BOOL(0, "version", &show_version, "print the version"),
+		OPT_STRING_ENV(0, "backend", &ctx.backend, "<name>",
+			       "where sandboxes live: local, kube or url",
+			       "GOSBX_BACKEND"),
+		OPT_STRING_ENV(0, "url", &ctx.url, "<url>",
+			       "runtime base URL for the url backend",
+			       "GOSBX_URL"),
+		OPT_BOOL('v', "verbose", &ctx.verbose, "say more"),
+		OPT_END(),
+	};
+	struct cmd_struct *c;
+
+	progname = "gosbx";
+	signal(SIGPIPE, SIG_IGN);
+	argc = parse_options(argc, argv, opts, gosbx_usage,
+			     PARSE_OPT_STOP_AT_NON_OPTION);
+	if (argc < 0)
+		return parse_options_status(argc);
+	if (!ctx.backend)
+		ctx.backend = "local";
+	if (show_version) {
+		printf("gosbx version %s\n", GOSBX_VERSION);
+		return 0;
+	}
+	if (!argc) {
+		list_commands(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[0], "help")) {
+		const char *help_argv[] = { NULL, "-h", NULL };
+
+		if (argc < 2) {
+			list_commands(stdout);
+			return 0;
+		}
+		if (!(c = find_command(argv[1]))) {
+			error("no such command '%s'", argv[1]);
+			return 129;
+		}
+		help_argv[0] = c->name;
+		return c->fn(2, help_argv, &ctx);
+	}
+	if (!(c = find_command(argv[0]))) {
+		error("'%s' is not a gosbx command; see 'gosbx -h'", argv[0]);
+		return 129;
+	}
+	return run_builtin(c, argc, argv, &ctx);
+}

@@ -1,0 +1,140 @@
+#ifndef EXEC_H
+#define EXEC_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+/*
+ * Running one shell command the way gosbx-runtime does
+ * (spec/runtime-api.md "/execute" and the `exec-options` extension):
+ * `sh -c <command>` in its own process group (setpgid), stdin from the
+ * given bytes or /dev/null, stdout and stderr through pipes. The whole
+ * process group is killed (SIGKILL) on timeout, on cancellation and
+ * when the output limit is passed. Many commands may run at once from
+ * different threads; nothing here is global except the registry used
+ * by exec_kill_all().
+ *
+ * Incremental use (for streaming, e.g. POST /v1/exec):
+ *	exec_start() ; while (exec_step(p, ms) > 0) ... ; exec_finish()
+ * Blocking use: exec_run().
+ */
+
+enum exec_stream { EXEC_STDOUT = 1, EXEC_STDERR = 2 };
+
+struct exec_request {
+	const char *command;	/* sh -c text; must not be NULL */
+	const char *cwd;	/* absolute directory to run in; NULL = "." */
+	/* full environment (NULL-terminated "K=V"); NULL inherits ours */
+	const char *const *env;
+	const char *stdin_data;	/* NULL: stdin is /dev/null */
+	size_t stdin_len;	/* bytes of stdin_data */
+	int64_t timeout_ms;	/* 0: no limit; then reason "timeout" */
+	/*
+	 * Bytes of each stream kept in exec_result.out/err; bytes past it
+	 * are read and dropped (the command is not disturbed) and
+	 * *_truncated is set. 0 means the upstream 8 MiB (8,388,608).
+	 * The cut is at a byte count: callers that need UTF-8 fix it up.
+	 */
+	size_t stream_cap;
+	/*
+	 * If non-zero, stdout+stderr bytes beyond this total kill the
+	 * process group; reason "output_limit".
+	 */
+	int64_t max_output_bytes;
+	/*
+	 * -1, or a descriptor (e.g. the client's socket) watched with
+	 * poll(POLLRDHUP): a hang-up or error on it cancels the command
+	 * (group killed, reason "cancelled"). Readable data is ignored.
+	 */
+	int cancel_fd;
+	/*
+	 * If set, called with every chunk as it is read, before it is
+	 * added to the result buffers (the caller may then set
+	 * stream_cap small). A negative return cancels the command.
+	 * Chunks of one stream arrive in order; never NULL data.
+	 */
+	int (*on_output)(enum exec_stream stream, const char *buf, size_t len,
+			 void *data);
+	void *data;
+	/*
+	 * Extra file descriptors: if >= 0, the child's cgroup.procs (or
+	 * tasks) file to write its pid into before exec; optional.
+	 */
+	int cgroup_procs_fd;
+};
+
+/* fill defaults: cancel_fd and cgroup_procs_fd -1, everything else 0 */
+void exec_request_init(struct exec_request *req);
+
+struct exec_result {
+	/* the process status; -1 if signaled or if it could not start */
+	int exit_code;
+	/*
+	 * "exited", "signaled", "timeout", "oom" (set by the caller, not
+	 * here), "cancelled", "output_limit", "start_failed"; a static
+	 * string.
+	 */
+	const char *reason;
+	int signal;		/* the terminating signal, else 0 */
+	int64_t duration_ms;	/* wall time from start to reaped */
+	int64_t cpu_ms;		/* user+system time of the reaped child tree */
+	int64_t peak_rss_kb;	/* ru_maxrss of the child */
+	struct strbuf out;	/* kept stdout bytes (<= stream_cap) */
+	struct strbuf err;	/* kept stderr bytes; on start failure the reason */
+	size_t out_total;	/* stdout bytes produced, kept or not */
+	size_t err_total;
+	int out_truncated;	/* bytes were dropped from out */
+	int err_truncated;
+};
+
+void exec_result_init(struct exec_result *res);
+void exec_result_release(struct exec_result *res);
+
+struct exec_proc;
+
+/*
+ * Start the command. On success *out is the running process (freed by
+ * exec_finish) and 0 is returned. If the command cannot be started
+ * (fork/pipe/chdir failure), returns 0 too with a process that is
+ * already finished: reason "start_failed", exit_code -1, the cause in
+ * err. Returns -1 only on invalid arguments (NULL command).
+ * The request (and the strings it points to) must outlive the process.
+ */
+int exec_start(const struct exec_request *req, struct exec_proc **out);
+
+/*
+ * Wait up to wait_ms (-1: until something happens) for output, exit,
+ * timeout or cancellation, delivering output through on_output.
+ * Returns 1 while the command is still running (or its pipes are still
+ * open), 0 once it has finished and been reaped.
+ *
+ * Finishing rule: after the shell exits, output is read until both
+ * pipes reach EOF (as upstream: background jobs holding the pipes keep
+ * the call open) or the timeout fires, which kills the whole group.
+ */
+int exec_step(struct exec_proc *p, int wait_ms);
+
+/* Kill the process group now; reason becomes `reason` (static). */
+void exec_cancel(struct exec_proc *p, const char *reason);
+
+/* The process group id (== pid of the shell), or -1 if never started. */
+pid_t exec_pgid(const struct exec_proc *p);
+
+/*
+ * Wait for the end (killing the group if it is still running), move
+ * the outcome into *res (which must be initialised), free p.
+ */
+void exec_finish(struct exec_proc *p, struct exec_result *res);
+
+/* exec_start + exec_step until done + exec_finish. Returns 0 or -1. */
+int exec_run(const struct exec_request *req, struct exec_result *res);
+
+/*
+ * SIGKILL the process group of every command still running in this
+ * process (used at shutdown). Returns how many groups were signalled.
+ */
+int exec_kill_all(void);
+/* Number of commands currently running in this process. */
+int exec_running_count(void);
+
+#endif /* EXEC_H */

@@ -1,0 +1,39 @@
+#ifndef USAGE_H
+#define USAGE_H
+
+#include "compat.h"
+
+/*
+ * Reporting, in git's style (STYLE.md "Errors and exit codes"):
+ *   error(...)   prints "error: ..." to stderr and returns -1;
+ *   warning(...) prints "warning: ...";
+ *   die(...)     prints "fatal: ..." and exits 128 (never from lib/);
+ *   *_errno      variants append ": <strerror(errno)>".
+ * Messages are lower case without a final full stop.
+ */
+int error(const char *fmt, ...) PRINTF_LIKE(1, 2);
+int error_errno(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void warning(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void warning_errno(const char *fmt, ...) PRINTF_LIKE(1, 2);
+NORETURN void die(const char *fmt, ...) PRINTF_LIKE(1, 2);
+NORETURN void die_errno(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/*
+ * Redirect error()/warning() output: when set, messages go to the
+ * routine instead of stderr (used by the MCP server to turn library
+ * errors into tool results). Pass NULL to restore stderr. The routine
+ * is per thread.
+ */
+typedef void (*report_fn)(const char *prefix, const char *msg, void *data);
+void set_error_routine(report_fn fn, void *data);
+
+/*
+ * The last message given to error() in this thread, without the
+ * "error: " prefix; "" when none. Valid until the next error() call.
+ */
+const char *last_error(void);
+
+/* The program name used in messages, e.g. "gosbx". */
+extern const char *progname;
+
+#endif /* USAGE_H */

@@ -1,0 +1,138 @@
+#include "compat.h"
+#include "usage.h"
+
+#include <time.h>
+
+static void NORETURN oom(size_t size)
+{
+	fprintf(stderr, "fatal: out of memory allocating %zu bytes\n", size);
+	abort();
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		oom(size);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		oom(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+
+	if (!p)
+		oom(size);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		oom(strlen(s) + 1);
+	return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (!p)
+		oom(n + 1);
+	return p;
+}
+
+int xsnprintf(char *dst, size_t max, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, max, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= max) {
+		fprintf(stderr, "fatal: xsnprintf: output of '%s' truncated\n",
+			fmt);
+		abort();
+	}
+	return n;
+}
+
+ssize_t xread(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = read(fd, buf, len);
+	} while (n < 0 && errno == EINTR);
+	return n;
+}
+
+ssize_t xwrite(int fd, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = write(fd, buf, len);
+	} while (n < 0 && errno == EINTR);
+	return n;
+}
+
+ssize_t read_in_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t total = 0;
+
+	while (total < len) {
+		ssize_t n = xread(fd, p + total, len - total);
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		total += n;
+	}
+	return total;
+}
+
+ssize_t write_in_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t total = 0;
+
+	while (total < len) {
+		ssize_t n = xwrite(fd, p + total, len - total);
+		if (n < 0)
+			return -1;
+		if (!n) {
+			errno = ENOSPC;
+			return -1;
+		}
+		total += n;
+	}
+	return total;
+}
+
+uint64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t monotonic_ms(void)
+{
+	return monotonic_us() / 1000;
+}

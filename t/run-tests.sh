@@ -1,0 +1,76 @@
+#!/bin/sh
+# Run the unit tests (t/unit, cmocka) and the shell tests (t/t*.sh),
+# then print one summary line: "N passed, N failed".
+# Arguments: shell-test globs relative to t/ (default: all).
+# GOSBX_TEST_JOBS: scripts run in parallel (default 2).
+cd "$(dirname "$0")" || exit 1
+: "${GOSBX_BUILD_DIR:=$(cd .. && pwd)/build}"
+export GOSBX_BUILD_DIR
+results=$(mktemp)
+GOSBX_TEST_RESULTS=$results
+export GOSBX_TEST_RESULTS
+jobs=${GOSBX_TEST_JOBS:-2}
+logdir=trash/logs
+rm -rf "$logdir"
+mkdir -p "$logdir"
+
+unit_pass=0
+unit_fail=0
+if test $# = 0; then
+	for u in "$GOSBX_BUILD_DIR"/t/unit/u-*; do
+		test -x "$u" || continue
+		name=$(basename "$u")
+		if CMOCKA_MESSAGE_OUTPUT=TAP "$u" >"$logdir/$name.out" 2>&1; then
+			:
+		fi
+		p=$(grep -c '^ok ' "$logdir/$name.out")
+		f=$(grep -c '^not ok ' "$logdir/$name.out")
+		if ! grep -q '^1\.\.' "$logdir/$name.out"; then
+			f=$((f + 1)) # crashed before its plan
+		fi
+		unit_pass=$((unit_pass + p))
+		unit_fail=$((unit_fail + f))
+		if test "$f" -gt 0; then
+			echo "*** unit $name: $f failed"
+			cat "$logdir/$name.out"
+		else
+			echo "unit $name: $p passed"
+		fi
+	done
+	set -- t[0-9]*.sh
+fi
+
+scripts=
+for g in "$@"; do
+	for s in $g; do
+		test -f "$s" && scripts="$scripts $s"
+	done
+done
+
+
+if test -n "$scripts"; then
+	# xargs -P runs scripts in parallel; each writes its own log
+	printf '%s\n' $scripts |
+		xargs -P "$jobs" -I{} sh -c '
+			s={}; name=$(basename "$s" .sh)
+			if sh "$s" >"trash/logs/$name.out" 2>&1; then
+				echo "$name: ok ($(grep -c "^ok " "trash/logs/$name.out") tests)"
+			else
+				echo "*** $name: FAILED"
+				grep -v "^ok " "trash/logs/$name.out" | head -60
+				grep -q "^$name " "$GOSBX_TEST_RESULTS" ||
+					echo "$name 0 1 0 0" >>"$GOSBX_TEST_RESULTS"
+			fi'
+fi
+
+passed=$unit_pass
+failed=$unit_fail
+skipped=0
+while read -r name p f s b; do
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+done <"$results"
+rm -f "$results"
+echo "$passed passed, $failed failed, $skipped skipped"
+test "$failed" = 0

@@ -1,0 +1,255 @@
+# gosbx test library: source it from t/tNNNN-*.sh after setting
+# test_description. Prints TAP; each script runs in its own trash
+# directory, which is removed on success (kept with --debug or when a
+# test failed). Helpers: test_expect_success, test_expect_failure,
+# test_must_fail, test_cmp, test_grep, test_set_prereq, test_done.
+#
+# Environment: GOSBX_BUILD_DIR (built binaries, default ../build),
+# GOSBX_TEST_VERBOSE=1 shows the commands' output.
+
+TEST_DIRECTORY=$(cd "$(dirname "$0")" && pwd)
+GOSBX_SOURCE_DIR=$(cd "$TEST_DIRECTORY/.." && pwd)
+: "${GOSBX_BUILD_DIR:=$GOSBX_SOURCE_DIR/build}"
+export GOSBX_BUILD_DIR GOSBX_SOURCE_DIR TEST_DIRECTORY
+PATH="$GOSBX_BUILD_DIR:$GOSBX_BUILD_DIR/t/helper:$PATH"
+export PATH
+
+this_test=$(basename "$0" .sh)
+TRASH_DIRECTORY="$TEST_DIRECTORY/trash/$this_test"
+rm -rf "$TRASH_DIRECTORY"
+mkdir -p "$TRASH_DIRECTORY" || exit 1
+
+# Keep the tests away from the user's real state and caches.
+HOME="$TRASH_DIRECTORY/home"
+XDG_STATE_HOME="$HOME/.local/state"
+XDG_CACHE_HOME="$HOME/.cache"
+XDG_CONFIG_HOME="$HOME/.config"
+XDG_RUNTIME_DIR="$TRASH_DIRECTORY/run"
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR"
+export HOME XDG_STATE_HOME XDG_CACHE_HOME XDG_CONFIG_HOME XDG_RUNTIME_DIR
+unset GOSBX_BACKEND GOSBX_URL GOSBX_MCP_TOKEN KUBECONFIG
+LC_ALL=C
+export LC_ALL
+# The sanitizers: abort on the first report so a test fails visibly.
+ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS UBSAN_OPTIONS
+
+test_count=0
+test_success=0
+test_failure=0
+test_skipped=0
+test_fixed=0
+test_broken=0
+debug=
+verbose=${GOSBX_TEST_VERBOSE:-}
+for arg in "$@"; do
+	case "$arg" in
+	-d | --debug) debug=t ;;
+	-v | --verbose) verbose=t ;;
+	esac
+done
+
+exec 5>&1
+if test -n "$verbose"; then
+	exec 4>&2 3>&1
+else
+	exec 4>/dev/null 3>/dev/null
+fi
+
+cd "$TRASH_DIRECTORY" || exit 1
+
+# Cleanup actions registered with test_atexit run when the script ends.
+test_atexit_cmds=
+test_atexit() {
+	test_atexit_cmds="$*
+$test_atexit_cmds"
+}
+test_run_atexit() {
+	if test -n "$test_atexit_cmds"; then
+		eval "$test_atexit_cmds" >/dev/null 2>&1
+		test_atexit_cmds=
+	fi
+}
+trap 'test_run_atexit' EXIT
+
+say() { echo "$*" >&5; }
+
+test_set_prereq() { eval "prereq_$1=t"; }
+test_have_prereq() {
+	for p in $(echo "$1" | tr , ' '); do
+		eval "v=\${prereq_$p:-}"
+		test -n "$v" || return 1
+	done
+	return 0
+}
+
+test_run_() {
+	(
+		eval "$1"
+	) 2>&4 >&3
+}
+
+# test_expect_success [PREREQ] 'title' 'commands'
+test_expect_success() {
+	prereq=
+	if test $# = 3; then
+		prereq=$1
+		shift
+	fi
+	test_count=$((test_count + 1))
+	if test -n "$prereq" && ! test_have_prereq "$prereq"; then
+		test_skipped=$((test_skipped + 1))
+		say "ok $test_count # skip $1 (missing $prereq)"
+		return 0
+	fi
+	if test -n "$verbose"; then
+		echo "expecting success: $2" >&3
+	fi
+	if test_run_ "$2"; then
+		test_success=$((test_success + 1))
+		say "ok $test_count - $1"
+	else
+		test_failure=$((test_failure + 1))
+		say "not ok $test_count - $1"
+		echo "$2" | sed -e 's/^/#	/' >&5
+	fi
+}
+
+# A known breakage: it is reported, not counted as a failure.
+test_expect_failure() {
+	prereq=
+	if test $# = 3; then
+		prereq=$1
+		shift
+	fi
+	test_count=$((test_count + 1))
+	if test -n "$prereq" && ! test_have_prereq "$prereq"; then
+		test_skipped=$((test_skipped + 1))
+		say "ok $test_count # skip $1 (missing $prereq)"
+		return 0
+	fi
+	if test_run_ "$2"; then
+		test_fixed=$((test_fixed + 1))
+		say "ok $test_count - $1 # TODO known breakage vanished"
+	else
+		test_broken=$((test_broken + 1))
+		say "not ok $test_count - $1 # TODO known breakage"
+	fi
+}
+
+# test_must_fail cmd...: the command fails with a status below 129
+# that is not a crash (signals give >128; sanitizers abort).
+test_must_fail() {
+	"$@" 2>&4
+	exit_code=$?
+	if test $exit_code -eq 0; then
+		echo >&4 "test_must_fail: command succeeded: $*"
+		return 1
+	elif test $exit_code -gt 129 && test $exit_code -le 192; then
+		echo >&4 "test_must_fail: died by signal $((exit_code - 128)): $*"
+		return 1
+	elif test $exit_code -eq 127; then
+		echo >&4 "test_must_fail: command not found: $*"
+		return 1
+	fi
+	return 0
+}
+
+# test_expect_code N cmd...
+test_expect_code() {
+	want=$1
+	shift
+	"$@" 2>&4
+	exit_code=$?
+	if test $exit_code -ne "$want"; then
+		echo >&4 "test_expect_code: want $want, got $exit_code: $*"
+		return 1
+	fi
+	return 0
+}
+
+test_cmp() {
+	if ! cmp -s "$1" "$2"; then
+		diff -u "$1" "$2" >&4
+		return 1
+	fi
+}
+
+# test_grep [-v] [grep options] pattern file
+test_grep() {
+	if test "$1" = "!"; then
+		shift
+		if grep "$@" >/dev/null; then
+			echo >&4 "test_grep: found unexpected '$*':"
+			cat "$(eval echo \${$#})" >&4 2>/dev/null
+			return 1
+		fi
+		return 0
+	fi
+	if ! grep "$@" >/dev/null; then
+		echo >&4 "test_grep: did not find '$*' in:"
+		cat "$(eval echo \${$#})" >&4 2>/dev/null
+		return 1
+	fi
+}
+
+test_line_count() {
+	actual=$(wc -l <"$3" | tr -d ' ')
+	if ! test "$actual" "$1" "$2"; then
+		echo >&4 "test_line_count: $actual lines, want $1 $2 in $3"
+		return 1
+	fi
+}
+
+# Wait until a command succeeds: test_retry <tries> <sleep-s> cmd...
+test_retry() {
+	tries=$1
+	pause=$2
+	shift 2
+	while test "$tries" -gt 0; do
+		"$@" && return 0
+		tries=$((tries - 1))
+		sleep "$pause"
+	done
+	return 1
+}
+
+# A free TCP port on 127.0.0.1 (the helper binds port 0 and reports).
+test_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+test_skip_all() {
+	say "1..0 # SKIP $*"
+	echo "# $this_test: 0 passed, 0 failed, skipped: $*" >&5
+	test_run_atexit
+	cd "$TEST_DIRECTORY" && rm -rf "$TRASH_DIRECTORY"
+	exit 0
+}
+
+test_done() {
+	test_run_atexit
+	say "1..$test_count"
+	if test -n "${GOSBX_TEST_RESULTS:-}"; then
+		echo "$this_test $test_success $test_failure $test_skipped $test_broken" \
+			>>"$GOSBX_TEST_RESULTS"
+	fi
+	if test "$test_failure" = 0; then
+		if test -z "$debug"; then
+			cd "$TEST_DIRECTORY" && rm -rf "$TRASH_DIRECTORY"
+		fi
+		exit 0
+	fi
+	say "# failed $test_failure among $test_count test(s)"
+	exit 1
+}
+
+test_set_prereq POSIXPERM
+command -v go >/dev/null 2>&1 && test_set_prereq GO
+command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON
+command -v node >/dev/null 2>&1 && test_set_prereq NODE
+command -v bwrap >/dev/null 2>&1 && test_set_prereq BWRAP
+test -n "${SANITIZE:-}" && test_set_prereq SANITIZED
+test -z "${SANITIZE:-}" && test_set_prereq NOT_SANITIZED
+test "$(id -u)" = 0 && test_set_prereq ROOT
