@@ -56,14 +56,9 @@ struct exec_request {
 	int (*on_output)(enum exec_stream stream, const char *buf, size_t len,
 			 void *data);
 	void *data;
-	/*
-	 * Extra file descriptors: if >= 0, the child's cgroup.procs (or
-	 * tasks) file to write its pid into before exec; optional.
-	 */
-	int cgroup_procs_fd;
 };
 
-/* fill defaults: cancel_fd and cgroup_procs_fd -1, everything else 0 */
+/* fill defaults: cancel_fd -1, everything else 0 */
 void exec_request_init(struct exec_request *req);
 
 struct exec_result {
@@ -136,5 +131,13 @@ int exec_run(const struct exec_request *req, struct exec_result *res);
 int exec_kill_all(void);
 /* Number of commands currently running in this process. */
 int exec_running_count(void);
+
+/*
+ * Reap exited child processes that no running command owns (orphans
+ * re-parented to us when we are PID 1 of a container or a subreaper),
+ * without stealing the status of a tracked command. Returns how many
+ * were reaped. Safe to call from any thread, e.g. on a timer.
+ */
+int exec_reap_orphans(void);
 
 #endif /* EXEC_H */
