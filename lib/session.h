@@ -216,6 +216,13 @@ struct backend_ops {
 	void (*detach)(struct session *s);
 	/* mark the claim used now (idle TTL); may be NULL */
 	void (*touch)(struct session *s);
+	/*
+	 * Around each command (after == 0 before it, 1 after it, with
+	 * res): e.g. the local backend compares the cgroup's OOM count
+	 * to report reason "oom". May be NULL.
+	 */
+	void (*exec_hook)(struct session *s, int after,
+			  struct session_result *res);
 };
 
 extern const struct backend_ops backend_local;
