@@ -347,7 +347,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		enum MHD_Result ret;
 
 		st->s = s;
-		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "n");
+		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+						"n");
 		st->n = v ? atoi(v) : 0;
 		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
 						"sync");
@@ -403,7 +404,8 @@ static int start_srv(struct srv *s, int unix_sock, int tls)
 		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		/* no error log: refused handshakes are expected here */
 		s->d = MHD_start_daemon(
-			(flags & ~MHD_USE_ERROR_LOG) | MHD_USE_TLS, 0, NULL, NULL, handler, s,
+			(flags & ~MHD_USE_ERROR_LOG) | MHD_USE_TLS, 0, NULL,
+			NULL, handler, s,
 			MHD_OPTION_SOCK_ADDR, &sa,
 			MHD_OPTION_HTTPS_MEM_KEY, srv_key_pem,
 			MHD_OPTION_HTTPS_MEM_CERT, srv_cert_pem,
@@ -1188,8 +1190,8 @@ static void test_error_text(void **state)
 	strbuf_reset(&body);
 	strbuf_addstr(&body, "{\"detail\":[{\"loc\":[\"body\"]}]}");
 	http_error_text(&out, 422, &body);
-	assert_string_equal(out.buf,
-			    "422 Unprocessable Content: [{\"loc\":[\"body\"]}]");
+	assert_string_equal(
+		out.buf, "422 Unprocessable Content: [{\"loc\":[\"body\"]}]");
 	strbuf_release(&out);
 	strbuf_release(&body);
 }
