@@ -170,8 +170,10 @@ struct http_req {
 	http_data_fn on_data;
 	void *on_data_arg;
 	/*
-	 * Polled during the request (at least about once a second, and
-	 * whenever data moves); when it becomes non-zero the transfer
+	 * Polled during the request (at least about once a second,
+	 * whenever data moves, and at once when a signal interrupts the
+	 * wait of the thread doing the request, e.g. the SIGINT whose
+	 * handler sets it); when it becomes non-zero the transfer
 	 * stops and http_request() returns HTTP_ABORTED. Meant for a
 	 * SIGINT handler. NULL: never.
 	 */
