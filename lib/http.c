@@ -16,13 +16,13 @@
 struct http_client {
 	pthread_mutex_t lock;
 	CURL *curl;
-	char *base_url;		/* without trailing '/' */
+	char *base_url; /* without trailing '/' */
 	/* deep copy of the settings, for http_client_dup() */
 	struct http_client_opts opts;
 	/* client headers as sent: Authorization first, then opts.headers */
 	char **headers;
 	size_t nr_headers;
-	int headers_have_reqid;	/* a client header names X-Request-ID */
+	int headers_have_reqid; /* a client header names X-Request-ID */
 
 	/* scratch reused by every request: no allocation once warm */
 	struct strbuf url;
@@ -40,8 +40,8 @@ struct http_client {
 struct xfer {
 	const struct http_req *req;
 	struct http_resp *resp;
-	int aborted;		/* on_data or cancel stopped it */
-	int read_failed;	/* read_body returned -1 */
+	int aborted;	 /* on_data or cancel stopped it */
+	int read_failed; /* read_body returned -1 */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -155,12 +155,12 @@ static int same_header_name(const char *a, const char *b)
 	return n == header_name_len(b) && !strncasecmp(a, b, n);
 }
 
-#define SETOPT(h, opt, val)                                               \
-	do {                                                              \
-		CURLcode rc_ = curl_easy_setopt((h), (opt), (val));      \
-		if (rc_ != CURLE_OK)                                      \
-			return error("cannot set libcurl option %s: %s", \
-				     #opt, curl_easy_strerror(rc_));     \
+#define SETOPT(h, opt, val)                                                    \
+	do {                                                                   \
+		CURLcode rc_ = curl_easy_setopt((h), (opt), (val));            \
+		if (rc_ != CURLE_OK)                                           \
+			return error("cannot set libcurl option %s: %s", #opt, \
+				     curl_easy_strerror(rc_));                 \
 	} while (0)
 
 static int set_blob(CURL *h, CURLoption opt, const char *name, const char *p,
@@ -496,7 +496,8 @@ static int method_has_body(const char *m)
 
 static int is_connect_error(CURLcode rc)
 {
-	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	return rc == CURLE_COULDNT_CONNECT ||
+	       rc == CURLE_COULDNT_RESOLVE_HOST ||
 	       rc == CURLE_COULDNT_RESOLVE_PROXY;
 }
 
@@ -536,7 +537,7 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	CURL *h = c->curl;
 	const char *method = req->method ? req->method : "GET";
 	const char *path = req->path ? req->path : "";
-	struct xfer x = { req, resp, 0, 0 };
+	struct xfer x = {req, resp, 0, 0};
 	int has_body, ret = -1;
 	CURLcode rc;
 
@@ -556,8 +557,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		strbuf_addstr(&c->url, req->query);
 	}
 
-	has_body = mime || req->body || req->read_body ||
-		   method_has_body(method);
+	has_body =
+		mime || req->body || req->read_body || method_has_body(method);
 	SETOPT(h, CURLOPT_URL, c->url.buf);
 	SETOPT(h, CURLOPT_NOBODY, 0L);
 	SETOPT(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
@@ -587,7 +588,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		SETOPT(h, CURLOPT_CUSTOMREQUEST, method);
 
 	SETOPT(h, CURLOPT_HTTPHEADER, build_headers(c, req, has_body, !!mime));
-	SETOPT(h, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : 0L);
+	SETOPT(h, CURLOPT_TIMEOUT_MS,
+	       req->timeout_ms > 0 ? req->timeout_ms : 0L);
 	SETOPT(h, CURLOPT_HEADERDATA, &x);
 	SETOPT(h, CURLOPT_WRITEDATA, &x);
 	SETOPT(h, CURLOPT_XFERINFODATA, &x);
@@ -605,7 +607,7 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		strbuf_reset(&c->last_err);
 		strbuf_addf(&c->last_err, "%s '%s' %s", method, path,
 			    rc == CURLE_ABORTED_BY_CALLBACK ? "cancelled"
-							     : "aborted");
+							    : "aborted");
 	}
 	if (ret < 0)
 		resp->status = 0;
@@ -666,8 +668,8 @@ int http_upload_multipart(struct http_client *c, const char *path,
 			  const char *field, const char *filename,
 			  const void *data, size_t len, struct http_resp *resp)
 {
-	struct http_req req = { .method = "POST", .path = path };
-	struct mime_src src = { data ? data : empty_body, data ? len : 0, 0 };
+	struct http_req req = {.method = "POST", .path = path};
+	struct mime_src src = {data ? data : empty_body, data ? len : 0, 0};
 	curl_mime *mime;
 	curl_mimepart *part;
 	int ret = -1;
@@ -697,27 +699,27 @@ static const char *reason_phrase(long status)
 		long code;
 		const char *text;
 	} tab[] = {
-		{ 200, "OK" },
-		{ 201, "Created" },
-		{ 202, "Accepted" },
-		{ 204, "No Content" },
-		{ 400, "Bad Request" },
-		{ 401, "Unauthorized" },
-		{ 403, "Forbidden" },
-		{ 404, "Not Found" },
-		{ 405, "Method Not Allowed" },
-		{ 408, "Request Timeout" },
-		{ 409, "Conflict" },
-		{ 410, "Gone" },
-		{ 413, "Content Too Large" },
-		{ 415, "Unsupported Media Type" },
-		{ 422, "Unprocessable Content" },
-		{ 429, "Too Many Requests" },
-		{ 500, "Internal Server Error" },
-		{ 501, "Not Implemented" },
-		{ 502, "Bad Gateway" },
-		{ 503, "Service Unavailable" },
-		{ 504, "Gateway Timeout" },
+		{200, "OK"},
+		{201, "Created"},
+		{202, "Accepted"},
+		{204, "No Content"},
+		{400, "Bad Request"},
+		{401, "Unauthorized"},
+		{403, "Forbidden"},
+		{404, "Not Found"},
+		{405, "Method Not Allowed"},
+		{408, "Request Timeout"},
+		{409, "Conflict"},
+		{410, "Gone"},
+		{413, "Content Too Large"},
+		{415, "Unsupported Media Type"},
+		{422, "Unprocessable Content"},
+		{429, "Too Many Requests"},
+		{500, "Internal Server Error"},
+		{501, "Not Implemented"},
+		{502, "Bad Gateway"},
+		{503, "Service Unavailable"},
+		{504, "Gateway Timeout"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tab); i++)
@@ -726,8 +728,7 @@ static const char *reason_phrase(long status)
 	return NULL;
 }
 
-void http_error_text(struct strbuf *out, long status,
-		     const struct strbuf *body)
+void http_error_text(struct strbuf *out, long status, const struct strbuf *body)
 {
 	const char *phrase = reason_phrase(status);
 	json_t *j = NULL, *v = NULL;
@@ -773,9 +774,8 @@ void http_error_text(struct strbuf *out, long status,
 int http_json(struct http_client *c, const char *method, const char *path,
 	      json_t *body, long *status, json_t **out)
 {
-	static const char *const accept[] = { "Accept: application/json",
-					      NULL };
-	struct http_req req = { .method = method, .path = path };
+	static const char *const accept[] = {"Accept: application/json", NULL};
+	struct http_req req = {.method = method, .path = path};
 	struct http_resp resp = HTTP_RESP_INIT;
 	json_t *answer = NULL;
 	json_error_t jerr;

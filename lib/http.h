@@ -43,15 +43,15 @@ struct http_client_opts {
 	long connect_timeout_ms;
 
 	/* TLS (https base URLs). Each item is optional. */
-	const char *ca_file;	/* PEM bundle path (CURLOPT_CAINFO) */
-	const char *ca_pem;	/* PEM bundle in memory (CURLOPT_CAINFO_BLOB) */
-	size_t ca_pem_len;	/* bytes of ca_pem */
-	const char *cert_file;	/* client certificate, PEM path */
-	const char *key_file;	/* client key, PEM path */
-	const char *cert_pem;	/* client certificate, PEM in memory */
-	size_t cert_pem_len;	/* bytes of cert_pem */
-	const char *key_pem;	/* client key, PEM in memory */
-	size_t key_pem_len;	/* bytes of key_pem */
+	const char *ca_file;   /* PEM bundle path (CURLOPT_CAINFO) */
+	const char *ca_pem;    /* PEM bundle in memory (CURLOPT_CAINFO_BLOB) */
+	size_t ca_pem_len;     /* bytes of ca_pem */
+	const char *cert_file; /* client certificate, PEM path */
+	const char *key_file;  /* client key, PEM path */
+	const char *cert_pem;  /* client certificate, PEM in memory */
+	size_t cert_pem_len;   /* bytes of cert_pem */
+	const char *key_pem;   /* client key, PEM in memory */
+	size_t key_pem_len;    /* bytes of key_pem */
 	int insecure_skip_verify; /* no peer or host name verification */
 
 	/* Sent as "Authorization: Bearer <token>"; NULL: none. */
@@ -170,8 +170,10 @@ struct http_req {
 	http_data_fn on_data;
 	void *on_data_arg;
 	/*
-	 * Polled during the request (at least about once a second, and
-	 * whenever data moves); when it becomes non-zero the transfer
+	 * Polled during the request (at least about once a second,
+	 * whenever data moves, and at once when a signal interrupts the
+	 * wait of the thread doing the request, e.g. the SIGINT whose
+	 * handler sets it); when it becomes non-zero the transfer
 	 * stops and http_request() returns HTTP_ABORTED. Meant for a
 	 * SIGINT handler. NULL: never.
 	 */
@@ -179,12 +181,15 @@ struct http_req {
 };
 
 struct http_resp {
-	long status;	/* HTTP status code; 0 before an answer */
-	struct strbuf body;	/* the answer's body (when not streamed) */
+	long status;		    /* HTTP status code; 0 before an answer */
+	struct strbuf body;	    /* the answer's body (when not streamed) */
 	struct strbuf content_type; /* Content-Type value, "" if none */
 };
 
-#define HTTP_RESP_INIT { 0, STRBUF_INIT, STRBUF_INIT }
+#define HTTP_RESP_INIT                                                         \
+	{                                                                      \
+		0, STRBUF_INIT, STRBUF_INIT                                    \
+	}
 void http_resp_init(struct http_resp *resp);
 void http_resp_release(struct http_resp *resp);
 

@@ -7,11 +7,13 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 
+#include <dlfcn.h>
 #include <microhttpd.h>
 
 #include <setjmp.h>
@@ -40,10 +42,70 @@ struct srv {
 	struct strbuf up_field, up_filename, up_data;
 	/* streaming handshake: lines the client has seen */
 	int client_seen;
+	int tls;
+	int peer_certs;		/* client certificates seen (TLS), -1: n/a */
 };
 
-static struct srv tcp_srv, unix_srv;
+static struct srv tcp_srv, unix_srv, tls_srv;
 static char tmpdir[64];
+
+/*
+ * Test PKI (EC P-256, valid until 2126): a CA, a server certificate for
+ * 127.0.0.1 and localhost, and a client certificate, both signed by the
+ * CA. Made with openssl req/x509; test use only.
+ */
+static const char ca_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBiDCCAS2gAwIBAgIUd+CQUS8ZMzPe2m24b3KF1kFurXAwCgYIKoZIzj0EAwIw\n"
+	"GDEWMBQGA1UEAwwNZ29zYnggdGVzdCBDQTAgFw0yNjExMjIwMjEwMjJaGA8yMTI2\n"
+	"MTAyOTAyMTAyMlowGDEWMBQGA1UEAwwNZ29zYnggdGVzdCBDQTBZMBMGByqGSM49\n"
+	"AgEGCCqGSM49AwEHA0IABPU2ZlmOJZppRjyzaSWaweKk6MiLHH3Uz0NWcFKcfN2i\n"
+	"iRnPykoM3KiVICtSY8jZtfRPjVgxmJ78lHDXiT455JijUzBRMB0GA1UdDgQWBBSm\n"
+	"XA87/mlYSAWqDbOdayw+eT/jFTAfBgNVHSMEGDAWgBSmXA87/mlYSAWqDbOdayw+\n"
+	"eT/jFTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0kAMEYCIQDfJ/wEVm4q\n"
+	"TcAAhK6BKe+i4BjOXJy2u1N3f42OkTyN8AIhALwH2DdueIjAOnKylgt/2KTHNn7i\n"
+	"iYY+XJpg0frYIqKO\n"
+	"-----END CERTIFICATE-----\n";
+
+static const char srv_cert_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBojCCAUmgAwIBAgIUbYkmSoU0GQDQsqmzhlg1yJ38K8YwCgYIKoZIzj0EAwIw\n"
+	"GDEWMBQGA1UEAwwNZ29zYnggdGVzdCBDQTAgFw0yNjExMjIwMjEwMjJaGA8yMTI2\n"
+	"MTAyOTAyMTAyMlowFDESMBAGA1UEAwwJbG9jYWxob3N0MFkwEwYHKoZIzj0CAQYI\n"
+	"KoZIzj0DAQcDQgAExt/7r0VIRxBVfwY70KOXHrYVnd0+tVyt+nlAim4dJOQmPmuo\n"
+	"JrPoSETwIaeAzfTPFoIKm74bCixscTh3U4Wh96NzMHEwGgYDVR0RBBMwEYcEfwAA\n"
+	"AYIJbG9jYWxob3N0MBMGA1UdJQQMMAoGCCsGAQUFBwMBMB0GA1UdDgQWBBT9plxl\n"
+	"+UaF1/ANT2jSzljfmQZ2NDAfBgNVHSMEGDAWgBSmXA87/mlYSAWqDbOdayw+eT/j\n"
+	"FTAKBggqhkjOPQQDAgNHADBEAiAp/rYABcrUWoN0z+IDeUjSCB3+ampuuEYyjcte\n"
+	"nREqtwIgehLTJWVpzePTh+rHw7EVcI+oDJRsBeDY6i4w9DxZhUg=\n"
+	"-----END CERTIFICATE-----\n";
+
+static const char srv_key_pem[] =
+	"-----BEGIN PRIVATE KEY-----\n"
+	"MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgURnOBmMBuIaiV0u5\n"
+	"ah/ZxmCH2WIJhGn5ifJnyAB8NNWhRANCAATG3/uvRUhHEFV/BjvQo5cethWd3T61\n"
+	"XK36eUCKbh0k5CY+a6gms+hIRPAhp4DN9M8WggqbvhsKLGxxOHdThaH3\n"
+	"-----END PRIVATE KEY-----\n";
+
+static const char cli_cert_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBijCCATCgAwIBAgIUbYkmSoU0GQDQsqmzhlg1yJ38K8cwCgYIKoZIzj0EAwIw\n"
+	"GDEWMBQGA1UEAwwNZ29zYnggdGVzdCBDQTAgFw0yNjExMjIwMjEwMjNaGA8yMTI2\n"
+	"MTAyOTAyMTAyM1owFzEVMBMGA1UEAwwMZ29zYngtY2xpZW50MFkwEwYHKoZIzj0C\n"
+	"AQYIKoZIzj0DAQcDQgAEQKfQzoQEX0Qln8O8ej02F2dYnORTKUbmEGrYHvaHfpd+\n"
+	"A9umgSDL3NQr6EST+wI7D62ajN4KxNFCBzSAAjfF3qNXMFUwEwYDVR0lBAwwCgYI\n"
+	"KwYBBQUHAwIwHQYDVR0OBBYEFMpcU/7STUbZpmH9iKBcyL17PtKSMB8GA1UdIwQY\n"
+	"MBaAFKZcDzv+aVhIBaoNs51rLD55P+MVMAoGCCqGSM49BAMCA0gAMEUCIBvJWuTJ\n"
+	"0zdxID9Iqonj92IZ36zelWFXSHSC9xgX1i96AiEAn3M8GQvdYlRwzZAMyzxai+sm\n"
+	"b0w6cMhi/a5xEIP72t8=\n"
+	"-----END CERTIFICATE-----\n";
+
+static const char cli_key_pem[] =
+	"-----BEGIN PRIVATE KEY-----\n"
+	"MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg0/ZNWWaaWuXibDXy\n"
+	"sVHCVCmt2ZK8OcrJFPx8LXg9fhKhRANCAARAp9DOhARfRCWfw7x6PTYXZ1ic5FMp\n"
+	"RuYQatge9od+l34D26aBIMvc1CvoRJP7AjsPrZqM3grE0UIHNIACN8Xe\n"
+	"-----END PRIVATE KEY-----\n";
 
 /* Per-request state in the server. */
 struct rq {
@@ -158,6 +220,28 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return n;
 }
 
+/*
+ * How many certificates the TLS client presented. libmicrohttpd hands
+ * out its gnutls session; gnutls itself is reached with dlsym() since
+ * the build does not link it directly. -1 when that is not possible.
+ */
+typedef const void *(*get_peers_fn)(void *session, unsigned *n);
+
+static int peer_cert_count(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci;
+	get_peers_fn f;
+	unsigned n = 0;
+
+	*(void **)&f = dlsym(RTLD_DEFAULT, "gnutls_certificate_get_peers");
+	ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!f || !ci || !ci->tls_session)
+		return -1;
+	if (!f(ci->tls_session, &n))
+		return 0;
+	return (int)n;
+}
+
 static enum MHD_Result queue(struct MHD_Connection *con, unsigned code,
 			     const char *ctype, const void *body, size_t len)
 {
@@ -199,6 +283,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 	}
 
 	pthread_mutex_lock(&s->lock);
+	s->peer_certs = s->tls ? peer_cert_count(con) : -1;
 	xsnprintf(s->method, sizeof(s->method), "%s", method);
 	strbuf_reset(&s->raw_uri);
 	strbuf_addbuf(&s->raw_uri, &r->raw_uri);
@@ -262,7 +347,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		enum MHD_Result ret;
 
 		st->s = s;
-		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "n");
+		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+						"n");
 		st->n = v ? atoi(v) : 0;
 		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
 						"sync");
@@ -279,7 +365,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 	return queue(con, 404, "text/plain", "no such thing", 13);
 }
 
-static int start_srv(struct srv *s, int unix_sock)
+static int start_srv(struct srv *s, int unix_sock, int tls)
 {
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
@@ -311,6 +397,23 @@ static int start_srv(struct srv *s, int unix_sock)
 			MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 			MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
 			MHD_OPTION_END);
+	} else if (tls) {
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+
+		s->tls = 1;
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		/* no error log: refused handshakes are expected here */
+		s->d = MHD_start_daemon(
+			(flags & ~MHD_USE_ERROR_LOG) | MHD_USE_TLS, 0, NULL,
+			NULL, handler, s,
+			MHD_OPTION_SOCK_ADDR, &sa,
+			MHD_OPTION_HTTPS_MEM_KEY, srv_key_pem,
+			MHD_OPTION_HTTPS_MEM_CERT, srv_cert_pem,
+			MHD_OPTION_HTTPS_MEM_TRUST, ca_pem,
+			MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
+			MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+			MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
+			MHD_OPTION_END);
 	} else {
 		struct sockaddr_in sa = { .sin_family = AF_INET };
 
@@ -322,15 +425,17 @@ static int start_srv(struct srv *s, int unix_sock)
 			MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 			MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
 			MHD_OPTION_END);
-		if (!s->d)
-			return -1;
+	}
+	if (!s->d)
+		return -1;
+	if (!unix_sock) {
 		info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 		if (!info || !info->port)
 			return -1;
-		xsnprintf(s->base, sizeof(s->base), "http://127.0.0.1:%u",
-			  (unsigned)info->port);
+		xsnprintf(s->base, sizeof(s->base), "%s://127.0.0.1:%u",
+			  tls ? "https" : "http", (unsigned)info->port);
 	}
-	return s->d ? 0 : -1;
+	return 0;
 }
 
 static void stop_srv(struct srv *s)
@@ -1085,8 +1190,8 @@ static void test_error_text(void **state)
 	strbuf_reset(&body);
 	strbuf_addstr(&body, "{\"detail\":[{\"loc\":[\"body\"]}]}");
 	http_error_text(&out, 422, &body);
-	assert_string_equal(out.buf,
-			    "422 Unprocessable Content: [{\"loc\":[\"body\"]}]");
+	assert_string_equal(
+		out.buf, "422 Unprocessable Content: [{\"loc\":[\"body\"]}]");
 	strbuf_release(&out);
 	strbuf_release(&body);
 }
@@ -1197,12 +1302,144 @@ static void test_threads(void **state)
 	http_client_free(c);
 }
 
+/* Write len bytes of data to <tmpdir>/name; the path goes to path. */
+static void write_tmp(char *path, size_t n, const char *name,
+		      const char *data)
+{
+	int fd;
+
+	xsnprintf(path, n, "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write_in_full(fd, data, strlen(data)),
+			 (ssize_t)strlen(data));
+	close(fd);
+}
+
+/* GET /echo with settings o; returns http_request()'s result. */
+static int tls_get(const struct http_client_opts *o, struct strbuf *err)
+{
+	struct http_client *c = http_client_new(tls_srv.base, o);
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { .path = "/echo" };
+	int ret;
+
+	if (!c)
+		return -3;
+	ret = http_request(c, &req, &resp);
+	if (!ret && resp.status != 200)
+		ret = -4;
+	strbuf_reset(err);
+	strbuf_addstr(err, http_client_last_error(c));
+	http_resp_release(&resp);
+	http_client_free(c);
+	return ret;
+}
+
+static void test_tls_verify(void **state)
+{
+	struct http_client_opts o = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char path[128];
+	struct http_client *c;
+	struct http_resp resp = HTTP_RESP_INIT;
+	int before;
+
+	if (!tls_srv.d)
+		skip();
+	/* our CA is unknown to the system store */
+	assert_int_equal(tls_get(&o, &err), -1);
+	assert_true(starts_with(err.buf, "GET 'https://127.0.0.1:"));
+	assert_non_null(strstr(err.buf, "certificate"));
+
+	o.ca_pem = ca_pem;
+	o.ca_pem_len = strlen(ca_pem);
+	assert_int_equal(tls_get(&o, &err), 0);
+	assert_true(tls_srv.peer_certs <= 0);
+
+	o.ca_pem = NULL;
+	write_tmp(path, sizeof(path), "ca.pem", ca_pem);
+	o.ca_file = path;
+	assert_int_equal(tls_get(&o, &err), 0);
+	unlink(path);
+
+	o.ca_file = NULL;
+	o.insecure_skip_verify = 1;
+	assert_int_equal(tls_get(&o, &err), 0);
+
+	/* a CA that did not sign the server certificate */
+	o.insecure_skip_verify = 0;
+	o.ca_pem = cli_cert_pem;
+	o.ca_pem_len = strlen(cli_cert_pem);
+	assert_int_equal(tls_get(&o, &err), -1);
+
+	/* keep-alive holds over TLS too */
+	o.ca_pem = ca_pem;
+	o.ca_pem_len = strlen(ca_pem);
+	c = http_client_new(tls_srv.base, &o);
+	assert_non_null(c);
+	before = connections(&tls_srv);
+	for (int i = 0; i < 20; i++) {
+		struct http_req req = { .path = "/status/200" };
+
+		assert_int_equal(http_request(c, &req, &resp), 0);
+		assert_int_equal(resp.status, 200);
+	}
+	assert_int_equal(connections(&tls_srv) - before, 1);
+	http_resp_release(&resp);
+	http_client_free(c);
+	strbuf_release(&err);
+}
+
+static void test_tls_client_cert(void **state)
+{
+	struct http_client_opts o = { .ca_pem = ca_pem };
+	struct strbuf err = STRBUF_INIT;
+	char cert[128], key[128];
+
+	if (!tls_srv.d)
+		skip();
+	o.ca_pem_len = strlen(ca_pem);
+
+	/* in memory */
+	o.cert_pem = cli_cert_pem;
+	o.cert_pem_len = strlen(cli_cert_pem);
+	o.key_pem = cli_key_pem;
+	o.key_pem_len = strlen(cli_key_pem);
+	assert_int_equal(tls_get(&o, &err), 0);
+	if (tls_srv.peer_certs >= 0) /* OpenSSL may add the CA */
+		assert_true(tls_srv.peer_certs >= 1);
+
+	/* a key that does not belong to the certificate */
+	o.key_pem = srv_key_pem;
+	o.key_pem_len = strlen(srv_key_pem);
+	assert_int_equal(tls_get(&o, &err), -1);
+	assert_true(err.len > 0);
+
+	/* from files */
+	o.cert_pem = o.key_pem = NULL;
+	write_tmp(cert, sizeof(cert), "cli.pem", cli_cert_pem);
+	write_tmp(key, sizeof(key), "cli.key", cli_key_pem);
+	o.cert_file = cert;
+	o.key_file = key;
+	assert_int_equal(tls_get(&o, &err), 0);
+	if (tls_srv.peer_certs >= 0)
+		assert_true(tls_srv.peer_certs >= 1);
+	unlink(cert);
+	unlink(key);
+	strbuf_release(&err);
+}
+
 static int group_setup(void **state)
 {
 	xsnprintf(tmpdir, sizeof(tmpdir), "/tmp/u-http.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return -1;
-	if (start_srv(&tcp_srv, 0) || start_srv(&unix_srv, 1))
+	if (start_srv(&tcp_srv, 0, 0) || start_srv(&unix_srv, 1, 0))
+		return -1;
+	/* TLS tests skip themselves when libmicrohttpd has no TLS */
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES &&
+	    start_srv(&tls_srv, 0, 1))
 		return -1;
 	return 0;
 }
@@ -1211,6 +1448,8 @@ static int group_teardown(void **state)
 {
 	stop_srv(&tcp_srv);
 	stop_srv(&unix_srv);
+	if (tls_srv.d)
+		stop_srv(&tls_srv);
 	unlink(unix_srv.sock);
 	rmdir(tmpdir);
 	strbuf_release(&errors);
@@ -1241,6 +1480,8 @@ int main(void)
 		T(test_pct_encode),
 		T(test_base_url_prefix),
 		T(test_threads),
+		T(test_tls_verify),
+		T(test_tls_client_cert),
 #undef T
 	};
 
