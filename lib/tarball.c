@@ -86,29 +86,29 @@ static int path_pop(struct strbuf *sb)
 enum node_type { NODE_NONE = 0, NODE_DIR, NODE_FILE, NODE_LINK, NODE_OTHER };
 
 struct node {
-	char *path;		/* physical path relative to root */
+	char *path; /* physical path relative to root */
 	enum node_type type;
 };
 
 /* The plan for one archive entry, made in the first pass. */
 struct plan {
-	char *orig;		/* the entry's name in the archive */
-	char *path;		/* absolute destination; NULL: skip entry */
-	char *link;		/* absolute hard link target or NULL */
+	char *orig; /* the entry's name in the archive */
+	char *path; /* absolute destination; NULL: skip entry */
+	char *link; /* absolute hard link target or NULL */
 };
 
 /* A symlink whose target is checked once all entries are known. */
 struct pending_link {
-	char *name;		/* entry name, for messages */
-	char *dir;		/* physical directory of the link, rel. root */
+	char *name; /* entry name, for messages */
+	char *dir;  /* physical directory of the link, rel. root */
 	char *target;
 };
 
 struct extract {
 	const char *root;
 	size_t root_len;
-	struct strbuf tgt;	/* physical target dir, relative to root */
-	void *tree;		/* tsearch tree of struct node */
+	struct strbuf tgt; /* physical target dir, relative to root */
+	void *tree;	   /* tsearch tree of struct node */
 	struct plan *plan;
 	size_t plan_nr, plan_alloc;
 	struct pending_link *links;
@@ -132,26 +132,30 @@ static void node_free(void *p)
 
 static enum node_type map_get(struct extract *x, const char *path)
 {
-	struct node key = { (char *)path, NODE_NONE };
+	struct node key = {(char *)path, NODE_NONE};
 	void *found = tfind(&key, &x->tree, node_cmp);
 
 	return found ? (*(struct node **)found)->type : NODE_NONE;
 }
 
-static void map_set(struct extract *x, const char *path, enum node_type t)
+/* Record what path will be; returns 0, or -1 when out of memory. */
+static int map_set(struct extract *x, const char *path, enum node_type t)
 {
 	struct node *n = xcalloc(1, sizeof(*n));
-	void *slot;
+	struct node **slot;
 
 	n->path = xstrdup(path);
 	n->type = t;
 	slot = tsearch(n, &x->tree, node_cmp);
-	if (!slot)
-		die("out of memory");
-	if (*(struct node **)slot != n) {
-		(*(struct node **)slot)->type = t;
+	if (!slot) {
+		node_free(n);
+		return -1;
+	}
+	if (*slot != n) {
+		(*slot)->type = t;
 		node_free(n);
 	}
+	return 0;
 }
 
 /* root + "/" + rel (or root alone when rel is empty) into sb. */
@@ -280,9 +284,8 @@ out:
  * start (relative to root), as extraction will: the result in out is the
  * physical directory, relative to root. Returns 0, or -1 with *why set.
  */
-static int resolve_dir(struct extract *x, const char *start,
-		       const char **comps, size_t n, struct strbuf *out,
-		       const char **why)
+static int resolve_dir(struct extract *x, const char *start, const char **comps,
+		       size_t n, struct strbuf *out, const char **why)
 {
 	size_t i;
 
@@ -389,8 +392,8 @@ static int check_hardlink(struct extract *x, const char *name,
 		why = "hard link target is not a regular file";
 	if (why)
 		goto out;
-	if (resolve_dir(x, x->tgt.buf, comps.v, comps.nr - 1, rel_out,
-			&why) < 0) {
+	if (resolve_dir(x, x->tgt.buf, comps.v, comps.nr - 1, rel_out, &why) <
+	    0) {
 		strbuf_addf(&msg, "hard link target %s", why);
 		why = msg.buf;
 		goto out;
@@ -398,8 +401,10 @@ static int check_hardlink(struct extract *x, const char *name,
 	path_push(rel_out, comps.v[comps.nr - 1]);
 	r = final_type(x, rel_out->buf);
 	if (r != NODE_FILE) {
-		strbuf_addf(&msg, "hard link target '%s' is not an earlier "
-			    "entry or an existing regular file", target);
+		strbuf_addf(&msg,
+			    "hard link target '%s' is not an earlier "
+			    "entry or an existing regular file",
+			    target);
 		why = msg.buf;
 		goto out;
 	}
@@ -486,8 +491,7 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 		goto out;
 	}
 
-	if (resolve_dir(x, x->tgt.buf, comps.v, comps.nr - 1, &rel,
-			&why) < 0)
+	if (resolve_dir(x, x->tgt.buf, comps.v, comps.nr - 1, &rel, &why) < 0)
 		goto refused;
 	path_push(&rel, comps.v[comps.nr - 1]);
 	if (too_long(x, rel.buf)) {
@@ -511,7 +515,7 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 			why = "hard link to itself";
 			goto refused;
 		}
-		map_set(x, rel.buf, NODE_FILE);
+		now = NODE_FILE;
 	} else if (type == AE_IFLNK) {
 		const char *target = archive_entry_symlink(e);
 		struct pending_link *pl;
@@ -531,9 +535,13 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 		pl->name = xstrdup(name);
 		pl->target = xstrdup(target);
 		pl->dir = strbuf_detach(&link_rel, NULL);
-		map_set(x, rel.buf, NODE_LINK);
+		now = NODE_LINK;
 	} else {
-		map_set(x, rel.buf, type == AE_IFDIR ? NODE_DIR : NODE_FILE);
+		now = type == AE_IFDIR ? NODE_DIR : NODE_FILE;
+	}
+	if (map_set(x, rel.buf, now) < 0) {
+		why = "out of memory";
+		goto refused;
 	}
 	plan_add(x, name, rel.buf, hardlink ? link_rel.buf : NULL);
 	ret = 0;
@@ -564,8 +572,10 @@ static struct archive *open_reader(int fd, struct strbuf *err)
 		return NULL;
 	}
 	a = archive_read_new();
-	if (!a)
-		die("out of memory");
+	if (!a) {
+		fail(err, "out of memory");
+		return NULL;
+	}
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_gnutar(a);
@@ -615,8 +625,8 @@ out:
 	return ret;
 }
 
-static int copy_data(struct archive *in, struct archive *out,
-		     const char *name, struct strbuf *err)
+static int copy_data(struct archive *in, struct archive *out, const char *name,
+		     struct strbuf *err)
 {
 	const void *buf;
 	size_t size;
@@ -649,17 +659,18 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 	if (!a)
 		return -1;
 	disk = archive_write_disk_new();
-	if (!disk)
-		die("out of memory");
+	if (!disk) {
+		fail(x->err, "out of memory");
+		goto out;
+	}
 	/*
 	 * No ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS: the names given to
 	 * libarchive are the absolute, checked destinations (no chdir).
 	 */
-	archive_write_disk_set_options(disk,
-				       ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-				       ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-				       ARCHIVE_EXTRACT_TIME |
-				       ARCHIVE_EXTRACT_PERM);
+	archive_write_disk_set_options(
+		disk, ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+			      ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+			      ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM);
 	for (;; i++) {
 		struct plan *p;
 		const char *name;
@@ -719,7 +730,8 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 	}
 	ret = 0;
 out:
-	archive_write_free(disk);
+	if (disk)
+		archive_write_free(disk);
 	archive_read_free(a);
 	return ret;
 }
@@ -748,7 +760,7 @@ static int make_target(struct extract *x)
 int tar_extract_safe(int fd, const char *root, const char *subdir,
 		     struct tar_stats *st, struct strbuf *err)
 {
-	struct extract x = { 0 };
+	struct extract x = {0};
 	struct strvec comps = STRVEC_INIT;
 	struct tar_stats dummy;
 	const char *why = NULL;
@@ -811,9 +823,10 @@ struct tar_out {
 	tar_write_fn fn;
 	void *data;
 	int aborted;
-	int warn_skipped;	/* warn about skipped special files */
+	int warn_skipped; /* warn about skipped special files */
 	struct strbuf *err;
-	char *buf;		/* TAR_BLOCK bytes */
+	char *buf;		 /* TAR_BLOCK bytes */
+	struct archive_entry *e; /* reused for every entry */
 };
 
 static la_ssize_t out_write(struct archive *a, void *cd, const void *buf,
@@ -845,15 +858,20 @@ static int out_open(struct tar_out *o, tar_write_fn fn, void *data,
 	o->data = data;
 	o->err = err;
 	o->a = archive_write_new();
-	if (!o->a)
-		die("out of memory");
+	o->e = archive_entry_new();
+	if (!o->a || !o->e) {
+		if (o->a)
+			archive_write_free(o->a);
+		archive_entry_free(o->e);
+		return fail(err, "out of memory");
+	}
 	archive_write_set_format_pax_restricted(o->a);
 	archive_write_add_filter_none(o->a);
 	if (archive_write_open(o->a, o, NULL, out_write, NULL) != ARCHIVE_OK) {
 		fail(err, "cannot start tar stream: %s",
 		     archive_error_string(o->a));
 		archive_write_free(o->a);
-		o->a = NULL;
+		archive_entry_free(o->e);
 		return -1;
 	}
 	o->buf = xmalloc(TAR_BLOCK);
@@ -870,17 +888,17 @@ static int out_close(struct tar_out *o, int ok)
 				 : fail(o->err, "cannot finish tar stream: %s",
 					archive_error_string(o->a));
 	archive_write_free(o->a);
+	archive_entry_free(o->e);
 	free(o->buf);
 	return ret;
 }
 
-static struct archive_entry *new_entry(const char *name, const struct stat *st,
-				       mode_t type)
+/* o->e, cleared and filled for name from st. */
+static struct archive_entry *new_entry(struct tar_out *o, const char *name,
+				       const struct stat *st, mode_t type)
 {
-	struct archive_entry *e = archive_entry_new();
+	struct archive_entry *e = archive_entry_clear(o->e);
 
-	if (!e)
-		die("out of memory");
 	archive_entry_set_pathname(e, name);
 	archive_entry_set_filetype(e, type);
 	archive_entry_set_perm(e, st->st_mode & 0777);
@@ -943,7 +961,7 @@ out:
 static int add_file(struct tar_out *o, int dirfd, const char *name,
 		    const char *path)
 {
-	struct archive_entry *e = NULL;
+	struct archive_entry *e;
 	struct stat st;
 	off_t left;
 	int fd, ret = -1;
@@ -958,10 +976,10 @@ static int add_file(struct tar_out *o, int dirfd, const char *name,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		ret = 0;	/* replaced by something else meanwhile */
+		ret = 0; /* replaced by something else meanwhile */
 		goto out;
 	}
-	e = new_entry(path, &st, AE_IFREG);
+	e = new_entry(o, path, &st, AE_IFREG);
 	archive_entry_set_size(e, st.st_size);
 	if (archive_write_header(o->a, e) < ARCHIVE_WARN) {
 		out_fail(o, path);
@@ -977,7 +995,7 @@ static int add_file(struct tar_out *o, int dirfd, const char *name,
 			goto out;
 		}
 		if (!n)
-			break;	/* shrunk: finish_entry pads with zeros */
+			break; /* shrunk: finish_entry pads with zeros */
 		if (archive_write_data(o->a, o->buf, n) < 0) {
 			out_fail(o, path);
 			goto out;
@@ -990,7 +1008,6 @@ static int add_file(struct tar_out *o, int dirfd, const char *name,
 	}
 	ret = 0;
 out:
-	archive_entry_free(e);
 	close(fd);
 	return ret;
 }
@@ -1016,39 +1033,35 @@ static int add_at(struct tar_out *o, int dirfd, const char *name,
 			return fail(o->err, "cannot read symlink '%s': %s",
 				    path->buf, strerror(errno));
 		target[n] = '\0';
-		e = new_entry(path->buf, &st, AE_IFLNK);
+		e = new_entry(o, path->buf, &st, AE_IFLNK);
 		archive_entry_set_symlink(e, target);
-		if (archive_write_header(o->a, e) < ARCHIVE_WARN) {
-			archive_entry_free(e);
+		if (archive_write_header(o->a, e) < ARCHIVE_WARN)
 			return out_fail(o, path->buf);
-		}
-		archive_entry_free(e);
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		if (o->warn_skipped)
 			warning("skipping '%s': not a regular file, "
-				"directory or symlink", path->buf);
+				"directory or symlink",
+				path->buf);
 		return 0;
 	}
 	fd = openat(dirfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return fail(o->err, "cannot open directory '%s': %s",
-			    path->buf, strerror(errno));
-	e = new_entry(path->buf, &st, AE_IFDIR);
+		return fail(o->err, "cannot open directory '%s': %s", path->buf,
+			    strerror(errno));
+	e = new_entry(o, path->buf, &st, AE_IFDIR);
 	if (archive_write_header(o->a, e) < ARCHIVE_WARN) {
-		archive_entry_free(e);
 		close(fd);
 		return out_fail(o, path->buf);
 	}
-	archive_entry_free(e);
 	strbuf_addch(path, '/');
 	return add_children(o, fd, path);
 }
 
-int tar_write_path(const char *root, const char *relpath,
-		   tar_write_fn write_fn, void *data, struct strbuf *err)
+int tar_write_path(const char *root, const char *relpath, tar_write_fn write_fn,
+		   void *data, struct strbuf *err)
 {
 	struct strvec comps = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT, dir = STRBUF_INIT;
@@ -1081,8 +1094,10 @@ int tar_write_path(const char *root, const char *relpath,
 		root_len--;
 	if (strncmp(real, root, root_len) ||
 	    (real[root_len] && real[root_len] != '/' && root_len > 1)) {
-		fail(err, "invalid path '%s': goes through a symlink that "
-		     "leaves the workdir", relpath);
+		fail(err,
+		     "invalid path '%s': goes through a symlink that "
+		     "leaves the workdir",
+		     relpath);
 		goto out;
 	}
 	fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1114,8 +1129,8 @@ out:
 	return ok ? 0 : -1;
 }
 
-int tar_write_local(const char *const *paths, size_t nr,
-		    tar_write_fn write_fn, void *data, struct strbuf *err)
+int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
+		    void *data, struct strbuf *err)
 {
 	struct tar_out o;
 	struct strbuf dir = STRBUF_INIT, base = STRBUF_INIT;
@@ -1222,13 +1237,11 @@ static la_ssize_t sb_write(struct archive *a, void *cd, const void *buf,
 	return len;
 }
 
-static struct archive_entry *seed_entry(const char *name, mode_t type,
-					mode_t perm, size_t size)
+/* Write the header of one seed entry, using e (cleared first). */
+static int seed_header(struct archive *a, struct archive_entry *e,
+		       const char *name, mode_t type, mode_t perm, size_t size)
 {
-	struct archive_entry *e = archive_entry_new();
-
-	if (!e)
-		die("out of memory");
+	archive_entry_clear(e);
 	archive_entry_set_pathname(e, name);
 	archive_entry_set_filetype(e, type);
 	archive_entry_set_perm(e, perm);
@@ -1236,15 +1249,16 @@ static struct archive_entry *seed_entry(const char *name, mode_t type,
 	archive_entry_set_uid(e, 0);
 	archive_entry_set_gid(e, 0);
 	archive_entry_set_size(e, size);
-	return e;
+	return archive_write_header(a, e) == ARCHIVE_OK ? 0 : -1;
 }
 
-int tar_build_seed(const struct tar_file *files, size_t nr,
-		   struct strbuf *out, struct strbuf *err)
+int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
+		   struct strbuf *err)
 {
 	const struct tar_file **sorted = NULL;
 	struct strbuf tmp = STRBUF_INIT, dir = STRBUF_INIT;
 	struct archive *a = NULL;
+	struct archive_entry *e = NULL;
 	const char *prev = NULL;
 	size_t i;
 	int ret = -1;
@@ -1264,7 +1278,7 @@ int tar_build_seed(const struct tar_file *files, size_t nr,
 			goto out;
 		}
 		for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
-			struct tar_file key = { 0 };
+			struct tar_file key = {0};
 			const struct tar_file *kp = &key;
 
 			strbuf_reset(&dir);
@@ -1272,23 +1286,27 @@ int tar_build_seed(const struct tar_file *files, size_t nr,
 			key.path = dir.buf;
 			if (bsearch(&kp, sorted, nr, sizeof(*sorted),
 				    file_cmp)) {
-				fail(err, "invalid path '%s': '%s' is also a "
-				     "file", p, dir.buf);
+				fail(err,
+				     "invalid path '%s': '%s' is also a "
+				     "file",
+				     p, dir.buf);
 				goto out;
 			}
 		}
 	}
 
 	a = archive_write_new();
-	if (!a)
-		die("out of memory");
+	e = archive_entry_new();
+	if (!a || !e) {
+		fail(err, "out of memory");
+		goto out;
+	}
 	archive_write_set_format_pax_restricted(a);
 	archive_write_add_filter_none(a);
 	if (archive_write_open(a, &tmp, NULL, sb_write, NULL) != ARCHIVE_OK)
 		goto lafail;
 	for (i = 0; i < nr; i++) {
 		const struct tar_file *f = sorted[i];
-		struct archive_entry *e;
 		const char *s;
 
 		/* parents not already written for the previous file */
@@ -1299,19 +1317,11 @@ int tar_build_seed(const struct tar_file *files, size_t nr,
 				continue;
 			strbuf_reset(&dir);
 			strbuf_add(&dir, f->path, dl);
-			e = seed_entry(dir.buf, AE_IFDIR, 0755, 0);
-			if (archive_write_header(a, e) != ARCHIVE_OK) {
-				archive_entry_free(e);
+			if (seed_header(a, e, dir.buf, AE_IFDIR, 0755, 0) < 0)
 				goto lafail;
-			}
-			archive_entry_free(e);
 		}
-		e = seed_entry(f->path, AE_IFREG, 0644, f->len);
-		if (archive_write_header(a, e) != ARCHIVE_OK) {
-			archive_entry_free(e);
+		if (seed_header(a, e, f->path, AE_IFREG, 0644, f->len) < 0)
 			goto lafail;
-		}
-		archive_entry_free(e);
 		if (f->len && archive_write_data(a, f->data, f->len) !=
 				      (la_ssize_t)f->len)
 			goto lafail;
@@ -1329,6 +1339,7 @@ lafail:
 out:
 	if (a)
 		archive_write_free(a);
+	archive_entry_free(e);
 	free(sorted);
 	strbuf_release(&tmp);
 	strbuf_release(&dir);

@@ -101,14 +101,14 @@ int tar_extract_safe(int fd, const char *root, const char *subdir,
  * Returns 0, or -1 with err filled (bad relpath, unreadable file,
  * write_fn < 0: "write aborted").
  */
-int tar_write_path(const char *root, const char *relpath,
-		   tar_write_fn write_fn, void *data, struct strbuf *err);
+int tar_write_path(const char *root, const char *relpath, tar_write_fn write_fn,
+		   void *data, struct strbuf *err);
 
 /* One file of the seed client's upload map. */
 struct tar_file {
-	const char *path;	/* relative path, '/' separated */
-	const char *data;	/* contents (may hold NUL bytes) */
-	size_t len;		/* bytes of data */
+	const char *path; /* relative path, '/' separated */
+	const char *data; /* contents (may hold NUL bytes) */
+	size_t len;	  /* bytes of data */
 };
 
 /*
@@ -127,8 +127,8 @@ struct tar_file {
  * Returns 0, or -1 with err filled (e.g. "invalid path 'a//b': empty
  * segment") and out unchanged.
  */
-int tar_build_seed(const struct tar_file *files, size_t nr,
-		   struct strbuf *out, struct strbuf *err);
+int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
+		   struct strbuf *err);
 
 /*
  * Stream a tar of local files and directory trees for `gosbx push`.
@@ -144,7 +144,7 @@ int tar_build_seed(const struct tar_file *files, size_t nr,
  * Returns 0, or -1 with err filled (missing path, unreadable file,
  * write_fn < 0).
  */
-int tar_write_local(const char *const *paths, size_t nr,
-		    tar_write_fn write_fn, void *data, struct strbuf *err);
+int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
+		    void *data, struct strbuf *err);
 
 #endif /* TARBALL_H */

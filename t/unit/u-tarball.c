@@ -162,12 +162,11 @@ static void snapshot_dir(const char *dir, const char *rel, struct strbuf *out)
 		struct strbuf child = STRBUF_INIT, full = STRBUF_INIT;
 		struct stat st;
 
-		strbuf_addf(&child, "%s%s%s", rel, *rel ? "/" : "",
-			    names.v[i]);
+		strbuf_addf(&child, "%s%s%s", rel, *rel ? "/" : "", names.v[i]);
 		strbuf_addf(&full, "%s/%s", dir, child.buf);
 		assert_int_equal(lstat(full.buf, &st), 0);
-		strbuf_addf(out, "%s %o %lld", child.buf,
-			    (unsigned)st.st_mode, (long long)st.st_size);
+		strbuf_addf(out, "%s %o %lld", child.buf, (unsigned)st.st_mode,
+			    (long long)st.st_size);
 		if (S_ISLNK(st.st_mode)) {
 			char t[PATH_MAX];
 			ssize_t n = readlink(full.buf, t, sizeof(t) - 1);
@@ -205,10 +204,10 @@ static void snapshot(struct scratch *s, struct strbuf *out)
 /* One entry of a hand-made archive. */
 struct tent {
 	const char *name;
-	char type;		/* f file, d dir, l symlink, h hard link,
-				   c char device, p fifo */
-	const char *arg;	/* file data, or link target */
-	mode_t mode;		/* 0: 0644 for files, 0755 for dirs */
+	char type;	 /* f file, d dir, l symlink, h hard link,
+			    c char device, p fifo */
+	const char *arg; /* file data, or link target */
+	mode_t mode;	 /* 0: 0644 for files, 0755 for dirs */
 	time_t mtime;
 };
 
@@ -283,8 +282,8 @@ static int open_tar(struct scratch *s)
 }
 
 /* Extract S/in.tar; returns tar_extract_safe's result. */
-static int extract(struct scratch *s, const char *subdir,
-		   struct tar_stats *st, struct strbuf *err)
+static int extract(struct scratch *s, const char *subdir, struct tar_stats *st,
+		   struct strbuf *err)
 {
 	int fd = open_tar(s), r;
 
@@ -302,7 +301,7 @@ static void expect_refused(struct scratch *s, const char *subdir,
 {
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = { 99, 99 };
+	struct tar_stats st = {99, 99};
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, t, nr);
 	snapshot(s, &before);
@@ -325,18 +324,19 @@ static void test_refuse_dotdot(void **state)
 {
 	struct scratch *s = *state;
 	struct tent t[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "../x", 'f', "escaped\n" },
+		{"ok.txt", 'f', "fine\n"},
+		{"../x", 'f', "escaped\n"},
 	};
 	struct tent t2[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "a/../../x", 'f', "escaped\n" },
+		{"ok.txt", 'f', "fine\n"},
+		{"a/../../x", 'f', "escaped\n"},
 	};
 	struct tent t3[] = {
-		{ "a/b/../c", 'f', "not even inside\n" },
+		{"a/b/../c", 'f', "not even inside\n"},
 	};
 
-	REFUSED(s, t, "refusing entry '../x': path leaves the target "
+	REFUSED(s, t,
+		"refusing entry '../x': path leaves the target "
 		"directory");
 	assert_false(exists(s->top, "x"));
 	REFUSED(s, t2, "refusing entry 'a/../../x': path leaves");
@@ -348,11 +348,11 @@ static void test_refuse_absolute(void **state)
 	struct scratch *s = *state;
 	struct strbuf abs = STRBUF_INIT;
 	struct tent t[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ NULL, 'f', "escaped\n" },
+		{"ok.txt", 'f', "fine\n"},
+		{NULL, 'f', "escaped\n"},
 	};
 	struct tent t2[] = {
-		{ "/etc/gosbx-u-tarball-x", 'f', "escaped\n" },
+		{"/etc/gosbx-u-tarball-x", 'f', "escaped\n"},
 	};
 
 	strbuf_addf(&abs, "%s/x", s->outside.buf);
@@ -368,36 +368,40 @@ static void test_refuse_symlinks(void **state)
 {
 	struct scratch *s = *state;
 	struct tent abs_then_file[] = {
-		{ "evil", 'l', "/etc" },
-		{ "evil/passwd", 'f', "root::0:0::/:/bin/sh\n" },
+		{"evil", 'l', "/etc"},
+		{"evil/passwd", 'f', "root::0:0::/:/bin/sh\n"},
 	};
 	struct tent up_then_file[] = {
-		{ "evil", 'l', "../.." },
-		{ "evil/x", 'f', "escaped\n" },
+		{"evil", 'l', "../.."},
+		{"evil/x", 'f', "escaped\n"},
 	};
 	struct tent abs_alone[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "l", 'l', "/etc/passwd" },
+		{"ok.txt", 'f', "fine\n"},
+		{"l", 'l', "/etc/passwd"},
 	};
 	struct tent inside_then_file[] = {
-		{ "d", 'd' },
-		{ "evil", 'l', "d" },
-		{ "evil/x", 'f', "through a link\n" },
+		{"d", 'd'},
+		{"evil", 'l', "d"},
+		{"evil/x", 'f', "through a link\n"},
 	};
 	struct tent deep_up[] = {
-		{ "a/b/l", 'l', "../../../outside/secret" },
+		{"a/b/l", 'l', "../../../outside/secret"},
 	};
 	struct tent empty_target[] = {
-		{ "l", 'l', "" },
+		{"l", 'l', ""},
 	};
 
-	REFUSED(s, abs_then_file, "refusing entry 'evil': symlink target "
+	REFUSED(s, abs_then_file,
+		"refusing entry 'evil': symlink target "
 		"is absolute");
-	REFUSED(s, up_then_file, "refusing entry 'evil': symlink target "
+	REFUSED(s, up_then_file,
+		"refusing entry 'evil': symlink target "
 		"leaves the workdir");
-	REFUSED(s, abs_alone, "refusing entry 'l': symlink target is "
+	REFUSED(s, abs_alone,
+		"refusing entry 'l': symlink target is "
 		"absolute");
-	REFUSED(s, inside_then_file, "refusing entry 'evil/x': goes "
+	REFUSED(s, inside_then_file,
+		"refusing entry 'evil/x': goes "
 		"through a symlink in the archive");
 	REFUSED(s, deep_up, "refusing entry 'a/b/l': symlink target leaves");
 	REFUSED(s, empty_target, "refusing entry 'l': empty symlink target");
@@ -408,17 +412,17 @@ static void test_refuse_link_to_parent(void **state)
 {
 	struct scratch *s = *state;
 	struct tent through[] = {
-		{ "evil", 'l', ".." },
-		{ "evil/x", 'f', "escaped\n" },
+		{"evil", 'l', ".."},
+		{"evil/x", 'f', "escaped\n"},
 	};
 	struct tent chained[] = {
-		{ "d", 'l', ".." },
-		{ "e", 'l', "d/../secret" },
+		{"d", 'l', ".."},
+		{"e", 'l', "d/../secret"},
 	};
 	/* the order of the two links must not matter */
 	struct tent chained_rev[] = {
-		{ "e", 'l', "d/../secret" },
-		{ "d", 'l', ".." },
+		{"e", 'l', "d/../secret"},
+		{"d", 'l', ".."},
 	};
 
 	expect_refused(s, "sub", through, ARRAY_SIZE(through),
@@ -436,27 +440,28 @@ static void test_refuse_hardlinks(void **state)
 {
 	struct scratch *s = *state;
 	struct tent abs[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "pw", 'h', "/etc/passwd" },
+		{"ok.txt", 'f', "fine\n"},
+		{"pw", 'h', "/etc/passwd"},
 	};
 	struct tent up[] = {
-		{ "h", 'h', "../outside/secret" },
+		{"h", 'h', "../outside/secret"},
 	};
 	struct tent missing[] = {
-		{ "h", 'h', "nope.txt" },
+		{"h", 'h', "nope.txt"},
 	};
 	struct tent later[] = {
-		{ "h", 'h', "f.txt" },
-		{ "f.txt", 'f', "data\n" },
+		{"h", 'h', "f.txt"},
+		{"f.txt", 'f', "data\n"},
 	};
 	struct tent to_dir[] = {
-		{ "d", 'd' },
-		{ "h", 'h', "d" },
+		{"d", 'd'},
+		{"h", 'h', "d"},
 	};
 
 	REFUSED(s, abs, "refusing entry 'pw': hard link target is absolute");
 	REFUSED(s, up, "refusing entry 'h': hard link target leaves");
-	REFUSED(s, missing, "refusing entry 'h': hard link target "
+	REFUSED(s, missing,
+		"refusing entry 'h': hard link target "
 		"'nope.txt' is not an earlier entry or an existing regular "
 		"file");
 	REFUSED(s, later, "refusing entry 'h': hard link target 'f.txt'");
@@ -467,15 +472,16 @@ static void test_refuse_special(void **state)
 {
 	struct scratch *s = *state;
 	struct tent chr[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "null", 'c' },
+		{"ok.txt", 'f', "fine\n"},
+		{"null", 'c'},
 	};
 	struct tent fifo[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "pipe", 'p' },
+		{"ok.txt", 'f', "fine\n"},
+		{"pipe", 'p'},
 	};
 
-	REFUSED(s, chr, "refusing entry 'null': device files are not "
+	REFUSED(s, chr,
+		"refusing entry 'null': device files are not "
 		"allowed");
 	REFUSED(s, fifo, "refusing entry 'pipe': fifos are not allowed");
 }
@@ -486,14 +492,14 @@ static void test_refuse_existing_link(void **state)
 	struct scratch *s = *state;
 	struct strbuf p = STRBUF_INIT;
 	struct tent t[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "out/secret", 'f', "overwritten\n" },
+		{"ok.txt", 'f', "fine\n"},
+		{"out/secret", 'f', "overwritten\n"},
 	};
 	struct tent t2[] = {
-		{ "out/new", 'f', "new\n" },
+		{"out/new", 'f', "new\n"},
 	};
 	struct tent t3[] = {
-		{ "rel/new", 'f', "new\n" },
+		{"rel/new", 'f', "new\n"},
 	};
 
 	strbuf_addf(&p, "%s/out", s->root.buf);
@@ -501,7 +507,8 @@ static void test_refuse_existing_link(void **state)
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/rel", s->root.buf);
 	assert_int_equal(symlink("../outside", p.buf), 0);
-	REFUSED(s, t, "refusing entry 'out/secret': goes through a symlink "
+	REFUSED(s, t,
+		"refusing entry 'out/secret': goes through a symlink "
 		"that leaves the workdir");
 	REFUSED(s, t2, "refusing entry 'out/new'");
 	REFUSED(s, t3, "refusing entry 'rel/new'");
@@ -520,14 +527,14 @@ static void test_refuse_existing_link(void **state)
 static void check_filter(struct scratch *s, int filter)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = { 0 };
+	struct tar_stats st = {0};
 	struct tent t[] = {
-		{ "./", 'd' },
-		{ "./d/", 'd', NULL, 0750 },
-		{ "./d/e/f.txt", 'f', "nested\n", 0600, 1234567 },
-		{ "./top.txt", 'f', "top\n" },
-		{ "lnk", 'l', "d/e/f.txt" },
-		{ "hl", 'h', "d/e/f.txt" },
+		{"./", 'd'},
+		{"./d/", 'd', NULL, 0750},
+		{"./d/e/f.txt", 'f', "nested\n", 0600, 1234567},
+		{"./top.txt", 'f', "top\n"},
+		{"lnk", 'l', "d/e/f.txt"},
+		{"hl", 'h', "d/e/f.txt"},
 	};
 	struct stat sb;
 	struct strbuf p = STRBUF_INIT;
@@ -581,10 +588,10 @@ static void test_overwrite(void **state)
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{ "keep.txt", 'f', "new\n" },
-		{ "link", 'f', "replaced the link\n" },
-		{ "suid", 'f', "#!/bin/sh\n", 06755 },
-		{ "sticky", 'd', NULL, 01777 },
+		{"keep.txt", 'f', "new\n"},
+		{"link", 'f', "replaced the link\n"},
+		{"suid", 'f', "#!/bin/sh\n", 06755},
+		{"sticky", 'd', NULL, 01777},
 	};
 
 	/* an existing symlink is replaced, not followed */
@@ -611,17 +618,18 @@ static void test_refuse_dir_replaced(void **state)
 	struct scratch *s = *state;
 	struct strbuf p = STRBUF_INIT;
 	struct tent t[] = {
-		{ "ok.txt", 'f', "fine\n" },
-		{ "dir", 'f', "a file\n" },
+		{"ok.txt", 'f', "fine\n"},
+		{"dir", 'f', "a file\n"},
 	};
 	struct tent t2[] = {
-		{ "keep.txt/x", 'f', "under a file\n" },
+		{"keep.txt/x", 'f', "under a file\n"},
 	};
 
 	strbuf_addf(&p, "%s/dir", s->root.buf);
 	assert_int_equal(mkdir(p.buf, 0755), 0);
 	REFUSED(s, t, "refusing entry 'dir': a directory exists");
-	REFUSED(s, t2, "refusing entry 'keep.txt/x': a parent is not a "
+	REFUSED(s, t2,
+		"refusing entry 'keep.txt/x': a parent is not a "
 		"directory");
 	strbuf_release(&p);
 }
@@ -633,8 +641,8 @@ static void test_corrupt(void **state)
 	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{ "first.txt", 'f', "the first entry is complete\n" },
-		{ "big.txt", 'f', NULL },
+		{"first.txt", 'f', "the first entry is complete\n"},
+		{"big.txt", 'f', NULL},
 	};
 	int fd, i;
 
@@ -680,12 +688,12 @@ static void test_subdir(void **state)
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{ "f.txt", 'f', "in sub\n" },
-		{ "up", 'l', "../../keep.txt" },
-		{ "h", 'h', "f.txt" },
+		{"f.txt", 'f', "in sub\n"},
+		{"up", 'l', "../../keep.txt"},
+		{"h", 'h', "f.txt"},
 	};
 	struct tent t2[] = {
-		{ "x.txt", 'f', "through an inside link\n" },
+		{"x.txt", 'f', "through an inside link\n"},
 	};
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_GZIP, t, ARRAY_SIZE(t));
@@ -712,7 +720,7 @@ static void test_empty_archive(void **state)
 {
 	struct scratch *s = *state;
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = { 1, 1 };
+	struct tar_stats st = {1, 1};
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, NULL, 0);
 	assert_int_equal(extract(s, NULL, &st, &err), 0);
@@ -756,7 +764,9 @@ static void list_tar(const char *path, struct strbuf *out)
 		mode_t t = archive_entry_filetype(e);
 
 		strbuf_addf(out, "%s %c\n", archive_entry_pathname(e),
-			    t == AE_IFDIR ? 'd' : t == AE_IFLNK ? 'l' : 'f');
+			    t == AE_IFDIR   ? 'd'
+			    : t == AE_IFLNK ? 'l'
+					    : 'f');
 		assert_int_equal(archive_entry_uid(e), 0);
 	}
 	archive_read_free(a);
@@ -766,11 +776,11 @@ static void make_tree(const char *top)
 {
 	struct strbuf p = STRBUF_INIT;
 	struct strbuf big = STRBUF_INIT;
-	struct timeval tv[2] = { { 1500000000, 0 }, { 1500000000, 0 } };
+	struct timeval tv[2] = {{1500000000, 0}, {1500000000, 0}};
 	int i;
 
 	for (i = 0; i < 20000; i++)
-		strbuf_addf(&big, "%08d\n", i);	/* 180000 bytes */
+		strbuf_addf(&big, "%08d\n", i); /* 180000 bytes */
 	strbuf_addf(&p, "%s/proj", top);
 	assert_int_equal(mkdir(p.buf, 0750), 0);
 	strbuf_addstr(&p, "/sub");
@@ -806,8 +816,8 @@ static void test_write_path_roundtrip(void **state)
 	make_tree(s->root.buf);
 	fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
-	assert_int_equal(tar_write_path(s->root.buf, "proj", fd_write, &fd,
-					&err), 0);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "proj", fd_write, &fd, &err), 0);
 	close(fd);
 	list_tar(s->tarpath.buf, &names);
 	assert_string_equal(names.buf, "proj/ d\n"
@@ -843,8 +853,8 @@ static void test_write_path_roundtrip(void **state)
 	/* the whole root: no "./" prefix */
 	strbuf_reset(&names);
 	fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_int_equal(tar_write_path(s->root.buf, ".", fd_write, &fd,
-					&err), 0);
+	assert_int_equal(tar_write_path(s->root.buf, ".", fd_write, &fd, &err),
+			 0);
 	close(fd);
 	list_tar(s->tarpath.buf, &names);
 	assert_true(starts_with(names.buf, "keep.txt f\nproj/ d\n"));
@@ -852,8 +862,9 @@ static void test_write_path_roundtrip(void **state)
 	/* one file, one symlink */
 	strbuf_reset(&names);
 	fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_int_equal(tar_write_path(s->root.buf, "proj/./link", fd_write,
-					&fd, &err), 0);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "proj/./link", fd_write, &fd, &err),
+		0);
 	close(fd);
 	list_tar(s->tarpath.buf, &names);
 	assert_string_equal(names.buf, "proj/link l\n");
@@ -871,28 +882,31 @@ static void test_write_path_errors(void **state)
 {
 	struct scratch *s = *state;
 	struct strbuf err = STRBUF_INIT, p = STRBUF_INIT;
-	struct abort_after ab = { 30000, 0 };
+	struct abort_after ab = {30000, 0};
 	int fd = -1;
 
 	make_tree(s->root.buf);
-	assert_int_equal(tar_write_path(s->root.buf, "../outside", fd_write,
-					&fd, &err), -1);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "../outside", fd_write, &fd, &err),
+		-1);
 	assert_true(strstr(err.buf, "path leaves the workdir") != NULL);
 	strbuf_reset(&err);
-	assert_int_equal(tar_write_path(s->root.buf, "nope", fd_write, &fd,
-					&err), -1);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "nope", fd_write, &fd, &err), -1);
 	assert_true(strstr(err.buf, "'nope'") != NULL);
 	/* through a symlink leaving root */
 	strbuf_addf(&p, "%s/out", s->root.buf);
 	assert_int_equal(symlink(s->outside.buf, p.buf), 0);
 	strbuf_reset(&err);
-	assert_int_equal(tar_write_path(s->root.buf, "out/secret", fd_write,
-					&fd, &err), -1);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "out/secret", fd_write, &fd, &err),
+		-1);
 	assert_true(strstr(err.buf, "leaves the workdir") != NULL);
 	/* the client goes away half-way through the big file */
 	strbuf_reset(&err);
-	assert_int_equal(tar_write_path(s->root.buf, "proj", abort_write, &ab,
-					&err), -1);
+	assert_int_equal(
+		tar_write_path(s->root.buf, "proj", abort_write, &ab, &err),
+		-1);
 	assert_string_equal(err.buf, "write aborted");
 	strbuf_release(&err);
 	strbuf_release(&p);
@@ -900,8 +914,7 @@ static void test_write_path_errors(void **state)
 
 /* ------------------------------------------------------------------ */
 
-static void build_seed(const struct tar_file *f, size_t nr,
-		       struct strbuf *out)
+static void build_seed(const struct tar_file *f, size_t nr, struct strbuf *out)
 {
 	struct strbuf err = STRBUF_INIT;
 
@@ -914,19 +927,19 @@ static void test_seed(void **state)
 {
 	struct scratch *s = *state;
 	struct tar_file files[] = {
-		{ "z", "zed", 3 },
-		{ "b.txt", "bee\n", 4 },
-		{ "a/c.txt", "sea\n", 4 },
-		{ "a/b/d.txt", "dee\n", 4 },
-		{ "a.txt", "", 0 },
-		{ "go/cmd/main.go", "package main\n", 13 },
+		{"z", "zed", 3},
+		{"b.txt", "bee\n", 4},
+		{"a/c.txt", "sea\n", 4},
+		{"a/b/d.txt", "dee\n", 4},
+		{"a.txt", "", 0},
+		{"go/cmd/main.go", "package main\n", 13},
 	};
 	struct tar_file rev[ARRAY_SIZE(files)];
 	static const char *want[][3] = {
-		{ "a.txt", "f" }, { "a/", "d" }, { "a/b/", "d" },
-		{ "a/b/d.txt", "f" }, { "a/c.txt", "f" }, { "b.txt", "f" },
-		{ "go/", "d" }, { "go/cmd/", "d" }, { "go/cmd/main.go", "f" },
-		{ "z", "f" },
+		{"a.txt", "f"},	    {"a/", "d"},      {"a/b/", "d"},
+		{"a/b/d.txt", "f"}, {"a/c.txt", "f"}, {"b.txt", "f"},
+		{"go/", "d"},	    {"go/cmd/", "d"}, {"go/cmd/main.go", "f"},
+		{"z", "f"},
 	};
 	struct strbuf one = STRBUF_INIT, two = STRBUF_INIT;
 	struct archive *a;
@@ -990,18 +1003,18 @@ static void test_seed(void **state)
 static void test_seed_invalid(void **state)
 {
 	static const char *bad[][2] = {
-		{ "", "invalid path '': empty path" },
-		{ "/etc/passwd", "invalid path '/etc/passwd': absolute path" },
-		{ "a//b", "invalid path 'a//b': empty segment" },
-		{ "a/", "invalid path 'a/': empty segment" },
-		{ "./a", "invalid path './a': '.' segment" },
-		{ "a/../b", "invalid path 'a/../b': '..' segment" },
-		{ "..", "invalid path '..': '..' segment" },
+		{"", "invalid path '': empty path"},
+		{"/etc/passwd", "invalid path '/etc/passwd': absolute path"},
+		{"a//b", "invalid path 'a//b': empty segment"},
+		{"a/", "invalid path 'a/': empty segment"},
+		{"./a", "invalid path './a': '.' segment"},
+		{"a/../b", "invalid path 'a/../b': '..' segment"},
+		{"..", "invalid path '..': '..' segment"},
 	};
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	struct tar_file f[2] = { { "ok.txt", "x", 1 }, { NULL, "y", 1 } };
-	struct tar_file dup[2] = { { "a/b", "x", 1 }, { "a/b", "y", 1 } };
-	struct tar_file both[2] = { { "a", "x", 1 }, { "a/b", "y", 1 } };
+	struct tar_file f[2] = {{"ok.txt", "x", 1}, {NULL, "y", 1}};
+	struct tar_file dup[2] = {{"a/b", "x", 1}, {"a/b", "y", 1}};
+	struct tar_file both[2] = {{"a", "x", 1}, {"a/b", "y", 1}};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -1043,7 +1056,7 @@ static void test_write_local(void **state)
 	mkfile(p.buf, "single\n", 0600);
 
 	strbuf_reset(&p);
-	strbuf_addf(&p, "%s/proj/", src.buf);	/* trailing slash */
+	strbuf_addf(&p, "%s/proj/", src.buf); /* trailing slash */
 	paths[0] = p.buf;
 	paths[1] = NULL;
 	{
@@ -1052,8 +1065,8 @@ static void test_write_local(void **state)
 		strbuf_addf(&q, "%s/single.txt", src.buf);
 		paths[1] = q.buf;
 		fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		assert_int_equal(tar_write_local(paths, 2, fd_write, &fd,
-						 &err), 0);
+		assert_int_equal(tar_write_local(paths, 2, fd_write, &fd, &err),
+				 0);
 		close(fd);
 		strbuf_release(&q);
 	}
