@@ -878,6 +878,50 @@ static void test_write_path_roundtrip(void **state)
 	strbuf_release(&b);
 }
 
+/* Names that ustar cannot hold: long ones, and bytes beyond ASCII. */
+static void test_write_path_odd_names(void **state)
+{
+	struct scratch *s = *state;
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	struct tar_stats st;
+	int fd, i;
+
+	strbuf_addf(&p, "%s/caf\xc3\xa9-\xff.txt", s->root.buf);
+	mkfile(p.buf, "latin\n", 0644);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/", s->root.buf);
+	for (i = 0; i < 5; i++) {
+		strbuf_addstr(&p, "a-rather-long-directory-name-for-ustar/");
+		assert_int_equal(mkdir(p.buf, 0755), 0);
+	}
+	strbuf_addstr(&p, "and-a-file-name-that-alone-is-longer-than-one-"
+			  "hundred-bytes-which-ustar-cannot-store-in-its-name");
+	mkfile(p.buf, "deep\n", 0644);
+	strbuf_addstr(&p, "-link");
+	assert_int_equal(symlink("../../../../../keep.txt", p.buf), 0);
+
+	fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(tar_write_path(s->root.buf, "", fd_write, &fd, &err),
+			 0);
+	close(fd);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/dst", s->top);
+	assert_int_equal(mkdir(p.buf, 0755), 0);
+	fd = open_tar(s);
+	assert_int_equal(tar_extract_safe(fd, p.buf, NULL, &st, &err), 0);
+	close(fd);
+	assert_string_equal(err.buf, "");
+	assert_int_equal(st.files, 4);
+	snapshot_dir(s->root.buf, "", &a);
+	snapshot_dir(p.buf, "", &b);
+	assert_string_equal(a.buf, b.buf);
+	strbuf_release(&p);
+	strbuf_release(&err);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
 static void test_write_path_errors(void **state)
 {
 	struct scratch *s = *state;
@@ -933,12 +977,20 @@ static void test_seed(void **state)
 		{"a/b/d.txt", "dee\n", 4},
 		{"a.txt", "", 0},
 		{"go/cmd/main.go", "package main\n", 13},
+		{"long/name/a-file-name-that-is-far-too-long-for-the-one-"
+		 "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
+		 "long\n", 5},
 	};
 	struct tar_file rev[ARRAY_SIZE(files)];
 	static const char *want[][3] = {
 		{"a.txt", "f"},	    {"a/", "d"},      {"a/b/", "d"},
 		{"a/b/d.txt", "f"}, {"a/c.txt", "f"}, {"b.txt", "f"},
 		{"go/", "d"},	    {"go/cmd/", "d"}, {"go/cmd/main.go", "f"},
+		{"long/", "d"},
+		{"long/name/", "d"},
+		{"long/name/a-file-name-that-is-far-too-long-for-the-one-"
+		 "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
+		 "f"},
 		{"z", "f"},
 	};
 	struct strbuf one = STRBUF_INIT, two = STRBUF_INIT;
@@ -1129,6 +1181,7 @@ int main(void)
 		T(test_subdir),
 		T(test_empty_archive),
 		T(test_write_path_roundtrip),
+		T(test_write_path_odd_names),
 		T(test_write_path_errors),
 		T(test_seed),
 		T(test_seed_invalid),
