@@ -88,6 +88,11 @@ enum node_type { NODE_NONE = 0, NODE_DIR, NODE_FILE, NODE_LINK, NODE_OTHER };
 struct node {
 	char *path; /* physical path relative to root */
 	enum node_type type;
+	/*
+	 * A directory the archive creates where the disk has something
+	 * else (a symlink, a file): nothing on disk is below it.
+	 */
+	int fresh;
 };
 
 /* The plan for one archive entry, made in the first pass. */
@@ -130,28 +135,41 @@ static void node_free(void *p)
 	free(n);
 }
 
-static enum node_type map_get(struct extract *x, const char *path)
+static struct node *map_find(struct extract *x, const char *path)
 {
-	struct node key = {(char *)path, NODE_NONE};
-	void *found = tfind(&key, &x->tree, node_cmp);
+	struct node key = {(char *)path, NODE_NONE, 0};
+	struct node **found = tfind(&key, &x->tree, node_cmp);
 
-	return found ? (*(struct node **)found)->type : NODE_NONE;
+	return found ? *found : NULL;
 }
 
-/* Record what path will be; returns 0, or -1 when out of memory. */
-static int map_set(struct extract *x, const char *path, enum node_type t)
+static enum node_type map_get(struct extract *x, const char *path)
+{
+	struct node *n = map_find(x, path);
+
+	return n ? n->type : NODE_NONE;
+}
+
+/*
+ * Record what path will be after extraction (fresh: see struct node).
+ * Returns 0, or -1 when out of memory.
+ */
+static int map_set(struct extract *x, const char *path, enum node_type t,
+		   int fresh)
 {
 	struct node *n = xcalloc(1, sizeof(*n));
 	struct node **slot;
 
 	n->path = xstrdup(path);
 	n->type = t;
+	n->fresh = fresh;
 	slot = tsearch(n, &x->tree, node_cmp);
 	if (!slot) {
 		node_free(n);
 		return -1;
 	}
 	if (*slot != n) {
+		(*slot)->fresh = t == NODE_DIR && ((*slot)->fresh || fresh);
 		(*slot)->type = t;
 		node_free(n);
 	}
@@ -177,9 +195,22 @@ static void abs_path(struct extract *x, const char *rel, struct strbuf *sb)
 static int disk_type(struct extract *x, const char *rel)
 {
 	struct strbuf p = STRBUF_INIT;
+	const char *slash;
 	struct stat st;
 	int ret;
 
+	/* below a directory the archive puts in place of a non-directory */
+	for (slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+		struct node *n;
+
+		strbuf_reset(&p);
+		strbuf_add(&p, rel, slash - rel);
+		n = map_find(x, p.buf);
+		if (n && n->fresh) {
+			strbuf_release(&p);
+			return NODE_NONE;
+		}
+	}
 	abs_path(x, rel, &p);
 	if (lstat(p.buf, &st) < 0)
 		ret = (errno == ENOENT || errno == ENOTDIR) ? NODE_NONE : -1;
@@ -465,8 +496,7 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 	struct strvec comps = STRVEC_INIT;
 	struct strbuf rel = STRBUF_INIT, link_rel = STRBUF_INIT;
 	const char *why = NULL;
-	enum node_type now;
-	int r, ret = -1;
+	int now, old, r, ret = -1;
 
 	if (!name)
 		return fail(x->err, "refusing entry: name cannot be decoded");
@@ -498,12 +528,12 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 		why = "path too long";
 		goto refused;
 	}
-	now = final_type(x, rel.buf);
-	if ((int)now < 0) {
+	old = final_type(x, rel.buf);
+	if (old < 0) {
 		why = "cannot inspect the existing file";
 		goto refused;
 	}
-	if (now == NODE_DIR && (hardlink || type != AE_IFDIR)) {
+	if (old == NODE_DIR && (hardlink || type != AE_IFDIR)) {
 		why = "a directory exists at this path";
 		goto refused;
 	}
@@ -539,7 +569,7 @@ static int check_entry(struct extract *x, struct archive_entry *e)
 	} else {
 		now = type == AE_IFDIR ? NODE_DIR : NODE_FILE;
 	}
-	if (map_set(x, rel.buf, now) < 0) {
+	if (map_set(x, rel.buf, now, now == NODE_DIR && old != NODE_DIR) < 0) {
 		why = "out of memory";
 		goto refused;
 	}

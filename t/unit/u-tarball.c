@@ -612,6 +612,45 @@ static void test_overwrite(void **state)
 	strbuf_release(&err);
 }
 
+/*
+ * A directory entry replaces an existing symlink (it is not followed),
+ * and what comes below it lands in the new directory.
+ */
+static void test_dir_replaces_link(void **state)
+{
+	struct scratch *s = *state;
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct tar_stats st;
+	struct tent t[] = {
+		{"a", 'd'},
+		{"a/secret", 'f', "inside\n"},
+		{"a/sub", 'f', "a file, though outside/sub is a dir\n"},
+	};
+
+	strbuf_addf(&p, "%s/sub", s->outside.buf);
+	assert_int_equal(mkdir(p.buf, 0755), 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/a", s->root.buf);
+	assert_int_equal(symlink(s->outside.buf, p.buf), 0);
+	strbuf_addstr(&before, "outside:\n");
+	snapshot_dir(s->outside.buf, "", &before);
+	build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, t, ARRAY_SIZE(t));
+	assert_int_equal(extract(s, NULL, &st, &err), 0);
+	assert_string_equal(err.buf, "");
+	assert_true(S_ISDIR(mode_of(s->root.buf, "a")));
+	assert_file(s->root.buf, "a/secret", "inside\n");
+	assert_file(s->root.buf, "a/sub",
+		    "a file, though outside/sub is a dir\n");
+	strbuf_addstr(&after, "outside:\n");
+	snapshot_dir(s->outside.buf, "", &after);
+	assert_string_equal(before.buf, after.buf);
+	strbuf_release(&p);
+	strbuf_release(&err);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
 /* A file where a directory is would fail half-way: refuse up front. */
 static void test_refuse_dir_replaced(void **state)
 {
@@ -1172,6 +1211,7 @@ int main(void)
 		T(test_refuse_special),
 		T(test_refuse_existing_link),
 		T(test_refuse_dir_replaced),
+		T(test_dir_replaces_link),
 		T(test_gzip),
 		T(test_zstd),
 		T(test_xz),
