@@ -779,8 +779,9 @@ static int make_target(struct extract *x)
 		abs_path(x, x->tgt.buf, &p);
 		strbuf_setlen(&p, p.len - strlen(end));
 		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST)
-			ret = fail(x->err, "cannot create directory '%s': %s",
-				   p.buf + x->root_len + 1, strerror(errno));
+			ret = fail(x->err, "cannot create directory '%.*s': %s",
+				   (int)(end - x->tgt.buf), x->tgt.buf,
+				   strerror(errno));
 		s = *end ? end + 1 : end;
 	}
 	strbuf_release(&p);
