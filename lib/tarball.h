@@ -10,9 +10,13 @@
  * and the seed client's multi-file upload tar (spec/runtime-api.md,
  * "How the seed's client ships several files" and extension `archive`).
  *
- * Nothing here changes the working directory or other process-wide
- * state, so every function may run in several threads at once (each
- * call uses its own libarchive objects).
+ * Nothing here changes the working directory, so every function may run
+ * in several threads at once (each call uses its own libarchive
+ * objects). One caveat: libarchive's archive_write_disk (used by
+ * tar_extract_safe) reads the umask with umask(0) + umask(old) for each
+ * entry, so a thread that creates a file or forks at that instant sees
+ * umask 0; code that cares (e.g. children of exec) sets its umask or
+ * modes explicitly.
  *
  * Errors: each function returns 0 or -1. On -1 it appends one line
  * (no "error: " prefix, no newline) to `err` when `err` is not NULL,
