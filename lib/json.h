@@ -47,8 +47,9 @@ int json_object_bool(const json_t *obj, const char *key, int *out);
  */
 void base64_encode_into(struct strbuf *out, const void *data, size_t len);
 /*
- * Decode standard base64 (padding optional, whitespace refused) into
- * out. Returns 0 or -1 on bad input.
+ * Decode standard base64 (RFC 4648 section 4; padding optional, but
+ * when present it must complete the last group of four; whitespace
+ * refused) into out. Returns 0, or -1 on bad input with out unchanged.
  */
 int base64_decode_into(struct strbuf *out, const char *s, size_t len);
 
