@@ -3,8 +3,11 @@
 
 size_t utf8_seq_len(const unsigned char *s, size_t len)
 {
-	unsigned char c = s[0];
+	unsigned char c;
 
+	if (!len)
+		return 0;
+	c = s[0];
 	if (c < 0x80)
 		return 1;
 	if (c < 0xc2)

@@ -197,6 +197,15 @@ static void test_seq_len_invalid(void **state)
 	assert_int_equal(utf8_seq_len(U("\xf0\x9f\x98\x80"), 3), 0);
 	assert_int_equal(utf8_seq_len(U("\xf0\x9f\x98\x80"), 2), 0);
 	assert_int_equal(utf8_seq_len(U("\xf0\x9f\x98\x80"), 1), 0);
+	/* an empty range starts nothing; s[0] must not be read */
+	assert_int_equal(utf8_seq_len(U("a"), 0), 0);
+	{
+		unsigned char *one = malloc(1);
+
+		*one = 'a';
+		assert_int_equal(utf8_seq_len(one + 1, 0), 0);
+		free(one);
+	}
 }
 
 static void test_seq_len_exhaustive(void **state)
