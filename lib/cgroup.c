@@ -314,15 +314,15 @@ static int v2_enable(const char *dir, unsigned need, int fake)
 		if (!(need & CGROUP_BIT(c)) || (have & CGROUP_BIT(c)))
 			continue;
 		if (fake) {
-			/* a regular file: rewrite the whole list */
-			int d;
+			/* a regular file: append to the list it holds */
+			struct strbuf path = STRBUF_INIT;
 
-			have |= CGROUP_BIT(c);
-			for (d = 0; d < CGROUP_NR_CTL; d++)
-				if (have & CGROUP_BIT(d))
-					strbuf_addf(&val, "%s%s",
-						    val.len ? " " : "",
-						    ctl_names[d]);
+			strbuf_addf(&path, "%s/cgroup.subtree_control", dir);
+			strbuf_read_file(&val, path.buf, 64);
+			strbuf_release(&path);
+			strbuf_trim(&val);
+			strbuf_addf(&val, "%s%s", val.len ? " " : "",
+				    ctl_names[c]);
 		} else {
 			strbuf_addf(&val, "+%s", ctl_names[c]);
 		}

@@ -21,12 +21,41 @@ static const char *const usage_lines[] = {
 	NULL
 };
 
+/* the state appears as <file>.done once complete (tests poll for it) */
+static int rename_state(const char *file)
+{
+	struct strbuf done = STRBUF_INIT;
+	int r;
+
+	strbuf_addf(&done, "%s.done", file);
+	r = link(file, done.buf);
+	strbuf_release(&done);
+	return r;
+}
+
+/* --kill: load a state written by --state and release the sandbox */
+static int kill_saved(const char *file)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct isolate_handle h;
+	int ret = 1;
+
+	isolate_handle_init(&h);
+	if (strbuf_read_file(&sb, file, 256) < 0)
+		error_errno("cannot read '%s'", file);
+	else if (!isolate_state_parse(&h, sb.buf))
+		ret = isolate_release(&h) ? 1 : 0;
+	isolate_handle_free(&h);
+	strbuf_release(&sb);
+	return ret;
+}
+
 int main(int argc, const char **argv)
 {
 	int network = 0, show_cgroup = 0, pids = -1, status, ret = 125;
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
-	const char *state_file = NULL;
+	const char *state_file = NULL, *kill_file = NULL;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -49,6 +78,8 @@ int main(int argc, const char **argv)
 			 "print the sandbox's cgroups on stderr"),
 		OPT_STRING(0, "state", &state_file, "<file>",
 			   "write the handle state there"),
+		OPT_STRING(0, "kill", &kill_file, "<file>",
+			   "end the sandbox saved by --state (another run)"),
 		OPT_END(),
 	};
 
@@ -57,6 +88,8 @@ int main(int argc, const char **argv)
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (argc < 0)
 		return parse_options_status(argc);
+	if (kill_file)
+		return kill_saved(kill_file);
 	if (!argc) {
 		usage_with_options_to(stderr, usage_lines, opts);
 		return 129;
@@ -111,6 +144,8 @@ int main(int argc, const char **argv)
 		isolate_state_format(&h, &sb);
 		if (!fp || fputs(sb.buf, fp) < 0 || fclose(fp))
 			warning_errno("cannot write '%s'", state_file);
+		else if (rename_state(state_file))
+			warning_errno("cannot rename '%s'", state_file);
 		strbuf_release(&sb);
 	}
 	if (show_cgroup) {
