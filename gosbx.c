@@ -20,6 +20,9 @@ struct cmd_struct {
 
 /* keep alphabetical; only commands that work are listed */
 static struct cmd_struct commands[] = {
+	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
+	{ "push", cmd_push, NEED_BACKEND,
+	  "copy local files and trees into a sandbox's /app" },
 	{ NULL, NULL, 0, NULL },
 };
 
