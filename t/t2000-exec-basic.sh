@@ -30,8 +30,11 @@ expect_code() {
 }
 
 # gone <pattern>: no process matches within about 10 s
+not_running() {
+	! pgrep -f "$1" >/dev/null
+}
 gone() {
-	test_retry 100 0.1 sh -c "! pgrep -f '$1' >/dev/null"
+	test_retry 100 0.1 not_running "$1"
 }
 
 test_atexit 'gosbx close --all'
