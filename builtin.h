@@ -31,6 +31,11 @@ struct gosbx_ctx {
 struct session_opts;
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
+int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
+
 /* flags in the commands[] table */
 #define NEED_BACKEND (1 << 0)
 
