@@ -92,7 +92,7 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.pids_set = 1;
 	}
 	if (cpus) {
-		double v;
+		double v = 0;
 
 		if (parse_cpus(cpus, &v) < 0)
 			return 129;
