@@ -96,9 +96,9 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 		add_age(&age, now - c->created);
 		add_age(&idle, now - c->last_used);
 		add_size(&size, c->app_bytes);
-		printf("%-*s  %-7s  %-7s  %5s  %5s  %6s\n", w, c->name,
-		       "local", local_claim_status_name(c->status), age.buf,
-		       idle.buf, size.buf);
+		printf("%-*s  %-7s  %-7s  %5s  %5s  %6s\n", w, c->name, "local",
+		       local_claim_status_name(c->status), age.buf, idle.buf,
+		       size.buf);
 	}
 	strbuf_release(&age);
 	strbuf_release(&idle);
@@ -127,13 +127,13 @@ static int print_json(const struct local_claim_info *list, size_t nr,
 		strbuf_reset(&t);
 		add_rfc3339(&t, c->last_used);
 		json_object_set_new(o, "last_used", json_string(t.buf));
-		json_object_set_new(o, "age_s",
-				    json_integer(now - c->created));
+		json_object_set_new(o, "age_s", json_integer(now - c->created));
 		json_object_set_new(o, "idle_s",
 				    json_integer(now - c->last_used));
 		json_object_set_new(o, "app_bytes",
-				    c->app_bytes < 0 ? json_null() :
-						       json_integer(c->app_bytes));
+				    c->app_bytes < 0
+					    ? json_null()
+					    : json_integer(c->app_bytes));
 		if (c->ttl_ms % 1000)
 			json_object_set_new(o, "ttl_s",
 					    json_real(c->ttl_ms / 1000.0));

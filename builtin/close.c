@@ -39,7 +39,7 @@ out:
 
 static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 {
-	struct session_opts o = { 0 };
+	struct session_opts o = {0};
 	struct session s;
 
 	if (!strcmp(ctx->backend, "local")) {
@@ -96,8 +96,7 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct option opts[] = {
 		OPT_BOOL(0, "disconnect", &disconnect,
 			 "keep the sandbox, only drop the connection"),
-		OPT_BOOL(0, "all", &all,
-			 "close every claim (local backend)"),
+		OPT_BOOL(0, "all", &all, "close every claim (local backend)"),
 		OPT_END(),
 	};
 

@@ -103,8 +103,8 @@ static void print_text(const char *backend, const struct check_list *cl)
 			printf("      fix: %s\n", c->fix);
 	}
 	count(cl, n);
-	printf("%s backend: %zu ok, %zu warning%s, %zu failed\n", backend,
-	       n[0], n[1], n[1] == 1 ? "" : "s", n[2]);
+	printf("%s backend: %zu ok, %zu warning%s, %zu failed\n", backend, n[0],
+	       n[1], n[1] == 1 ? "" : "s", n[2]);
 }
 
 static int print_json(const char *backend, const struct check_list *cl)
@@ -122,8 +122,8 @@ static int print_json(const char *backend, const struct check_list *cl)
 			o, "status",
 			json_string(isolate_check_status_name(c->status)));
 		json_object_set_new(o, "message", json_string(c->message));
-		json_object_set_new(o, "fix", c->fix ? json_string(c->fix) :
-						       json_null());
+		json_object_set_new(o, "fix",
+				    c->fix ? json_string(c->fix) : json_null());
 		json_array_append_new(arr, o);
 	}
 	count(cl, n);
@@ -152,8 +152,8 @@ struct capture {
 static void capture_report(const char *prefix, const char *msg, void *data)
 {
 	struct capture *cap = data;
-	struct strbuf *sb = starts_with(prefix, "warning") ? &cap->warn :
-							    &cap->err;
+	struct strbuf *sb =
+		starts_with(prefix, "warning") ? &cap->warn : &cap->err;
 
 	if (sb->len)
 		strbuf_addstr(sb, "; ");
@@ -210,7 +210,7 @@ static int run_capture(const char *const *argv, struct strbuf *out,
 	}
 	close(fds[1]);
 	for (;;) {
-		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
 		int64_t left = (int64_t)deadline - (int64_t)monotonic_ms();
 		char buf[4096];
 		ssize_t n;
@@ -271,16 +271,17 @@ static int mkdir_p(const char *path)
 }
 
 /* path exists (or is created) as a directory we can write into */
-static void check_dir(struct check_list *cl, const char *name,
-		      const char *path, const char *env)
+static void check_dir(struct check_list *cl, const char *name, const char *path,
+		      const char *env)
 {
 	struct strbuf msg = STRBUF_INIT, fix = STRBUF_INIT;
 	struct strbuf tmp = STRBUF_INIT;
 	struct stat st;
 	int fd;
 
-	strbuf_addf(&fix, "make '%s' a directory you can write to, or set "
-			  "%s to another place",
+	strbuf_addf(&fix,
+		    "make '%s' a directory you can write to, or set "
+		    "%s to another place",
 		    path, env);
 	if (mkdir_p(path) < 0) {
 		strbuf_addf(&msg, "cannot create '%s': %s", path,
@@ -369,7 +370,7 @@ static void check_runtime(struct check_list *cl)
 		goto out;
 	}
 	{
-		const char *argv[] = { path.buf, "--version", NULL };
+		const char *argv[] = {path.buf, "--version", NULL};
 		status = run_capture(argv, &out, VERSION_TIMEOUT_MS);
 	}
 	first_line(&out);
@@ -384,8 +385,8 @@ static void check_runtime(struct check_list *cl)
 		goto out;
 	}
 	if (strcmp(version, GOSBX_VERSION)) {
-		strbuf_addf(&msg, "%s is version %s but gosbx is %s",
-			    path.buf, version, GOSBX_VERSION);
+		strbuf_addf(&msg, "%s is version %s but gosbx is %s", path.buf,
+			    version, GOSBX_VERSION);
 		check_add(cl, "gosbx-runtime", ISOLATE_CHECK_WARN, msg.buf,
 			  "install gosbx and gosbx-runtime from the same "
 			  "build");
@@ -445,8 +446,8 @@ out:
 /* open a throwaway sandbox, run `true`, close it; report the time */
 static void check_probe(struct check_list *cl, struct gosbx_ctx *ctx)
 {
-	struct session_opts o = { 0 };
-	struct session_exec ex = { 0 };
+	struct session_opts o = {0};
+	struct session_exec ex = {0};
 	struct session_result res;
 	struct session s;
 	struct strbuf msg = STRBUF_INIT;
@@ -484,10 +485,10 @@ done:
 			  "fix the failed checks above; 'gosbx open' shows "
 			  "the same error");
 	} else {
-		strbuf_addf(&msg, "opened a sandbox, ran 'true' and closed it "
-				  "in %" PRIu64 " ms (open %" PRIu64
-				  " ms, run %" PRIu64 " ms, close %" PRIu64
-				  " ms)",
+		strbuf_addf(&msg,
+			    "opened a sandbox, ran 'true' and closed it "
+			    "in %" PRIu64 " ms (open %" PRIu64
+			    " ms, run %" PRIu64 " ms, close %" PRIu64 " ms)",
 			    t_close - t0, t_open - t0, t_run - t_open,
 			    t_close - t_run);
 		if (cap.warn.len)
@@ -531,7 +532,7 @@ static int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 
 static int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 {
-	struct session_opts so = { 0 };
+	struct session_opts so = {0};
 	struct strbuf msg = STRBUF_INIT;
 	struct capture cap;
 	struct session s;
@@ -566,14 +567,14 @@ static const struct {
 	const char *backend;
 	int (*run)(struct check_list *cl, const struct doctor_opts *o);
 } sections[] = {
-	{ "local", doctor_local },
-	{ "url", doctor_url },
+	{"local", doctor_local},
+	{"url", doctor_url},
 };
 
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	struct doctor_opts dopts = { ctx, 0 };
-	struct check_list cl = { 0 };
+	struct doctor_opts dopts = {ctx, 0};
+	struct check_list cl = {0};
 	const char *format = "text";
 	size_t i, n[3];
 	int ret;

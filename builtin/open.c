@@ -42,7 +42,7 @@ static int parse_cpus(const char *arg, double *out)
 
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	struct session_opts o = { 0 };
+	struct session_opts o = {0};
 	struct session s;
 	const char *name = NULL, *cpus = NULL;
 	int64_t memory = -1, ttl = -1;
@@ -114,8 +114,9 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return 1;
 	printf("%s\n", s.claim);
 	if (!quiet)
-		fprintf(stderr, "use it with: gosbx exec --claim=%s -- "
-				"<command>\nclose it with: gosbx close %s\n",
+		fprintf(stderr,
+			"use it with: gosbx exec --claim=%s -- "
+			"<command>\nclose it with: gosbx close %s\n",
 			s.claim, s.claim);
 	session_disconnect(&s);
 	return 0;
