@@ -676,12 +676,10 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		return -1;
 	d = opendir(dir.buf);
 	if (!d) {
-		int e = errno;
+		int ret = errno == ENOENT ? 0 :
+					    error_errno("cannot read '%s'", dir.buf);
 		strbuf_release(&dir);
-		if (e == ENOENT)
-			return 0;
-		errno = e;
-		return error_errno("cannot read '%s'", dir.buf);
+		return ret;
 	}
 	while ((de = readdir(d))) {
 		struct local_claim_info *c;
@@ -723,7 +721,8 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		}
 	}
 	closedir(d);
-	qsort(list, n, sizeof(*list), cmp_info);
+	if (n)
+		qsort(list, n, sizeof(*list), cmp_info);
 	*out = list;
 	*nr = n;
 	strbuf_release(&dir);
