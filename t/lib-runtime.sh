@@ -53,18 +53,25 @@ rt_poll() {
 	test_retry "$_rt_tries" 0.1 "$@"
 }
 
-# rt_start [--name=<n>] [--unix] [--workdir=<dir>] [--] [runtime options]
+# rt_start [--name=<n>] [--unix] [--any] [--env] [--workdir=<dir>] [--]
+#          [runtime options]
 # Start a server on a free loopback TCP port (or a unix socket in the
-# trash directory) and wait until GET / answers 200. Extra options go
-# to gosbx-runtime. Fails (showing the log) if the server died.
+# trash directory; or --any: the address ":PORT") and wait until GET /
+# answers 200. --env passes address and workdir as SANDBOX_ADDR and
+# SANDBOX_WORKDIR instead of options. Extra options go to gosbx-runtime.
+# Fails (showing the log) if the server died.
 rt_start() {
 	_rt_name=rt
 	_rt_unix=
+	_rt_any=
+	_rt_env=
 	_rt_work=$TRASH_DIRECTORY/work
 	while test $# -gt 0; do
 		case "$1" in
 		--name=*) _rt_name=${1#--name=} ;;
 		--unix) _rt_unix=t ;;
+		--any) _rt_any=t ;;
+		--env) _rt_env=t ;;
 		--workdir=*) _rt_work=${1#--workdir=} ;;
 		--) shift; break ;;
 		*) break ;;
@@ -82,12 +89,20 @@ rt_start() {
 			_rt_port=$(test_free_port) || return 1
 			_rt_addr=127.0.0.1:$_rt_port
 			echo "http://$_rt_addr" >"$_rt_base.url"
+			test -n "$_rt_any" && _rt_addr=:$_rt_port
 		fi
 		# fds 3-5 are the test library's: the server must not keep
 		# them (nor a pipe reading the TAP output) open
-		gosbx-runtime --addr="$_rt_addr" --workdir="$_rt_work" "$@" \
-			</dev/null >"$_rt_base.out" 2>"$_rt_base.log" \
-			3>&- 4>&- 5>&- &
+		if test -n "$_rt_env"; then
+			SANDBOX_ADDR=$_rt_addr SANDBOX_WORKDIR=$_rt_work \
+			gosbx-runtime "$@" \
+				</dev/null >"$_rt_base.out" 2>"$_rt_base.log" \
+				3>&- 4>&- 5>&- &
+		else
+			gosbx-runtime --addr="$_rt_addr" --workdir="$_rt_work" \
+				"$@" </dev/null >"$_rt_base.out" \
+				2>"$_rt_base.log" 3>&- 4>&- 5>&- &
+		fi
 		echo $! >"$_rt_base.pid"
 		echo $! >>"$TRASH_DIRECTORY/.rt-pids"
 		# up to 60 s (sanitized builds start slowly), unless it died

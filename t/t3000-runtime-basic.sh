@@ -20,12 +20,14 @@ test_expect_success '--version prints the version' '
 '
 
 test_expect_success 'an unknown option is a usage error (129)' '
-	test_expect_code 129 gosbx-runtime --no-such-option 2>err &&
+	{ gosbx-runtime --no-such-option 2>err; echo $? >code; } &&
+	echo 129 >expect && test_cmp expect code &&
 	test_grep "no-such-option" err
 '
 
 test_expect_success 'a bad duration is a usage error (129)' '
-	test_expect_code 129 gosbx-runtime --shutdown-grace=soon 2>err &&
+	{ gosbx-runtime --shutdown-grace=soon 2>err; echo $? >code; } &&
+	echo 129 >expect && test_cmp expect code &&
 	test_grep "shutdown-grace" err
 '
 
@@ -128,28 +130,16 @@ test_expect_success 'a unix socket address works' '
 '
 
 test_expect_success 'SANDBOX_ADDR and SANDBOX_WORKDIR configure the server' '
-	port=$(test_free_port) &&
-	SANDBOX_ADDR=127.0.0.1:$port SANDBOX_WORKDIR="$TRASH_DIRECTORY/envwork" \
-		gosbx-runtime </dev/null >env.out 2>env.log 3>&- 4>&- 5>&- &
-	echo $! >env.pid && echo $! >>.rt-pids &&
-	echo "http://127.0.0.1:$port" >env.url &&
-	echo "$TRASH_DIRECTORY/envwork" >env.work &&
-	rt_poll 60 rt_ready_ env &&
+	rt_start --name=env --env --workdir="$TRASH_DIRECTORY/envwork" &&
 	RT=env rt_exec "{\"command\":\"pwd\"}" &&
 	json_is body stdout "$TRASH_DIRECTORY/envwork" &&
-	RT=env rt_stop
+	rt_stop env
 '
 
 test_expect_success 'an address of the form :port listens on all interfaces' '
-	port=$(test_free_port) &&
-	gosbx-runtime --addr=:$port --workdir="$TRASH_DIRECTORY/anywork" \
-		</dev/null >any.out 2>any.log 3>&- 4>&- 5>&- &
-	echo $! >any.pid && echo $! >>.rt-pids &&
-	echo "http://127.0.0.1:$port" >any.url &&
-	echo "$TRASH_DIRECTORY/anywork" >any.work &&
-	rt_poll 60 rt_ready_ any &&
+	rt_start --name=any --any --workdir="$TRASH_DIRECTORY/anywork" &&
 	RT=any rt_expect 200 GET / &&
-	RT=any rt_stop
+	rt_stop any
 '
 
 test_expect_success 'a relative workdir is resolved' '
@@ -157,7 +147,7 @@ test_expect_success 'a relative workdir is resolved' '
 	(cd rel && rt_start --name=rel --workdir=w) &&
 	RT=rel rt_exec "{\"command\":\"pwd\"}" &&
 	json_is body stdout "$TRASH_DIRECTORY/rel/w" &&
-	RT=rel rt_stop
+	rt_stop rel
 '
 
 test_done

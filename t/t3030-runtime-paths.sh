@@ -95,12 +95,6 @@ do
 	"
 done
 
-test_expect_success 'PUT through a dangling symlink that points out is refused' '
-	rt_req PUT /v1/files/dangling --data-binary pwned &&
-	denied && unchanged &&
-	! test -e outside/not-yet
-'
-
 test_expect_success 'DELETE of a directory through a symlink is refused' '
 	rt_req DELETE /v1/files/out-link/sub && denied && unchanged
 '
@@ -153,6 +147,13 @@ test_expect_success 'a symlink inside pointing inside is fine' '
 
 test_expect_success 'the server is still alive' '
 	rt_alive && unchanged
+'
+
+# last: a server that gets this wrong replaces the link in the workdir
+test_expect_success 'PUT through a dangling symlink that points out is refused' '
+	rt_req PUT /v1/files/dangling --data-binary pwned &&
+	denied && unchanged &&
+	! test -e outside/not-yet
 '
 
 test_done

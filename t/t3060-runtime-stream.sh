@@ -62,8 +62,10 @@ test_expect_success 'a signaled command: the exit event carries signal' '
 
 test_expect_success 'events arrive while the command still runs' '
 	rm -f work/release &&
-	rt_curl /v1/exec -N -o live.out \
-		--data-binary "{\"command\":\"echo first; while ! test -e release; do sleep 0.05; done; echo second\",\"timeout_ms\":120000}" &
+	{
+		rt_curl /v1/exec -N -o live.out \
+			--data-binary "{\"command\":\"echo first; while ! test -e release; do sleep 0.05; done; echo second\",\"timeout_ms\":120000}" &
+	} &&
 	rt_poll 60 grep -q first live.out &&
 	! grep -q second live.out &&
 	! grep -q "\"exit\"" live.out &&

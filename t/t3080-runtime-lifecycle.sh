@@ -77,8 +77,10 @@ test_expect_success 'SIGTERM during a command: group killed, files intact, exit 
 		--shutdown-grace=1s &&
 	head -c 1000000 /dev/urandom >keep.bin &&
 	RT=busy rt_expect 200 POST /upload -F "file=@keep.bin" &&
-	RT=busy rt_curl /execute -o busy.answer \
-		--data-binary "{\"command\":\"sleep 1000.321 & (sleep 1000.321; echo x) & sleep 1000.321\"}" &
+	{
+		RT=busy rt_curl /execute -o busy.answer \
+			--data-binary "{\"command\":\"sleep 1000.321 & (sleep 1000.321; echo x) & sleep 1000.321\"}" &
+	} &&
 	rt_wait_process "sleep 1000\\.321" &&
 	kill -TERM $(rt_pid busy) &&
 	wait_exit busy 60 &&
@@ -93,8 +95,10 @@ test_expect_success 'SIGTERM during a command: group killed, files intact, exit 
 test_expect_success 'SIGTERM: a command ending within the grace is answered' '
 	rt_start --name=grace --workdir="$TRASH_DIRECTORY/grace-work" -- \
 		--shutdown-grace=600s &&
-	RT=grace rt_curl /execute -o grace.answer \
-		--data-binary "{\"command\":\"touch started; while ! test -e release; do sleep 0.05; done; echo finished\"}" &
+	{
+		RT=grace rt_curl /execute -o grace.answer \
+			--data-binary "{\"command\":\"touch started; while ! test -e release; do sleep 0.05; done; echo finished\"}" &
+	} &&
 	rt_poll 60 test -e grace-work/started &&
 	kill -TERM $(rt_pid grace) &&
 	rt_poll 60 refuses grace &&
@@ -109,8 +113,10 @@ test_expect_success 'SIGTERM: a command ending within the grace is answered' '
 test_expect_success 'SIGTERM during a /v1/exec stream: group killed, exit 0' '
 	rt_start --name=strm --workdir="$TRASH_DIRECTORY/strm-work" -- \
 		--shutdown-grace=1s &&
-	RT=strm rt_curl /v1/exec -N -o strm.answer \
-		--data-binary "{\"command\":\"echo up; sleep 1000.322\"}" &
+	{
+		RT=strm rt_curl /v1/exec -N -o strm.answer \
+			--data-binary "{\"command\":\"echo up; sleep 1000.322\"}" &
+	} &&
 	rt_poll 60 grep -q up strm.answer &&
 	kill -TERM $(rt_pid strm) &&
 	wait_exit strm 60 &&
