@@ -133,4 +133,30 @@ test_expect_success 'a server can start again on the same unix socket path' '
 	rt_stop again
 '
 
+test_expect_success '--idle-timeout: exit 0 and create the expired file' '
+	rt_start --name=idle2 --workdir="$TRASH_DIRECTORY/idle2-work" -- \
+		--idle-timeout=1s --expired-file="$TRASH_DIRECTORY/idle2.expired" &&
+	wait_exit idle2 60 &&
+	echo 0 >expect && test_cmp expect idle2.status &&
+	test -f idle2.expired &&
+	test_grep "idle timeout" idle2.log
+'
+
+test_expect_success '--idle-timeout does not end a running request' '
+	rt_start --name=idle3 --workdir="$TRASH_DIRECTORY/idle3-work" -- \
+		--idle-timeout=500ms --expired-file="$TRASH_DIRECTORY/idle3.expired" &&
+	RT=idle3 rt_exec "{\"command\":\"sleep 2; echo survived\"}" &&
+	json_is body stdout survived &&
+	wait_exit idle3 60 &&
+	test -f idle3.expired
+'
+
+test_expect_success 'no expired file when a signal ends the server' '
+	rt_start --name=idle4 --workdir="$TRASH_DIRECTORY/idle4-work" -- \
+		--idle-timeout=600s --expired-file="$TRASH_DIRECTORY/idle4.expired" &&
+	kill -TERM $(rt_pid idle4) &&
+	wait_exit idle4 60 &&
+	! test -e idle4.expired
+'
+
 test_done
