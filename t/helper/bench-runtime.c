@@ -546,48 +546,56 @@ static const char *scan_string(const char *p, const char *end,
 {
 	uint64_t n = 0;
 
-	while (p < end) {
-		const char *q = p;
+	/*
+	 * memchr finds the candidate closing quote and each backslash
+	 * before it (vectorised in glibc): much faster than a byte loop
+	 * over megabytes of "data". An escaped quote moves the candidate.
+	 */
+	for (;;) {
+		const char *quote = memchr(p, '"', end - p);
 
-		while (q < end && *q != '"' && *q != '\\')
-			q++;
-		n += q - p;
-		if (q >= end)
+		if (!quote)
 			return NULL;
-		if (*q == '"') {
-			*decoded = n;
-			return q + 1;
-		}
-		if (q + 1 >= end)
-			return NULL;
-		if (q[1] == 'u') {
-			unsigned cp = 0;
-			int i;
+		while (p <= quote) {
+			const char *bs = memchr(p, '\\', quote - p);
 
-			if (q + 6 > end)
-				return NULL;
-			for (i = 2; i < 6; i++) {
-				int h = hexval((unsigned char)q[i]);
-
-				if (h < 0)
-					return NULL;
-				cp = cp << 4 | (unsigned)h;
+			if (!bs) {
+				n += quote - p;
+				*decoded = n;
+				return quote + 1;
 			}
-			if (cp < 0x80)
+			n += bs - p;
+			if (bs + 1 >= end)
+				return NULL;
+			if (bs[1] == 'u') {
+				unsigned cp = 0;
+				int i;
+
+				if (bs + 6 > end)
+					return NULL;
+				for (i = 2; i < 6; i++) {
+					int h = hexval((unsigned char)bs[i]);
+
+					if (h < 0)
+						return NULL;
+					cp = cp << 4 | (unsigned)h;
+				}
+				if (cp < 0x80)
+					n += 1;
+				else if (cp < 0x800)
+					n += 2;
+				else if (cp >= 0xd800 && cp < 0xdc00)
+					n += 4; /* a pair: the low half adds 0 */
+				else if (cp < 0xdc00 || cp >= 0xe000)
+					n += 3;
+				p = bs + 6;
+			} else {
 				n += 1;
-			else if (cp < 0x800)
-				n += 2;
-			else if (cp >= 0xd800 && cp < 0xdc00)
-				n += 4; /* a pair: the low half adds nothing */
-			else if (cp < 0xdc00 || cp >= 0xe000)
-				n += 3;
-			p = q + 6;
-		} else {
-			n += 1;
-			p = q + 2;
+				p = bs + 2;
+			}
 		}
+		/* the escape just handled ended past the candidate quote */
 	}
-	return NULL;
 }
 
 /* Skip a non-string JSON value (number, literal, object, array). */
