@@ -201,8 +201,8 @@ static void conn_init(struct conn *c, const char *path, const char *post_body)
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &c->body);
 	if (post_body) {
-		c->headers = curl_slist_append(NULL,
-					       "Content-Type: application/json");
+		c->headers = curl_slist_append(
+			NULL, "Content-Type: application/json");
 		c->headers = curl_slist_append(c->headers, "Expect:");
 		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, post_body);
@@ -586,7 +586,7 @@ static const char *scan_string(const char *p, const char *end,
 				else if (cp < 0x800)
 					n += 2;
 				else if (cp >= 0xd800 && cp < 0xdc00)
-					n += 4; /* a pair: the low half adds 0 */
+					n += 4; /* pair; low half adds 0 */
 				else if (cp < 0xdc00 || cp >= 0xe000)
 					n += 3;
 				p = bs + 6;
@@ -787,11 +787,10 @@ static int cmd_stream(void)
 		if (opt_bytes < 0)
 			opt_bytes = 1073741824;
 		/* 64-byte lines of printable text, produced fast */
-		strbuf_addf(&cmd,
-			    "yes %.*s | head -c %" PRId64, 63,
-			    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-			    "aaaaaaaaaaa",
-			    opt_bytes);
+		strbuf_addstr(&cmd, "yes ");
+		for (int i = 0; i < 63; i++)
+			strbuf_addch(&cmd, 'a');
+		strbuf_addf(&cmd, " | head -c %" PRId64, opt_bytes);
 	}
 	body = command_body(cmd.buf);
 	conn_init(&c, opt_path ? opt_path : "/v1/exec", body);

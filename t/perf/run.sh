@@ -259,7 +259,7 @@ section_runtime() {
 	test "$perf_stream_bytes" -lt $chunk && chunk=$perf_stream_bytes
 	yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa |
 		head -c $chunk >"$tmp/stream.work/stream.txt"
-	stream_cmd=cat
+	stream_cmd="cat"
 	i=0
 	while test $((i * chunk)) -lt "$perf_stream_bytes"; do
 		stream_cmd="$stream_cmd stream.txt"
