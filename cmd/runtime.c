@@ -28,10 +28,13 @@
 
 struct runtime rt;
 static atomic_int inflight;
+/* monotonic ms of the last request start or end (idle timeout) */
+static atomic_uint_fast64_t last_activity_ms;
 
 static const char *const runtime_usage[] = {
 	"gosbx-runtime [--addr=<addr>] [--workdir=<dir>] [--log-level=<level>] "
 	"[--shutdown-grace=<duration>]",
+	"              [--idle-timeout=<duration> [--expired-file=<path>]]",
 	NULL,
 };
 
@@ -216,6 +219,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		route_request(r, method, r->url);
 		*con_cls = r;
 		atomic_fetch_add(&inflight, 1);
+		atomic_store(&last_activity_ms, monotonic_ms());
 		if (wants_spool(r->route) && upload_begin(c, r) < 0)
 			r->write_failed = 1;
 		return MHD_YES;
@@ -258,7 +262,18 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(r->url);
 	free(r);
 	*con_cls = NULL;
+	atomic_store(&last_activity_ms, monotonic_ms());
 	atomic_fetch_sub(&inflight, 1);
+}
+
+/* True when nothing happened for idle_ms and nothing is running. */
+static int idle_expired(int64_t idle_ms)
+{
+	if (idle_ms <= 0 || atomic_load(&inflight) > 0 ||
+	    exec_running_count() > 0)
+		return 0;
+	return monotonic_ms() - atomic_load(&last_activity_ms) >=
+	       (uint64_t)idle_ms;
 }
 
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
@@ -418,7 +433,8 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 int main(int argc, const char **argv)
 {
 	const char *addr = ":8888", *workdir = "/app", *level = NULL;
-	int64_t grace_ms = 5000;
+	int64_t grace_ms = 5000, idle_ms = 0;
+	const char *expired_file = NULL;
 	int show_version = 0;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
@@ -432,6 +448,10 @@ int main(int argc, const char **argv)
 			       "SANDBOX_LOG_LEVEL"),
 		OPT_DURATION(0, "shutdown-grace", &grace_ms,
 			     "on SIGTERM, time given to running requests"),
+		OPT_DURATION(0, "idle-timeout", &idle_ms,
+			     "exit after this long without requests"),
+		OPT_STRING(0, "expired-file", &expired_file, "<path>",
+			   "file created when the idle timeout ends the server"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
@@ -475,6 +495,7 @@ int main(int argc, const char **argv)
 		return 1;
 	}
 	rt.started_ms = monotonic_ms();
+	atomic_store(&last_activity_ms, rt.started_ms);
 	exec_setup_oom_source();
 
 	lfd = listen_on(addr, &unix_path);
@@ -516,6 +537,17 @@ int main(int argc, const char **argv)
 			break;
 		}
 		exec_reap_orphans();
+		if (idle_expired(idle_ms)) {
+			log_msg(LOG_INFO, "idle timeout, exiting", NULL, NULL);
+			if (expired_file) {
+				int fd = open(expired_file,
+					      O_WRONLY | O_CREAT | O_CLOEXEC,
+					      0644);
+				if (fd >= 0)
+					close(fd);
+			}
+			break;
+		}
 	}
 	shutdown_server(d, grace_ms);
 	if (unix_path) {

@@ -189,8 +189,8 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 	fprintf(fp, "usage: %s\n", *usage++);
 	while (*usage && **usage)
 		fprintf(fp, "   or: %s\n", *usage++);
-	while (*usage)
-		fprintf(fp, "%s%s\n", **usage ? "    " : "", *usage++);
+	for (; *usage; usage++)
+		fprintf(fp, "%s%s\n", **usage ? "    " : "", *usage);
 	if (opts->type != OPTION_END && opts->type != OPTION_GROUP)
 		fputc('\n', fp);
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
