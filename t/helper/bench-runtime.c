@@ -693,14 +693,16 @@ static void stream_line(struct stream *st, const char *p, size_t len)
 			p = scan_string(p + 1, end, &n);
 			if (!p)
 				goto bad;
-			if (keylen == 4 && !memcmp(key, "type", 4))
-				xsnprintf(type, sizeof(type), "%.*s",
-					  (int)(p - 1 - val) < 15 ?
-						  (int)(p - 1 - val) : 15,
-					  val);
-			else if (keylen == 4 && !memcmp(key, "data", 4))
+			if (keylen == 4 && !memcmp(key, "type", 4)) {
+				size_t vlen = p - 1 - val;
+
+				if (vlen >= sizeof(type))
+					vlen = sizeof(type) - 1;
+				memcpy(type, val, vlen);
+				type[vlen] = '\0';
+			} else if (keylen == 4 && !memcmp(key, "data", 4)) {
 				data += n;
-			else if (keylen == 3 && !memcmp(key, "b64", 3)) {
+			} else if (keylen == 3 && !memcmp(key, "b64", 3)) {
 				uint64_t pad = 0;
 
 				if (n && p[-2] == '=')
@@ -773,7 +775,7 @@ static int cmd_stream(void)
 	struct stream st = { STRBUF_INIT };
 	struct conn c;
 	char *body;
-	uint64_t t0, t1;
+	uint64_t t0, t1, counted;
 	CURLcode rc;
 	long status = 0;
 	double secs;
@@ -822,6 +824,7 @@ static int cmd_stream(void)
 				    " %" PRId64, st.out_bytes, opt_bytes);
 	}
 	secs = (double)(t1 - t0) / 1e9;
+	counted = opt_parse ? st.out_bytes + st.err_bytes : st.body_bytes;
 	printf("bench=stream target=%s parse=%d status=%ld errors=%d"
 	       " seconds=%.3f body_bytes=%" PRIu64 " stdout_bytes=%" PRIu64
 	       " stderr_bytes=%" PRIu64 " events=%" PRIu64
@@ -832,10 +835,7 @@ static int cmd_stream(void)
 	       st.exit_code, st.reason[0] ? st.reason : "-",
 	       st.first_byte_ns ? (double)(st.first_byte_ns - t0) / 1e6 : 0.0,
 	       secs > 0 ? (double)st.body_bytes / secs / 1e6 : 0.0,
-	       secs > 0 ? (double)(opt_parse ? st.out_bytes + st.err_bytes
-						: st.body_bytes) /
-				  secs / 1e6 :
-			  0.0);
+	       secs > 0 ? (double)counted / secs / 1e6 : 0.0);
 	conn_release(&c);
 	strbuf_release(&st.line);
 	strbuf_release(&cmd);
