@@ -157,6 +157,12 @@ proc_kb() {
 		if (!found) print 0 }' "/proc/$1/status" 2>/dev/null
 }
 
+# proc_cpu_s <pid>: user + system CPU seconds the process used so far.
+proc_cpu_s() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / hz }'
+}
+
 us_to_ms() {
 	awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'
 }
@@ -281,12 +287,19 @@ section_runtime() {
 	perf_goal "runtime: idle server RSS (VmRSS)" \
 		"$(kb_to_mib "$idle")" MiB "<=" 2 \
 		"anon $(kb_to_mib "$anon") MiB"
+	cpu0=$(proc_cpu_s "$server_pid")
 	if bench stream "$server_target" --command="$stream_cmd" \
 		--bytes=$((i * chunk)) --timeout=120s
 	then
+		cpu=$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$server_pid")" \
+			'BEGIN { printf "%.2f", b - a }')
+		pct=$(awk -v c="$cpu" -v s="$(kv "$line" seconds)" \
+			'BEGIN { printf "%.0f", (s > 0) ? c * 100 / s : 0 }')
 		perf_goal "runtime: /v1/exec stream of $mib MiB, unix" \
 			"$(kv "$line" mb_per_s)" "MB/s" ">=" 500 \
 			"$(kv "$line" events) events"
+		perf_info "runtime: server CPU in that stream" "$cpu s" \
+			"$pct% of one core"
 	else
 		perf_error "runtime: /v1/exec stream of $mib MiB"
 	fi
