@@ -24,6 +24,13 @@ struct gosbx_ctx {
 	int verbose;
 };
 
+/*
+ * Fill the backend fields of a session_opts (lib/session.h) from the
+ * global options. Declared here so every builtin uses the same rule.
+ */
+struct session_opts;
+void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
+
 /* flags in the commands[] table */
 #define NEED_BACKEND (1 << 0)
 

@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
+#include "session.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -21,6 +22,12 @@ struct cmd_struct {
 static struct cmd_struct commands[] = {
 	{ NULL, NULL, 0, NULL },
 };
+
+void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
+{
+	o->backend = ctx->backend;
+	o->url = ctx->url;
+}
 
 static const char *const gosbx_usage[] = {
 	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v]",
