@@ -53,6 +53,7 @@ results=$tmp/results
 : >"$results"
 perf_errors=0
 server_pid=
+server_log=
 
 cleanup() {
 	server_stop
@@ -110,6 +111,11 @@ bench() {
 	say "# $line"
 	if test -s "$tmp/bench.err"; then
 		sed 's/^/#   /' "$tmp/bench.err" | head -n 10
+	fi
+	if test $rc != 0 && test -n "$server_pid" && test -s "$server_log"
+	then
+		say "# server log (end):"
+		tail -n 10 "$server_log" | sed 's/^/#   /'
 	fi
 	return $rc
 }
