@@ -178,6 +178,8 @@ int session_open(struct session *s, const struct session_opts *opts)
 		strbuf_release(&msg);
 		if (!opts->claim)
 			s->ops->destroy(s); /* roll back what we created */
+		else if (s->ops->detach)
+			s->ops->detach(s); /* free the backend's state */
 		session_free(s);
 		return -1;
 	}
