@@ -75,7 +75,7 @@ test_expect_success 'an unknown claim fails with 125' '
 '
 
 test_expect_success 'two exec on one claim at once both run' '
-	gosbx exec --claim=t2001 -- "rm -f a b" &&
+	gosbx exec --claim=t2001 -- "rm -f a b" || return 1
 	# each writes its file, then waits (bounded) for the other one
 	gosbx exec --claim=t2001 -- "touch a; i=0;
 		while ! test -f b; do i=\$((i+1)); test \$i -lt 600 || exit 1;
