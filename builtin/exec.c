@@ -406,7 +406,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		command = argc == 1 ? xstrdup(argv[0]) :
 				      join_command(argc, argv);
 	} else if (isatty(0)) {
-		if (!claim) {
+		if (!claim && strcmp(ctx->backend, "url")) {
 			error("no command given; the REPL needs a kept "
 			      "sandbox: gosbx exec --claim=<name> (see "
 			      "'gosbx open')");
@@ -478,7 +478,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		error_errno("write failure on standard output");
 		status = EXIT_OWN_FAILURE;
 	}
-	if (claim) {
+	if (claim || want_repl) {
 		session_disconnect(&s);
 	} else {
 		if (ctx->verbose)

@@ -38,7 +38,8 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	verbose |= ctx->verbose;
 	if (claim && !*claim)
 		claim = NULL;
-	if (!claim) {
+	/* the url backend's sandbox is the runtime at --url */
+	if (!claim && strcmp(ctx->backend, "url")) {
 		error("which sandbox? give --claim=<name> or set GOSBX_CLAIM "
 		      "(a throwaway sandbox would be deleted right after the "
 		      "push)");
