@@ -147,6 +147,38 @@ static void test_stdin(void **state)
 	free(data);
 }
 
+static void test_stdin_epipe_no_sigpipe(void **state)
+{
+	pid_t child;
+	int status;
+
+	/* with SIGPIPE at its default, EPIPE on stdin must not kill us */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		struct exec_request req;
+		struct exec_result res;
+		size_t big = 4 * 1024 * 1024;
+		char *data = calloc(1, big);
+
+		signal(SIGPIPE, SIG_DFL);
+		exec_request_init(&req);
+		req.command = "exec 0<&-; sleep 0.1; echo ok";
+		req.stdin_data = data;
+		req.stdin_len = big;
+		exec_result_init(&res);
+		if (!data || exec_run(&req, &res) || res.exit_code ||
+		    strcmp(res.out.buf, "ok\n"))
+			_exit(1);
+		exec_result_release(&res);
+		free(data);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_cwd_env(void **state)
 {
 	char dir[] = "/tmp/u-exec-XXXXXX";
@@ -818,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_stdin),
+		cmocka_unit_test(test_stdin_epipe_no_sigpipe),
 		cmocka_unit_test(test_cwd_env),
 		cmocka_unit_test(test_start_failed),
 		cmocka_unit_test(test_signaled),
