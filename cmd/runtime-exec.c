@@ -343,12 +343,13 @@ static void add_event(struct strbuf *out, enum exec_stream stream,
 {
 	const char *type = stream == EXEC_STDOUT ? "stdout" : "stderr";
 
+	size_t start = out->len;
+
 	if (!len)
 		return;
-	if (utf8_is_valid(buf, len)) {
-		strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
-		json_add_string(out, buf, len);
-	} else {
+	strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
+	if (json_add_string_strict(out, buf, len) < 0) {
+		strbuf_setlen(out, start);
 		strbuf_addf(out, "{\"type\":\"%s\",\"b64\":\"", type);
 		base64_encode_into(out, buf, len);
 		strbuf_addch(out, '"');

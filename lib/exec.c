@@ -36,7 +36,7 @@
  *   of ours that is not yet known.
  */
 
-#define EXEC_CHUNK (64 * 1024)
+#define EXEC_CHUNK (256 * 1024)
 #define EXEC_DEFAULT_CAP ((size_t)8388608)
 #define EXEC_DRAIN_QUIET_MS 50
 #define EXEC_DRAIN_MAX_MS 2000
@@ -305,6 +305,9 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 		start_failed(p, "pipe", errno);
 		goto cleanup;
 	}
+	/* larger pipes: fewer wake-ups and bigger chunks for fast writers */
+	fcntl(out_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
+	fcntl(err_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
 	/* our end of stdin must never block the loop */
 	if (in_pipe[1] >= 0 && fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0) {
 		start_failed(p, "fcntl", errno);
