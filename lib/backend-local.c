@@ -676,8 +676,10 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		return -1;
 	d = opendir(dir.buf);
 	if (!d) {
-		int ret = errno == ENOENT ? 0 :
-					    error_errno("cannot read '%s'", dir.buf);
+		int ret = 0;
+
+		if (errno != ENOENT)
+			ret = error_errno("cannot read '%s'", dir.buf);
 		strbuf_release(&dir);
 		return ret;
 	}
