@@ -25,8 +25,11 @@ static struct cmd_struct commands[] = {
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
+	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
 	{ "open", cmd_open, NEED_BACKEND,
 	  "open a kept sandbox, print its name" },
+	{ "push", cmd_push, NEED_BACKEND,
+	  "copy local files and trees into a sandbox's /app" },
 	{ NULL, NULL, 0, NULL },
 };
 

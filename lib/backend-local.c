@@ -608,8 +608,8 @@ static void local_exec_hook(struct session *s, int after,
 			ls->oom_before = UINT64_MAX;
 		return;
 	}
-	if (ls->oom_before == UINT64_MAX || strcmp(res->reason, "signaled") &&
-						    strcmp(res->reason, "exited"))
+	if (ls->oom_before == UINT64_MAX ||
+	    (strcmp(res->reason, "signaled") && strcmp(res->reason, "exited")))
 		return;
 	if (!(res->signal == 9 || res->exit_code == 137))
 		return;

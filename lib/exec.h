@@ -140,4 +140,15 @@ int exec_running_count(void);
  */
 int exec_reap_orphans(void);
 
+/*
+ * For code in this process that starts and waits for its own children
+ * without exec_start() (e.g. a helper run with posix_spawn + waitpid):
+ * hold the reaper from just before the spawn until the child has been
+ * waited for, so that exec_reap_orphans() cannot take its status.
+ * While held, exec_reap_orphans() reaps nothing and returns 0. Holds
+ * may nest across threads; every hold needs one release.
+ */
+void exec_reaper_hold(void);
+void exec_reaper_release(void);
+
 #endif /* EXEC_H */

@@ -183,16 +183,21 @@ static int b64_value(int c)
 
 int base64_decode_into(struct strbuf *out, const char *s, size_t len)
 {
+	size_t start = out->len, pad = 0, i;
 	uint32_t acc = 0;
 	int bits = 0;
-	size_t i;
 
-	while (len && s[len - 1] == '=')
+	while (len && s[len - 1] == '=') {
 		len--;
+		pad++;
+	}
+	/* padding, when present, completes the last group of four */
+	if (pad && (pad > 2 || (len + pad) % 4))
+		return -1;
 	for (i = 0; i < len; i++) {
 		int v = b64_value((unsigned char)s[i]);
 		if (v < 0)
-			return -1;
+			goto bad;
 		acc = acc << 6 | v;
 		bits += 6;
 		if (bits >= 8) {
@@ -200,5 +205,10 @@ int base64_decode_into(struct strbuf *out, const char *s, size_t len)
 			strbuf_addch(out, (acc >> bits) & 0xff);
 		}
 	}
-	return bits >= 6 ? -1 : 0;
+	if (bits >= 6)
+		goto bad;
+	return 0;
+bad:
+	strbuf_setlen(out, start);
+	return -1;
 }

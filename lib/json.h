@@ -35,11 +35,16 @@ static inline void json_add_str(struct strbuf *out, const char *s)
 	json_add_string(out, s, strlen(s));
 }
 
-/* Object member accessors; NULL/-1 when missing or of another type. */
+/*
+ * Object member accessors. A member whose value is null counts as
+ * absent; obj not being an object counts as every member absent.
+ * json_object_str: the string (owned by obj), or NULL when absent or
+ * of another type.
+ */
 const char *json_object_str(const json_t *obj, const char *key);
 /* 1 present and integer (stored in *out), 0 absent, -1 wrong type */
 int json_object_int(const json_t *obj, const char *key, int64_t *out);
-/* 1 present and boolean, 0 absent, -1 wrong type */
+/* 1 present and boolean (0/1 stored in *out), 0 absent, -1 wrong type */
 int json_object_bool(const json_t *obj, const char *key, int *out);
 
 /*
@@ -47,8 +52,9 @@ int json_object_bool(const json_t *obj, const char *key, int *out);
  */
 void base64_encode_into(struct strbuf *out, const void *data, size_t len);
 /*
- * Decode standard base64 (padding optional, whitespace refused) into
- * out. Returns 0 or -1 on bad input.
+ * Decode standard base64 (RFC 4648 section 4; padding optional, but
+ * when present it must complete the last group of four; whitespace
+ * refused) into out. Returns 0, or -1 on bad input with out unchanged.
  */
 int base64_decode_into(struct strbuf *out, const char *s, size_t len);
 

@@ -105,6 +105,18 @@ static void add_value(struct strbuf *sb, const char *s)
 		case '\t':
 			strbuf_addstr(sb, "\\t");
 			break;
+		case '\a':
+			strbuf_addstr(sb, "\\a");
+			break;
+		case '\b':
+			strbuf_addstr(sb, "\\b");
+			break;
+		case '\f':
+			strbuf_addstr(sb, "\\f");
+			break;
+		case '\v':
+			strbuf_addstr(sb, "\\v");
+			break;
 		default:
 			if (c < ' ' || c == 0x7f)
 				strbuf_addf(sb, "\\x%c%c", hex[c >> 4],

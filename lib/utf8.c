@@ -3,8 +3,11 @@
 
 size_t utf8_seq_len(const unsigned char *s, size_t len)
 {
-	unsigned char c = s[0];
+	unsigned char c;
 
+	if (!len)
+		return 0;
+	c = s[0];
 	if (c < 0x80)
 		return 1;
 	if (c < 0xc2)
@@ -140,12 +143,16 @@ size_t utf8_cut(const char *s, size_t len, size_t max)
 		n--;
 	if (n < max) {
 		size_t l = utf8_seq_len(p + n, len - n);
-		/* keep the sequence only if it ends within max */
-		if (l && n + l <= max)
-			return n + l;
-		if (l)
+
+		/*
+		 * Cut before the character only if max falls inside it;
+		 * if it ends before max, p[max] is a stray continuation
+		 * byte and so are the ones between (invalid bytes: cut
+		 * anywhere).
+		 */
+		if (l && n + l > max)
 			return n;
-		return max; /* invalid bytes: cut anywhere */
+		return max;
 	}
 	return max;
 }

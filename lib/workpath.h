@@ -17,8 +17,13 @@
  * abs:  receives the resolved absolute path (appended).
  * rel:  if not NULL, receives "/" + the resolved path relative to root
  *       ("/" for the root itself), as the upstream /exists answers.
- * Returns 0, or -1 if the path leaves the workdir (nothing printed).
- * A dangling symlink is resolved lexically through its target.
+ * Returns 0, or -1 (nothing printed, abs and rel untouched) if the
+ * path leaves the workdir, or a chain of dangling symlinks is more
+ * than 40 deep or cannot be read (a symlink loop is refused: fail
+ * closed). ".." is applied lexically before symlinks, as Go's
+ * filepath.Join does. A dangling symlink is resolved lexically through
+ * its target. Missing components are allowed (the result may not
+ * exist).
  */
 int workpath_resolve(const char *root, const char *path, struct strbuf *abs,
 		     struct strbuf *rel);
