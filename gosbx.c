@@ -20,12 +20,14 @@ struct cmd_struct {
 
 /* keep alphabetical; only commands that work are listed */
 static struct cmd_struct commands[] = {
-	{ "claims", cmd_claims, NEED_BACKEND, "list sandboxes; prune stale ones" },
+	{ "claims", cmd_claims, NEED_BACKEND,
+	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
-	{ "open", cmd_open, NEED_BACKEND, "open a kept sandbox, print its name" },
+	{ "open", cmd_open, NEED_BACKEND,
+	  "open a kept sandbox, print its name" },
 	{ "push", cmd_push, NEED_BACKEND,
 	  "copy local files and trees into a sandbox's /app" },
 	{ NULL, NULL, 0, NULL },
