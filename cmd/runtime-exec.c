@@ -108,6 +108,11 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 		strbuf_addstr(err, "command must not be empty");
 		return 400;
 	}
+	if (strlen(command) !=
+	    json_string_length(json_object_get(p->json, "command"))) {
+		strbuf_addstr(err, "command must not contain NUL bytes");
+		return 400;
+	}
 	p->req.command = command;
 
 	rc = json_object_int(p->json, "timeout_ms", &v);
@@ -137,7 +142,9 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 		}
 		json_object_foreach(env, key, val)
 		{
-			if (!json_is_string(val) || !*key || strchr(key, '=')) {
+			if (!json_is_string(val) || !*key || strchr(key, '=') ||
+			    strlen(json_string_value(val)) !=
+				    json_string_length(val)) {
 				strbuf_addstr(err, "env must be an object of "
 						   "strings with names "
 						   "without '='");
@@ -175,8 +182,11 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 	if (cwd_v && !json_is_null(cwd_v)) {
 		struct stat st;
 
-		if (!json_is_string(cwd_v)) {
-			strbuf_addstr(err, "cwd must be a string");
+		if (!json_is_string(cwd_v) ||
+		    strlen(json_string_value(cwd_v)) !=
+			    json_string_length(cwd_v)) {
+			strbuf_addstr(err, "cwd must be a string without NUL "
+					   "bytes");
 			return 400;
 		}
 		if (workpath_resolve(rt.root, json_string_value(cwd_v),
@@ -333,12 +343,13 @@ static void add_event(struct strbuf *out, enum exec_stream stream,
 {
 	const char *type = stream == EXEC_STDOUT ? "stdout" : "stderr";
 
+	size_t start = out->len;
+
 	if (!len)
 		return;
-	if (utf8_is_valid(buf, len)) {
-		strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
-		json_add_string(out, buf, len);
-	} else {
+	strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
+	if (json_add_string_strict(out, buf, len) < 0) {
+		strbuf_setlen(out, start);
 		strbuf_addf(out, "{\"type\":\"%s\",\"b64\":\"", type);
 		base64_encode_into(out, buf, len);
 		strbuf_addch(out, '"');

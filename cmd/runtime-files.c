@@ -189,6 +189,13 @@ enum MHD_Result handle_upload_done(struct MHD_Connection *c,
 		return reply_error(c, r, 400, "invalid multipart form: %s",
 				   "expected multipart/form-data with a "
 				   "'file' part");
+	/* a body that stopped inside a part is not an upload */
+	if (MHD_destroy_post_processor(r->pp) != MHD_YES) {
+		r->pp = NULL;
+		return reply_error(c, r, 400, "invalid multipart form: %s",
+				   "the body ends inside a part");
+	}
+	r->pp = NULL;
 	if (!r->saw_file_part)
 		return reply_error(c, r, 400, "missing file part 'file'");
 	if (r->too_large)
@@ -479,6 +486,20 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 	if (rc < 0) {
 		ret = reply_denied(c, r);
 		goto out;
+	}
+	/* an existing link at the leaf must not point out of the workdir */
+	{
+		struct strbuf through = STRBUF_INIT;
+		struct stat st;
+		int out_of_bounds = !lstat(abs.buf, &st) &&
+				    S_ISLNK(st.st_mode) &&
+				    workpath_resolve(rt.root, path, &through,
+						     NULL) < 0;
+		strbuf_release(&through);
+		if (out_of_bounds) {
+			ret = reply_denied(c, r);
+			goto out;
+		}
 	}
 	if (r->too_large) {
 		ret = reply_too_large(c, r);

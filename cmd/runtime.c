@@ -16,6 +16,7 @@
 #include "strbuf.h"
 #include "usage.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -30,6 +31,37 @@ struct runtime rt;
 static atomic_int inflight;
 /* monotonic ms of the last request start or end (idle timeout) */
 static atomic_uint_fast64_t last_activity_ms;
+
+/*
+ * Set by unescape_url() when the request's path held "%00": the
+ * decoded path would be cut at the NUL, so the request is refused
+ * instead (thread per connection: the handler runs in this thread).
+ */
+static __thread int url_had_nul;
+
+/* Percent-decoding of the path (RFC 3986 section 2.1), refusing %00. */
+static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *in = s, *out = s;
+
+	while (*in) {
+		if (in[0] == '%' && isxdigit((unsigned char)in[1]) &&
+		    isxdigit((unsigned char)in[2])) {
+			char hex[3] = { in[1], in[2], 0 };
+			char v = (char)strtol(hex, NULL, 16);
+			if (!v) {
+				url_had_nul = 1;
+				v = '?';
+			}
+			*out++ = v;
+			in += 3;
+			continue;
+		}
+		*out++ = *in++;
+	}
+	*out = '\0';
+	return out - s;
+}
 
 static const char *const runtime_usage[] = {
 	"gosbx-runtime [--addr=<addr>] [--workdir=<dir>] [--log-level=<level>] "
@@ -170,6 +202,9 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 {
 	switch (r->route) {
 	case R_NONE:
+		if (r->bad_path)
+			return reply_error(c, r, 400,
+					   "path must not contain NUL bytes");
 		return reply_error(c, r, r->status, r->status == 405 ?
 							    "method not allowed" :
 							    "not found");
@@ -217,6 +252,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		r->spool_fd = -1;
 		strbuf_init(&r->body, 0);
 		route_request(r, method, r->url);
+		if (url_had_nul) {
+			url_had_nul = 0;
+			r->route = R_NONE;
+			r->status = 400;
+			r->bad_path = 1;
+		}
 		*con_cls = r;
 		atomic_fetch_add(&inflight, 1);
 		atomic_store(&last_activity_ms, monotonic_ms());
@@ -510,6 +551,7 @@ int main(int argc, const char **argv)
 		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),

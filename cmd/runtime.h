@@ -50,6 +50,7 @@ struct request {
 	/* JSON bodies */
 	struct strbuf body;
 	int too_large;
+	int bad_path;		/* the path held %00 */
 	/* bodies spooled to a file: upload, archive, PUT */
 	int spool_fd;		/* -1 if none */
 	uint64_t spooled;

@@ -218,7 +218,8 @@ out:
 	return ret;
 }
 
-static void generate_name(struct strbuf *out)
+/* five random characters that read well */
+static void add_random(struct strbuf *out)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	unsigned char rnd[5];
@@ -227,9 +228,14 @@ static void generate_name(struct strbuf *out)
 		uint64_t t = monotonic_us() ^ (uint64_t)getpid() << 20;
 		memcpy(rnd, &t, sizeof(rnd));
 	}
-	strbuf_addstr(out, "sandbox-");
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		strbuf_addch(out, alphabet[rnd[i] % (sizeof(alphabet) - 1)]);
+}
+
+static void generate_name(struct strbuf *out)
+{
+	strbuf_addstr(out, "sandbox-");
+	add_random(out);
 }
 
 static void log_tail(const char *path, struct strbuf *out)
@@ -364,6 +370,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct isolate_config cfg;
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
+	struct strbuf cgname = STRBUF_INIT;
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	int log_fd = -1, ret = -1, created = 0;
 	uint64_t deadline;
@@ -399,7 +406,15 @@ static int create_claim(struct session *s, struct local_state *ls,
 	}
 
 	isolate_config_init(&cfg);
-	cfg.claim_name = name;
+	/*
+	 * Cgroups (and systemd scopes) live in one namespace for the whole
+	 * machine while claim names are only unique per state directory:
+	 * a random suffix keeps two claims of the same name (other users,
+	 * other XDG_STATE_HOME) from sharing, and killing, one group.
+	 */
+	strbuf_addf(&cgname, "%s-", name);
+	add_random(&cgname);
+	cfg.claim_name = cgname.buf;
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/app", ls->dir.buf);
 	cfg.claim_dir = p.buf;
@@ -492,6 +507,7 @@ out:
 	strbuf_release(&runtime);
 	strbuf_release(&meta);
 	strbuf_release(&sock);
+	strbuf_release(&cgname);
 	return ret;
 }
 
@@ -676,8 +692,10 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		return -1;
 	d = opendir(dir.buf);
 	if (!d) {
-		int ret = errno == ENOENT ? 0 :
-					    error_errno("cannot read '%s'", dir.buf);
+		int ret = 0;
+
+		if (errno != ENOENT)
+			ret = error_errno("cannot read '%s'", dir.buf);
 		strbuf_release(&dir);
 		return ret;
 	}

@@ -36,34 +36,37 @@
  *   of ours that is not yet known.
  */
 
-#define EXEC_CHUNK (64 * 1024)
+#define EXEC_CHUNK (256 * 1024)
 #define EXEC_DEFAULT_CAP ((size_t)8388608)
 #define EXEC_DRAIN_QUIET_MS 50
 #define EXEC_DRAIN_MAX_MS 2000
-#define EXEC_NOPIDFD_POLL_MS 2
+#define EXEC_NOPIDFD_POLL_MIN_MS 1
+#define EXEC_NOPIDFD_POLL_MAX_MS 50
+#define EXEC_ORPHAN_PIPES_POLL_MS 100
 #define SHELL_PATH "/bin/sh"
 
 struct exec_proc {
 	const struct exec_request *req;
-	pid_t pid;		/* the shell == the pgid; -1 if never started */
-	int pidfd;		/* -1 if unavailable or closed */
-	int fd_out, fd_err;	/* our read ends, -1 once at EOF or closed */
-	int fd_in;		/* our write end of stdin, -1 when closed */
-	size_t in_off;		/* bytes of stdin_data written */
-	int watch_cancel;	/* cancel_fd is still watched */
-	int cb_off;		/* on_output asked to stop */
-	size_t cap;		/* stream cap in bytes */
-	uint64_t start_us, deadline_us;	/* deadline 0: no timeout */
-	int draining;		/* after a kill: bounded drain */
+	pid_t pid;	    /* the shell == the pgid; -1 if never started */
+	int pidfd;	    /* -1 if unavailable or closed */
+	int nopidfd_ms;	    /* without pidfd: next wait4 poll interval */
+	int fd_out, fd_err; /* our read ends, -1 once at EOF or closed */
+	int fd_in;	    /* our write end of stdin, -1 when closed */
+	size_t in_off;	    /* bytes of stdin_data written */
+	int watch_cancel;   /* cancel_fd is still watched */
+	int cb_off;	    /* on_output asked to stop */
+	size_t cap;	    /* stream cap in bytes */
+	uint64_t start_us, deadline_us; /* deadline 0: no timeout */
+	int draining;			/* after a kill: bounded drain */
 	uint64_t drain_quiet_us, drain_end_us;
 	int status;
-	int lost_status;	/* wait4 failed (someone stole the child) */
+	int lost_status; /* wait4 failed (someone stole the child) */
 	struct rusage ru;
 	uint64_t reaped_us;
-	int reaped;		/* atomic: the shell was waited for */
-	int done;		/* atomic: reaped and both pipes closed */
+	int reaped;		 /* atomic: the shell was waited for */
+	int done;		 /* atomic: reaped and both pipes closed */
 	const char *kill_reason; /* atomic: set once, when we kill */
-	char *buf;		/* EXEC_CHUNK read buffer */
+	char *buf;		 /* EXEC_CHUNK read buffer */
 	struct exec_result res;
 	/* registry links, under reg_lock */
 	struct exec_proc *reg_next, **reg_pprev;
@@ -160,7 +163,7 @@ static void start_failed(struct exec_proc *p, const char *what, int err)
 
 	strbuf_reset(&p->res.err);
 	if (!what && cwd) {
-		/* posix_spawn only says "it failed": find out whether chdir did */
+		/* posix_spawn only says it failed: did chdir fail? */
 		if (stat(cwd, &st) < 0)
 			cerr = errno;
 		else if (!S_ISDIR(st.st_mode))
@@ -169,9 +172,8 @@ static void start_failed(struct exec_proc *p, const char *what, int err)
 			cerr = errno;
 	}
 	if (cerr)
-		strbuf_addf(&p->res.err,
-			    "cannot run command: chdir '%s': %s", cwd,
-			    strerror(cerr));
+		strbuf_addf(&p->res.err, "cannot run command: chdir '%s': %s",
+			    cwd, strerror(cerr));
 	else if (what)
 		strbuf_addf(&p->res.err, "cannot run command: %s: %s", what,
 			    strerror(err));
@@ -272,9 +274,9 @@ static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
 int exec_start(const struct exec_request *req, struct exec_proc **out)
 {
 	struct exec_proc *p;
-	int in_pipe[2] = { -1, -1 };
-	int out_pipe[2] = { -1, -1 };
-	int err_pipe[2] = { -1, -1 };
+	int in_pipe[2] = {-1, -1};
+	int out_pipe[2] = {-1, -1};
+	int err_pipe[2] = {-1, -1};
 	int rc;
 
 	if (!out)
@@ -303,6 +305,9 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 		start_failed(p, "pipe", errno);
 		goto cleanup;
 	}
+	/* larger pipes: fewer wake-ups and bigger chunks for fast writers */
+	fcntl(out_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
+	fcntl(err_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
 	/* our end of stdin must never block the loop */
 	if (in_pipe[1] >= 0 && fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0) {
 		start_failed(p, "fcntl", errno);
@@ -356,8 +361,8 @@ void exec_cancel(struct exec_proc *p, const char *reason)
 }
 
 /* Append up to the cap, growing the buffer to no more than cap + 1. */
-static void add_capped(struct strbuf *sb, const char *buf, size_t n,
-		       size_t cap, int *truncated)
+static void add_capped(struct strbuf *sb, const char *buf, size_t n, size_t cap,
+		       int *truncated)
 {
 	size_t room = sb->len < cap ? cap - sb->len : 0;
 	size_t need, a;
@@ -458,7 +463,7 @@ static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
 	n = write(fd, buf, len);
 	saved = errno;
 	if (n < 0 && saved == EPIPE && !was_pending) {
-		struct timespec zero = { 0, 0 };
+		struct timespec zero = {0, 0};
 
 		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 &&
 		       errno == EINTR)
@@ -493,8 +498,14 @@ static void try_reap(struct exec_proc *p)
 	do {
 		r = wait4(p->pid, &p->status, WNOHANG, &p->ru);
 	} while (r < 0 && errno == EINTR);
-	if (r == 0)
+	if (r == 0) {
+		/*
+		 * The pidfd said "exited" but there is nothing to wait for
+		 * yet (a tracer holds the zombie): poll instead of spinning.
+		 */
+		close_fd(&p->pidfd);
 		return;
+	}
 	if (r < 0)
 		p->lost_status = 1;
 	p->reaped_us = monotonic_us();
@@ -571,12 +582,14 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	now = monotonic_us();
 	if (p->deadline_us && now >= p->deadline_us)
 		exec_cancel(p, "timeout");
-	if (!p->draining && __atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE)) {
+	if (!p->draining &&
+	    __atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE)) {
 		p->draining = 1;
 		p->drain_quiet_us = now + EXEC_DRAIN_QUIET_MS * 1000;
 		p->drain_end_us = now + EXEC_DRAIN_MAX_MS * 1000;
 	}
-	if (p->draining && (now >= p->drain_quiet_us || now >= p->drain_end_us)) {
+	if (p->draining &&
+	    (now >= p->drain_quiet_us || now >= p->drain_end_us)) {
 		close_fd(&p->fd_out);
 		close_fd(&p->fd_err);
 		close_fd(&p->fd_in);
@@ -605,7 +618,14 @@ int exec_step(struct exec_proc *p, int wait_ms)
 			pfd[nfd].fd = p->pidfd;
 			pfd[nfd++].events = POLLIN;
 		} else {
-			timeout = min_timeout(timeout, EXEC_NOPIDFD_POLL_MS);
+			/* no pidfd: look with wait4 at growing intervals */
+			if (p->nopidfd_ms < EXEC_NOPIDFD_POLL_MIN_MS)
+				p->nopidfd_ms = EXEC_NOPIDFD_POLL_MIN_MS;
+			timeout = min_timeout(timeout, p->nopidfd_ms);
+			p->nopidfd_ms =
+				p->nopidfd_ms * 2 > EXEC_NOPIDFD_POLL_MAX_MS
+					? EXEC_NOPIDFD_POLL_MAX_MS
+					: p->nopidfd_ms * 2;
 		}
 	}
 	if (p->watch_cancel) {
@@ -614,11 +634,20 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		/* POLLHUP and POLLERR are reported whatever we ask */
 		pfd[nfd++].events = POLLRDHUP;
 	}
-	if (p->deadline_us && !__atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE))
+	if (p->deadline_us &&
+	    !__atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE))
 		timeout = min_timeout(timeout, poll_ms(now, p->deadline_us));
+	/*
+	 * Only background jobs hold the pipes now: nothing would wake us
+	 * if another thread cancelled (exec_kill_all) and they had left
+	 * the group, so look at the kill reason now and then.
+	 */
+	if (load_int(&p->reaped) && !p->draining)
+		timeout = min_timeout(timeout, EXEC_ORPHAN_PIPES_POLL_MS);
 	if (p->draining && (p->fd_out >= 0 || p->fd_err >= 0)) {
-		uint64_t until = p->drain_quiet_us < p->drain_end_us ?
-					 p->drain_quiet_us : p->drain_end_us;
+		uint64_t until = p->drain_quiet_us < p->drain_end_us
+					 ? p->drain_quiet_us
+					 : p->drain_end_us;
 
 		timeout = min_timeout(timeout, poll_ms(now, until));
 	}

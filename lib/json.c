@@ -35,7 +35,7 @@ static const unsigned char needs_escape[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* '\\' */
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, /* DEL */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	/* 0x80 and up: checked for UTF-8 validity */
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
@@ -47,18 +47,46 @@ static const unsigned char needs_escape[256] = {
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 
-void json_add_string(struct strbuf *out, const char *s, size_t len)
+/*
+ * Non-zero if any of the eight bytes in w needs a look: below 0x20,
+ * '"', '\\' or 0x80 and up (the "has zero byte" bit trick; a false
+ * alarm only sends the word to the byte-by-byte path).
+ */
+static inline uint64_t word_needs_look(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t high = 0x8080808080808080ULL;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+
+	return ((w - ones * 0x20) | (q - ones) | (b - ones) | w) & high;
+}
+
+/*
+ * The escaper; with strict, invalid UTF-8 makes it stop, restore out
+ * and return -1 instead of writing U+FFFD.
+ */
+static int add_string(struct strbuf *out, const char *s, size_t len,
+		      int strict)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;
+	size_t i = 0, run = 0, start = out->len;
 
 	strbuf_grow(out, len + 2);
 	strbuf_addch(out, '"');
 	while (i < len) {
-		unsigned char c = p[i];
+		unsigned char c;
 		size_t n;
 
+		if (i + 8 <= len) {
+			uint64_t w;
+			memcpy(&w, p + i, 8);
+			if (!word_needs_look(w)) {
+				i += 8;
+				continue;
+			}
+		}
+		c = p[i];
 		if (!needs_escape[c]) {
 			i++;
 			continue;
@@ -68,6 +96,10 @@ void json_add_string(struct strbuf *out, const char *s, size_t len)
 			if (n) {
 				i += n;
 				continue;
+			}
+			if (strict) {
+				strbuf_setlen(out, start);
+				return -1;
 			}
 			strbuf_add(out, s + run, i - run);
 			strbuf_add(out, "\xef\xbf\xbd", 3);
@@ -107,6 +139,17 @@ void json_add_string(struct strbuf *out, const char *s, size_t len)
 	}
 	strbuf_add(out, s + run, len - run);
 	strbuf_addch(out, '"');
+	return 0;
+}
+
+void json_add_string(struct strbuf *out, const char *s, size_t len)
+{
+	add_string(out, s, len, 0);
+}
+
+int json_add_string_strict(struct strbuf *out, const char *s, size_t len)
+{
+	return add_string(out, s, len, 1);
 }
 
 const char *json_object_str(const json_t *obj, const char *key)

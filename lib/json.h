@@ -30,6 +30,11 @@ int json_dump_into(struct strbuf *out, const json_t *v);
  * are escaped (RFC 8259 section 7).
  */
 void json_add_string(struct strbuf *out, const char *s, size_t len);
+/*
+ * As json_add_string(), but invalid UTF-8 is an error: returns -1 and
+ * leaves out as it was; 0 when the string was added.
+ */
+int json_add_string_strict(struct strbuf *out, const char *s, size_t len);
 static inline void json_add_str(struct strbuf *out, const char *s)
 {
 	json_add_string(out, s, strlen(s));

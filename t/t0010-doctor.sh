@@ -4,6 +4,14 @@ test_description='gosbx doctor: the local backend checks, failing checks and fix
 
 claims_dir="$XDG_STATE_HOME/gosbx/claims"
 
+# start_runtime PORT: a gosbx-runtime on the host's loopback (url backend)
+start_runtime() {
+	gosbx-runtime --addr="127.0.0.1:$1" --workdir="$PWD/work" \
+		>runtime.log 2>&1 &
+	echo $! >runtime.pid
+}
+test_atexit 'test -f runtime.pid && kill $(cat runtime.pid)'
+
 # bwrap, user namespaces and Go are required for a clean bill of health
 if command -v bwrap >/dev/null && command -v go >/dev/null &&
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null; then
@@ -126,6 +134,32 @@ test_expect_success 'doctor --probe without a runtime fails' '
 	test_expect_code 1 env GOSBX_RUNTIME=/nonexistent/gosbx-runtime \
 		gosbx doctor --probe >out &&
 	grep "^fail  probe: " out
+'
+
+test_expect_success 'the url backend: a runtime that answers' '
+	port=$(test_free_port) &&
+	mkdir work &&
+	start_runtime $port &&
+	test_retry 100 0.1 curl -sf "http://127.0.0.1:$port/" -o /dev/null &&
+	gosbx --backend=url --url="http://127.0.0.1:$port" doctor --probe >out &&
+	grep "^ok    runtime: http://127.0.0.1:$port answers (server .gosbx-runtime.)" out &&
+	grep "^ok    probe: " out &&
+	grep "^url backend: 2 ok, 0 warnings, 0 failed$" out
+'
+
+test_expect_success 'the url backend: nothing listening fails' '
+	kill $(cat runtime.pid) &&
+	rm runtime.pid &&
+	test_expect_code 1 gosbx --backend=url --url="http://127.0.0.1:$(test_free_port)" \
+		doctor >out &&
+	grep "^fail  runtime: " out &&
+	grep "^      fix: check --url" out &&
+	test_expect_code 1 gosbx --backend=url doctor >out &&
+	grep "^fail  runtime: the url backend needs a runtime URL" out
+'
+
+test_expect_success 'the kube backend has no checks yet' '
+	test_expect_code 1 gosbx --backend=kube doctor
 '
 
 test_done

@@ -24,6 +24,7 @@ if command -v bwrap >/dev/null &&
 fi
 
 test_atexit 'gosbx close --all'
+test_atexit 'XDG_STATE_HOME="$TRASH_DIRECTORY/other-state" gosbx close --all'
 
 # status NAME: the claim's status as `gosbx claims` shows it
 status() {
@@ -168,6 +169,20 @@ test_expect_success SANDBOX 'close --all closes every claim' '
 	gosbx claims >list &&
 	test_line_count = 1 list &&
 	test -z "$(ls "$claims_dir")"
+'
+
+test_expect_success SANDBOX 'same name in another state directory: independent sandboxes' '
+	other="$PWD/other-state" &&
+	gosbx open -q --name=twin >/dev/null &&
+	XDG_STATE_HOME="$other" gosbx open -q --name=twin >/dev/null &&
+	gosbx exec --claim=twin -- "echo here >where" &&
+	XDG_STATE_HOME="$other" gosbx exec --claim=twin -- "echo there >where" &&
+	XDG_STATE_HOME="$other" gosbx close twin &&
+	gosbx exec --claim=twin -- "cat where" >out &&
+	echo here >expect &&
+	test_cmp expect out &&
+	test "$(status twin)" = ready &&
+	gosbx close twin
 '
 
 test_expect_success 'close --all with no claims succeeds' '

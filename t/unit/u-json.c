@@ -119,7 +119,7 @@ static void test_add_string(void **state)
 	ADD("a\nb\rc\td", "\"a\\nb\\rc\\td\"");
 	ADD("\b\f", "\"\\b\\f\"");
 	ADD("\x01", "\"\\u0001\"");
-	ADD("\x1f\x7f", "\"\\u001f\\u007f\"");
+	ADD("\x1f\x7f", "\"\\u001f\x7f\""); /* DEL needs no escape (RFC 8259) */
 	ADD("a\0b", "\"a\\u0000b\"");
 	ADD("/", "\"/\"");
 	/* valid multibyte text is kept as is */
