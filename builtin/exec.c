@@ -116,13 +116,13 @@ static int read_files(const struct strvec *specs, struct exec_files *f)
 	for (size_t i = 0; i < f->nr; i++) {
 		const char *spec = specs->v[i];
 		const char *colon = strchr(spec, ':');
-		char *local = colon ? xstrndup(spec, colon - spec) :
-				      xstrdup(spec);
+		char *local =
+			colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
 		struct stat st;
 		int bad = 0;
 
-		f->dest[i] = colon ? xstrdup(colon + 1) :
-				     local_base_name(local);
+		f->dest[i] =
+			colon ? xstrdup(colon + 1) : local_base_name(local);
 		if (session_check_path(f->dest[i]) < 0)
 			bad = error("-f '%s': the destination must stay "
 				    "within /app",
@@ -134,8 +134,7 @@ static int read_files(const struct strvec *specs, struct exec_files *f)
 			bad = error("-f '%s': '%s' is a directory (copy "
 				    "trees with 'gosbx push')",
 				    spec, local);
-		else if (strbuf_read_file(&f->data[i], local, st.st_size) <
-			 0)
+		else if (strbuf_read_file(&f->data[i], local, st.st_size) < 0)
 			bad = error_errno("-f '%s': cannot read '%s'", spec,
 					  local);
 		free(local);
@@ -166,7 +165,7 @@ static int parse_cpus(const char *arg, double *out)
 }
 
 struct output_state {
-	int write_errno;	/* set when stdout or stderr failed */
+	int write_errno; /* set when stdout or stderr failed */
 };
 
 /* Live output: each chunk to our own stdout or stderr as it arrives. */
@@ -403,8 +402,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		goto out;
 
 	if (argc) {
-		command = argc == 1 ? xstrdup(argv[0]) :
-				      join_command(argc, argv);
+		command =
+			argc == 1 ? xstrdup(argv[0]) : join_command(argc, argv);
 	} else if (isatty(0)) {
 		if (!claim && strcmp(ctx->backend, "url")) {
 			error("no command given; the REPL needs a kept "
@@ -472,8 +471,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	else if (want_repl)
 		status = exec_repl(&s, &exec_signal);
 	else
-		status = run_command(&s, command, &files, timeout_ms, &env,
-				     cwd, json, ctx->verbose);
+		status = run_command(&s, command, &files, timeout_ms, &env, cwd,
+				     json, ctx->verbose);
 	if (fflush(stdout) && status == 0) {
 		error_errno("write failure on standard output");
 		status = EXIT_OWN_FAILURE;

@@ -76,8 +76,7 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 		for (int i = 0; i < argc; i++)
 			fprintf(stderr,
 				"pushed '%s' into claim '%s' at /app%s%s\n",
-				argv[i], s.claim, to ? "/" : "",
-				to ? to : "");
+				argv[i], s.claim, to ? "/" : "", to ? to : "");
 	}
 	session_disconnect(&s);
 	return ret ? 1 : 0;

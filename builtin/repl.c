@@ -31,8 +31,8 @@
 struct repl {
 	struct session *s;
 	volatile sig_atomic_t *sig;
-	struct strbuf history;	/* history file path, "" when none */
-	int last_byte;		/* last byte written by a command, or -1 */
+	struct strbuf history; /* history file path, "" when none */
+	int last_byte;	       /* last byte written by a command, or -1 */
 };
 
 static volatile sig_atomic_t got_winch;
@@ -75,8 +75,7 @@ static void history_open(struct repl *r)
 	if (state && *state == '/')
 		strbuf_addf(&r->history, "%s/gosbx/history", state);
 	else if (home && *home)
-		strbuf_addf(&r->history, "%s/.local/state/gosbx/history",
-			    home);
+		strbuf_addf(&r->history, "%s/.local/state/gosbx/history", home);
 	else
 		return;
 	if (mkdir_parents(r->history.buf) < 0) {
@@ -89,10 +88,9 @@ static void history_open(struct repl *r)
 
 static void history_save(struct repl *r, const char *line)
 {
-	HIST_ENTRY *prev = history_length ?
-				   history_get(history_base + history_length -
-					       1) :
-				   NULL;
+	HIST_ENTRY *prev =
+		history_length ? history_get(history_base + history_length - 1)
+			       : NULL;
 
 	if (prev && !strcmp(prev->line, line))
 		return; /* no runs of the same line */
@@ -100,8 +98,8 @@ static void history_save(struct repl *r, const char *line)
 	if (!r->history.len)
 		return;
 	/* append_history() does not create the file */
-	if (access(r->history.buf, F_OK) ? write_history(r->history.buf) :
-					   append_history(1, r->history.buf)) {
+	if (access(r->history.buf, F_OK) ? write_history(r->history.buf)
+					 : append_history(1, r->history.buf)) {
 		warning_errno("cannot write the history file '%s'",
 			      r->history.buf);
 		strbuf_reset(&r->history);
@@ -407,8 +405,7 @@ static int meta_command(struct repl *r, const char *line)
 	if (split_words(line + 1, &args) < 0)
 		goto out;
 	cmd = args.nr ? args.v[0] : "";
-	if (!strcmp(cmd, "quit") || !strcmp(cmd, "q") ||
-	    !strcmp(cmd, "exit")) {
+	if (!strcmp(cmd, "quit") || !strcmp(cmd, "q") || !strcmp(cmd, "exit")) {
 		quit = 1;
 	} else if (!strcmp(cmd, "help") || !strcmp(cmd, "h")) {
 		meta_help();
