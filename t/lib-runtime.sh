@@ -35,6 +35,13 @@ if ! command -v curl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1
 then
 	test_skip_all "curl and python3 are needed"
 fi
+# Version managers (pyenv) put a slow shell shim first in PATH; these
+# tests call python3 hundreds of times, so call the interpreter itself.
+RT_PYTHON=$(command python3 -c 'import sys; print(sys.executable)') &&
+test -x "$RT_PYTHON" || RT_PYTHON=$(command -v python3)
+python3() {
+	"$RT_PYTHON" "$@"
+}
 if ! test -x "$GOSBX_BUILD_DIR/gosbx-runtime"; then
 	test_skip_all "gosbx-runtime is not built in $GOSBX_BUILD_DIR"
 fi
@@ -493,4 +500,18 @@ open("stream.err", "wb").write(out["stderr"])
 json.dump(exits[0], open("stream.exit", "w"))
 open("stream.types", "w").write("\n".join(types) + "\n")
 ' "$1"
+}
+
+# rt_stop_check: stop every server of this script, then fail if any log
+# holds a sanitizer report (leaks show up only at exit) or a crash.
+rt_stop_check() {
+	rt_stop_all_ &&
+	if grep -l -E "Sanitizer|runtime error:|^==[0-9]+==" \
+		"$TRASH_DIRECTORY"/*.log >sanitizer.logs 2>/dev/null; then
+		for _rt_f in $(cat sanitizer.logs); do
+			echo >&4 "$_rt_f:"
+			grep -A 30 -E "Sanitizer|runtime error:" "$_rt_f" >&4
+		done
+		return 1
+	fi
 }

@@ -150,4 +150,8 @@ test_expect_success 'a relative workdir is resolved' '
 	rt_stop rel
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

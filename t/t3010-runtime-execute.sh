@@ -277,4 +277,8 @@ test_expect_success 'the server logs exec begin and exec done' '
 	test_grep "msg=\"exec begin\" command=\"printf abc; printf de >&2; exit 2\"" rt.log
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

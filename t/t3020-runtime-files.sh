@@ -256,4 +256,8 @@ test_expect_success 'a file written by PUT is seen by /execute and download' '
 	printf "echo from-put" >expect && test_cmp expect body
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

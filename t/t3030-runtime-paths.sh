@@ -156,4 +156,8 @@ test_expect_success 'PUT through a dangling symlink that points out is refused' 
 	! test -e outside/not-yet
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

@@ -192,4 +192,8 @@ test_expect_success 'after the 413s: no temp file, memory bounded, alive' '
 	rt_alive
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

@@ -329,4 +329,8 @@ test_expect_success 'a body over 256 MiB is 413' '
 	rt_alive
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

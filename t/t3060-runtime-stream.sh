@@ -159,4 +159,8 @@ test_expect_success 'a stream command is logged like /execute' '
 	test_grep "msg=request method=POST path=/v1/exec status=200" rt.log
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

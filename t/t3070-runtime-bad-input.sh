@@ -295,4 +295,8 @@ test_expect_success 'a wrong method: 405, then alive' '
 	rt_alive
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

@@ -159,4 +159,8 @@ test_expect_success 'no expired file when a signal ends the server' '
 	! test -e idle4.expired
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done

@@ -134,4 +134,8 @@ test_expect_success 'an unknown log level is refused at startup' '
 	test_grep "loud" loud.log
 '
 
+test_expect_success 'the servers stop cleanly, no sanitizer report' '
+	rt_stop_check
+'
+
 test_done
