@@ -371,7 +371,8 @@ enum MHD_Result handle_list(struct MHD_Connection *c, struct request *r,
 		nr++;
 	}
 	closedir(dir);
-	qsort(e, nr, sizeof(*e), cmp_entry);
+	if (nr)
+		qsort(e, nr, sizeof(*e), cmp_entry);
 	strbuf_addch(&body, '[');
 	for (size_t i = 0; i < nr; i++) {
 		double mtime = e[i].st.st_mtim.tv_sec +
