@@ -152,7 +152,7 @@ void mcp_session_unlock(struct mcp_session *s);
  */
 const char *mcp_session_label(struct mcp_session *s);
 
-/* Log a line to stderr (never stdout): "gosbx mcp: ..." */
+/* Log one line to stderr (never stdout), as given: no prefix. */
 void mcp_log_stderr(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
 #endif /* MCP_H */
