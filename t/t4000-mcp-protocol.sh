@@ -25,9 +25,9 @@ def meta(**kw):
     m.update(kw)
     return m
 class S:
-    def __init__(self, argv=None):
+    def __init__(self, argv=None, err="server.err"):
         argv = argv or ["test-mcp-server"]
-        self.err = open("server.err", "ab")
+        self.err = open(err, "ab")
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=self.err)
         self.buf = b""
@@ -91,10 +91,10 @@ class S:
 def err(m, code):
     assert "error" in m and "result" not in m, m
     assert m["error"]["code"] == code, m
-def stderr_has(text, timeout=30):
+def stderr_has(text, timeout=30, err="server.err"):
     end = time.time() + timeout
     while time.time() < end:
-        if text in open("server.err").read():
+        if text in open(err).read():
             return True
         time.sleep(0.05)
     return False
@@ -336,14 +336,13 @@ test_expect_success 'calls run on threads: ping is served while a call runs' '
 '
 
 test_expect_success 'notifications/cancelled: no answer, the tool sees it, the server goes on' '
-	: >server.err &&
 	run_py <<-\EOF
-	s = S(); s.init()
+	s = S(err="cancel.err"); s.init()
 	s.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
 	        "params": {"name": "sleep", "arguments": {"ms": 100, "steps": 600}}})
 	s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
 	        "params": {"requestId": 5, "reason": "test"}})
-	assert stderr_has("cancelled sleep")
+	assert stderr_has("cancelled sleep", err="cancel.err")
 	assert s.req(6, "ping")["result"] == {}
 	code, rest = s.close()
 	assert code == 0
@@ -463,9 +462,8 @@ test_expect_success 'a line longer than 64 MiB is -32700 and the server goes on'
 '
 
 test_expect_success 'EOF with a call running: it is cancelled, the session ends, exit 0' '
-	: >server.err &&
 	run_py <<-\EOF
-	s = S(); s.init()
+	s = S(err="eof.err"); s.init()
 	s.req(1, "tools/call", {"name": "echo", "arguments": {}})
 	s.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
 	        "params": {"name": "sleep", "arguments": {"ms": 100, "steps": 600}}})
@@ -474,21 +472,20 @@ test_expect_success 'EOF with a call running: it is cancelled, the session ends,
 	assert code == 0, code
 	assert rest == [], rest
 	EOF
-	test_grep "cancelled sleep" server.err &&
-	test_grep "session_end stdio calls=2" server.err
+	test_grep "cancelled sleep" eof.err &&
+	test_grep "session_end stdio calls=2" eof.err
 '
 
 test_expect_success 'SIGTERM ends the session too, exit 0' '
-	: >server.err &&
 	run_py <<-\EOF
-	s = S(); s.init()
+	s = S(err="term.err"); s.init()
 	s.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
 	        "params": {"name": "sleep", "arguments": {"ms": 100, "steps": 600}}})
 	s.req(3, "ping")
 	s.p.send_signal(signal.SIGTERM)
 	assert s.p.wait(timeout=30) == 0
 	EOF
-	test_grep "session_end stdio calls=1" server.err
+	test_grep "session_end stdio calls=1" term.err
 '
 
 test_expect_success 'gosbx mcp: stdout carries only protocol frames' '
@@ -523,6 +520,11 @@ test_expect_success 'gosbx mcp --tools=go,sandbox,jobs lists the tools of all th
 	    assert n in names, names
 	s.close()
 	EOF
+'
+
+test_expect_success 'no sanitizer report from any server' '
+	cat *.err >all-err &&
+	test_grep ! -E "Sanitizer|runtime error" all-err
 '
 
 test_done
