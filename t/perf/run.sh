@@ -637,7 +637,19 @@ print_table() {
 	say "gosbx perf: $(nproc 2>/dev/null || echo '?') cores," \
 		"$(uname -sr), $(sed -n 's/^model name[[:space:]]*: //p' \
 			/proc/cpuinfo 2>/dev/null | head -n 1)"
-	say "server: $RUNTIME (${server_name:--} ${server_version:--})"
+	case " $sections " in
+	*" runtime "*)
+		say "server: $RUNTIME (${server_name:--}" \
+			"${server_version:--})"
+		;;
+	esac
+	case " $sections " in
+	*" local "*)
+		say "local: $("$GOSBX" --version 2>&1), $(bwrap --version \
+			2>&1), $(go version 2>&1 | sed 's/^go version //'); load" \
+			"average before: $load_before"
+		;;
+	esac
 	awk -F '\t' '
 	BEGIN {
 		printf "%-46s %-14s %-14s %-30s %s\n", "metric", "value",
@@ -655,6 +667,7 @@ print_table() {
 }
 
 sections=${*:-$all_sections}
+load_before=$(cut -d ' ' -f 1-3 /proc/loadavg)
 start=$(date +%s)
 for s in $sections; do
 	case " $all_sections " in
