@@ -52,7 +52,7 @@ else
 	perf_stream_bytes=1073741824
 	local_open_n=30
 	local_exec_n=100
-	local_go_n=5
+	local_go_n=10
 	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-50}
 fi
 perf_clients=8
@@ -425,8 +425,10 @@ sandbox_pids() {
 			next="$next $(cat /proc/"$p"/task/*/children \
 				2>/dev/null)"
 		done
+		# shellcheck disable=SC2086 # squeeze the blanks
 		todo=$(say $next)
 	done
+	# shellcheck disable=SC2086
 	say $seen
 }
 
@@ -440,6 +442,7 @@ sandbox_mem() {
 			files="$files /proc/$p/status /proc/$p/smaps_rollup"
 	done
 	test -n "$files" || { say "0 0 0 0"; return; }
+	# shellcheck disable=SC2086 # one word per file
 	awk -v show="$2" '
 	FILENAME ~ /status$/ && $1 == "Name:" { n++; name = $2 }
 	FILENAME ~ /status$/ && $1 == "Pid:" { pid = $2 }
@@ -456,6 +459,7 @@ sandbox_mem() {
 
 # local 1: gosbx open to ready, each claim closed outside the timing
 local_open_bench() {
+	# shellcheck disable=SC2016 # expanded by bench-local's sh -c
 	after='"$GOSBX" --backend=local close perf-open-{} >/dev/null 2>&1'
 	if bench_with "$BENCH_LOCAL" run --n="$local_open_n" --warmup=2 \
 		--after="$after" \
@@ -577,6 +581,7 @@ local_idle_bench() {
 		if ($1 < 3) bad++ }
 		END { printf "%.1f %.0f %.0f %.0f %d", p / n, r / n, s / n,
 			a / n, bad }' "$tmp/idle.mem")
+	# shellcheck disable=SC2086 # the five numbers
 	set -- $mem
 	say "# idle sandboxes: $n, per sandbox: processes=$1" \
 		"VmRSS=${2}kB Pss=${3}kB RssAnon=${4}kB;" \
