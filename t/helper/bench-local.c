@@ -198,8 +198,7 @@ static uint64_t run_once(const char **argv, int index,
 		free(arg);
 	}
 	t0 = now_ns();
-	err = posix_spawnp(&pid, args.v[0], fa, NULL, (char **)args.v,
-			   environ);
+	err = posix_spawnp(&pid, args.v[0], fa, NULL, (char **)args.v, environ);
 	if (err) {
 		errno = err;
 		if (may_report())
@@ -207,8 +206,8 @@ static uint64_t run_once(const char **argv, int index,
 		strvec_clear(&args);
 		return 0;
 	}
-	if (wait_deadline(pid, &status, t0 + (uint64_t)opt_timeout_ms *
-						    1000000u)) {
+	if (wait_deadline(pid, &status,
+			  t0 + (uint64_t)opt_timeout_ms * 1000000u)) {
 		strvec_clear(&args);
 		return 0;
 	}
@@ -290,8 +289,7 @@ static int cmd_run(int argc, const char **argv)
 		}
 	}
 	posix_spawn_file_actions_destroy(&fa);
-	printf("bench=run n=%d warmup=%d errors=%d", opt_n, opt_warmup,
-	       errors);
+	printf("bench=run n=%d warmup=%d errors=%d", opt_n, opt_warmup, errors);
 	print_stats(&sa, "");
 	if (b)
 		print_stats(&sb, "vs_");
