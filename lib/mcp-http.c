@@ -56,12 +56,12 @@ struct exchange {
 	struct mcp_session *s; /* busy reference, dropped at the end */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	int owed;	     /* final sends still expected */
-	int status;	     /* HTTP status of the answer */
-	int sse;	     /* notifications are streamed */
-	int nr_notes;	     /* notifications queued */
-	int gone;	     /* the client went away / the end */
-	struct strbuf out;   /* SSE bytes not yet written */
+	int owed;	   /* final sends still expected */
+	int status;	   /* HTTP status of the answer */
+	int sse;	   /* notifications are streamed */
+	int nr_notes;	   /* notifications queued */
+	int gone;	   /* the client went away / the end */
+	struct strbuf out; /* SSE bytes not yet written */
 	size_t off;
 	struct strbuf final; /* the answer as plain JSON */
 	int have_final;
@@ -76,8 +76,8 @@ static void add_event(struct strbuf *out, const char *msg, size_t len)
 	strbuf_addstr(out, "\n\n");
 }
 
-static void x_send(struct mcp_chan *ch, const char *msg, size_t len,
-		   int final, int status)
+static void x_send(struct mcp_chan *ch, const char *msg, size_t len, int final,
+		   int status)
 {
 	struct exchange *x = (struct exchange *)ch;
 
@@ -218,8 +218,8 @@ static void sse_free(void *cls)
 struct conn {
 	struct strbuf body;
 	int too_large;
-	int reject;	    /* HTTP status decided before the body */
-	int reject_code;    /* JSON-RPC code of that answer */
+	int reject;	 /* HTTP status decided before the body */
+	int reject_code; /* JSON-RPC code of that answer */
 	const char *reject_msg;
 };
 
@@ -235,8 +235,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
 	return ret;
 }
 
-static struct MHD_Response *buf_response(struct strbuf *body,
-					 const char *ctype)
+static struct MHD_Response *buf_response(struct strbuf *body, const char *ctype)
 {
 	size_t len;
 	char *buf = strbuf_detach(body, &len);
@@ -252,8 +251,8 @@ static struct MHD_Response *buf_response(struct strbuf *body,
 	return resp;
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *c,
-				   unsigned status, int code, const char *msg)
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
+				   int code, const char *msg)
 {
 	struct strbuf body = STRBUF_INIT;
 	struct MHD_Response *resp;
@@ -267,8 +266,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c,
 	return queue(c, status, resp);
 }
 
-static enum MHD_Result reply_empty(struct MHD_Connection *c,
-				   unsigned status)
+static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
 {
 	struct strbuf body = STRBUF_INIT;
 
@@ -342,8 +340,7 @@ static int conn_fd(struct MHD_Connection *c)
 /* ---- sessions ---- */
 
 /* the session with this id, with a busy reference; or NULL */
-static struct mcp_session *get_session(struct http_server *hs,
-				       const char *id)
+static struct mcp_session *get_session(struct http_server *hs, const char *id)
 {
 	struct mcp_session *s = NULL;
 
@@ -372,8 +369,7 @@ static struct mcp_session *get_stateless(struct http_server *hs)
 }
 
 /* remove the session with this id from the table; NULL if unknown */
-static struct mcp_session *take_session(struct http_server *hs,
-					const char *id)
+static struct mcp_session *take_session(struct http_server *hs, const char *id)
 {
 	struct mcp_session *s = NULL;
 
@@ -449,7 +445,8 @@ static int check_modern_headers(struct MHD_Connection *c, json_t *msg,
 			    "value '%s' does not match body value '%s'",
 			    pv, ver);
 		ret = -1;
-	} else if (mm && method && (header_value(mm, &v), strcmp(v.buf, method))) {
+	} else if (mm && method &&
+		   (header_value(mm, &v), strcmp(v.buf, method))) {
 		strbuf_addf(why,
 			    "Header mismatch: Mcp-Method header value '%s' "
 			    "does not match body value '%s'",
@@ -594,8 +591,7 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 			goto out;
 		}
 		if (!(s = get_session(hs, sid))) {
-			ret = reply_error(c, 404, -32001,
-					  "Session not found");
+			ret = reply_error(c, 404, -32001, "Session not found");
 			goto out;
 		}
 		rev = mcp_session_rev(s);
@@ -605,8 +601,7 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 				    "Bad Request: Unsupported protocol "
 				    "version '%s' (this session speaks %s)",
 				    pv, mcp_rev_name(rev));
-			ret = reply_error(c, 400, MCP_INVALID_REQUEST,
-					  why.buf);
+			ret = reply_error(c, 400, MCP_INVALID_REQUEST, why.buf);
 			goto out;
 		}
 	}
@@ -847,8 +842,7 @@ static int listen_on(const char *addr, struct strbuf *url)
 		struct sockaddr_in *in = (void *)&ss;
 
 		inet_ntop(AF_INET, &in->sin_addr, name, sizeof(name));
-		strbuf_addf(url, "http://%s:%u/mcp", name,
-			    ntohs(in->sin_port));
+		strbuf_addf(url, "http://%s:%u/mcp", name, ntohs(in->sin_port));
 	}
 	if (!is_loopback(&ss))
 		warning("--http=%s is not a loopback address: anyone who can "
@@ -906,8 +900,8 @@ int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 
 	hs.srv = srv;
 	hs.h = h;
-	hs.idle_ms = h->session_idle_ms > 0 ? h->session_idle_ms
-					    : 60 * 60 * 1000;
+	hs.idle_ms =
+		h->session_idle_ms > 0 ? h->session_idle_ms : 60 * 60 * 1000;
 	pthread_mutex_init(&hs.mu, NULL);
 	atomic_init(&hs.stopping, 0);
 	if ((lfd = listen_on(h->addr, &url)) < 0) {
@@ -915,17 +909,17 @@ int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 		pthread_mutex_destroy(&hs.mu);
 		return -1;
 	}
-	d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			MHD_USE_ERROR_LOG,
-		0, NULL, NULL, handler, &hs, MHD_OPTION_LISTEN_SOCKET, lfd,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
-		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-		MHD_OPTION_END);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_THREAD_PER_CONNECTION |
+				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, handler, &hs,
+			     MHD_OPTION_LISTEN_SOCKET, lfd,
+			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
+			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+			     MHD_OPTION_END);
 	if (!d) {
 		close(lfd);
 		strbuf_release(&url);

@@ -104,8 +104,7 @@ void mcp_session_cancel_chan(struct mcp_session *s, struct mcp_chan *ch);
  */
 void mcp_handle_message(struct mcp_session *s, json_t *msg,
 			struct mcp_chan *ch);
-void mcp_handle_batch(struct mcp_session *s, json_t *arr,
-		      struct mcp_chan *ch);
+void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch);
 
 /*
  * 1 if the message gets a final send (a request, or anything that is

@@ -255,8 +255,7 @@ void mcp_chan_unref(struct mcp_chan *ch)
 static void chan_send(struct mcp_chan *ch, struct strbuf *msg, int final,
 		      int status)
 {
-	ch->send(ch, msg ? msg->buf : NULL, msg ? msg->len : 0, final,
-		 status);
+	ch->send(ch, msg ? msg->buf : NULL, msg ? msg->len : 0, final, status);
 }
 
 /* ---- sessions ---- */
@@ -269,10 +268,10 @@ struct mcp_session {
 	struct mcp_server *srv;
 	pthread_mutex_t mu; /* everything below except tool_lock/state */
 	pthread_cond_t cond;
-	int busy;	 /* handler references + running calls */
-	int ended;	 /* mcp_session_end() was called */
-	int end_waiters; /* mcp_session_end() is waiting */
-	int rev;	 /* negotiated revision or MCP_REV_NONE */
+	int busy;	      /* handler references + running calls */
+	int ended;	      /* mcp_session_end() was called */
+	int end_waiters;      /* mcp_session_end() is waiting */
+	int rev;	      /* negotiated revision or MCP_REV_NONE */
 	atomic_int log_level; /* logging/setLevel; -1 not set */
 	struct call_ctx *calls;
 	uint64_t last_used_ms;
@@ -562,10 +561,10 @@ struct req {
 	int log_level; /* 2026 _meta logLevel or -1 */
 };
 
-static void reply_error(struct req *r, int code, int status,
-			const char *fmt, ...) PRINTF_LIKE(4, 5);
-static void reply_error(struct req *r, int code, int status,
-			const char *fmt, ...)
+static void reply_error(struct req *r, int code, int status, const char *fmt,
+			...) PRINTF_LIKE(4, 5);
+static void reply_error(struct req *r, int code, int status, const char *fmt,
+			...)
 {
 	struct strbuf msg = STRBUF_INIT, out = STRBUF_INIT;
 	va_list ap;
@@ -667,8 +666,7 @@ static void do_set_level(struct req *r)
 #define TOOLS_PAGE 10
 #define CURSOR_PREFIX "gosbx-tools:"
 
-static void add_tool(struct strbuf *out, const struct tool_ref *ref,
-		     int rev)
+static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
 {
 	const struct mcp_tool *t = ref->tool;
 	unsigned h = t->hints;
@@ -846,8 +844,8 @@ static void *call_thread(void *arg)
 static void do_tools_call(struct req *r)
 {
 	const char *name = json_object_str(r->params, "name");
-	json_t *args = r->params ? json_object_get(r->params, "arguments")
-				 : NULL;
+	json_t *args =
+		r->params ? json_object_get(r->params, "arguments") : NULL;
 	json_t *meta = r->params ? json_object_get(r->params, "_meta") : NULL;
 	json_t *token = meta ? json_object_get(meta, "progressToken") : NULL;
 	const struct tool_ref *tool;
@@ -996,8 +994,8 @@ out:
 
 /* ---- dispatch ---- */
 
-#define M_LEGACY (1 << 0) /* handshake revisions only */
-#define M_MODERN (1 << 1) /* 2026-07-28 only */
+#define M_LEGACY (1 << 0)   /* handshake revisions only */
+#define M_MODERN (1 << 1)   /* 2026-07-28 only */
 #define M_NEED_REV (1 << 2) /* legacy: after initialize */
 
 static const struct method {
@@ -1020,8 +1018,7 @@ static int valid_id(const json_t *id)
 
 const char *mcp_message_method(const json_t *msg)
 {
-	json_t *m = json_is_object(msg) ? json_object_get(msg, "method")
-					: NULL;
+	json_t *m = json_is_object(msg) ? json_object_get(msg, "method") : NULL;
 
 	return json_is_string(m) ? json_string_value(m) : NULL;
 }
@@ -1039,8 +1036,8 @@ int mcp_message_expects_answer(const json_t *msg)
 		return id != NULL || !mcp_message_method(msg);
 	}
 	/* a response of the client */
-	if (id && (json_object_get(msg, "result") ||
-		   json_object_get(msg, "error")))
+	if (id &&
+	    (json_object_get(msg, "result") || json_object_get(msg, "error")))
 		return 0;
 	return 1;
 }
@@ -1136,17 +1133,17 @@ static int check_modern(struct req *r, json_t *meta)
 				       ? log_level_parse(json_string_value(lv))
 				       : -1;
 		if (r->log_level < 0) {
-			reply_error(r, MCP_INVALID_PARAMS, 400,
-				    "Invalid params: bad _meta \"" MCP_META_LOGLEVEL
-				    "\"");
+			reply_error(
+				r, MCP_INVALID_PARAMS, 400,
+				"Invalid params: bad _meta \"" MCP_META_LOGLEVEL
+				"\"");
 			return -1;
 		}
 	}
 	return 0;
 }
 
-void mcp_handle_message(struct mcp_session *s, json_t *msg,
-			struct mcp_chan *ch)
+void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
 {
 	struct req r = { .s = s, .ch = ch, .log_level = -1 };
 	json_t *id, *params, *meta;
@@ -1219,9 +1216,10 @@ void mcp_handle_message(struct mcp_session *s, json_t *msg,
 	r.rev = mcp_session_rev(s);
 	if ((m->flags & M_MODERN) ||
 	    ((m->flags & M_NEED_REV) && r.rev == MCP_REV_NONE))
-		return reply_error(&r, MCP_INVALID_PARAMS, 400,
-				   "Invalid params: missing _meta \"" MCP_META_VERSION
-				   "\" (2026-07-28), or send initialize first");
+		return reply_error(
+			&r, MCP_INVALID_PARAMS, 400,
+			"Invalid params: missing _meta \"" MCP_META_VERSION
+			"\" (2026-07-28), or send initialize first");
 	m->fn(&r);
 }
 
@@ -1272,8 +1270,7 @@ static void batch_destroy(struct mcp_chan *ch)
 	free(b);
 }
 
-void mcp_handle_batch(struct mcp_session *s, json_t *arr,
-		      struct mcp_chan *ch)
+void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
 {
 	struct batch_chan *b;
 	struct req r = { .s = s, .ch = ch };
@@ -1287,7 +1284,8 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr,
 		return reply_error(&r, MCP_INVALID_REQUEST, 400,
 				   "Invalid Request: JSON-RPC batches are "
 				   "only supported in revision 2025-03-26");
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *m = mcp_message_method(v);
 
 		if (m && !strcmp(m, "initialize"))
@@ -1304,7 +1302,8 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr,
 	pthread_mutex_init(&b->mu, NULL);
 	strbuf_init(&b->arr, 0);
 	b->owed = 1; /* held until every message was dispatched */
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (mcp_message_expects_answer(v)) {
 			pthread_mutex_lock(&b->mu);
 			b->owed++;
@@ -1384,8 +1383,7 @@ static void handle_line(struct mcp_session *s, struct mcp_chan *ch,
 #define STDIO_CHUNK (64 * 1024)
 #define STDIO_END_WAIT_MS 3000
 
-int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd,
-		    int stop_fd)
+int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd, int stop_fd)
 {
 	struct mcp_session *s = mcp_session_new(srv, NULL, "stdio", 0);
 	struct stdio_chan *sc = xcalloc(1, sizeof(*sc));

@@ -96,9 +96,11 @@ static int pad_call(struct mcp_call *call, struct mcp_result *res)
 }
 
 #define OBJ "{\"type\":\"object\"}"
-#define PAD(n)                                                        \
-	{ "pad" #n, NULL, "padding for pagination", OBJ, NULL,         \
-	  MCP_HINT_READ_ONLY, pad_call }
+#define PAD(n)                                                                 \
+	{                                                                      \
+		"pad" #n, NULL, "padding for pagination", OBJ, NULL,           \
+			MCP_HINT_READ_ONLY, pad_call                           \
+	}
 
 static const struct mcp_tool tools[] = {
 	{ "echo", "Echo", "returns its arguments", OBJ, OBJ,
@@ -111,8 +113,18 @@ static const struct mcp_tool tools[] = {
 	{ "fail", NULL, "fails inside", OBJ, NULL, MCP_HINT_DESTRUCTIVE,
 	  fail_call },
 	{ "bad", NULL, "answers isError", OBJ, NULL, 0, bad_call },
-	PAD(00), PAD(01), PAD(02), PAD(03), PAD(04), PAD(05),
-	PAD(06), PAD(07), PAD(08), PAD(09), PAD(10), PAD(11),
+	PAD(00),
+	PAD(01),
+	PAD(02),
+	PAD(03),
+	PAD(04),
+	PAD(05),
+	PAD(06),
+	PAD(07),
+	PAD(08),
+	PAD(09),
+	PAD(10),
+	PAD(11),
 };
 
 static void test_session_end(struct mcp_session *s, void *state)
@@ -123,7 +135,10 @@ static void test_session_end(struct mcp_session *s, void *state)
 }
 
 static const struct mcp_toolset test_toolset = {
-	"test", tools, ARRAY_SIZE(tools), test_session_end,
+	"test",
+	tools,
+	ARRAY_SIZE(tools),
+	test_session_end,
 };
 
 static int stop_pipe[2];
