@@ -171,6 +171,32 @@ test_expect_success 'closing the SSE stream cancels the call' '
 	test_retry 100 0.1 grep "cancelled sleep" srv.err
 '
 
+test_expect_success 'a client that drops a JSON request cancels its call' '
+	before=$(grep -c "cancelled sleep" srv.err) &&
+	test_must_fail curl -s --max-time 1 -o body \
+		-H "Content-Type: application/json" -H "Accept: application/json" \
+		-H "Mcp-Session-Id: $SID" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":100,\"steps\":600}}}" \
+		"$URL" &&
+	more_cancelled() {
+		test "$(grep -c "cancelled sleep" srv.err)" -gt "$before"
+	} &&
+	test_retry 100 0.1 more_cancelled
+'
+
+test_expect_success 'a 2025-03-26 session takes batches: an array of answers' '
+	post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{}}}" &&
+	sid=$(hdr Mcp-Session-Id) &&
+	post "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"b\":2}}}]" \
+		-H "Mcp-Session-Id: $sid" &&
+	expect_status 200 &&
+	check "assert isinstance(b, list) and [m[\"id\"] for m in b] == [3, 4], b
+assert b[1][\"result\"][\"content\"][0][\"text\"] == \"{\\\"b\\\":2}\", b" &&
+	post "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]" \
+		-H "Mcp-Session-Id: $sid" &&
+	expect_status 202
+'
+
 test_expect_success 'errors: parse error 400 with id null, unknown tool -32602' '
 	post "{oops" -H "Mcp-Session-Id: $SID" &&
 	expect_status 400 &&
@@ -270,7 +296,7 @@ test_expect_success '20 sessions at once, each with its own state' '
 
 test_expect_success 'SIGTERM: every session ends, exit 0' '
 	stop_server srv &&
-	test $(grep -c "^session_end" srv.err) -ge 21
+	test $(grep -c "^session_end" srv.err) -ge 22
 '
 
 test_expect_success 'bearer token: 401 with WWW-Authenticate without it' '
