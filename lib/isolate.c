@@ -101,7 +101,10 @@ static int find_bwrap(struct strbuf *out)
 	return find_on_path(env && *env ? env : "bwrap", out);
 }
 
-/* start time of a process (field 22 of /proc/pid/stat); 0 if gone */
+/*
+ * Start time of a process (field 22 of /proc/pid/stat); 0 if it is
+ * gone or a zombie (not every pid 1 reaps the orphans it inherits).
+ */
 static uint64_t proc_start_time(pid_t pid)
 {
 	char path[64];
@@ -116,9 +119,11 @@ static uint64_t proc_start_time(pid_t pid)
 	if (strbuf_read_file(&sb, path, 512) < 0)
 		goto out;
 	p = strrchr(sb.buf, ')');
-	if (!p)
+	if (!p || !p[1] || !p[2])
 		goto out;
-	/* after ") " comes field 3 (state) */
+	/* after ") " comes field 3 (state); a zombie counts as gone */
+	if (p[2] == 'Z' || p[2] == 'X')
+		goto out;
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
