@@ -33,6 +33,27 @@ static int rename_state(const char *file)
 	return r;
 }
 
+/* --doctor: "<status> <name>: <message>" and "  fix: <fix>" lines */
+static int run_doctor(void)
+{
+	struct isolate_check *checks;
+	size_t nr, i;
+	int fails = 0;
+
+	if (isolate_doctor(&checks, &nr))
+		return 1;
+	for (i = 0; i < nr; i++) {
+		printf("%s %s: %s\n",
+		       isolate_check_status_name(checks[i].status),
+		       checks[i].name, checks[i].message);
+		if (checks[i].fix)
+			printf("  fix: %s\n", checks[i].fix);
+		fails += checks[i].status == ISOLATE_CHECK_FAIL;
+	}
+	isolate_checks_free(checks, nr);
+	return fails ? 1 : 0;
+}
+
 /* --kill: load a state written by --state and release the sandbox */
 static int kill_saved(const char *file)
 {
@@ -56,6 +77,7 @@ int main(int argc, const char **argv)
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
 	const char *state_file = NULL, *kill_file = NULL;
+	int doctor = 0;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -80,6 +102,8 @@ int main(int argc, const char **argv)
 			   "write the handle state there"),
 		OPT_STRING(0, "kill", &kill_file, "<file>",
 			   "end the sandbox saved by --state (another run)"),
+		OPT_BOOL(0, "doctor", &doctor,
+			 "print the isolation checks and exit"),
 		OPT_END(),
 	};
 
@@ -90,6 +114,8 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (kill_file)
 		return kill_saved(kill_file);
+	if (doctor)
+		return run_doctor();
 	if (!argc) {
 		usage_with_options_to(stderr, usage_lines, opts);
 		return 129;
