@@ -477,6 +477,7 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		strbuf_addf(&sb, "/%s", name);
 		if (make_dir(sb.buf, CGROUP_MEMORY))
 			goto fail;
+		free(cg->v2); /* reusing a cg rewrites its limits */
 		cg->v2 = strbuf_detach(&sb, NULL);
 		if (write_limits_v2(cg->v2, v2_need, lim, host->fake))
 			goto fail;
@@ -492,6 +493,7 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		strbuf_addf(&sb, "/%s", name);
 		if (make_dir(sb.buf, c))
 			goto fail;
+		free(cg->v1[c]);
 		cg->v1[c] = strbuf_detach(&sb, NULL);
 		if (write_limits_v1(c, cg->v1[c], lim, host->v1_memsw,
 				    host->fake))
