@@ -188,4 +188,16 @@ test_expect_success 'the sandbox dies with its parent (--die-with-parent)' '
 	groups_gone st
 '
 
+test_expect_success 'a detached sandbox outlives its spawner until killed' '
+	rm -f st st.done &&
+	isolate-run --detach --state=st -- sleep 7006 &&
+	child=$(sed -n "s/^child-pid //p" st) &&
+	! gone $child &&
+	pgrep -x -f "sleep 7006" &&
+	isolate-run --kill=st &&
+	test_retry 300 0.1 gone $child &&
+	! pgrep -x -f "sleep 7006" &&
+	groups_gone st
+'
+
 test_done

@@ -77,7 +77,7 @@ int main(int argc, const char **argv)
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
 	const char *state_file = NULL, *kill_file = NULL;
-	int doctor = 0;
+	int doctor = 0, detach = 0;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -102,6 +102,9 @@ int main(int argc, const char **argv)
 			   "write the handle state there"),
 		OPT_STRING(0, "kill", &kill_file, "<file>",
 			   "end the sandbox saved by --state (another run)"),
+		OPT_BOOL(0, "detach", &detach,
+			 "leave the sandbox running (no --die-with-parent); "
+			 "needs --state"),
 		OPT_BOOL(0, "doctor", &doctor,
 			 "print the isolation checks and exit"),
 		OPT_END(),
@@ -140,6 +143,9 @@ int main(int argc, const char **argv)
 	}
 	cfg.claim_name = name;
 	cfg.network = network;
+	cfg.die_with_parent = !detach;
+	if (detach && !state_file)
+		die("--detach needs --state");
 	if (memory >= 0) {
 		cfg.memory_bytes = memory;
 		cfg.memory_explicit = 1;
@@ -180,6 +186,12 @@ int main(int argc, const char **argv)
 		cgroup_state_format(&h.cg, &sb);
 		fprintf(stderr, "%s", sb.buf);
 		strbuf_release(&sb);
+	}
+	if (detach) {
+		/* bwrap is re-parented when we exit; --kill ends it */
+		isolate_handle_free(&h);
+		ret = 0;
+		goto out;
 	}
 	isolate_oom_kills(&h, &oom_before);
 	if (isolate_wait(&h, -1, &status) != 1) {
