@@ -174,6 +174,19 @@ static int exited_ok(int status)
 	return status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return 0;
+	}
+	return 1;
+}
+
 static int mkdir_p(const char *path, mode_t mode)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -292,10 +305,14 @@ static enum limit_mode plan_ctl(const struct cgroup_host *host,
 		strbuf_addf(why, "cgroup %s controller not delegated to "
 			    "user %d by systemd", cgroup_ctl_name(c),
 			    (int)getuid());
-	else
-		strbuf_addf(why, "cgroup %s controller (v%d) needs root or "
+	else if (version == 2)
+		strbuf_addf(why, "cgroup %s controller (v2) needs root or "
 			    "a delegated group, and 'systemd-run --user' "
-			    "does not work", cgroup_ctl_name(c), version);
+			    "does not work", cgroup_ctl_name(c));
+	else
+		strbuf_addf(why, "cgroup %s controller (v1) needs root or "
+			    "a group '%s' writable by uid %d",
+			    cgroup_ctl_name(c), sb.buf, (int)getuid());
 	strbuf_release(&sb);
 	return mode;
 }
@@ -504,15 +521,21 @@ static int add_ro_binds(struct strvec *args, const struct strvec *binds)
 		const char *colon = strchr(spec, ':');
 		char *src = colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
 		const char *dst = colon ? colon + 1 : src;
-		int bad = *src != '/' || *dst != '/';
+		struct stat st;
+		int bad = *src != '/' || *dst != '/', missing = 0;
 
-		if (!bad)
+		if (!bad && stat(src, &st))
+			missing = 1;
+		if (!bad && !missing)
 			strvec_pushv(args, (const char *[]){ "--ro-bind", src,
 							     dst, NULL });
 		free(src);
 		if (bad)
 			return error("cannot create sandbox: read-only bind "
 				     "'%s': paths must be absolute", spec);
+		if (missing)
+			return error_errno("cannot create sandbox: read-only "
+					   "bind '%s'", spec);
 	}
 	return 0;
 }
@@ -871,6 +894,13 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			     "be an absolute path");
 	if (!cfg->argv.nr)
 		return error("cannot create sandbox: no command to run");
+	/*
+	 * bwrap reports a missing bind source only after its pid 1 exists,
+	 * like an exit of the command: check the sources first.
+	 */
+	if (!is_dir(cfg->claim_dir))
+		return error_errno("cannot create sandbox: claim directory "
+				   "'%s'", cfg->claim_dir);
 	cgroup_host_detect(&host);
 	if (find_bwrap(&exe)) {
 		error("cannot create sandbox: namespaces: bwrap not found "
