@@ -3,6 +3,8 @@
 
 #include "compat.h"
 
+#include <signal.h>
+
 /*
  * How to add a command `gosbx foo`:
  *   1. write builtin/foo.c with
@@ -23,6 +25,32 @@ struct gosbx_ctx {
 	const char *url;	/* runtime base URL for the url backend */
 	int verbose;
 };
+
+/*
+ * Fill the backend fields of a session_opts (lib/session.h) from the
+ * global options. Declared here so every builtin uses the same rule.
+ */
+struct session_opts;
+void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
+
+int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
+
+/*
+ * The `gosbx exec --claim=<name>` REPL on a terminal (builtin/repl.c):
+ * reads lines with readline and runs each in the open session s until
+ * :quit or end of input. *sig is the flag the caller's SIGINT, SIGTERM
+ * and SIGHUP handler sets to the signal number, without SA_RESTART:
+ * SIGINT cancels the running command or clears the line, the others
+ * end the REPL. Returns the exit status (0, or 128 + the signal that
+ * ended it). The caller closes or disconnects s.
+ */
+struct session;
+int exec_repl(struct session *s, volatile sig_atomic_t *sig);
 
 /* flags in the commands[] table */
 #define NEED_BACKEND (1 << 0)

@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
+#include "session.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -19,12 +20,28 @@ struct cmd_struct {
 
 /* keep alphabetical; only commands that work are listed */
 static struct cmd_struct commands[] = {
+	{ "claims", cmd_claims, NEED_BACKEND,
+	  "list sandboxes; prune stale ones" },
+	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
+	{ "doctor", cmd_doctor, NEED_BACKEND,
+	  "diagnose the backend and say what to fix" },
+	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
+	{ "open", cmd_open, NEED_BACKEND,
+	  "open a kept sandbox, print its name" },
+	{ "push", cmd_push, NEED_BACKEND,
+	  "copy local files and trees into a sandbox's /app" },
 	{ NULL, NULL, 0, NULL },
 };
 
+void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
+{
+	o->backend = ctx->backend;
+	o->url = ctx->url;
+}
+
 static const char *const gosbx_usage[] = {
-	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v]",
-	"      <command> [<args>]",
+	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v] "
+	"<command> [<args>]",
 	NULL,
 };
 
@@ -36,10 +53,10 @@ static struct cmd_struct *find_command(const char *name)
 	return NULL;
 }
 
-static void list_commands(FILE *fp)
+/* `gosbx`, `gosbx -h` and `gosbx help`: usage, global options, commands */
+static void list_commands(FILE *fp, const struct option *opts)
 {
-	fprintf(fp, "usage: %s\n       %s\n\n", gosbx_usage[0],
-		gosbx_usage[1]);
+	usage_with_options_to(fp, gosbx_usage, opts);
 	fprintf(fp, "commands:\n");
 	for (struct cmd_struct *c = commands; c->name; c++)
 		fprintf(fp, "   %-10s %s\n", c->name, c->summary);
@@ -87,6 +104,10 @@ int main(int argc, const char **argv)
 
 	progname = "gosbx";
 	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		list_commands(stdout, opts);
+		return 0;
+	}
 	argc = parse_options(argc, argv, opts, gosbx_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (argc < 0)
@@ -98,14 +119,14 @@ int main(int argc, const char **argv)
 		return 0;
 	}
 	if (!argc) {
-		list_commands(stdout);
+		list_commands(stdout, opts);
 		return 0;
 	}
 	if (!strcmp(argv[0], "help")) {
 		const char *help_argv[] = { NULL, "-h", NULL };
 
 		if (argc < 2) {
-			list_commands(stdout);
+			list_commands(stdout, opts);
 			return 0;
 		}
 		if (!(c = find_command(argv[1]))) {

@@ -82,7 +82,9 @@ struct exec_result {
 	int err_truncated;
 };
 
+/* empty buffers, exit_code -1, reason NULL, all counters 0 */
 void exec_result_init(struct exec_result *res);
+/* free the buffers and re-initialise */
 void exec_result_release(struct exec_result *res);
 
 struct exec_proc;
@@ -106,18 +108,30 @@ int exec_start(const struct exec_request *req, struct exec_proc **out);
  * Finishing rule: after the shell exits, output is read until both
  * pipes reach EOF (as upstream: background jobs holding the pipes keep
  * the call open) or the timeout fires, which kills the whole group.
+ * Once the group was killed (for any reason), only what is already in
+ * the pipes is read: the pipes are closed after 50 ms without data (2 s
+ * at most), since descendants that left the group may hold them open.
+ * exit_code is then the shell's status (-1 when it was killed) and
+ * reason the cause of the kill.
  */
 int exec_step(struct exec_proc *p, int wait_ms);
 
-/* Kill the process group now; reason becomes `reason` (static). */
+/*
+ * Kill the process group now (SIGKILL); reason becomes `reason` (a
+ * static string) unless an earlier kill already set one. Does nothing
+ * once the command has finished. May be called from another thread
+ * while exec_step() runs (that thread notices within 100 ms at most),
+ * but not during or after exec_finish().
+ */
 void exec_cancel(struct exec_proc *p, const char *reason);
 
 /* The process group id (== pid of the shell), or -1 if never started. */
 pid_t exec_pgid(const struct exec_proc *p);
 
 /*
- * Wait for the end (killing the group if it is still running), move
- * the outcome into *res (which must be initialised), free p.
+ * Wait for the end (killing the group with reason "cancelled" if it is
+ * still running), move the outcome into *res (which must be
+ * initialised; its old buffers are released; NULL discards it), free p.
  */
 void exec_finish(struct exec_proc *p, struct exec_result *res);
 
@@ -126,18 +140,33 @@ int exec_run(const struct exec_request *req, struct exec_result *res);
 
 /*
  * SIGKILL the process group of every command still running in this
- * process (used at shutdown). Returns how many groups were signalled.
+ * process (used at shutdown), as exec_cancel(p, "cancelled") would.
+ * Returns how many groups were signalled. Any thread.
  */
 int exec_kill_all(void);
-/* Number of commands currently running in this process. */
+/* Commands between exec_start() and exec_finish() in this process. */
 int exec_running_count(void);
 
 /*
  * Reap exited child processes that no running command owns (orphans
  * re-parented to us when we are PID 1 of a container or a subreaper),
  * without stealing the status of a tracked command. Returns how many
- * were reaped. Safe to call from any thread, e.g. on a timer.
+ * were reaped. Safe to call from any thread, e.g. on a timer; returns 0
+ * at once while a spawn is in progress or a hold (below) is in place,
+ * so call it again later. Children this process started by other means
+ * would be reaped too: see exec_reaper_hold().
  */
 int exec_reap_orphans(void);
+
+/*
+ * For code in this process that starts and waits for its own children
+ * without exec_start() (e.g. a helper run with posix_spawn + waitpid):
+ * hold the reaper from just before the spawn until the child has been
+ * waited for, so that exec_reap_orphans() cannot take its status.
+ * While held, exec_reap_orphans() reaps nothing and returns 0. Holds
+ * may nest across threads; every hold needs one release.
+ */
+void exec_reaper_hold(void);
+void exec_reaper_release(void);
 
 #endif /* EXEC_H */

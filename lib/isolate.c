@@ -22,6 +22,7 @@ void isolate_config_init(struct isolate_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	strvec_init(&cfg->ro_binds);
+	strvec_init(&cfg->rw_binds);
 	strvec_init(&cfg->argv);
 	strvec_init(&cfg->env);
 	cfg->die_with_parent = 1;
@@ -34,6 +35,7 @@ void isolate_config_init(struct isolate_config *cfg)
 void isolate_config_release(struct isolate_config *cfg)
 {
 	strvec_clear(&cfg->ro_binds);
+	strvec_clear(&cfg->rw_binds);
 	strvec_clear(&cfg->argv);
 	strvec_clear(&cfg->env);
 }
@@ -512,7 +514,8 @@ out:
 	strbuf_release(&pat);
 }
 
-static int add_ro_binds(struct strvec *args, const struct strvec *binds)
+static int add_binds(struct strvec *args, const struct strvec *binds,
+		     const char *flag)
 {
 	size_t i;
 
@@ -525,17 +528,19 @@ static int add_ro_binds(struct strvec *args, const struct strvec *binds)
 		int bad = *src != '/' || *dst != '/', missing = 0;
 
 		if (!bad && stat(src, &st))
-			missing = 1;
+			missing = errno;
 		if (!bad && !missing)
-			strvec_pushv(args, (const char *[]){ "--ro-bind", src,
-							     dst, NULL });
+			strvec_pushv(args, (const char *[]){ flag, src, dst,
+							     NULL });
 		free(src);
 		if (bad)
-			return error("cannot create sandbox: read-only bind "
-				     "'%s': paths must be absolute", spec);
-		if (missing)
-			return error_errno("cannot create sandbox: read-only "
-					   "bind '%s'", spec);
+			return error("cannot create sandbox: bind '%s': "
+				     "paths must be absolute", spec);
+		if (missing) {
+			errno = missing;
+			return error_errno("cannot create sandbox: bind '%s'",
+					   spec);
+		}
 	}
 	return 0;
 }
@@ -586,7 +591,8 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strbuf_addstr(&path_env, "/usr/local/go/bin:/usr/local/bin:/usr/bin:"
 				 "/bin:" ISOLATE_HOME "/go/bin");
 	add_host_go(args, &path_env);
-	if (add_ro_binds(args, &cfg->ro_binds))
+	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
+	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
 	strvec_pushv(args, (const char *[]){
 		"--bind", cfg->claim_dir, ISOLATE_WORKDIR,

@@ -65,6 +65,8 @@ struct isolate_config {
 	const char *gomodcache_dir;
 	/* extra read-only binds, each "HOST" or "HOST:SANDBOX" (absolute) */
 	struct strvec ro_binds;
+	/* extra read-write binds, "HOST:SANDBOX" (absolute paths) */
+	struct strvec rw_binds;
 	/* allow network (share the host's network namespace) */
 	int network;
 	/*

@@ -7,6 +7,33 @@
 #include <ctype.h>
 #include <math.h>
 
+/*
+ * Scan a plain decimal number at p: digits with an optional fraction,
+ * at least one digit ("5", "1.5", ".5", "5."). No sign, exponent, hex,
+ * "inf" or "nan", which strtod() alone would accept. Returns the end
+ * of the number, or NULL if there is none.
+ */
+static const char *scan_decimal(const char *p, double *out)
+{
+	const char *q = p;
+	char *end;
+	int digits = 0;
+
+	while (isdigit((unsigned char)*q))
+		q++, digits++;
+	if (*q == '.')
+		for (q++; isdigit((unsigned char)*q); q++)
+			digits++;
+	if (!digits)
+		return NULL;
+	errno = 0;
+	*out = strtod(p, &end);
+	/* strtod() must have read exactly the digits scanned above */
+	if (errno || end != q)
+		return NULL;
+	return q;
+}
+
 int parse_duration_ms(const char *s, int64_t *out_ms)
 {
 	double total = 0;
@@ -15,28 +42,20 @@ int parse_duration_ms(const char *s, int64_t *out_ms)
 	if (!s || !*s)
 		return -1;
 	/* a bare number is seconds */
-	{
-		char *end;
-		double v;
-
-		errno = 0;
-		v = strtod(s, &end);
-		if (!errno && end != s && !*end && v >= 0 && isdigit(*s)) {
-			*out_ms = (int64_t)llround(v * 1000.0);
-			return 0;
-		}
+	p = scan_decimal(s, &total);
+	if (p && !*p) {
+		total *= 1000;
+		p = "";
+	} else {
+		total = 0;
+		p = s;
 	}
 	while (*p) {
-		char *end;
 		double v, mult;
 
-		if (!isdigit((unsigned char)*p) && *p != '.')
+		p = scan_decimal(p, &v);
+		if (!p)
 			return -1;
-		errno = 0;
-		v = strtod(p, &end);
-		if (errno || end == p || v < 0)
-			return -1;
-		p = end;
 		if (skip_prefix(p, "ms", &p))
 			mult = 1;
 		else if (skip_prefix(p, "us", &p))
@@ -50,8 +69,10 @@ int parse_duration_ms(const char *s, int64_t *out_ms)
 		else
 			return -1;
 		total += v * mult;
+		if (!(total <= (double)INT64_MAX / 2))
+			return -1;
 	}
-	if (total > (double)INT64_MAX / 2)
+	if (!(total <= (double)INT64_MAX / 2))
 		return -1;
 	*out_ms = (int64_t)llround(total);
 	return 0;
@@ -59,15 +80,11 @@ int parse_duration_ms(const char *s, int64_t *out_ms)
 
 int parse_size_bytes(const char *s, int64_t *out_bytes)
 {
-	char *end;
+	const char *end;
 	double v;
 	double mult = 1;
 
-	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (!s || !(end = scan_decimal(s, &v)))
 		return -1;
 	switch (tolower((unsigned char)*end)) {
 	case '\0':
@@ -99,7 +116,7 @@ int parse_size_bytes(const char *s, int64_t *out_bytes)
 		end++;
 	if (*end)
 		return -1;
-	if (v * mult > (double)INT64_MAX / 2)
+	if (!(v * mult <= (double)INT64_MAX / 2))
 		return -1;
 	*out_bytes = (int64_t)llround(v * mult);
 	return 0;
@@ -189,8 +206,8 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 	fprintf(fp, "usage: %s\n", *usage++);
 	while (*usage && **usage)
 		fprintf(fp, "   or: %s\n", *usage++);
-	while (*usage)
-		fprintf(fp, "%s%s\n", **usage ? "    " : "", *usage++);
+	for (; *usage; usage++)
+		fprintf(fp, "%s%s\n", **usage ? "    " : "", *usage);
 	if (opts->type != OPTION_END && opts->type != OPTION_GROUP)
 		fputc('\n', fp);
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {

@@ -79,13 +79,17 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 
 /*
  * Parse a Go-style duration ("300ms", "1.5s", "1m30s", "2h"; a bare
- * number is seconds) into milliseconds. Returns 0, or -1 on bad input
- * (nothing printed).
+ * number is seconds) into milliseconds, rounded to the nearest. Each
+ * number is plain decimal (digits, optional fraction: no sign,
+ * exponent or hex) followed by a unit: h, m, s, ms, us. Returns 0, or
+ * -1 on bad input or above INT64_MAX / 2 ms (nothing printed).
  */
 int parse_duration_ms(const char *s, int64_t *out_ms);
 /*
  * Parse a size with optional binary suffix (k, m, g, t; "b"/"i"/"ib"
- * ignored, case-insensitive) into bytes. Returns 0 or -1.
+ * ignored, case-insensitive) into bytes. The number is plain decimal
+ * as for parse_duration_ms() ("1.5g"). Returns 0, or -1 on bad input
+ * or above INT64_MAX / 2 bytes.
  */
 int parse_size_bytes(const char *s, int64_t *out_bytes);
 

@@ -136,6 +136,8 @@ void strbuf_insert(struct strbuf *sb, size_t pos, const void *data,
 {
 	if (pos > sb->len)
 		die("strbuf_insert: out of range");
+	if (!len)
+		return;
 	strbuf_grow(sb, len);
 	memmove(sb->buf + pos + len, sb->buf + pos, sb->len - pos);
 	memcpy(sb->buf + pos, data, len);

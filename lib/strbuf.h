@@ -25,6 +25,7 @@ void strbuf_release(struct strbuf *sb);
 char *strbuf_detach(struct strbuf *sb, size_t *len);
 /* Make room for `extra` more bytes. */
 void strbuf_grow(struct strbuf *sb, size_t extra);
+/* Set the length (bytes); dies if len does not fit the allocation. */
 void strbuf_setlen(struct strbuf *sb, size_t len);
 #define strbuf_reset(sb) strbuf_setlen((sb), 0)
 static inline size_t strbuf_avail(const struct strbuf *sb)
@@ -38,7 +39,11 @@ void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addbuf(struct strbuf *sb, const struct strbuf *other);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
-/* Remove `len` bytes at `pos`. */
+/*
+ * Remove `len` bytes at offset `pos`, or insert `len` bytes of data
+ * there (data must not point into sb). A range past the end of sb is a
+ * programming error: they die (exit 128) instead of corrupting memory.
+ */
 void strbuf_remove(struct strbuf *sb, size_t pos, size_t len);
 void strbuf_insert(struct strbuf *sb, size_t pos, const void *data,
 		   size_t len);
@@ -51,8 +56,9 @@ void strbuf_complete_line(struct strbuf *sb);
 int strbuf_starts_with(const struct strbuf *sb, const char *prefix);
 
 /*
- * Append everything readable from fd until EOF. Returns the number of
- * bytes read, or -1 with errno set (what was read stays in sb).
+ * Append everything readable from fd until EOF; hint is the expected
+ * size in bytes (0: 8 KiB). Returns the number of bytes read, or -1
+ * with errno set (what was read stays in sb).
  */
 ssize_t strbuf_read_fd(struct strbuf *sb, int fd, size_t hint);
 /*

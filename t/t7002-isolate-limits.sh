@@ -193,7 +193,8 @@ test_expect_success 'a detached sandbox outlives its spawner until killed' '
 	isolate-run --detach --state=st -- sleep 7006 &&
 	child=$(sed -n "s/^child-pid //p" st) &&
 	! gone $child &&
-	pgrep -x -f "sleep 7006" &&
+	# bwrap may still be setting up when --detach returns
+	test_retry 300 0.1 pgrep -x -f "sleep 7006" &&
 	isolate-run --kill=st &&
 	test_retry 300 0.1 gone $child &&
 	! pgrep -x -f "sleep 7006" &&

@@ -169,6 +169,20 @@ test_expect_code() {
 	return 0
 }
 
+# test_expect_code_err N cmd...: cmd exits N; its stderr is kept in
+# the file "err" (test_expect_code sends stderr to the verbose log)
+test_expect_code_err() {
+	want=$1
+	shift
+	"$@" 2>err
+	exit_code=$?
+	cat err >&4
+	if test $exit_code -ne "$want"; then
+		echo >&4 "test_expect_code_err: want $want, got $exit_code: $*"
+		return 1
+	fi
+}
+
 test_cmp() {
 	if ! cmp -s "$1" "$2"; then
 		diff -u "$1" "$2" >&4

@@ -1,0 +1,451 @@
+/*
+ * gosbx exec: write files and run one shell command in a sandbox, with
+ * live output and the command's exit status passed through (DESIGN.md
+ * "One binary, many commands"); without a command, read a script from
+ * standard input or, on a terminal, start the REPL (builtin/repl.c).
+ *
+ * Without --claim the command runs in a throwaway sandbox that is
+ * deleted afterwards, also after SIGINT or an error. SIGINT, SIGTERM
+ * and SIGHUP cancel the running command: the client drops the
+ * /v1/exec connection and the runtime kills the command's process
+ * group (spec/runtime-api.md "exec-stream").
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "json.h"
+#include "parse-options.h"
+#include "session.h"
+#include "strbuf.h"
+#include "strvec.h"
+#include "sandbox-limits.h"
+#include "usage.h"
+
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+/* exit statuses of gosbx exec (Documentation/gosbx-exec.txt) */
+#define EXIT_TIMEOUT 124
+#define EXIT_OWN_FAILURE 125
+#define EXIT_USAGE 129
+#define EXIT_OOM 137
+
+static const char *const exec_usage[] = {
+	"gosbx exec [--claim=<name>] [-f <local>[:<dest>]]... "
+	"[--timeout=<duration>] [--env=<K=V>]... [--cwd=<dir>] [--json] "
+	"[--] <command>...",
+	"gosbx exec --claim=<name>",
+	NULL,
+};
+
+/* the signal that asked us to stop, 0 while none did */
+static volatile sig_atomic_t exec_signal;
+
+static void exec_on_signal(int sig)
+{
+	exec_signal = sig;
+}
+
+/*
+ * SIGINT, SIGTERM and SIGHUP only set exec_signal: the running request
+ * notices it (http.h: the interrupted wait returns at once) and we get
+ * to close a throwaway sandbox before exiting. No SA_RESTART, so a
+ * blocking wait returns EINTR.
+ */
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = exec_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* The files given with -f, read before any sandbox is opened. */
+struct exec_files {
+	struct session_file *files;
+	struct strbuf *data;
+	char **dest;
+	size_t nr;
+};
+
+static void exec_files_release(struct exec_files *f)
+{
+	for (size_t i = 0; i < f->nr; i++) {
+		strbuf_release(&f->data[i]);
+		free(f->dest[i]);
+	}
+	free(f->files);
+	free(f->data);
+	free(f->dest);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The base name of a local path, trailing slashes ignored; owned. */
+static char *local_base_name(const char *path)
+{
+	size_t len = strlen(path);
+	const char *slash;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	slash = memrchr(path, '/', len);
+	if (slash && slash + 1 < path + len)
+		return xstrndup(slash + 1, path + len - slash - 1);
+	return xstrndup(path, len);
+}
+
+/*
+ * Read each "-f <local>[:<dest>]": the first ':' separates the local
+ * path from the destination under /app, which defaults to the local
+ * base name. Returns 0, or -1 with error().
+ */
+static int read_files(const struct strvec *specs, struct exec_files *f)
+{
+	f->nr = specs->nr;
+	f->files = xcalloc(f->nr, sizeof(*f->files));
+	f->data = xcalloc(f->nr, sizeof(*f->data));
+	f->dest = xcalloc(f->nr, sizeof(*f->dest));
+	for (size_t i = 0; i < f->nr; i++)
+		strbuf_init(&f->data[i], 0);
+	for (size_t i = 0; i < f->nr; i++) {
+		const char *spec = specs->v[i];
+		const char *colon = strchr(spec, ':');
+		char *local =
+			colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
+		struct stat st;
+		int bad = 0;
+
+		f->dest[i] =
+			colon ? xstrdup(colon + 1) : local_base_name(local);
+		if (session_check_path(f->dest[i]) < 0)
+			bad = error("-f '%s': the destination must stay "
+				    "within /app",
+				    spec);
+		else if (stat(local, &st) < 0)
+			bad = error_errno("-f '%s': cannot read '%s'", spec,
+					  local);
+		else if (S_ISDIR(st.st_mode))
+			bad = error("-f '%s': '%s' is a directory (copy "
+				    "trees with 'gosbx push')",
+				    spec, local);
+		else if (strbuf_read_file(&f->data[i], local, st.st_size) < 0)
+			bad = error_errno("-f '%s': cannot read '%s'", spec,
+					  local);
+		free(local);
+		if (bad)
+			return -1;
+		f->files[i].path = f->dest[i];
+		f->files[i].data = f->data[i].buf;
+		f->files[i].len = f->data[i].len;
+	}
+	return 0;
+}
+
+struct output_state {
+	int write_errno; /* set when stdout or stderr failed */
+};
+
+/* Live output: each chunk to our own stdout or stderr as it arrives. */
+static int write_output(int stream, const char *buf, size_t len, void *data)
+{
+	struct output_state *st = data;
+
+	if (write_in_full(stream == 2 ? 2 : 1, buf, len) < 0) {
+		st->write_errno = errno;
+		return -1;
+	}
+	return 0;
+}
+
+static void print_phase(const char *phase, void *data)
+{
+	fprintf(stderr, "gosbx: %s\n", phase);
+}
+
+/* The exit status for a finished command (cli-common "exit statuses"). */
+static int exec_exit_status(const struct session_result *res)
+{
+	if (!strcmp(res->reason, "timeout"))
+		return EXIT_TIMEOUT;
+	if (!strcmp(res->reason, "oom"))
+		return EXIT_OOM;
+	if (!strcmp(res->reason, "cancelled"))
+		return 128 + SIGINT;
+	if (!strcmp(res->reason, "start_failed"))
+		return EXIT_OWN_FAILURE;
+	if (res->exit_code >= 0)
+		return res->exit_code & 0xff;
+	if (res->signal > 0)
+		return 128 + res->signal;
+	return EXIT_OWN_FAILURE;
+}
+
+static void add_int_or_null(struct strbuf *out, const char *key, int64_t v)
+{
+	if (v < 0)
+		strbuf_addf(out, ",\"%s\":null", key);
+	else
+		strbuf_addf(out, ",\"%s\":%" PRId64, key, v);
+}
+
+/* The --json result object, one line. */
+static void print_json(const char *claim, const struct session_result *res)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_addstr(&out, "{\"claim\":");
+	json_add_str(&out, claim);
+	strbuf_addf(&out, ",\"exit_code\":%d,\"reason\":", res->exit_code);
+	json_add_str(&out, res->reason);
+	if (res->signal > 0)
+		strbuf_addf(&out, ",\"signal\":%d", res->signal);
+	strbuf_addf(&out, ",\"duration_ms\":%" PRId64, res->duration_ms);
+	add_int_or_null(&out, "cpu_ms", res->cpu_ms);
+	add_int_or_null(&out, "peak_rss_kb", res->peak_rss_kb);
+	strbuf_addstr(&out, ",\"stdout\":");
+	json_add_string(&out, res->out.buf, res->out.len);
+	strbuf_addstr(&out, ",\"stderr\":");
+	json_add_string(&out, res->err.buf, res->err.len);
+	strbuf_addf(&out, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s}\n",
+		    res->out_truncated ? "true" : "false",
+		    res->err_truncated ? "true" : "false");
+	fwrite(out.buf, 1, out.len, stdout);
+	strbuf_release(&out);
+}
+
+/* Say why a command ended when its status alone does not. */
+static void explain_end(const struct session_result *res, int64_t timeout_ms)
+{
+	if (!strcmp(res->reason, "timeout"))
+		error("the command timed out after %" PRId64 " ms "
+		      "(--timeout) and was killed",
+		      timeout_ms);
+	else if (!strcmp(res->reason, "oom"))
+		error("the command ran out of memory and was killed");
+	else if (!strcmp(res->reason, "output_limit"))
+		error("the command wrote too much output and was killed");
+	else if (!strcmp(res->reason, "start_failed"))
+		error("the command could not start: %.*s", (int)res->err.len,
+		      res->err.buf);
+}
+
+/* Run one command in an open session; returns the exit status. */
+static int run_command(struct session *s, const char *command,
+		       const struct exec_files *files, int64_t timeout_ms,
+		       const struct strvec *env, const char *cwd, int json,
+		       int verbose)
+{
+	struct output_state ost = { 0 };
+	struct session_exec e = { 0 };
+	struct session_result res;
+	int rc, status;
+
+	e.files = files->files;
+	e.nr_files = files->nr;
+	e.command = command;
+	e.timeout_ms = timeout_ms;
+	e.env = env->nr ? env->v : NULL;
+	e.cwd = cwd;
+	e.on_output = json ? NULL : write_output;
+	e.data = &ost;
+	e.cancel = &exec_signal;
+	if (verbose)
+		e.on_phase = print_phase;
+	session_result_init(&res);
+	rc = session_execute(s, &e, &res);
+	if (rc < 0) {
+		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
+	} else if (rc == 1) {
+		if (exec_signal)
+			status = 128 + exec_signal;
+		else if (ost.write_errno == EPIPE)
+			status = 128 + SIGPIPE;
+		else {
+			errno = ost.write_errno;
+			error_errno("cannot write the command's output");
+			status = EXIT_OWN_FAILURE;
+		}
+		if (json && exec_signal)
+			print_json(s->claim, &res);
+	} else {
+		status = exec_exit_status(&res);
+		if (json)
+			print_json(s->claim, &res);
+		else
+			explain_end(&res, timeout_ms);
+	}
+	session_result_release(&res);
+	return status;
+}
+
+/* argv joined with spaces, or argv[0] as is when alone; owned. */
+static char *join_command(int argc, const char **argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		strbuf_addstr(&sb, argv[i]);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static int check_env(const struct strvec *env)
+{
+	for (size_t i = 0; i < env->nr; i++) {
+		const char *eq = strchr(env->v[i], '=');
+		if (!eq || eq == env->v[i])
+			return error("option '--env' expects K=V, not '%s'",
+				     env->v[i]);
+	}
+	return 0;
+}
+
+int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
+{
+	struct session_opts o = { 0 };
+	struct session s;
+	struct exec_files files = { 0 };
+	struct strvec file_specs = STRVEC_INIT, env = STRVEC_INIT;
+	struct limit_args la = LIMIT_ARGS_INIT;
+	const char *claim = NULL, *cwd = NULL;
+	int64_t timeout_ms = 0;
+	int json = 0, status;
+	int want_repl = 0;
+	char *command = NULL;
+	struct option opts[] = {
+		OPT_STRING_ENV(0, "claim", &claim, "<name>",
+			       "run in this kept sandbox (default: a "
+			       "throwaway one)",
+			       "GOSBX_CLAIM"),
+		OPT_STRING_LIST('f', "file", &file_specs, "<local>[:<dest>]",
+				"copy a local file to /app/<dest> first"),
+		OPT_DURATION(0, "timeout", &timeout_ms,
+			     "kill the command after this long"),
+		OPT_STRING_LIST(0, "env", &env, "<K=V>",
+				"set an environment variable"),
+		OPT_STRING(0, "cwd", &cwd, "<dir>",
+			   "run in this directory under /app"),
+		OPT_BOOL(0, "json", &json,
+			 "print the result as one JSON object at the end"),
+		OPT_GROUP("throwaway sandbox (without --claim)"),
+		OPT_SANDBOX_LIMITS(&la),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, opts, exec_usage,
+			     PARSE_OPT_STOP_AT_NON_OPTION);
+	if (argc < 0) {
+		status = parse_options_status(argc);
+		goto out;
+	}
+	if (claim && !*claim)
+		claim = NULL; /* GOSBX_CLAIM= */
+
+	/* bad values: refuse before anything is opened */
+	status = EXIT_OWN_FAILURE;
+	if (claim && limit_args_given(&la)) {
+		error("--memory, --cpus, --pids, --disk and --network apply to a "
+		      "throwaway sandbox, not to claim '%s'",
+		      claim);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (timeout_ms < 0) {
+		error("option '--timeout' expects a duration above zero");
+		goto out;
+	}
+	if (limit_args_apply(&la, &o) < 0)
+		goto out;
+	if (check_env(&env) < 0)
+		goto out;
+	if (cwd && strcmp(cwd, ".") && session_check_path(cwd) < 0) {
+		error("option '--cwd' must name a directory under /app");
+		goto out;
+	}
+	if (read_files(&file_specs, &files) < 0)
+		goto out;
+
+	if (argc) {
+		command =
+			argc == 1 ? xstrdup(argv[0]) : join_command(argc, argv);
+	} else if (isatty(0)) {
+		if (!claim && strcmp(ctx->backend, "url")) {
+			error("no command given; the REPL needs a kept "
+			      "sandbox: gosbx exec --claim=<name> (see "
+			      "'gosbx open')");
+			usage_with_options_to(stderr, exec_usage, opts);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		if (json || files.nr || timeout_ms || env.nr || cwd) {
+			error("--json, -f, --timeout, --env and --cwd need "
+			      "a command");
+			status = EXIT_USAGE;
+			goto out;
+		}
+		want_repl = 1;
+	} else {
+		/* the script is standard input */
+		struct strbuf script = STRBUF_INIT;
+
+		if (strbuf_read_fd(&script, 0, 0) < 0) {
+			error_errno("cannot read the script from standard "
+				    "input");
+			strbuf_release(&script);
+			goto out;
+		}
+		if (!script.len || memchr(script.buf, '\0', script.len)) {
+			error("no command given and standard input holds no "
+			      "script");
+			strbuf_release(&script);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		command = strbuf_detach(&script, NULL);
+	}
+
+	ctx_session_opts(ctx, &o);
+	o.claim = claim;
+	o.purpose = "exec";
+
+	catch_signals();
+	if (session_open(&s, &o) < 0) {
+		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
+		goto out;
+	}
+	if (ctx->verbose && !claim)
+		fprintf(stderr, "gosbx: opened throwaway sandbox '%s'\n",
+			s.claim);
+	if (exec_signal)
+		status = 128 + exec_signal;
+	else if (want_repl)
+		status = exec_repl(&s, &exec_signal);
+	else
+		status = run_command(&s, command, &files, timeout_ms, &env, cwd,
+				     json, ctx->verbose);
+	if (fflush(stdout) && status == 0) {
+		error_errno("write failure on standard output");
+		status = EXIT_OWN_FAILURE;
+	}
+	if (claim || want_repl) {
+		session_disconnect(&s);
+	} else {
+		if (ctx->verbose)
+			fprintf(stderr, "gosbx: deleting sandbox '%s'\n",
+				s.claim);
+		if (session_close(&s) < 0 && !status)
+			status = EXIT_OWN_FAILURE;
+	}
+out:
+	free(command);
+	exec_files_release(&files);
+	strvec_clear(&file_specs);
+	strvec_clear(&env);
+	return status;
+}

@@ -1,0 +1,83 @@
+/*
+ * gosbx push: copy local files and directory trees into a kept
+ * sandbox's /app as one tar stream (DESIGN.md "One binary, many
+ * commands"; spec/runtime-api.md "archive"). Each path lands under its
+ * base name, like `tar -C $(dirname p) -c $(basename p)`.
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "parse-options.h"
+#include "session.h"
+#include "usage.h"
+
+#include <sys/stat.h>
+
+static const char *const push_usage[] = {
+	"gosbx push [--claim=<name>] [--to=<dir>] <path>...",
+	NULL,
+};
+
+int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
+{
+	struct session_opts o = { 0 };
+	struct session s;
+	const char *claim = NULL, *to = NULL;
+	int verbose = 0, ret;
+	struct option opts[] = {
+		OPT_STRING_ENV(0, "claim", &claim, "<name>",
+			       "the kept sandbox to copy into", "GOSBX_CLAIM"),
+		OPT_STRING(0, "to", &to, "<dir>",
+			   "directory under /app to copy into (default /app)"),
+		OPT_BOOL('v', "verbose", &verbose, "say what was copied"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, opts, push_usage, 0);
+	if (argc < 0)
+		return parse_options_status(argc);
+	verbose |= ctx->verbose;
+	if (claim && !*claim)
+		claim = NULL;
+	/* the url backend's sandbox is the runtime at --url */
+	if (!claim && strcmp(ctx->backend, "url")) {
+		error("which sandbox? give --claim=<name> or set GOSBX_CLAIM "
+		      "(a throwaway sandbox would be deleted right after the "
+		      "push)");
+		usage_with_options_to(stderr, push_usage, opts);
+		return 129;
+	}
+	if (!argc) {
+		error("nothing to push: name at least one path");
+		usage_with_options_to(stderr, push_usage, opts);
+		return 129;
+	}
+	if (to && *to && strcmp(to, ".") && session_check_path(to) < 0) {
+		error("option '--to' must name a directory under /app");
+		return 1;
+	}
+	if (to && !strcmp(to, "."))
+		to = NULL;
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+
+		if (lstat(argv[i], &st) < 0) {
+			error_errno("cannot push '%s'", argv[i]);
+			return 1;
+		}
+	}
+
+	ctx_session_opts(ctx, &o);
+	o.claim = claim;
+	o.purpose = "push";
+	if (session_open(&s, &o) < 0)
+		return 1;
+	ret = session_push(&s, argv, argc, to);
+	if (!ret && verbose) {
+		for (int i = 0; i < argc; i++)
+			fprintf(stderr,
+				"pushed '%s' into claim '%s' at /app%s%s\n",
+				argv[i], s.claim, to ? "/" : "", to ? to : "");
+	}
+	session_disconnect(&s);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,591 @@
+/*
+ * gosbx-runtime: the HTTP server that runs inside each sandbox. It
+ * speaks the upstream go-runtime-sandbox contract unchanged and adds
+ * the extensions of spec/runtime-api.md, advertised in GET /.
+ *
+ * Concurrency model: libmicrohttpd with one thread per connection, so
+ * a handler may block on its command while other connections are
+ * served; commands run in their own process groups (lib/exec.c).
+ */
+#include "compat.h"
+#include "dir.h"
+#include "exec.h"
+#include "json.h"
+#include "log.h"
+#include "parse-options.h"
+#include "runtime.h"
+#include "strbuf.h"
+#include "usage.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+struct runtime rt;
+static atomic_int inflight;
+/* monotonic ms of the last request start or end (idle timeout) */
+static atomic_uint_fast64_t last_activity_ms;
+
+/*
+ * Set by unescape_url() when the request's path held "%00": the
+ * decoded path would be cut at the NUL, so the request is refused
+ * instead (thread per connection: the handler runs in this thread).
+ */
+static __thread int url_had_nul;
+
+/* Percent-decoding of the path (RFC 3986 section 2.1), refusing %00. */
+static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *in = s, *out = s;
+
+	while (*in) {
+		if (in[0] == '%' && isxdigit((unsigned char)in[1]) &&
+		    isxdigit((unsigned char)in[2])) {
+			char hex[3] = { in[1], in[2], 0 };
+			char v = (char)strtol(hex, NULL, 16);
+			if (!v) {
+				url_had_nul = 1;
+				v = '?';
+			}
+			*out++ = v;
+			in += 3;
+			continue;
+		}
+		*out++ = *in++;
+	}
+	*out = '\0';
+	return out - s;
+}
+
+static const char *const runtime_usage[] = {
+	"gosbx-runtime [--addr=<addr>] [--workdir=<dir>] [--log-level=<level>] "
+	"[--shutdown-grace=<duration>]",
+	"              [--idle-timeout=<duration> [--expired-file=<path>]]",
+	NULL,
+};
+
+int connection_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
+enum MHD_Result reply(struct MHD_Connection *c, struct request *r,
+		      unsigned status, struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	r->status = status;
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+enum MHD_Result reply_json(struct MHD_Connection *c, struct request *r,
+			   unsigned status, struct strbuf *body)
+{
+	size_t len;
+	char *buf = strbuf_detach(body, &len);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, buf, MHD_RESPMEM_MUST_FREE);
+
+	if (!resp) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	return reply(c, r, status, resp);
+}
+
+enum MHD_Result reply_error(struct MHD_Connection *c, struct request *r,
+			    unsigned status, const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&body, "{\"detail\":");
+	json_add_string(&body, msg.buf, msg.len);
+	strbuf_addch(&body, '}');
+	strbuf_release(&msg);
+	return reply_json(c, r, status, &body);
+}
+
+static enum MHD_Result handle_root(struct MHD_Connection *c,
+				   struct request *r)
+{
+	struct strbuf body = STRBUF_INIT;
+
+	strbuf_addstr(&body, "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
+			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
+			     "[\"archive\",\"exec-options\",\"exec-stream\","
+			     "\"files\",\"metrics\"]}");
+	return reply_json(c, r, 200, &body);
+}
+
+/*
+ * Decide the route from the method and the URL; on a miss, the status
+ * to answer (404 or 405) goes into r->status.
+ */
+static void route_request(struct request *r, const char *method,
+			  const char *url)
+{
+	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	int post = !strcmp(method, "POST");
+	const char *rest;
+	struct {
+		const char *path;
+		int prefix; /* also matches path + "/..." */
+		int ok;
+		enum route route;
+	} table[] = {
+		{ "/", 0, get, R_ROOT },
+		{ "/execute", 0, post, R_EXECUTE },
+		{ "/v1/exec", 0, post, R_EXEC_STREAM },
+		{ "/upload", 0, post, R_UPLOAD },
+		{ "/download", 1, get, R_DOWNLOAD },
+		{ "/list", 1, get, R_LIST },
+		{ "/exists", 1, get, R_EXISTS },
+		{ "/v1/archive", 0, post, R_ARCHIVE_IN },
+		{ "/v1/archive", 0, get, R_ARCHIVE_OUT },
+		{ "/v1/metrics", 0, get, R_METRICS },
+		{ "/v1/files", 1, !strcmp(method, "PUT"), R_FILE_PUT },
+		{ "/v1/files", 1, !strcmp(method, "DELETE"), R_FILE_DELETE },
+	};
+	int path_known = 0;
+
+	r->route = R_NONE;
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
+		int match = !strcmp(url, table[i].path) ||
+			    (table[i].prefix &&
+			     skip_prefix(url, table[i].path, &rest) &&
+			     *rest == '/');
+		if (!match)
+			continue;
+		path_known = 1;
+		if (table[i].ok) {
+			r->route = table[i].route;
+			return;
+		}
+	}
+	r->status = path_known ? 405 : 404;
+}
+
+/* The path after a route prefix such as "/download". */
+static const char *route_path(const char *url, const char *prefix)
+{
+	const char *rest = url;
+
+	skip_prefix(url, prefix, &rest);
+	return rest;
+}
+
+static int wants_spool(enum route route)
+{
+	return route == R_UPLOAD || route == R_ARCHIVE_IN ||
+	       route == R_FILE_PUT;
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
+{
+	switch (r->route) {
+	case R_NONE:
+		if (r->bad_path)
+			return reply_error(c, r, 400,
+					   "path must not contain NUL bytes");
+		return reply_error(c, r, r->status, r->status == 405 ?
+							    "method not allowed" :
+							    "not found");
+	case R_ROOT:
+		return handle_root(c, r);
+	case R_EXECUTE:
+		return handle_execute(c, r);
+	case R_EXEC_STREAM:
+		return handle_exec_stream(c, r);
+	case R_UPLOAD:
+		return handle_upload_done(c, r);
+	case R_DOWNLOAD:
+		return handle_download(c, r, route_path(r->url, "/download"));
+	case R_LIST:
+		return handle_list(c, r, route_path(r->url, "/list"));
+	case R_EXISTS:
+		return handle_exists(c, r, route_path(r->url, "/exists"));
+	case R_ARCHIVE_IN:
+		return handle_archive_in(c, r);
+	case R_ARCHIVE_OUT:
+		return handle_archive_out(c, r);
+	case R_METRICS:
+		return handle_metrics(c, r);
+	case R_FILE_PUT:
+		return handle_file_put(c, r, route_path(r->url, "/v1/files"));
+	case R_FILE_DELETE:
+		return handle_file_delete(c, r,
+					  route_path(r->url, "/v1/files"));
+	}
+	return MHD_NO;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+			       const char *url, const char *method,
+			       const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct request *r = *con_cls;
+
+	if (!r) {
+		r = xcalloc(1, sizeof(*r));
+		r->start_us = monotonic_us();
+		r->url = xstrdup(url);
+		snprintf(r->method, sizeof(r->method), "%s", method);
+		r->spool_fd = -1;
+		strbuf_init(&r->body, 0);
+		route_request(r, method, r->url);
+		if (url_had_nul) {
+			url_had_nul = 0;
+			r->route = R_NONE;
+			r->status = 400;
+			r->bad_path = 1;
+		}
+		*con_cls = r;
+		atomic_fetch_add(&inflight, 1);
+		atomic_store(&last_activity_ms, monotonic_ms());
+		if (wants_spool(r->route) && upload_begin(c, r) < 0)
+			r->write_failed = 1;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (r->route == R_EXECUTE || r->route == R_EXEC_STREAM) {
+			if (r->body.len + n > UPSTREAM_JSON_LIMIT)
+				r->too_large = 1;
+			else
+				strbuf_add(&r->body, upload_data, n);
+		} else if (wants_spool(r->route)) {
+			upload_take(r, upload_data, n);
+		}
+		return MHD_YES;
+	}
+	return dispatch(c, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct request *r = *con_cls;
+	struct log_line l;
+
+	if (!r)
+		return;
+	if (log_begin(&l, LOG_INFO, "request")) {
+		log_str(&l, "method", r->method);
+		log_str(&l, "path", r->url);
+		log_int(&l, "status", r->status);
+		log_int(&l, "duration_ms",
+			(int64_t)((monotonic_us() - r->start_us) / 1000));
+		log_end(&l);
+	}
+	request_release_spool(r);
+	strbuf_release(&r->body);
+	free(r->url);
+	free(r);
+	*con_cls = NULL;
+	atomic_store(&last_activity_ms, monotonic_ms());
+	atomic_fetch_sub(&inflight, 1);
+}
+
+/* True when nothing happened for idle_ms and nothing is running. */
+static int idle_expired(int64_t idle_ms)
+{
+	if (idle_ms <= 0 || atomic_load(&inflight) > 0 ||
+	    exec_running_count() > 0)
+		return 0;
+	return monotonic_ms() - atomic_load(&last_activity_ms) >=
+	       (uint64_t)idle_ms;
+}
+
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	strbuf_rtrim(&sb);
+	log_msg(LOG_DEBUG, "libmicrohttpd", "detail", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* Create, bind and listen the socket for --addr. Returns fd or -1. */
+static int listen_on(const char *addr, char **unix_path)
+{
+	const char *path;
+	int fd = -1, one = 1;
+
+	*unix_path = NULL;
+	if (skip_prefix(addr, "unix:", &path)) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		struct stat st;
+
+		if (strlen(path) >= sizeof(sun.sun_path))
+			return error("unix socket path too long: '%s'", path);
+		memcpy(sun.sun_path, path, strlen(path) + 1);
+		if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+			unlink(path); /* a stale socket of an earlier run */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return error_errno("cannot create socket");
+		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+			error_errno("cannot bind '%s'", addr);
+			close(fd);
+			return -1;
+		}
+		*unix_path = xstrdup(path);
+	} else {
+		struct addrinfo hints = { 0 }, *res = NULL, *ai;
+		const char *colon = strrchr(addr, ':');
+		struct strbuf host = STRBUF_INIT;
+		int rc;
+
+		if (!colon || !colon[1])
+			return error("bad address '%s' (want host:port, "
+				     ":port or unix:/path)",
+				     addr);
+		strbuf_add(&host, addr, colon - addr);
+		if (host.len >= 2 && host.buf[0] == '[' &&
+		    host.buf[host.len - 1] == ']') {
+			strbuf_remove(&host, 0, 1);
+			strbuf_setlen(&host, host.len - 1);
+		}
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_PASSIVE;
+		hints.ai_family = host.len ? AF_UNSPEC : AF_INET6;
+		rc = getaddrinfo(host.len ? host.buf : NULL, colon + 1, &hints,
+				 &res);
+		if (rc && !host.len) {
+			hints.ai_family = AF_INET;
+			rc = getaddrinfo(NULL, colon + 1, &hints, &res);
+		}
+		strbuf_release(&host);
+		if (rc)
+			return error("bad address '%s': %s", addr,
+				     gai_strerror(rc));
+		for (ai = res; ai; ai = ai->ai_next) {
+			fd = socket(ai->ai_family,
+				    ai->ai_socktype | SOCK_CLOEXEC, 0);
+			if (fd < 0)
+				continue;
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				   sizeof(one));
+			if (ai->ai_family == AF_INET6) {
+				int zero = 0;
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+					   sizeof(zero));
+			}
+			if (!bind(fd, ai->ai_addr, ai->ai_addrlen))
+				break;
+			close(fd);
+			fd = -1;
+		}
+		freeaddrinfo(res);
+		if (fd < 0)
+			return error_errno("cannot bind '%s'", addr);
+	}
+	if (listen(fd, 256) < 0) {
+		error_errno("cannot listen on '%s'", addr);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int prepare_workdir(const char *dir)
+{
+	struct strbuf probe = STRBUF_INIT;
+	int fd;
+
+	if (mkdir_p(dir, 0755) < 0) {
+		struct log_line l;
+		if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
+			log_str(&l, "workdir", dir);
+			log_str(&l, "error", strerror(errno));
+			log_end(&l);
+		}
+		return -1;
+	}
+	strbuf_addf(&probe, "%s/.gosbx-probe-%d", dir, (int)getpid());
+	fd = open(probe.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "ok", 2) != 2) {
+		struct log_line l;
+		if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
+			log_str(&l, "workdir", dir);
+			log_str(&l, "error", strerror(errno));
+			log_end(&l);
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(probe.buf);
+		strbuf_release(&probe);
+		return -1;
+	}
+	close(fd);
+	unlink(probe.buf);
+	strbuf_release(&probe);
+	return 0;
+}
+
+static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
+{
+	MHD_socket lfd = MHD_quiesce_daemon(d);
+	uint64_t deadline = monotonic_ms() + grace_ms;
+
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+	while (atomic_load(&inflight) > 0 && monotonic_ms() < deadline)
+		usleep(10000);
+	if (exec_kill_all() > 0)
+		log_msg(LOG_WARN, "shutdown: killed running commands", NULL,
+			NULL);
+	MHD_stop_daemon(d);
+}
+
+int main(int argc, const char **argv)
+{
+	const char *addr = ":8888", *workdir = "/app", *level = NULL;
+	int64_t grace_ms = 5000, idle_ms = 0;
+	const char *expired_file = NULL;
+	int show_version = 0;
+	struct option opts[] = {
+		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
+			       "listen on host:port, :port or unix:/path",
+			       "SANDBOX_ADDR"),
+		OPT_STRING_ENV(0, "workdir", &workdir, "<dir>",
+			       "directory commands run in (created)",
+			       "SANDBOX_WORKDIR"),
+		OPT_STRING_ENV(0, "log-level", &level, "<level>",
+			       "debug, info, warn or error",
+			       "SANDBOX_LOG_LEVEL"),
+		OPT_DURATION(0, "shutdown-grace", &grace_ms,
+			     "on SIGTERM, time given to running requests"),
+		OPT_DURATION(0, "idle-timeout", &idle_ms,
+			     "exit after this long without requests"),
+		OPT_STRING(0, "expired-file", &expired_file, "<path>",
+			   "file created when the idle timeout ends the server"),
+		OPT_BOOL(0, "version", &show_version, "print the version"),
+		OPT_END(),
+	};
+	struct MHD_Daemon *d;
+	char *unix_path = NULL;
+	sigset_t set;
+	int lfd;
+
+	progname = "gosbx-runtime";
+	argc = parse_options(argc, argv, opts, runtime_usage, 0);
+	if (argc < 0)
+		return parse_options_status(argc);
+	if (show_version) {
+		printf("gosbx-runtime version %s\n", GOSBX_VERSION);
+		return 0;
+	}
+	if (argc) {
+		error("unexpected argument '%s'", argv[0]);
+		usage_with_options_to(stderr, runtime_usage, opts);
+		return 129;
+	}
+	if (level && log_parse_level(level, &log_min_level) < 0) {
+		error("unknown log level '%s' (debug, info, warn, error)",
+		      level);
+		return 129;
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	rt.workdir = workdir;
+	if (prepare_workdir(workdir) < 0)
+		return 1;
+	rt.root = realpath(workdir, NULL);
+	if (!rt.root) {
+		log_msg(LOG_ERROR, "workdir not writable", "workdir", workdir);
+		return 1;
+	}
+	rt.started_ms = monotonic_ms();
+	atomic_store(&last_activity_ms, rt.started_ms);
+	exec_setup_oom_source();
+
+	lfd = listen_on(addr, &unix_path);
+	if (lfd < 0) {
+		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
+		return 1;
+	}
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+		MHD_OPTION_END);
+	if (!d) {
+		log_msg(LOG_ERROR, "cannot start the HTTP server", "addr",
+			addr);
+		return 1;
+	}
+	{
+		struct log_line l;
+		if (log_begin(&l, LOG_INFO, "server listening")) {
+			log_str(&l, "addr", addr);
+			log_str(&l, "workdir", rt.root);
+			log_end(&l);
+		}
+	}
+	for (;;) {
+		struct timespec ts = { 1, 0 };
+		int sig = sigtimedwait(&set, NULL, &ts);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_msg(LOG_INFO, "shutting down", "signal",
+				sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			break;
+		}
+		exec_reap_orphans();
+		if (idle_expired(idle_ms)) {
+			log_msg(LOG_INFO, "idle timeout, exiting", NULL, NULL);
+			if (expired_file) {
+				int fd = open(expired_file,
+					      O_WRONLY | O_CREAT | O_CLOEXEC,
+					      0644);
+				if (fd >= 0)
+					close(fd);
+			}
+			break;
+		}
+	}
+	shutdown_server(d, grace_ms);
+	if (unix_path) {
+		unlink(unix_path);
+		free(unix_path);
+	}
+	free(rt.root);
+	return 0;
+}

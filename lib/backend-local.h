@@ -1,0 +1,68 @@
+#ifndef BACKEND_LOCAL_H
+#define BACKEND_LOCAL_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+/*
+ * The local backend's claims on disk (DESIGN.md "Backends"): each is a
+ * directory $XDG_STATE_HOME/gosbx/claims/<name>/ (default
+ * ~/.local/state/gosbx) holding
+ *   app/         the sandbox's /app
+ *   run/         /run/gosbx inside: runtime.sock, "expired" marker
+ *   meta         name, created, ttl, limits and the isolate state
+ *   runtime.log  the runtime's stderr
+ *   last-used    its mtime is the last use
+ */
+
+enum local_claim_status {
+	LOCAL_CLAIM_READY,	/* its runtime runs */
+	LOCAL_CLAIM_EXPIRED,	/* the runtime ended after its idle TTL */
+	LOCAL_CLAIM_DEAD,	/* the runtime ended otherwise (crash, kill) */
+};
+
+struct local_claim_info {
+	char *name;
+	enum local_claim_status status;
+	int64_t created;	/* epoch seconds */
+	int64_t last_used;	/* epoch seconds */
+	int64_t ttl_ms;
+	int64_t app_bytes;	/* disk used by /app, bytes */
+	int network;
+	int keep;		/* opened with --keep */
+	char *purpose;
+};
+
+/* "ready", "expired", "dead" */
+const char *local_claim_status_name(enum local_claim_status s);
+
+/*
+ * The claims directory ($XDG_STATE_HOME/gosbx/claims), appended to
+ * out. Returns 0, or -1 with error() if no home directory is known.
+ */
+int local_claims_dir(struct strbuf *out);
+
+/*
+ * List every claim, sorted by name. *out is an array of *nr entries,
+ * freed with local_claims_free(). Returns 0 or -1 with error().
+ * with_size: also measure /app (walks the tree).
+ */
+int local_claims_list(struct local_claim_info **out, size_t *nr,
+		      int with_size);
+void local_claims_free(struct local_claim_info *c, size_t nr);
+
+/*
+ * Delete a claim without opening a session: kill its sandbox if it
+ * runs, remove its cgroups and its directory. Returns 0, or -1 with
+ * error() (e.g. no such claim).
+ */
+int local_claim_delete(const char *name);
+
+/*
+ * The gosbx-runtime binary to run inside sandboxes: $GOSBX_RUNTIME,
+ * else gosbx-runtime next to the running program, else on PATH.
+ * Appended to out; returns 0 or -1 with error().
+ */
+int local_find_runtime(struct strbuf *out);
+
+#endif /* BACKEND_LOCAL_H */

@@ -1,0 +1,41 @@
+/*
+ * The url backend: a runtime server at a base URL (a gosbx-runtime,
+ * the upstream Go sandbox-server or agent-sandbox's python runtime).
+ * There is no claim to create or delete; the claim name is the URL.
+ */
+#include "compat.h"
+#include "http.h"
+#include "session.h"
+#include "usage.h"
+
+static int url_open(struct session *s, const struct session_opts *opts)
+{
+	const char *url = opts->url ? opts->url : opts->claim;
+	struct http_client_opts ho = { 0 };
+	const char *path;
+
+	if (!url || !*url)
+		return error("the url backend needs a runtime URL (--url or "
+			     "GOSBX_URL)");
+	if (skip_prefix(url, "unix:", &path)) {
+		ho.unix_socket = path;
+		s->http = http_client_new("http://localhost", &ho);
+	} else {
+		s->http = http_client_new(url, &ho);
+	}
+	if (!s->http)
+		return -1;
+	s->claim = xstrdup(url);
+	return 0;
+}
+
+static int url_destroy(struct session *s)
+{
+	return 0; /* not ours to delete */
+}
+
+const struct backend_ops backend_url = {
+	.name = "url",
+	.open = url_open,
+	.destroy = url_destroy,
+};

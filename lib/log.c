@@ -1,0 +1,200 @@
+#include "compat.h"
+#include "log.h"
+#include "utf8.h"
+
+#include <strings.h>
+#include <time.h>
+
+enum log_level log_min_level = LOG_INFO;
+int log_fd = 2;
+
+int log_parse_level(const char *s, enum log_level *out)
+{
+	if (!strcasecmp(s, "debug"))
+		*out = LOG_DEBUG;
+	else if (!strcasecmp(s, "info"))
+		*out = LOG_INFO;
+	else if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning"))
+		*out = LOG_WARN;
+	else if (!strcasecmp(s, "error"))
+		*out = LOG_ERROR;
+	else
+		return -1;
+	return 0;
+}
+
+static const char *level_name(enum log_level l)
+{
+	switch (l) {
+	case LOG_DEBUG:
+		return "DEBUG";
+	case LOG_INFO:
+		return "INFO";
+	case LOG_WARN:
+		return "WARN";
+	default:
+		return "ERROR";
+	}
+}
+
+static int needs_quoting(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+
+	if (!len)
+		return 1;
+	for (size_t i = 0; i < len;) {
+		if (p[i] < 0x80) {
+			if (p[i] <= ' ' || p[i] == '"' || p[i] == '=' ||
+			    p[i] == 0x7f)
+				return 1;
+			i++;
+			continue;
+		}
+		{
+			size_t n = utf8_seq_len(p + i, len - i);
+			if (!n)
+				return 1;
+			i += n;
+		}
+	}
+	return 0;
+}
+
+static void add_value(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+
+	if (!needs_quoting(s)) {
+		strbuf_add(sb, s, len);
+		return;
+	}
+	strbuf_addch(sb, '"');
+	for (size_t i = 0; i < len;) {
+		unsigned char c = p[i];
+		size_t n;
+
+		if (c >= 0x80) {
+			n = utf8_seq_len(p + i, len - i);
+			if (n) {
+				strbuf_add(sb, s + i, n);
+				i += n;
+			} else {
+				strbuf_addf(sb, "\\x%c%c", hex[c >> 4],
+					    hex[c & 15]);
+				i++;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			strbuf_addstr(sb, "\\\"");
+			break;
+		case '\\':
+			strbuf_addstr(sb, "\\\\");
+			break;
+		case '\n':
+			strbuf_addstr(sb, "\\n");
+			break;
+		case '\r':
+			strbuf_addstr(sb, "\\r");
+			break;
+		case '\t':
+			strbuf_addstr(sb, "\\t");
+			break;
+		case '\a':
+			strbuf_addstr(sb, "\\a");
+			break;
+		case '\b':
+			strbuf_addstr(sb, "\\b");
+			break;
+		case '\f':
+			strbuf_addstr(sb, "\\f");
+			break;
+		case '\v':
+			strbuf_addstr(sb, "\\v");
+			break;
+		default:
+			if (c < ' ' || c == 0x7f)
+				strbuf_addf(sb, "\\x%c%c", hex[c >> 4],
+					    hex[c & 15]);
+			else
+				strbuf_addch(sb, c);
+		}
+		i++;
+	}
+	strbuf_addch(sb, '"');
+}
+
+int log_begin(struct log_line *l, enum log_level level, const char *msg)
+{
+	struct timespec ts;
+	struct tm tm;
+	char tbuf[64];
+
+	if (level < log_min_level)
+		return 0;
+	strbuf_init(&l->sb, 256);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
+	strbuf_addf(&l->sb, "time=%s.%03ldZ level=%s msg=", tbuf,
+		    ts.tv_nsec / 1000000, level_name(level));
+	add_value(&l->sb, msg);
+	return 1;
+}
+
+void log_str(struct log_line *l, const char *key, const char *value)
+{
+	strbuf_addf(&l->sb, " %s=", key);
+	add_value(&l->sb, value ? value : "");
+}
+
+void log_int(struct log_line *l, const char *key, int64_t value)
+{
+	strbuf_addf(&l->sb, " %s=%" PRId64, key, value);
+}
+
+void log_end(struct log_line *l)
+{
+	strbuf_addch(&l->sb, '\n');
+	/* a failed write has nowhere left to be reported */
+	(void)!write_in_full(log_fd, l->sb.buf, l->sb.len);
+	strbuf_release(&l->sb);
+}
+
+void log_msg(enum log_level level, const char *msg, const char *key,
+	     const char *value)
+{
+	struct log_line l;
+
+	if (!log_begin(&l, level, msg))
+		return;
+	if (key)
+		log_str(&l, key, value);
+	log_end(&l);
+}
+
+void log_command_preview(struct strbuf *out, const char *command)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	size_t cut;
+
+	for (const char *p = command; *p; p++) {
+		if (*p == '\n')
+			strbuf_addstr(&tmp, "\xe2\x8f\x8e"); /* U+23CE */
+		else
+			strbuf_addch(&tmp, *p);
+	}
+	if (tmp.len <= 120) {
+		strbuf_addbuf(out, &tmp);
+	} else {
+		cut = utf8_cut(tmp.buf, tmp.len, 120);
+		strbuf_add(out, tmp.buf, cut);
+		strbuf_addstr(out, "\xe2\x80\xa6"); /* U+2026 */
+	}
+	strbuf_release(&tmp);
+}

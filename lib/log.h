@@ -1,0 +1,53 @@
+#ifndef LOG_H
+#define LOG_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+/*
+ * Structured logs on stderr in the `key=value` form of Go's slog text
+ * handler, as the upstream runtime writes them (spec/runtime-api.md
+ * "Process"): `time=2026-11-22T02:10:00.123Z level=INFO msg="..." k=v`.
+ * A value is quoted (Go strconv.Quote style) when it is empty or holds
+ * a space, '"', '=', a control character or invalid UTF-8.
+ *
+ *	struct log_line l;
+ *	if (log_begin(&l, LOG_INFO, "exec done")) {
+ *		log_int(&l, "exit", 0);
+ *		log_end(&l);
+ *	}
+ * Each line is written with one write(2), so lines from several
+ * threads never interleave.
+ */
+enum log_level { LOG_DEBUG = -4, LOG_INFO = 0, LOG_WARN = 4, LOG_ERROR = 8 };
+
+/* Lines below this level are dropped. Default LOG_INFO. */
+extern enum log_level log_min_level;
+/* Where lines go; default 2 (stderr). */
+extern int log_fd;
+
+/* "debug", "info", "warn"/"warning", "error" (any case). 0 or -1. */
+int log_parse_level(const char *s, enum log_level *out);
+
+struct log_line {
+	struct strbuf sb;
+};
+
+/* Start a line; returns 0 (and nothing to do) if the level is off. */
+int log_begin(struct log_line *l, enum log_level level, const char *msg);
+void log_str(struct log_line *l, const char *key, const char *value);
+void log_int(struct log_line *l, const char *key, int64_t value);
+void log_end(struct log_line *l);
+
+/* One-shot: a line with just a message and one string pair (or NULL). */
+void log_msg(enum log_level level, const char *msg, const char *key,
+	     const char *value);
+
+/*
+ * The command preview of the `exec begin` / `exec done` lines: each
+ * newline replaced by U+23CE, cut to its first 120 bytes (never inside
+ * a character) with U+2026 appended when cut. Appended to out.
+ */
+void log_command_preview(struct strbuf *out, const char *command);
+
+#endif /* LOG_H */

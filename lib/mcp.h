@@ -1,0 +1,158 @@
+#ifndef MCP_H
+#define MCP_H
+
+#include "compat.h"
+#include "session.h"
+#include "strbuf.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+
+/*
+ * The MCP server core (`gosbx mcp`, spec/mcp.md): JSON-RPC 2.0 over
+ * stdio or streamable HTTP, every revision of spec/mcp.md, and the
+ * tools of the toolsets chosen with --tools. This header is the
+ * boundary between the protocol core (lib/mcp.c, lib/mcp-http.c) and
+ * the toolsets (lib/mcp-tools-go.c, lib/mcp-tools-sandbox.c,
+ * lib/mcp-tools-jobs.c).
+ *
+ * An MCP session is one stdio connection, or one HTTP session
+ * (Mcp-Session-Id) of a handshake revision; 2026-07-28 traffic on HTTP
+ * without a session shares one "stateless" session per server.
+ * Toolsets keep their per-session state (the lazy sandbox, named
+ * sandboxes, jobs) in mcp_session.state[], created on first use and
+ * freed when the session ends (client gone, DELETE, SIGTERM).
+ */
+
+struct mcp_server;
+struct mcp_session;
+
+/* Server-wide options (seed 000 flags, spec/mcp.md "Lifecycle"). */
+struct mcp_options {
+	/* backend for sandboxes: backend, url, limits (session_opts) */
+	struct session_opts sandbox;
+	const char *namespace;	/* default "default" */
+	const char *template;	/* default "go-runtime-template" */
+	const char *claim;	/* reattach run_go_code to this claim */
+	int persistent;		/* keep sandboxes when the client goes */
+	int ephemeral;		/* wipe /app before every run_go_code */
+	int64_t open_timeout_ms; /* default 5 min */
+	/* toolsets, from --tools=go,sandbox,jobs (default go) */
+	int tools_go, tools_sandbox, tools_jobs;
+	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
+	int64_t jobs_cpu_budget_ms;	/* default 10,000 */
+	int jobs_max_concurrent;	/* default 2 */
+};
+
+void mcp_options_init(struct mcp_options *o);
+
+/* One tools/call being served. */
+struct mcp_call {
+	struct mcp_session *session;
+	const char *tool;	/* tool name */
+	json_t *args;		/* the arguments object (borrowed; never NULL) */
+	/*
+	 * Set when the client cancels the request (notifications/
+	 * cancelled, or the HTTP stream closed): pass it to
+	 * session_exec.cancel so the command's process group is killed.
+	 */
+	volatile sig_atomic_t cancelled;
+	/* private to the core */
+	void *core;
+};
+
+/*
+ * Send notifications/progress for this call (only if the client gave
+ * a progressToken; otherwise nothing happens). progress must grow with
+ * every call; total <= 0 leaves it out; message may be NULL (only sent
+ * from revision 2025-03-26 on). Thread-safe.
+ */
+void mcp_call_progress(struct mcp_call *call, double progress, double total,
+		       const char *message);
+
+/*
+ * Log to the client (notifications/message, handshake revisions, at or
+ * above the level the client set) and to stderr. level: "debug",
+ * "info", "notice", "warning", "error". Thread-safe.
+ */
+void mcp_call_log(struct mcp_call *call, const char *level, const char *fmt,
+		  ...) PRINTF_LIKE(3, 4);
+
+/* What a tool returns: one text block, isError, structuredContent. */
+struct mcp_result {
+	struct strbuf text;	/* the text content block */
+	int is_error;
+	json_t *structured;	/* structuredContent (owned) or NULL */
+};
+
+void mcp_result_init(struct mcp_result *res);
+void mcp_result_release(struct mcp_result *res);
+/* Replace the text with a formatted message and set is_error. */
+void mcp_result_error(struct mcp_result *res, const char *fmt, ...)
+	PRINTF_LIKE(2, 3);
+
+/* MCP tool annotations (2025-03-26 on): bits of mcp_tool.hints */
+#define MCP_HINT_READ_ONLY (1u << 0)
+#define MCP_HINT_DESTRUCTIVE (1u << 1)
+#define MCP_HINT_IDEMPOTENT (1u << 2)
+#define MCP_HINT_OPEN_WORLD (1u << 3)
+#define MCP_HINT_NOT_DESTRUCTIVE (1u << 4) /* destructiveHint: false */
+
+struct mcp_tool {
+	const char *name;
+	const char *title;	/* 2025-06-18 on; may be NULL */
+	const char *description;
+	const char *input_schema;	/* JSON text of the inputSchema */
+	const char *output_schema;	/* JSON text or NULL (2025-06-18 on) */
+	unsigned hints;		/* MCP_HINT_* */
+	/*
+	 * Serve the call. Arguments were checked to be an object; the
+	 * tool validates them against its schema itself and answers bad
+	 * ones with mcp_result_error() (never a crash). Runs on a worker
+	 * thread; may block for as long as the command runs. Returns 0;
+	 * -1 only for an internal failure (the core answers -32603).
+	 */
+	int (*call)(struct mcp_call *call, struct mcp_result *res);
+};
+
+/* A toolset: its tools and its per-session state. */
+struct mcp_toolset {
+	const char *name;	/* "go", "sandbox", "jobs" */
+	const struct mcp_tool *tools;
+	size_t nr_tools;
+	/*
+	 * Called when a session ends (client gone, DELETE, shutdown) with
+	 * the state the toolset stored in mcp_session_state(); frees it and
+	 * closes (or, with --persistent, disconnects) its sandboxes. May be
+	 * NULL.
+	 */
+	void (*session_end)(struct mcp_session *s, void *state);
+};
+
+extern const struct mcp_toolset mcp_toolset_go;
+extern const struct mcp_toolset mcp_toolset_sandbox;
+extern const struct mcp_toolset mcp_toolset_jobs;
+
+/* The server's options (valid for the server's life). */
+const struct mcp_options *mcp_session_options(struct mcp_session *s);
+
+/*
+ * The toolset's state slot in this session: *mcp_session_state(s, ts)
+ * is NULL until the toolset stores something there. The session lock
+ * (mcp_session_lock) guards it.
+ */
+void **mcp_session_state(struct mcp_session *s, const struct mcp_toolset *ts);
+void mcp_session_lock(struct mcp_session *s);
+void mcp_session_unlock(struct mcp_session *s);
+
+/*
+ * A short id of the session for logs and claim labels ("stdio" or the
+ * first 8 characters of the HTTP session id).
+ */
+const char *mcp_session_label(struct mcp_session *s);
+
+/* Log one line to stderr (never stdout), as given: no prefix. */
+void mcp_log_stderr(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+#endif /* MCP_H */

@@ -1,0 +1,806 @@
+/*
+ * The session API (session.h): backends give a claim and a connection
+ * to its runtime; this file speaks the runtime protocol
+ * (spec/runtime-api.md) on top, with the upstream fallbacks.
+ */
+#include "compat.h"
+#include "http.h"
+#include "json.h"
+#include "session.h"
+#include "strvec.h"
+#include "tarball.h"
+#include "usage.h"
+#include "utf8.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+
+/* the upstream per-stream cap, also applied to streamed output */
+#define STREAM_CAP (8u << 20)
+#define SEED_UPLOAD_TAR ".goruntime-upload.tar"
+
+void session_result_init(struct session_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->reason = "exited";
+	res->cpu_ms = -1;
+	res->peak_rss_kb = -1;
+	strbuf_init(&res->out, 0);
+	strbuf_init(&res->err, 0);
+}
+
+void session_result_release(struct session_result *res)
+{
+	strbuf_release(&res->out);
+	strbuf_release(&res->err);
+}
+
+const struct backend_ops *backend_find(const char *name)
+{
+	if (!name || !strcmp(name, "local"))
+		return &backend_local;
+	if (!strcmp(name, "url"))
+		return &backend_url;
+	if (!strcmp(name, "kube")) {
+		error("the kube backend is not available in this build yet");
+		return NULL;
+	}
+	error("unknown backend '%s' (expected local, kube or url)", name);
+	return NULL;
+}
+
+int session_check_path(const char *path)
+{
+	const char *p = path;
+
+	if (!path || !*path)
+		return error("invalid file path '': must not be empty");
+	if (*path == '/')
+		return error("invalid file path '%s': must be relative", path);
+	while (*p) {
+		const char *seg = p;
+		size_t n;
+
+		while (*p && *p != '/')
+			p++;
+		n = p - seg;
+		if (!n || (n == 1 && seg[0] == '.') ||
+		    (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return error("invalid file path '%s': empty, '.' or "
+				     "'..' segment",
+				     path);
+		if (*p == '/') {
+			p++;
+			if (!*p)
+				return error("invalid file path '%s': empty "
+					     "segment",
+					     path);
+		}
+	}
+	return 0;
+}
+
+int session_check_claim_name(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (!n || n > 63)
+		return error("invalid claim name '%s': want 1 to 63 "
+			     "characters",
+			     name ? name : "");
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (c == '-' && i > 0)))
+			return error("invalid claim name '%s': use lower-case "
+				     "letters, digits and '-'",
+				     name);
+	}
+	return 0;
+}
+
+int session_truncate_head_tail(struct strbuf *sb)
+{
+	struct strbuf out = STRBUF_INIT;
+	size_t elided;
+
+	if (sb->len <= 16384)
+		return 0;
+	elided = sb->len - 16384;
+	strbuf_grow(&out, 16384 + 48);
+	strbuf_add(&out, sb->buf, 8192);
+	strbuf_addf(&out, "\n... [%zu bytes elided] ...\n", elided);
+	strbuf_add(&out, sb->buf + sb->len - 8192, 8192);
+	strbuf_release(sb);
+	*sb = out;
+	return 1;
+}
+
+static void read_features(struct session *s, json_t *root)
+{
+	json_t *f = json_object_get(root, "features"), *v;
+	const char *server = json_object_str(root, "server");
+	size_t i;
+
+	s->features = 0;
+	free(s->server);
+	s->server = xstrdup(server ? server : "");
+	json_array_foreach(f, i, v)
+	{
+		const char *name = json_string_value(v);
+		if (!name)
+			continue;
+		if (!strcmp(name, "exec-options"))
+			s->features |= SESSION_FEAT_EXEC_OPTIONS;
+		else if (!strcmp(name, "exec-stream"))
+			s->features |= SESSION_FEAT_EXEC_STREAM;
+		else if (!strcmp(name, "archive"))
+			s->features |= SESSION_FEAT_ARCHIVE;
+		else if (!strcmp(name, "metrics"))
+			s->features |= SESSION_FEAT_METRICS;
+		else if (!strcmp(name, "files"))
+			s->features |= SESSION_FEAT_FILES;
+	}
+}
+
+static void session_free(struct session *s)
+{
+	http_client_free(s->http);
+	free(s->claim);
+	free(s->server);
+	memset(s, 0, sizeof(*s));
+}
+
+int session_open(struct session *s, const struct session_opts *opts)
+{
+	json_t *root = NULL;
+	long status = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->ops = backend_find(opts->backend);
+	if (!s->ops)
+		return -1;
+	if (opts->claim && strcmp(s->ops->name, "url") &&
+	    session_check_claim_name(opts->claim) < 0)
+		return -1;
+	s->keep = opts->keep;
+	if (s->ops->open(s, opts) < 0) {
+		session_free(s);
+		return -1;
+	}
+	if (http_json(s->http, "GET", "/", NULL, &status, &root) < 0 ||
+	    !json_is_object(root)) {
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addstr(&msg, last_error());
+		json_decref(root);
+		error("cannot reach the runtime of claim '%s': %s", s->claim,
+		      msg.len ? msg.buf : "unexpected answer to GET /");
+		strbuf_release(&msg);
+		if (!opts->claim)
+			s->ops->destroy(s); /* roll back what we created */
+		else if (s->ops->detach)
+			s->ops->detach(s); /* free the backend's state */
+		session_free(s);
+		return -1;
+	}
+	read_features(s, root);
+	json_decref(root);
+	return 0;
+}
+
+static void touch(struct session *s)
+{
+	if (s->ops && s->ops->touch)
+		s->ops->touch(s);
+}
+
+/* ---- running commands ---- */
+
+struct stream_state {
+	struct session_result *res;
+	const struct session_exec *exec;
+	struct strbuf line;
+	int got_exit;
+	int cancelled;
+	int bad;
+};
+
+static void keep_output(struct session_result *res, int stream,
+			const char *buf, size_t len)
+{
+	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
+	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
+
+	if (sb->len + len > STREAM_CAP) {
+		len = sb->len < STREAM_CAP ? STREAM_CAP - sb->len : 0;
+		*trunc = 1;
+	}
+	strbuf_add(sb, buf, len);
+}
+
+static void read_result_fields(struct session_result *res, json_t *o)
+{
+	int64_t v;
+	const char *reason = json_object_str(o, "reason");
+	int b;
+	static const char *const reasons[] = {
+		"exited",	"signaled",	"timeout",     "oom",
+		"cancelled", "output_limit", "start_failed",
+	};
+
+	if (json_object_int(o, "exit_code", &v) > 0)
+		res->exit_code = (int)v;
+	res->reason = res->exit_code == -1 ? "signaled" : "exited";
+	for (size_t i = 0; reason && i < ARRAY_SIZE(reasons); i++)
+		if (!strcmp(reason, reasons[i]))
+			res->reason = reasons[i];
+	if (json_object_int(o, "signal", &v) > 0)
+		res->signal = (int)v;
+	if (json_object_int(o, "duration_ms", &v) > 0)
+		res->duration_ms = v;
+	if (json_object_int(o, "cpu_ms", &v) > 0)
+		res->cpu_ms = v;
+	if (json_object_int(o, "peak_rss_kb", &v) > 0)
+		res->peak_rss_kb = v;
+	if (json_object_bool(o, "stdout_truncated", &b) > 0 && b)
+		res->out_truncated = 1;
+	if (json_object_bool(o, "stderr_truncated", &b) > 0 && b)
+		res->err_truncated = 1;
+}
+
+static int stream_event(struct stream_state *st, const char *line, size_t len)
+{
+	struct strbuf bytes = STRBUF_INIT;
+	json_t *ev = json_parse(line, len, NULL);
+	const char *type = json_object_str(ev, "type");
+	int stream = 0, ret = 0;
+
+	if (!type) {
+		st->bad = 1;
+		json_decref(ev);
+		return -1;
+	}
+	if (!strcmp(type, "stdout"))
+		stream = 1;
+	else if (!strcmp(type, "stderr"))
+		stream = 2;
+	if (stream) {
+		json_t *data = json_object_get(ev, "data");
+		const char *b64 = json_object_str(ev, "b64");
+
+		if (json_is_string(data))
+			strbuf_add(&bytes, json_string_value(data),
+				   json_string_length(data));
+		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
+			st->bad = 1;
+		keep_output(st->res, stream, bytes.buf, bytes.len);
+		if (st->exec->on_output &&
+		    st->exec->on_output(stream, bytes.buf, bytes.len,
+					st->exec->data) < 0) {
+			st->cancelled = 1;
+			ret = -1;
+		}
+	} else if (!strcmp(type, "exit")) {
+		read_result_fields(st->res, ev);
+		st->got_exit = 1;
+	}
+	strbuf_release(&bytes);
+	json_decref(ev);
+	return ret;
+}
+
+static int stream_data(const char *buf, size_t len, void *data)
+{
+	struct stream_state *st = data;
+
+	while (len) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t n = nl ? (size_t)(nl - buf) : len;
+
+		if (!nl) {
+			strbuf_add(&st->line, buf, n);
+			return 0;
+		}
+		if (st->line.len) {
+			strbuf_add(&st->line, buf, n);
+			if (stream_event(st, st->line.buf, st->line.len) < 0)
+				return -1;
+			strbuf_reset(&st->line);
+		} else if (n && stream_event(st, buf, n) < 0) {
+			return -1;
+		}
+		buf += n + 1;
+		len -= n + 1;
+	}
+	return 0;
+}
+
+/* The JSON body of /execute and /v1/exec. */
+static json_t *exec_body(struct session *s, const struct session_exec *e)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "command", json_string(e->command));
+	if (!(s->features & SESSION_FEAT_EXEC_OPTIONS))
+		return o;
+	if (e->timeout_ms > 0)
+		json_object_set_new(o, "timeout_ms",
+				    json_integer(e->timeout_ms));
+	if (e->env && e->env[0]) {
+		json_t *env = json_object();
+		for (const char *const *p = e->env; *p; p++) {
+			const char *eq = strchr(*p, '=');
+			struct strbuf k = STRBUF_INIT;
+			if (!eq)
+				continue;
+			strbuf_add(&k, *p, eq - *p);
+			json_object_set_new(env, k.buf, json_string(eq + 1));
+			strbuf_release(&k);
+		}
+		json_object_set_new(o, "env", env);
+	}
+	if (e->cwd && *e->cwd)
+		json_object_set_new(o, "cwd", json_string(e->cwd));
+	if (e->stdin_data)
+		json_object_set_new(o, "stdin",
+				    json_stringn(e->stdin_data, e->stdin_len));
+	return o;
+}
+
+static int run_streamed(struct session *s, const struct session_exec *e,
+			struct session_result *res)
+{
+	struct stream_state st = { res, e, STRBUF_INIT, 0, 0, 0 };
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	json_t *body = exec_body(s, e);
+	char *text = json_dumps(body, JSON_COMPACT);
+	int rc, ret = -1;
+
+	req.method = "POST";
+	req.path = "/v1/exec";
+	req.body = text;
+	req.body_len = strlen(text);
+	req.content_type = "application/json";
+	req.on_data = stream_data;
+	req.on_data_arg = &st;
+	req.cancel = e->cancel;
+	rc = http_request(s->http, &req, &resp);
+	if (rc == HTTP_ABORTED) {
+		res->reason = "cancelled";
+		res->exit_code = -1;
+		ret = 1;
+	} else if (rc < 0) {
+		/* error() printed */
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		error("execute failed: %s", msg.buf);
+		strbuf_release(&msg);
+	} else if (!st.got_exit) {
+		error("execute failed: the output stream ended before the "
+		      "command's exit status");
+	} else {
+		ret = 0;
+	}
+	free(text);
+	json_decref(body);
+	strbuf_release(&st.line);
+	http_resp_release(&resp);
+	return ret;
+}
+
+static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
+			volatile sig_atomic_t *cancel, json_t **out)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	char *text = json_dumps(body, JSON_COMPACT);
+	int rc, ret = -1;
+
+	req.method = "POST";
+	req.path = "/execute";
+	req.body = text;
+	req.body_len = strlen(text);
+	req.content_type = "application/json";
+	req.cancel = cancel;
+	/* an upstream server cannot time out by itself: give up waiting */
+	if (timeout_ms > 0 && !(s->features & SESSION_FEAT_EXEC_OPTIONS))
+		req.timeout_ms = timeout_ms;
+	rc = http_request(s->http, &req, &resp);
+	if (rc == HTTP_ABORTED) {
+		ret = 1;
+	} else if (rc < 0) {
+		if (req.timeout_ms)
+			ret = 2; /* our own timeout */
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		error("execute failed: %s", msg.buf);
+		strbuf_release(&msg);
+	} else {
+		*out = json_parse(resp.body.buf, resp.body.len, NULL);
+		if (!json_is_object(*out)) {
+			json_decref(*out);
+			*out = NULL;
+			error("execute failed: the answer is not a JSON object");
+		} else {
+			ret = 0;
+		}
+	}
+	free(text);
+	http_resp_release(&resp);
+	return ret;
+}
+
+static int run_plain(struct session *s, const struct session_exec *e,
+		     struct session_result *res)
+{
+	json_t *body = exec_body(s, e), *ans = NULL;
+	uint64_t t0 = monotonic_ms();
+	int rc = post_execute(s, body, e->timeout_ms, e->cancel, &ans);
+
+	json_decref(body);
+	if (rc == 1 || rc == 2) {
+		res->exit_code = -1;
+		res->reason = rc == 1 ? "cancelled" : "timeout";
+		res->duration_ms = monotonic_ms() - t0;
+		return rc == 1 ? 1 : 0;
+	}
+	if (rc < 0)
+		return -1;
+	res->duration_ms = monotonic_ms() - t0;
+	read_result_fields(res, ans);
+	{
+		json_t *o = json_object_get(ans, "stdout");
+		json_t *er = json_object_get(ans, "stderr");
+		if (json_is_string(o))
+			strbuf_add(&res->out, json_string_value(o),
+				   json_string_length(o));
+		if (json_is_string(er))
+			strbuf_add(&res->err, json_string_value(er),
+				   json_string_length(er));
+	}
+	json_decref(ans);
+	if (e->on_output) {
+		if (res->out.len)
+			e->on_output(1, res->out.buf, res->out.len, e->data);
+		if (res->err.len)
+			e->on_output(2, res->err.buf, res->err.len, e->data);
+	}
+	return 0;
+}
+
+static int post_archive(struct session *s, const char *dir, const void *data,
+			size_t len, int fd)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf query = STRBUF_INIT;
+	int ret = 0;
+
+	if (dir && *dir)
+		http_query_add(&query, "dir", dir);
+	req.method = "POST";
+	req.path = "/v1/archive";
+	req.query = query.len ? query.buf : NULL;
+	req.content_type = "application/x-tar";
+	if (fd >= 0) {
+		req.read_body = http_read_fd;
+		req.read_data = &fd;
+		req.body_len = HTTP_LEN_UNKNOWN;
+	} else {
+		req.body = data;
+		req.body_len = len;
+	}
+	if (http_request(s->http, &req, &resp) < 0) {
+		ret = -1;
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		ret = error("writing files failed: %s", msg.buf);
+		strbuf_release(&msg);
+	}
+	strbuf_release(&query);
+	http_resp_release(&resp);
+	return ret;
+}
+
+/* Upload a tar with /upload and unpack it with tar -xf (seed fallback). */
+static int upload_tar_fallback(struct session *s, const struct strbuf *tar,
+			       const char *dir)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct strbuf cmd = STRBUF_INIT;
+	json_t *body, *ans = NULL;
+	int ret = -1;
+
+	if (http_upload_multipart(s->http, "/upload", "file", SEED_UPLOAD_TAR,
+				  tar->buf, tar->len, &resp) < 0)
+		goto out;
+	if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		error("writing files failed: %s", msg.buf);
+		strbuf_release(&msg);
+		goto out;
+	}
+	if (dir && *dir)
+		strbuf_addf(&cmd, "mkdir -p '%s' && tar -xf " SEED_UPLOAD_TAR
+				  " -C '%s' && rm -f " SEED_UPLOAD_TAR,
+			    dir, dir);
+	else
+		strbuf_addstr(&cmd, "tar -xf " SEED_UPLOAD_TAR
+				    " && rm -f " SEED_UPLOAD_TAR);
+	body = json_object();
+	json_object_set_new(body, "command", json_string(cmd.buf));
+	if (post_execute(s, body, 0, NULL, &ans) == 0) {
+		int64_t code = -1;
+		json_object_int(ans, "exit_code", &code);
+		if (code)
+			error("writing files failed: tar -xf exited %d: %s",
+			      (int)code, json_object_str(ans, "stderr") ?: "");
+		else
+			ret = 0;
+	}
+	json_decref(body);
+	json_decref(ans);
+out:
+	strbuf_release(&cmd);
+	http_resp_release(&resp);
+	return ret;
+}
+
+static int write_files(struct session *s, const struct session_exec *e)
+{
+	struct tar_file *tf;
+	struct strbuf tar = STRBUF_INIT, err = STRBUF_INIT;
+	int nested = 0, ret = -1;
+
+	tf = xcalloc(e->nr_files, sizeof(*tf));
+	for (size_t i = 0; i < e->nr_files; i++) {
+		tf[i].path = e->files[i].path;
+		tf[i].data = e->files[i].data;
+		tf[i].len = e->files[i].len;
+		if (strchr(e->files[i].path, '/'))
+			nested = 1;
+	}
+	if (!(s->features & SESSION_FEAT_ARCHIVE) && !nested) {
+		/* upstream: one /upload per file */
+		struct http_resp resp = HTTP_RESP_INIT;
+		ret = 0;
+		for (size_t i = 0; i < e->nr_files && !ret; i++) {
+			if (http_upload_multipart(s->http, "/upload", "file",
+						  tf[i].path, tf[i].data,
+						  tf[i].len, &resp) < 0) {
+				ret = -1;
+			} else if (resp.status != 200) {
+				struct strbuf msg = STRBUF_INIT;
+				http_error_text(&msg, resp.status, &resp.body);
+				ret = error("writing '%s' failed: %s",
+					    tf[i].path, msg.buf);
+				strbuf_release(&msg);
+			}
+		}
+		http_resp_release(&resp);
+		goto out;
+	}
+	if (tar_build_seed(tf, e->nr_files, &tar, &err) < 0) {
+		error("%s", err.buf);
+		goto out;
+	}
+	if (s->features & SESSION_FEAT_ARCHIVE)
+		ret = post_archive(s, NULL, tar.buf, tar.len, -1);
+	else
+		ret = upload_tar_fallback(s, &tar, NULL);
+out:
+	free(tf);
+	strbuf_release(&tar);
+	strbuf_release(&err);
+	return ret;
+}
+
+int session_execute(struct session *s, const struct session_exec *e,
+		    struct session_result *res)
+{
+	int ret;
+
+	if (!e->command || !*e->command)
+		return error("command must not be empty");
+	for (size_t i = 0; i < e->nr_files; i++)
+		if (session_check_path(e->files[i].path) < 0)
+			return -1;
+	touch(s);
+	if (e->nr_files) {
+		if (e->on_phase)
+			e->on_phase("writing files", e->data);
+		if (write_files(s, e) < 0)
+			return -1;
+	}
+	if (e->cancel && *e->cancel) {
+		res->reason = "cancelled";
+		res->exit_code = -1;
+		return 1;
+	}
+	if (e->on_phase)
+		e->on_phase("running", e->data);
+	if (s->ops->exec_hook)
+		s->ops->exec_hook(s, 0, res);
+	if (s->features & SESSION_FEAT_EXEC_STREAM)
+		ret = run_streamed(s, e, res);
+	else
+		ret = run_plain(s, e, res);
+	if (s->ops->exec_hook && ret >= 0)
+		s->ops->exec_hook(s, 1, res);
+	touch(s);
+	return ret;
+}
+
+/* ---- files ---- */
+
+struct push_job {
+	const char *const *paths;
+	size_t nr;
+	int fd;
+	int failed;
+	struct strbuf err;
+};
+
+static int push_write(const void *buf, size_t len, void *data)
+{
+	struct push_job *job = data;
+
+	return write_in_full(job->fd, buf, len) < 0 ? -1 : 0;
+}
+
+static void *push_thread(void *arg)
+{
+	struct push_job *job = arg;
+
+	if (tar_write_local(job->paths, job->nr, push_write, job, &job->err) <
+	    0)
+		job->failed = 1;
+	close(job->fd);
+	return NULL;
+}
+
+static int buf_write(const void *buf, size_t len, void *data)
+{
+	strbuf_add(data, buf, len);
+	return 0;
+}
+
+int session_push(struct session *s, const char *const *paths, size_t nr,
+		 const char *dir)
+{
+	struct push_job job = { paths, nr, -1, 0, STRBUF_INIT };
+	pthread_t th;
+	int fds[2], ret;
+
+	if (dir && *dir && session_check_path(dir) < 0)
+		return -1;
+	touch(s);
+	if (!(s->features & SESSION_FEAT_ARCHIVE)) {
+		struct strbuf tar = STRBUF_INIT;
+
+		if (tar_write_local(paths, nr, buf_write, &tar, &job.err) < 0) {
+			ret = error("%s", job.err.buf);
+		} else {
+			ret = upload_tar_fallback(s, &tar, dir);
+		}
+		strbuf_release(&tar);
+		strbuf_release(&job.err);
+		return ret;
+	}
+	/* stream: a thread writes the tar into a pipe, curl sends it */
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_errno("cannot create pipe");
+	job.fd = fds[1];
+	if (pthread_create(&th, NULL, push_thread, &job)) {
+		close(fds[0]);
+		close(fds[1]);
+		return error("cannot start the archive writer");
+	}
+	ret = post_archive(s, dir, NULL, 0, fds[0]);
+	close(fds[0]); /* unblocks the writer if the upload failed */
+	pthread_join(th, NULL);
+	if (job.failed) {
+		if (!ret)
+			ret = -1;
+		error("%s", job.err.len ? job.err.buf : "cannot read files");
+	}
+	strbuf_release(&job.err);
+	return ret;
+}
+
+int session_get(struct session *s, const char *path, struct strbuf *out)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf p = STRBUF_INIT;
+	int ret = 0;
+
+	strbuf_addstr(&p, "/download/");
+	http_pct_encode_path(&p, path);
+	req.path = p.buf;
+	touch(s);
+	if (http_request(s->http, &req, &resp) < 0) {
+		ret = -1;
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		ret = error("cannot get '%s': %s", path, msg.buf);
+		strbuf_release(&msg);
+	} else {
+		strbuf_addbuf(out, &resp.body);
+	}
+	strbuf_release(&p);
+	http_resp_release(&resp);
+	return ret;
+}
+
+int session_reset(struct session *s)
+{
+	struct session_exec e = { 0 };
+	struct session_result res;
+	int ret;
+
+	e.command = "find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +";
+	session_result_init(&res);
+	ret = session_execute(s, &e, &res);
+	if (!ret && res.exit_code)
+		ret = error("reset failed: %s", res.err.buf);
+	session_result_release(&res);
+	return ret ? -1 : 0;
+}
+
+int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
+		    int64_t *disk_bytes, int *processes)
+{
+	json_t *m = NULL;
+	int64_t v;
+	int ret = -1;
+
+	if (!(s->features & SESSION_FEAT_METRICS))
+		return error("the runtime of claim '%s' has no metrics",
+			     s->claim);
+	if (http_json(s->http, "GET", "/v1/metrics", NULL, NULL, &m) < 0)
+		goto out;
+	if (cpu_percent)
+		*cpu_percent = json_number_value(json_object_get(m, "cpu_usage"));
+	if (mem_mib)
+		*mem_mib = json_number_value(json_object_get(m, "memory_usage"));
+	if (disk_bytes && json_object_int(m, "disk_usage", &v) > 0)
+		*disk_bytes = v;
+	if (processes && json_object_int(m, "processes", &v) > 0)
+		*processes = (int)v;
+	ret = 0;
+out:
+	json_decref(m);
+	return ret;
+}
+
+int session_close(struct session *s)
+{
+	int ret = 0;
+
+	if (!s->ops)
+		return 0;
+	if (s->keep)
+		return session_disconnect(s);
+	http_client_free(s->http);
+	s->http = NULL;
+	ret = s->ops->destroy(s);
+	session_free(s);
+	return ret;
+}
+
+int session_disconnect(struct session *s)
+{
+	if (!s->ops)
+		return 0;
+	if (s->ops->detach)
+		s->ops->detach(s);
+	session_free(s);
+	return 0;
+}

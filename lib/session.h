@@ -1,0 +1,234 @@
+#ifndef SESSION_H
+#define SESSION_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+#include <signal.h>
+
+/*
+ * The session API: one sandbox, opened (created or reattached),
+ * used for many commands, then closed (deleted) or disconnected
+ * (kept). The C counterpart of the seed's `goruntime` package
+ * (seeds/000 "Running your own Go code", seeds/001), used by every
+ * command and every MCP tool (DESIGN.md "Backends").
+ *
+ * Where a sandbox lives is a backend: "local" (bubblewrap on this
+ * machine, lib/backend-local.c), "url" (any runtime server at a base
+ * URL, lib/backend-url.c), "kube" (agent-sandbox, later). Above the
+ * backend everything talks to the runtime server (spec/runtime-api.md)
+ * and uses its extensions when GET / lists them.
+ *
+ * Threads: one session may be used by one thread at a time, except
+ * session_execute() calls on different sessions, which run in
+ * parallel. Errors are reported with error() (usage.h); the text is
+ * also in last_error() for callers that turn it into a tool result.
+ */
+
+/* Options for session_open(). Zero-initialise, then set what you need. */
+struct session_opts {
+	const char *backend;	/* "local" (default), "url", "kube" */
+	const char *claim;	/* reattach to this claim; NULL: create one */
+	const char *name;	/* name for a new claim; NULL: generated */
+	const char *url;	/* url backend: runtime base URL */
+
+	/* resource limits for a new local sandbox (DESIGN.md) */
+	int64_t memory_bytes;	/* 0: default 2 GiB; <0: none */
+	int memory_set;		/* the user asked: never degrade */
+	int pids;		/* 0: default 512; <0: none */
+	int pids_set;
+	double cpus;		/* 0: default 2; <0: none */
+	int cpus_set;
+	int64_t disk_bytes;	/* largest file the sandbox may write; 0: none */
+	int network;		/* allow network access */
+	int64_t ttl_ms;		/* idle TTL of a kept claim; 0: 1 h */
+	int keep;		/* the claim outlives this process (open --keep) */
+
+	/* kube backend (spec/kubernetes.md); unused by the others */
+	const char *namespace;	/* default "default" */
+	const char *template;	/* default "go-runtime-template" */
+	int64_t open_timeout_ms;	/* 0: 5 min */
+
+	/* a label that says who opened it, e.g. "mcp" or "exec" */
+	const char *purpose;
+};
+
+/* Runtime features found in GET / (spec/runtime-api.md). */
+#define SESSION_FEAT_EXEC_OPTIONS (1u << 0)
+#define SESSION_FEAT_EXEC_STREAM (1u << 1)
+#define SESSION_FEAT_ARCHIVE (1u << 2)
+#define SESSION_FEAT_METRICS (1u << 3)
+#define SESSION_FEAT_FILES (1u << 4)
+
+struct backend_ops;
+struct http_client;
+
+struct session {
+	const struct backend_ops *ops;
+	void *backend;		/* the backend's state */
+	char *claim;		/* claim name (owned) */
+	struct http_client *http;	/* the runtime connection */
+	unsigned features;	/* SESSION_FEAT_* */
+	char *server;		/* "gosbx-runtime" or "" for upstream servers */
+	int keep;		/* close() disconnects instead of deleting */
+};
+
+/* One file to write under /app before a command. */
+struct session_file {
+	const char *path;	/* relative, validated like the seed */
+	const char *data;
+	size_t len;		/* bytes */
+};
+
+/* What session_execute() runs. */
+struct session_exec {
+	const struct session_file *files;	/* may be NULL */
+	size_t nr_files;
+	const char *command;	/* sh -c text in /app; required */
+	int64_t timeout_ms;	/* 0: none */
+	const char *const *env;	/* "K=V" NULL-terminated, or NULL */
+	const char *cwd;	/* relative to /app, or NULL */
+	const char *stdin_data;	/* or NULL */
+	size_t stdin_len;
+	/*
+	 * Live output: called with each chunk (raw bytes) as the runtime
+	 * streams it (exec-stream); without that extension, called once
+	 * per stream at the end. Return <0 to cancel the command.
+	 */
+	int (*on_output)(int stream /* 1 stdout, 2 stderr */,
+			 const char *buf, size_t len, void *data);
+	void *data;
+	/* Set non-zero (e.g. from a SIGINT handler) to cancel. */
+	volatile sig_atomic_t *cancel;
+	/* Called between phases: "writing files", "running". */
+	void (*on_phase)(const char *phase, void *data);
+};
+
+/* The outcome of a command. */
+struct session_result {
+	int exit_code;		/* -1 when signaled or not started */
+	const char *reason;	/* "exited", "timeout", "oom", ...; static */
+	int signal;
+	int64_t duration_ms;	/* as measured by the runtime, else the client */
+	int64_t cpu_ms;		/* -1 when the server does not say */
+	int64_t peak_rss_kb;	/* -1 when the server does not say */
+	struct strbuf out;	/* stdout, complete as received (capped by the server) */
+	struct strbuf err;
+	int out_truncated;	/* the server dropped bytes */
+	int err_truncated;
+};
+
+void session_result_init(struct session_result *res);
+void session_result_release(struct session_result *res);
+
+/*
+ * Open a sandbox: create a claim (opts->claim NULL) or reattach to
+ * one, then connect to its runtime and read its features. On failure
+ * after a claim was created, the claim is deleted again (rollback).
+ * Returns 0, or -1 with error() saying which step failed and why.
+ * s is initialised here; release it with session_close() or
+ * session_disconnect() whatever happened later.
+ */
+int session_open(struct session *s, const struct session_opts *opts);
+
+/*
+ * Write the files, then run the command (spec/runtime-api.md): files
+ * as one archive upload when the server has `archive`, else the seed's
+ * per-file /upload (no key with '/') or tar + `tar -xf` fallback;
+ * the command through /v1/exec when the server has `exec-stream`, else
+ * /execute. Paths are validated as the seed does (not empty, not
+ * absolute, no empty, "." or ".." segment) before anything is sent.
+ * res must be initialised. Returns 0 when the command ran (whatever
+ * its exit code), -1 with error() when it could not (bad path,
+ * transport failure, cancelled before it started), 1 if cancelled
+ * through exec->cancel or on_output (res holds what arrived).
+ */
+int session_execute(struct session *s, const struct session_exec *exec,
+		    struct session_result *res);
+
+/*
+ * Copy local files or trees into the sandbox under dir (relative to
+ * /app; NULL or "" = /app) as one tar stream: POST /v1/archive when the
+ * server has `archive`, else /upload of a tar and `tar -xf`. Returns 0
+ * or -1 with error().
+ */
+int session_push(struct session *s, const char *const *paths, size_t nr,
+		 const char *dir);
+
+/*
+ * Fetch one file of the sandbox (path relative to /app) into out.
+ * Returns 0, or -1 with error() (missing file, a directory, escape).
+ */
+int session_get(struct session *s, const char *path, struct strbuf *out);
+
+/*
+ * Wipe /app (build and module caches are kept, they live elsewhere).
+ * Returns 0 or -1.
+ */
+int session_reset(struct session *s);
+
+/*
+ * GET /v1/metrics into the given fields (any pointer may be NULL).
+ * Returns 0, or -1 when the server has no `metrics` or failed.
+ */
+int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
+		    int64_t *disk_bytes, int *processes);
+
+/* Delete the sandbox and free s. Returns 0 or -1 (s freed anyway). */
+int session_close(struct session *s);
+
+/* Keep the sandbox, drop the connection, free s. Returns 0. */
+int session_disconnect(struct session *s);
+
+/*
+ * Seed output truncation for people and agents (spec/mcp.md, seed
+ * 000): a text longer than 16,384 bytes keeps its first 8,192 and last
+ * 8,192 bytes with "\n... [N bytes elided] ...\n" between them (N =
+ * bytes removed); the cuts never split a UTF-8 character. Returns 1
+ * if sb was shortened, else 0.
+ */
+int session_truncate_head_tail(struct strbuf *sb);
+
+/*
+ * Validate a relative file path as the seed's client does. Returns 0,
+ * or -1 with error() naming the path and what is wrong.
+ */
+int session_check_path(const char *path);
+
+/* Claim names: [a-z0-9][a-z0-9-]{0,62}, no '/', no "..". 0 or -1. */
+int session_check_claim_name(const char *name);
+
+/* ---- backends ---- */
+
+/*
+ * A backend creates, finds and deletes claims and says how to reach
+ * their runtime; struct session does the rest. Each function reports
+ * its own errors with error().
+ */
+struct backend_ops {
+	const char *name;
+	/* create (opts->claim NULL) or find a claim; set s->claim and
+	 * s->http (connected client for the runtime). 0 or -1. */
+	int (*open)(struct session *s, const struct session_opts *opts);
+	/* delete the claim; 0 or -1 */
+	int (*destroy)(struct session *s);
+	/* drop the connection but keep the claim; may be NULL */
+	void (*detach)(struct session *s);
+	/* mark the claim used now (idle TTL); may be NULL */
+	void (*touch)(struct session *s);
+	/*
+	 * Around each command (after == 0 before it, 1 after it, with
+	 * res): e.g. the local backend compares the cgroup's OOM count
+	 * to report reason "oom". May be NULL.
+	 */
+	void (*exec_hook)(struct session *s, int after,
+			  struct session_result *res);
+};
+
+extern const struct backend_ops backend_local;
+extern const struct backend_ops backend_url;
+
+/* The backend named name, or NULL with error(). */
+const struct backend_ops *backend_find(const char *name);
+
+#endif /* SESSION_H */

@@ -1,0 +1,690 @@
+#!/bin/sh
+# gosbx benchmarks (`make perf`). Runs each section, prints every raw
+# measurement as it goes ("# bench=... key=value ..."), then one table
+# with each goal, the measured value, the ratio and PASS/MISS.
+#
+# It reports, it does not gate: the exit status is 0 even when a goal is
+# missed; it is 1 only when a benchmark could not run (a server did not
+# start, a request failed), because then the numbers mean nothing.
+#
+# Usage: t/perf/run.sh [<section>...]     (default: every section)
+# Sections: runtime local
+#
+# Environment:
+#   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
+#   GOSBX_PERF_RUNTIME   the server program to measure (default:
+#                        $GOSBX_BUILD_DIR/gosbx-runtime); it must take
+#                        --addr=unix:<path>|<host:port>, --workdir, --log-level
+#   GOSBX_PERF_LOCAL_IDLE  idle sandboxes in the local section (default 50)
+#   GOSBX_PERF_QUICK=1   small runs (seconds instead of a minute), for
+#                        checking that the script works; numbers are noisy
+#
+# To add a benchmark: write a section_<name>() function that measures
+# and calls perf_info/perf_goal, add <name> to all_sections, and
+# describe it in t/perf/README.md.
+
+PERF_DIR=$(cd "$(dirname "$0")" && pwd)
+: "${GOSBX_BUILD_DIR:=$PERF_DIR/../../build}"
+GOSBX_BUILD_DIR=$(cd "$GOSBX_BUILD_DIR" 2>/dev/null && pwd) || {
+	echo "fatal: no build directory (set GOSBX_BUILD_DIR)" >&2
+	exit 1
+}
+BENCH=$GOSBX_BUILD_DIR/t/helper/bench-runtime
+RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
+LC_ALL=C
+export LC_ALL
+
+all_sections="runtime local"
+
+if test -n "${GOSBX_PERF_QUICK:-}"; then
+	perf_n=200
+	perf_warmup=20
+	perf_duration=1s
+	perf_stream_bytes=67108864
+	local_open_n=5
+	local_exec_n=20
+	local_go_n=2
+	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-10}
+else
+	perf_n=2000
+	perf_warmup=200
+	perf_duration=5s
+	perf_stream_bytes=1073741824
+	local_open_n=30
+	local_exec_n=100
+	local_go_n=10
+	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-50}
+fi
+perf_clients=8
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gosbx-perf.XXXXXX") || exit 1
+results=$tmp/results
+: >"$results"
+perf_errors=0
+server_pid=
+server_log=
+local_root=
+
+cleanup() {
+	server_stop
+	local_cleanup
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() {
+	printf '%s\n' "$*"
+}
+
+# Report a benchmark that could not run; the run will exit 1.
+perf_error() {
+	say "error: $*" >&2
+	perf_errors=$((perf_errors + 1))
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "-" "-" "-" "ERROR" >>"$results"
+}
+
+# kv <line> <key>: the value of key=value in a bench-runtime line.
+kv() {
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# perf_info <metric> <value text> [<ratio text>]: a row without a goal.
+perf_info() {
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "-" "${3:--}" "info" \
+		>>"$results"
+}
+
+# perf_goal <metric> <value> <unit> <op> <goal> [<extra ratio text>]
+# op is "<=" or ">="; the ratio printed is value/goal, so a goal of
+# "<=" passes at ratio <= 1 and a goal of ">=" at ratio >= 1.
+perf_goal() {
+	awk -v m="$1" -v v="$2" -v u="$3" -v op="$4" -v g="$5" -v x="$6" '
+	function fmt(n) {
+		if (n >= 100) return sprintf("%.0f", n)
+		if (n >= 10) return sprintf("%.1f", n)
+		return sprintf("%.3g", n)
+	}
+	BEGIN {
+		r = (g > 0) ? v / g : 0
+		ok = (op == "<=") ? (v <= g) : (v >= g)
+		ratio = sprintf("%.2fx goal", r)
+		if (x != "") ratio = ratio ", " x
+		printf "%s\t%s %s\t%s %s %s\t%s\t%s\n", m, fmt(v), u,
+			op, g, u, ratio, ok ? "PASS" : "MISS"
+	}' >>"$results"
+}
+
+# Run bench-runtime, echo its line as "# ..." and keep it in $line.
+bench() {
+	bench_with "$BENCH" "$@"
+}
+
+# bench_with <program> <arg>...: the same for another helper (or for
+# `env ... helper ...`).
+bench_with() {
+	line=$("$@" 2>"$tmp/bench.err")
+	rc=$?
+	say "# $line"
+	if test -s "$tmp/bench.err"; then
+		sed 's/^/#   /' "$tmp/bench.err" | head -n 10
+	fi
+	if test $rc != 0 && test -n "$server_pid" && test -s "$server_log"
+	then
+		say "# server log (end):"
+		tail -n 10 "$server_log" | sed 's/^/#   /'
+	fi
+	return $rc
+}
+
+# server_start <name> <addr>: start a fresh server in its own workdir
+# and wait until GET / answers; sets server_pid and server_target (the
+# bench-runtime option that reaches it).
+server_start() {
+	mkdir -p "$tmp/$1.work"
+	"$RUNTIME" --addr="$2" --workdir="$tmp/$1.work" --log-level=warn \
+		</dev/null >"$tmp/$1.log" 2>&1 &
+	server_pid=$!
+	server_log=$tmp/$1.log
+	case "$2" in
+	unix:*) server_target=--unix=${2#unix:} ;;
+	*) server_target=--tcp=$2 ;;
+	esac
+	if ! bench wait "$server_target" --timeout=20s; then
+		say "# server log:"
+		sed 's/^/#   /' "$server_log" | tail -n 20
+		server_stop
+		return 1
+	fi
+	server_name=$(kv "$line" server)
+	server_version=$(kv "$line" version)
+}
+
+# Stop the running server (SIGTERM, then SIGKILL after ~5 s).
+server_stop() {
+	test -n "$server_pid" || return 0
+	kill "$server_pid" 2>/dev/null
+	i=0
+	while kill -0 "$server_pid" 2>/dev/null && test $i -lt 50; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$server_pid" 2>/dev/null
+	wait "$server_pid" 2>/dev/null
+	server_pid=
+}
+
+# proc_kb <pid> <field>: a /proc/<pid>/status field in kB (VmRSS...).
+proc_kb() {
+	awk -v f="$2:" '$1 == f { print $2; found = 1 } END {
+		if (!found) print 0 }' "/proc/$1/status" 2>/dev/null
+}
+
+# proc_cpu_s <pid>: user + system CPU seconds the process used so far.
+proc_cpu_s() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / hz }'
+}
+
+us_to_ms() {
+	awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'
+}
+
+kb_to_mib() {
+	awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'
+}
+
+# ---------------------------------------------------------------------
+# Section "runtime": gosbx-runtime (spec/runtime-api.md) on its own,
+# no isolation around it.
+#   1. POST /execute of `true` vs posix_spawn("sh -c true"): added
+#      latency at the median <= 1 ms, unix socket and TCP
+#   2. requests/s with 8 keep-alive clients >= 1,000/s, unix and TCP
+#   3. 1 GiB through POST /v1/exec >= 500 MB/s, server peak RSS
+#      (VmHWM of a fresh server) <= 16 MiB
+#   4. idle server RSS (VmRSS after start and one GET /) <= 2 MiB
+
+# runtime_execute <unix|tcp> <addr>: latency and requests/s over one
+# transport, against a fresh server.
+runtime_execute() {
+	if ! server_start "execute-$1" "$2"; then
+		perf_error "runtime: server on $1 did not start"
+		return
+	fi
+	if bench latency "$server_target" --n=$perf_n --warmup=$perf_warmup
+	then
+		med=$(kv "$line" median_us)
+		p90=$(kv "$line" p90_us)
+		vs=$(awk -v a="$med" -v b="$direct_med" \
+			'BEGIN { printf "%.2fx direct", (b > 0) ? a / b : 0 }')
+		perf_info "runtime: POST /execute true, $1: median" \
+			"$(us_to_ms "$med") ms" "$vs"
+		perf_info "runtime: POST /execute true, $1: p90" \
+			"$(us_to_ms "$p90") ms"
+		if test "$(kv "$line" connects)" != 0; then
+			say "# note: the server closed keep-alive connections" \
+				"($(kv "$line" connects) reconnects)"
+		fi
+		if test -n "$direct_med"; then
+			added=$(awk -v a="$med" -v b="$direct_med" \
+				'BEGIN { printf "%.3f", (a - b) / 1000 }')
+			perf_goal "runtime: added latency, $1 (median)" \
+				"$added" ms "<=" 1
+		fi
+	else
+		perf_error "runtime: POST /execute latency, $1"
+	fi
+	if bench rps "$server_target" --clients=$perf_clients \
+		--duration=$perf_duration --warmup=20
+	then
+		perf_goal "runtime: requests/s, $1, $perf_clients clients" \
+			"$(kv "$line" rps)" "/s" ">=" 1000 \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "runtime: requests/s, $1"
+	fi
+	server_stop
+}
+
+section_runtime() {
+	if ! test -x "$RUNTIME"; then
+		perf_error "runtime: no server program '$RUNTIME'"
+		return
+	fi
+	if ! test -x "$BENCH"; then
+		perf_error "runtime: no '$BENCH' (make it first)"
+		return
+	fi
+
+	# 1 baseline: what the server cannot avoid doing itself
+	direct_med=
+	if bench direct --n=$perf_n --warmup=$perf_warmup; then
+		direct_med=$(kv "$line" median_us)
+		perf_info "runtime: sh -c true by posix_spawn: median" \
+			"$(us_to_ms "$direct_med") ms"
+		perf_info "runtime: sh -c true by posix_spawn: p90" \
+			"$(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "runtime: direct posix_spawn baseline"
+	fi
+
+	# 1 and 2, per transport
+	runtime_execute unix "unix:$tmp/execute.sock"
+	port=$("$BENCH" free-port) || port=
+	if test -n "$port"; then
+		runtime_execute tcp "127.0.0.1:$port"
+	else
+		perf_error "runtime: no free loopback port"
+	fi
+
+	# 4 then 3: a fresh server, idle, then the streams through it.
+	# The data is a 64 MiB file of 64-byte printable lines, made
+	# beforehand in the workdir and sent as often as needed by one
+	# `cat`, so that the server, not a producer pipeline, sets the
+	# pace; the same bytes from `yes | head` (a pipeline costing about
+	# as much CPU as the server) follow as context.
+	mkdir -p "$tmp/stream.work"
+	chunk=67108864
+	test "$perf_stream_bytes" -lt $chunk && chunk=$perf_stream_bytes
+	yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa |
+		head -c $chunk >"$tmp/stream.work/stream.txt"
+	stream_cmd="cat"
+	i=0
+	while test $((i * chunk)) -lt "$perf_stream_bytes"; do
+		stream_cmd="$stream_cmd stream.txt"
+		i=$((i + 1))
+	done
+	mib=$((i * chunk / 1048576))
+	if ! server_start stream "unix:$tmp/stream.sock"; then
+		perf_error "runtime: server for the stream did not start"
+		return
+	fi
+	idle=$(proc_kb "$server_pid" VmRSS)
+	anon=$(proc_kb "$server_pid" RssAnon)
+	pss=$(awk '$1 == "Pss:" { print $2 }' \
+		"/proc/$server_pid/smaps_rollup" 2>/dev/null)
+	say "# idle server: VmRSS=${idle}kB RssAnon=${anon}kB" \
+		"RssFile=$(proc_kb "$server_pid" RssFile)kB Pss=${pss:-?}kB" \
+		"Threads=$(awk '$1 == "Threads:" { print $2 }' \
+			"/proc/$server_pid/status")"
+	perf_goal "runtime: idle server RSS (VmRSS)" \
+		"$(kb_to_mib "$idle")" MiB "<=" 2 \
+		"anon $(kb_to_mib "$anon") MiB"
+	cpu0=$(proc_cpu_s "$server_pid")
+	if bench stream "$server_target" --command="$stream_cmd" \
+		--bytes=$((i * chunk)) --timeout=120s
+	then
+		cpu=$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$server_pid")" \
+			'BEGIN { printf "%.2f", b - a }')
+		pct=$(awk -v c="$cpu" -v s="$(kv "$line" seconds)" \
+			'BEGIN { printf "%.0f", (s > 0) ? c * 100 / s : 0 }')
+		perf_goal "runtime: /v1/exec stream of $mib MiB, unix" \
+			"$(kv "$line" mb_per_s)" "MB/s" ">=" 500 \
+			"$(kv "$line" events) events"
+		perf_info "runtime: server CPU in that stream" "$cpu s" \
+			"$pct% of one core"
+	else
+		perf_error "runtime: /v1/exec stream of $mib MiB"
+	fi
+	if bench stream "$server_target" --bytes=$((i * chunk)) \
+		--timeout=120s
+	then
+		perf_info "runtime: same, from yes | head" \
+			"$(awk -v v="$(kv "$line" mb_per_s)" \
+				'BEGIN { printf "%.0f", v }') MB/s"
+	else
+		perf_error "runtime: /v1/exec stream from yes | head"
+	fi
+	hwm=$(proc_kb "$server_pid" VmHWM)
+	perf_goal "runtime: server peak RSS in the streams" \
+		"$(kb_to_mib "$hwm")" MiB "<=" 16
+	server_stop
+}
+
+# ---------------------------------------------------------------------
+# Section "local": sandboxes of the local backend (bubblewrap, seccomp
+# and cgroups around a resident gosbx-runtime), driven through the
+# gosbx command as a user runs it, with a temporary HOME,
+# XDG_STATE_HOME and XDG_CACHE_HOME (never the user's own claims or
+# caches); every claim is closed at the end, also on Ctrl-C.
+#   1. gosbx open to ready (it returns once the runtime answers):
+#      p50 <= 15 ms, p90 shown
+#   2. gosbx exec --claim=X true vs sh -c true, both whole processes:
+#      added latency at the median <= 3 ms
+#   3. go run hello.go in a warm sandbox vs on the host (warm
+#      GOCACHE each): ratio of medians <= 1.05
+#   4. 50 idle kept sandboxes: mean RSS of all the processes of one
+#      sandbox <= 2 MiB (mean PSS shown)
+
+GOSBX=$GOSBX_BUILD_DIR/gosbx
+BENCH_LOCAL=$GOSBX_BUILD_DIR/t/helper/bench-local
+
+# The gosbx of this benchmark: local backend, the temporary state.
+lgosbx() {
+	"$GOSBX" --backend=local "$@"
+}
+
+# Close every claim of the temporary state (EXIT trap).
+local_cleanup() {
+	test -n "$local_root" || return 0
+	if test -d "$XDG_STATE_HOME/gosbx/claims" &&
+		test -n "$(ls "$XDG_STATE_HOME/gosbx/claims")"; then
+		lgosbx close --all >/dev/null 2>&1 ||
+			say "warning: gosbx close --all failed" \
+				"(claims in $XDG_STATE_HOME)" >&2
+	fi
+	# the Go module cache is read-only
+	chmod -R u+w "$local_root" 2>/dev/null
+	local_root=
+}
+
+local_setup() {
+	local_root=$tmp/local
+	mkdir -p "$local_root/home" "$local_root/state" "$local_root/cache" \
+		"$local_root/hello"
+	HOME=$local_root/home
+	XDG_STATE_HOME=$local_root/state
+	XDG_CACHE_HOME=$local_root/cache
+	XDG_CONFIG_HOME=$local_root/home/.config
+	export HOME XDG_STATE_HOME XDG_CACHE_HOME XDG_CONFIG_HOME GOSBX
+	unset GOSBX_BACKEND GOSBX_URL GOSBX_CLAIM
+	cat >"$local_root/hello/hello.go" <<-\GO
+	package main
+
+	import "fmt"
+
+	func main() {
+		fmt.Println("hello, world")
+	}
+	GO
+	printf 'module hello\n\ngo 1.19\n' >"$local_root/hello/go.mod"
+}
+
+# local_open <name>: open a kept sandbox; on failure show why.
+local_open() {
+	if lgosbx open -q --name="$1" >/dev/null 2>"$tmp/open.err"; then
+		return 0
+	fi
+	sed 's/^/#   /' "$tmp/open.err" | head -n 10
+	return 1
+}
+
+# sandbox_pids <meta file>: the pids of a sandbox, its bwrap processes
+# ("pid", "child-pid") and all their descendants.
+sandbox_pids() {
+	todo=$(sed -n 's/^pid //p; s/^child-pid //p' "$1")
+	seen=
+	while test -n "$todo"; do
+		next=
+		for p in $todo; do
+			case " $seen " in
+			*" $p "*) continue ;;
+			esac
+			test -d "/proc/$p" || continue
+			seen="$seen $p"
+			next="$next $(cat /proc/"$p"/task/*/children \
+				2>/dev/null)"
+		done
+		# shellcheck disable=SC2086 # squeeze the blanks
+		todo=$(say $next)
+	done
+	# shellcheck disable=SC2086
+	say $seen
+}
+
+# sandbox_mem <meta file>: "<procs> <VmRSS kB> <Pss kB> <RssAnon kB>"
+# summed over the processes of the sandbox; with a second argument,
+# also one "# " line per process.
+sandbox_mem() {
+	files=
+	for p in $(sandbox_pids "$1"); do
+		test -r "/proc/$p/smaps_rollup" &&
+			files="$files /proc/$p/status /proc/$p/smaps_rollup"
+	done
+	test -n "$files" || { say "0 0 0 0"; return; }
+	# shellcheck disable=SC2086 # one word per file
+	awk -v show="$2" '
+	FILENAME ~ /status$/ && $1 == "Name:" { n++; name = $2 }
+	FILENAME ~ /status$/ && $1 == "Pid:" { pid = $2 }
+	FILENAME ~ /status$/ && $1 == "VmRSS:" { rss += $2; r = $2 }
+	FILENAME ~ /status$/ && $1 == "RssAnon:" { anon += $2; a = $2 }
+	FILENAME ~ /smaps_rollup$/ && $1 == "Pss:" {
+		pss += $2
+		if (show != "")
+			printf "#   pid %s %s: VmRSS=%dkB RssAnon=%dkB" \
+				" Pss=%dkB\n", pid, name, r, a, $2
+	}
+	END { print n, rss, pss, anon }' $files
+}
+
+# local 1: gosbx open to ready, each claim closed outside the timing
+local_open_bench() {
+	# shellcheck disable=SC2016 # expanded by bench-local's sh -c
+	after='"$GOSBX" --backend=local close perf-open-{} >/dev/null 2>&1'
+	if bench_with "$BENCH_LOCAL" run --n="$local_open_n" --warmup=2 \
+		--after="$after" \
+		-- "$GOSBX" --backend=local open -q --name=perf-open-{}
+	then
+		perf_goal "local: gosbx open to ready (p50)" \
+			"$(us_to_ms "$(kv "$line" median_us)")" ms "<=" 15 \
+			"$local_open_n opens"
+		perf_info "local: gosbx open to ready (p90)" \
+			"$(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "local: gosbx open"
+	fi
+}
+
+# local 2: gosbx exec --claim true vs sh -c true, alternating
+local_exec_bench() {
+	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
+		-- sh -c true \
+		--vs "$GOSBX" --backend=local exec --claim=perf-warm true
+	then
+		sh_med=$(kv "$line" median_us)
+		ex_med=$(kv "$line" vs_median_us)
+		perf_info "local: sh -c true (process): median" \
+			"$(us_to_ms "$sh_med") ms"
+		perf_info "local: gosbx exec --claim true: median" \
+			"$(us_to_ms "$ex_med") ms" \
+			"$(awk -v a="$ex_med" -v b="$sh_med" \
+				'BEGIN { printf "%.1fx sh", (b > 0) ? a / b : 0 }')"
+		perf_info "local: gosbx exec --claim true: p90" \
+			"$(us_to_ms "$(kv "$line" vs_p90_us)") ms"
+		perf_goal "local: exec added latency (median)" \
+			"$(awk -v a="$ex_med" -v b="$sh_med" \
+				'BEGIN { printf "%.3f", (a - b) / 1000 }')" \
+			ms "<=" 3 "$local_exec_n runs each"
+	else
+		perf_error "local: gosbx exec true vs sh -c true"
+	fi
+	# the floor of any gosbx command: starting the program
+	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
+		-- "$GOSBX" --version
+	then
+		perf_info "local: gosbx --version (process): median" \
+			"$(us_to_ms "$(kv "$line" median_us)") ms"
+	else
+		perf_error "local: gosbx --version"
+	fi
+}
+
+# local 3: go run hello.go, host vs the warm sandbox, alternating; the
+# first (warm-up) run of each fills its empty build cache. The host
+# runs with the sandbox's Go environment and its own temporary GOCACHE.
+local_go_bench() {
+	if ! command -v go >/dev/null 2>&1; then
+		perf_error "local: no go on the host"
+		return
+	fi
+	if ! lgosbx exec --claim=perf-warm -f "$local_root/hello/hello.go" \
+		-f "$local_root/hello/go.mod" true 2>"$tmp/exec.err"
+	then
+		sed 's/^/#   /' "$tmp/exec.err" | head -n 10
+		perf_error "local: cannot put hello.go into the sandbox"
+		return
+	fi
+	say "# host: $(go version 2>&1);" \
+		"sandbox: $(lgosbx exec --claim=perf-warm go version 2>&1)"
+	olddir=$PWD
+	cd "$local_root/hello" || return
+	if bench_with env GOCACHE="$local_root/host-gocache" \
+		GOPATH="$HOME/go" GOMODCACHE="$HOME/go/pkg/mod" \
+		GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+		GOPROXY=off "$BENCH_LOCAL" run --n="$local_go_n" --warmup=1 \
+		--timeout=300s -- go run hello.go \
+		--vs "$GOSBX" --backend=local exec --claim=perf-warm \
+		-- go run hello.go
+	then
+		host=$(kv "$line" median_us)
+		sbx=$(kv "$line" vs_median_us)
+		perf_info "local: go run hello.go, host: median" \
+			"$(us_to_ms "$host") ms"
+		perf_info "local: go run hello.go, sandbox: median" \
+			"$(us_to_ms "$sbx") ms"
+		perf_goal "local: go run hello.go, sandbox/host" \
+			"$(awk -v a="$sbx" -v b="$host" \
+				'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')" \
+			x "<=" 1.05 "$local_go_n runs each"
+	else
+		perf_error "local: go run hello.go"
+	fi
+	cd "$olddir" || return
+}
+
+# local 4: many idle kept sandboxes, their memory, closing them
+local_idle_bench() {
+	n=$local_idle_n
+	if ! bench_with "$BENCH_LOCAL" run --n="$n" --warmup=0 \
+		-- "$GOSBX" --backend=local open -q --name=perf-idle-{}
+	then
+		perf_error "local: opening $n sandboxes"
+		lgosbx close --all >/dev/null 2>&1
+		return
+	fi
+	perf_info "local: gosbx open with 0..$((n - 1)) others open" \
+		"$(us_to_ms "$(kv "$line" median_us)") ms" \
+		"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	sleep 1
+	: >"$tmp/idle.mem"
+	i=0
+	while test $i -lt "$n"; do
+		meta=$XDG_STATE_HOME/gosbx/claims/perf-idle-$i/meta
+		if test $i = 0; then
+			say "# idle sandbox perf-idle-0:"
+			sandbox_mem "$meta" show | sed -n '/^#/p'
+		fi
+		sandbox_mem "$meta" >>"$tmp/idle.mem"
+		i=$((i + 1))
+	done
+	mem=$(awk '{ n++; p += $1; r += $2; s += $3; a += $4
+		if ($1 < 3) bad++ }
+		END { printf "%.1f %.0f %.0f %.0f %d", p / n, r / n, s / n,
+			a / n, bad }' "$tmp/idle.mem")
+	# shellcheck disable=SC2086 # the five numbers
+	set -- $mem
+	say "# idle sandboxes: $n, per sandbox: processes=$1" \
+		"VmRSS=${2}kB Pss=${3}kB RssAnon=${4}kB;" \
+		"$5 with fewer than 3 processes"
+	if test "$5" != 0; then
+		perf_error "local: $5 of the $n idle sandboxes are not running"
+	else
+		perf_goal "local: idle sandbox RSS, mean of $n" \
+			"$(kb_to_mib "$2")" MiB "<=" 2 \
+			"anon $(kb_to_mib "$4") MiB"
+		perf_info "local: idle sandbox PSS, mean of $n" \
+			"$(kb_to_mib "$3") MiB" "$1 processes each"
+	fi
+	names=
+	i=0
+	while test $i -lt "$n"; do
+		names="$names perf-idle-$i"
+		i=$((i + 1))
+	done
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086 # one word per name
+	if lgosbx close $names >/dev/null 2>"$tmp/close.err"; then
+		perf_info "local: gosbx close of $n sandboxes" \
+			"$(awk -v a="$t0" -v b="$(date +%s%N)" \
+				'BEGIN { printf "%.0f ms", (b - a) / 1e6 }')"
+	else
+		sed 's/^/#   /' "$tmp/close.err" | head -n 10
+		perf_error "local: gosbx close of $n sandboxes"
+	fi
+}
+
+section_local() {
+	for f in "$GOSBX" "$GOSBX_BUILD_DIR/gosbx-runtime" "$BENCH_LOCAL"; do
+		if ! test -x "$f"; then
+			perf_error "local: no '$f' (make it first)"
+			return
+		fi
+	done
+	local_setup
+	say "# local: $(bwrap --version 2>&1), temporary state in" \
+		"$local_root"
+	if ! local_open perf-warm; then
+		perf_error "local: gosbx open failed (see gosbx doctor)"
+		return
+	fi
+	local_open_bench
+	local_exec_bench
+	local_go_bench
+	lgosbx close perf-warm >/dev/null 2>&1
+	local_idle_bench
+	local_cleanup
+}
+
+# ---------------------------------------------------------------------
+
+print_table() {
+	say
+	say "gosbx perf: $(nproc 2>/dev/null || echo '?') cores," \
+		"$(uname -sr), $(sed -n 's/^model name[[:space:]]*: //p' \
+			/proc/cpuinfo 2>/dev/null | head -n 1)"
+	case " $sections " in
+	*" runtime "*)
+		say "server: $RUNTIME (${server_name:--}" \
+			"${server_version:--})"
+		;;
+	esac
+	case " $sections " in
+	*" local "*)
+		say "local: $("$GOSBX" --version 2>&1), $(bwrap --version \
+			2>&1), $(go version 2>&1 | sed 's/^go version //'); load" \
+			"average before: $load_before"
+		;;
+	esac
+	awk -F '\t' '
+	BEGIN {
+		printf "%-46s %-14s %-14s %-30s %s\n", "metric", "value",
+			"goal", "ratio", "result"
+	}
+	{
+		printf "%-46s %-14s %-14s %-30s %s\n", $1, $2, $3, $4, $5
+		if ($5 == "PASS") p++
+		if ($5 == "MISS") m++
+		if ($5 == "ERROR") e++
+	}
+	END {
+		printf "%d goals met, %d missed, %d errors\n", p, m, e
+	}' "$results"
+}
+
+sections=${*:-$all_sections}
+load_before=$(cut -d ' ' -f 1-3 /proc/loadavg)
+start=$(date +%s)
+for s in $sections; do
+	case " $all_sections " in
+	*" $s "*) ;;
+	*)
+		say "fatal: unknown section '$s' (have: $all_sections)" >&2
+		exit 1
+		;;
+	esac
+	say "# section $s"
+	"section_$s"
+done
+print_table
+say "($(($(date +%s) - start)) s)"
+test "$perf_errors" = 0

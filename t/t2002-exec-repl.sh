@@ -1,0 +1,200 @@
+#!/bin/sh
+test_description='gosbx exec: the REPL on a terminal (driven through a pty)'
+. "$(dirname "$0")/test-lib.sh"
+
+test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
+bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
+	test_skip_all 'unprivileged user namespaces do not work here'
+test_have_prereq PYTHON || test_skip_all 'python3 is needed for the pty'
+
+test_atexit 'gosbx close --all'
+
+# A small expect(1) in python: runs argv in a pty and follows a script
+# of "send <text>", "expect <text>", "waitproc <pgrep -f pattern>",
+# "ctrl-c", "ctrl-d" lines; the transcript goes to pty.log. Each
+# expect waits up to 60 s (a loaded machine), then fails.
+cat >pty-drive.py <<\EOF
+import os, pty, select, subprocess, sys, time
+
+script = open(sys.argv[1]).read().splitlines()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+log = open("pty.log", "wb")
+buf = b""
+
+def fill(deadline):
+    global buf
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            d = b""
+        if not d:
+            return False
+        log.write(d)
+        log.flush()
+        buf += d
+    if time.time() > deadline:
+        raise SystemExit("timed out at: %s" % line)
+    return True
+
+for line in script:
+    op, _, arg = line.partition(" ")
+    deadline = time.time() + 60
+    if op == "send":
+        os.write(fd, arg.encode() + b"\r")
+    elif op == "ctrl-c":
+        os.write(fd, b"\x03")
+    elif op == "ctrl-d":
+        os.write(fd, b"\x04")
+    elif op == "type":
+        os.write(fd, arg.encode())
+    elif op == "expect":
+        want = arg.encode()
+        while want not in buf:
+            if not fill(deadline):
+                raise SystemExit("eof before: %s" % arg)
+        buf = buf[buf.index(want) + len(want):]
+    elif op == "waitproc":
+        while subprocess.call(["pgrep", "-f", arg],
+                              stdout=subprocess.DEVNULL) != 0:
+            fill(deadline)
+while fill(time.time() + 60):
+    pass
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+EOF
+
+# plain output: no bracketed-paste escapes around the prompt
+echo "set enable-bracketed-paste off" >inputrc
+INPUTRC=$PWD/inputrc
+export INPUTRC
+
+# repl <script>: drive `gosbx exec --claim=t2002` with the script
+repl() {
+	python3 pty-drive.py "$1" gosbx exec --claim=t2002
+}
+
+not_running() {
+	! pgrep -f "$1" >/dev/null
+}
+
+history="$XDG_STATE_HOME/gosbx/history"
+
+test_expect_success 'setup' '
+	gosbx open -q --name=t2002 >/dev/null &&
+	echo local data >local.txt &&
+	mkdir -p tree/sub &&
+	echo deep >tree/sub/f
+'
+
+test_expect_success 'lines run in the sandbox with live output' '
+	cat >s1 <<-\EOF &&
+	expect t2002:/app$ 
+	send echo hi-$((6*7))
+	expect hi-42
+	expect t2002:/app$ 
+	send exit 3
+	expect [exit 3]
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s1
+'
+
+test_expect_success 'the history file keeps the lines' '
+	test -f "$history" &&
+	test_grep -F -x "echo hi-\$((6*7))" "$history" &&
+	test_grep -x ":quit" "$history"
+'
+
+test_expect_success ':put, :ls and :get' '
+	cat >s2 <<-\EOF &&
+	expect t2002:/app$ 
+	send :put local.txt in/put.txt
+	expect bytes)
+	expect t2002:/app$ 
+	send :put tree
+	expect t2002:/app$ 
+	send :ls in
+	expect put.txt
+	expect t2002:/app$ 
+	send cat tree/sub/f
+	expect deep
+	expect t2002:/app$ 
+	send :get in/put.txt got.txt
+	expect bytes)
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s2 &&
+	test_cmp local.txt got.txt &&
+	gosbx exec --claim=t2002 -- cat in/put.txt tree/sub/f >out &&
+	printf "local data\ndeep\n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'Ctrl-C cancels the running command, not the REPL' '
+	cat >s3 <<-\EOF &&
+	expect t2002:/app$ 
+	send sleep 1000.321
+	waitproc ^sleep 1000.321
+	ctrl-c
+	expect [cancelled]
+	expect t2002:/app$ 
+	send echo after
+	expect after
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s3 &&
+	test_retry 200 0.1 not_running "^sleep 1000.321"
+'
+
+test_expect_success 'Ctrl-C at the prompt clears the line' '
+	cat >s4 <<-\EOF &&
+	expect t2002:/app$ 
+	type echo partial
+	expect echo partial
+	ctrl-c
+	send echo clean
+	expect clean
+	expect t2002:/app$ 
+	ctrl-d
+	EOF
+	repl s4 &&
+	tr -d "\r" <pty.log >log &&
+	test_grep -x clean log &&
+	test_grep ! "partialecho" log
+'
+
+test_expect_success ':reset empties /app, :help lists the meta commands' '
+	cat >s5 <<-\EOF &&
+	expect t2002:/app$ 
+	send :help
+	expect :quit
+	expect t2002:/app$ 
+	send :reset
+	expect reset
+	expect t2002:/app$ 
+	send :nonsense
+	expect unknown command
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s5 &&
+	gosbx exec --claim=t2002 -- "ls -A | wc -l" >out &&
+	echo 0 >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'the REPL without --claim is a usage error' '
+	cat >s6 <<-\EOF &&
+	expect gosbx exec --claim
+	EOF
+	test_expect_code 129 python3 pty-drive.py s6 gosbx exec
+'
+
+test_done

@@ -1,0 +1,878 @@
+#include "compat.h"
+#include "exec.h"
+#include "strbuf.h"
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+/* Every bounded wait polls for at most this long. */
+#define WAIT_LIMIT_MS 20000
+
+static void run_cmd(const char *cmd, struct exec_result *res)
+{
+	struct exec_request req;
+
+	exec_request_init(&req);
+	req.command = cmd;
+	exec_result_init(res);
+	assert_int_equal(exec_run(&req, res), 0);
+}
+
+static void run_req(const struct exec_request *req, struct exec_result *res)
+{
+	exec_result_init(res);
+	assert_int_equal(exec_run(req, res), 0);
+}
+
+/* Poll until no process of the group is left (reaping our orphans). */
+static int group_gone(pid_t pgid)
+{
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+
+	while (monotonic_ms() < end) {
+		exec_reap_orphans();
+		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+			return 1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_exit_codes(void **state)
+{
+	struct exec_result res;
+
+	run_cmd("true", &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.reason, "exited");
+	assert_int_equal(res.signal, 0);
+	assert_true(res.duration_ms >= 0);
+	assert_true(res.peak_rss_kb > 0);
+	exec_result_release(&res);
+
+	run_cmd("exit 3", &res);
+	assert_int_equal(res.exit_code, 3);
+	assert_string_equal(res.reason, "exited");
+	exec_result_release(&res);
+}
+
+static void test_streams(void **state)
+{
+	struct exec_result res;
+
+	run_cmd("echo out; echo err >&2; printf 'a\\0b'", &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.out.len, 7);
+	assert_memory_equal(res.out.buf, "out\na\0b", 7);
+	assert_string_equal(res.err.buf, "err\n");
+	assert_int_equal(res.out_total, 7);
+	assert_int_equal(res.err_total, 4);
+	assert_false(res.out_truncated);
+	assert_false(res.err_truncated);
+	exec_result_release(&res);
+}
+
+static void test_stdin(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	size_t big = 1024 * 1024, i;
+	char *data = xmalloc(big);
+
+	exec_request_init(&req);
+	req.command = "cat";
+	req.stdin_data = "hello\n";
+	req.stdin_len = 6;
+	run_req(&req, &res);
+	assert_string_equal(res.out.buf, "hello\n");
+	exec_result_release(&res);
+
+	/* empty but given stdin: EOF at once */
+	req.command = "wc -c";
+	req.stdin_data = "";
+	req.stdin_len = 0;
+	run_req(&req, &res);
+	assert_int_equal(atoi(res.out.buf), 0);
+	exec_result_release(&res);
+
+	/* 1 MiB in, 1 MiB out on stdout and 3 MB on stderr meanwhile */
+	for (i = 0; i < big; i++)
+		data[i] = (char)('a' + i % 26);
+	req.command = "cat; head -c 3000000 /dev/zero >&2";
+	req.stdin_data = data;
+	req.stdin_len = big;
+	run_req(&req, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.out.len, big);
+	assert_memory_equal(res.out.buf, data, big);
+	assert_int_equal(res.err.len, 3000000);
+	exec_result_release(&res);
+
+	/* a command that never reads its stdin must not block us */
+	req.command = "echo ignored";
+	run_req(&req, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.out.buf, "ignored\n");
+	exec_result_release(&res);
+
+	/* nor one that closes it early */
+	req.command = "head -c 10 >/dev/null; exec 0<&-; sleep 0.05; echo x";
+	run_req(&req, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.out.buf, "x\n");
+	exec_result_release(&res);
+	free(data);
+}
+
+static void test_stdin_epipe_no_sigpipe(void **state)
+{
+	pid_t child;
+	int status;
+
+	/* with SIGPIPE at its default, EPIPE on stdin must not kill us */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		struct exec_request req;
+		struct exec_result res;
+		size_t big = 4 * 1024 * 1024;
+		char *data = calloc(1, big);
+
+		signal(SIGPIPE, SIG_DFL);
+		exec_request_init(&req);
+		req.command = "exec 0<&-; sleep 0.1; echo ok";
+		req.stdin_data = data;
+		req.stdin_len = big;
+		exec_result_init(&res);
+		if (!data || exec_run(&req, &res) || res.exit_code ||
+		    strcmp(res.out.buf, "ok\n"))
+			_exit(1);
+		exec_result_release(&res);
+		free(data);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_cwd_env(void **state)
+{
+	char dir[] = "/tmp/u-exec-XXXXXX";
+	const char *env[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
+	struct exec_request req;
+	struct exec_result res;
+	struct strbuf want = STRBUF_INIT;
+
+	assert_non_null(mkdtemp(dir));
+	exec_request_init(&req);
+	req.command = "pwd; echo \"$FOO\"";
+	req.cwd = dir;
+	req.env = env;
+	run_req(&req, &res);
+	strbuf_addf(&want, "%s\nbar baz\n", dir);
+	assert_string_equal(res.out.buf, want.buf);
+	exec_result_release(&res);
+
+	/* env NULL inherits ours */
+	setenv("U_EXEC_VAR", "inherited", 1);
+	req.env = NULL;
+	req.command = "echo $U_EXEC_VAR";
+	run_req(&req, &res);
+	assert_string_equal(res.out.buf, "inherited\n");
+	exec_result_release(&res);
+	unsetenv("U_EXEC_VAR");
+
+	assert_int_equal(rmdir(dir), 0);
+	strbuf_release(&want);
+}
+
+static void test_start_failed(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+
+	exec_request_init(&req);
+	req.command = "echo never";
+	req.cwd = "/nonexistent-u-exec";
+	assert_int_equal(exec_start(&req, &p), 0);
+	assert_non_null(p);
+	assert_int_equal(exec_pgid(p), -1);
+	assert_int_equal(exec_step(p, -1), 0);
+	exec_result_init(&res);
+	exec_finish(p, &res);
+	assert_int_equal(res.exit_code, -1);
+	assert_string_equal(res.reason, "start_failed");
+	assert_string_equal(res.err.buf,
+			    "cannot run command: chdir '/nonexistent-u-exec': "
+			    "No such file or directory");
+	assert_int_equal(res.out.len, 0);
+	exec_result_release(&res);
+
+	req.cwd = "/etc/passwd";
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "start_failed");
+	assert_non_null(strstr(res.err.buf, "Not a directory"));
+	exec_result_release(&res);
+
+	/* a NULL command is the caller's error */
+	req.command = NULL;
+	assert_int_equal(exec_start(&req, &p), -1);
+	assert_null(p);
+}
+
+static void test_signaled(void **state)
+{
+	struct exec_result res;
+
+	run_cmd("echo before; kill -9 $$", &res);
+	assert_int_equal(res.exit_code, -1);
+	assert_string_equal(res.reason, "signaled");
+	assert_int_equal(res.signal, 9);
+	assert_string_equal(res.out.buf, "before\n");
+	exec_result_release(&res);
+}
+
+static void test_timeout_group(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	pid_t pgid;
+
+	exec_request_init(&req);
+	req.command = "echo started; sleep 1000 & sleep 1000 & "
+		      "(sleep 1000; echo) ; echo never";
+	req.timeout_ms = 300;
+	exec_result_init(&res);
+	assert_int_equal(exec_start(&req, &p), 0);
+	pgid = exec_pgid(p);
+	assert_true(pgid > 0);
+	while (exec_step(p, -1) > 0)
+		;
+	exec_finish(p, &res);
+	assert_string_equal(res.reason, "timeout");
+	assert_int_equal(res.exit_code, -1);
+	assert_int_equal(res.signal, SIGKILL);
+	assert_string_equal(res.out.buf, "started\n");
+	assert_true(res.duration_ms >= 300);
+	assert_true(group_gone(pgid));
+	exec_result_release(&res);
+
+	/* the shell exits, a background job keeps the pipes: timeout */
+	req.command = "sleep 1000 & echo bg";
+	exec_result_init(&res);
+	assert_int_equal(exec_start(&req, &p), 0);
+	pgid = exec_pgid(p);
+	while (exec_step(p, -1) > 0)
+		;
+	exec_finish(p, &res);
+	assert_string_equal(res.reason, "timeout");
+	assert_int_equal(res.exit_code, 0); /* the shell's own status */
+	assert_string_equal(res.out.buf, "bg\n");
+	assert_true(group_gone(pgid));
+	exec_result_release(&res);
+}
+
+static void test_timeout_escaped(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	pid_t esc;
+
+	/* a descendant in its own session holds the pipes: bounded drain */
+	exec_request_init(&req);
+	req.command = "setsid sleep 1000 & echo $!; sleep 1000";
+	req.timeout_ms = 200;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "timeout");
+	esc = (pid_t)atoi(res.out.buf);
+	assert_true(esc > 0);
+	assert_int_equal(kill(esc, 0), 0); /* it really escaped */
+	assert_int_equal(kill(esc, SIGKILL), 0);
+	assert_true(group_gone(esc));
+	exec_result_release(&res);
+}
+
+static void test_finish_kills(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	pid_t pgid;
+
+	exec_request_init(&req);
+	req.command = "sleep 1000";
+	assert_int_equal(exec_start(&req, &p), 0);
+	pgid = exec_pgid(p);
+	assert_int_equal(exec_step(p, 0), 1);
+	assert_int_equal(exec_running_count(), 1);
+	exec_result_init(&res);
+	exec_finish(p, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_int_equal(res.exit_code, -1);
+	assert_int_equal(exec_running_count(), 0);
+	assert_true(group_gone(pgid));
+	exec_result_release(&res);
+}
+
+static void test_stream_cap(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	size_t cap = 8388608;
+
+	exec_request_init(&req);
+	req.command = "head -c 20971520 /dev/zero; echo tail >&2";
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "exited");
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.out.len, cap);
+	assert_true(res.out.alloc <= cap + 1);
+	assert_int_equal(res.out_total, 20971520);
+	assert_true(res.out_truncated);
+	assert_string_equal(res.err.buf, "tail\n");
+	assert_false(res.err_truncated);
+	exec_result_release(&res);
+
+	req.command = "printf 0123456789; printf abcdef >&2";
+	req.stream_cap = 4;
+	run_req(&req, &res);
+	assert_string_equal(res.out.buf, "0123");
+	assert_string_equal(res.err.buf, "abcd");
+	assert_int_equal(res.out_total, 10);
+	assert_int_equal(res.err_total, 6);
+	assert_true(res.out_truncated);
+	assert_true(res.err_truncated);
+	exec_result_release(&res);
+}
+
+static void test_output_limit(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+
+	exec_request_init(&req);
+	req.command = "yes";
+	req.max_output_bytes = 100000;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "output_limit");
+	assert_int_equal(res.exit_code, -1);
+	assert_int_equal(res.out.len, 100000);
+	assert_true(res.out_truncated);
+	assert_true(res.out_total >= 100000);
+	assert_int_equal(memcmp(res.out.buf, "y\ny\n", 4), 0);
+	exec_result_release(&res);
+
+	/* exactly at the limit is fine */
+	req.command = "printf 12345";
+	req.max_output_bytes = 5;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "exited");
+	assert_string_equal(res.out.buf, "12345");
+	exec_result_release(&res);
+}
+
+static void test_cancel_hangup(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	int sv[2];
+	pid_t pgid;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	exec_request_init(&req);
+	req.command = "echo hi; sleep 1000";
+	req.cancel_fd = sv[0];
+	assert_int_equal(exec_start(&req, &p), 0);
+	pgid = exec_pgid(p);
+	assert_int_equal(exec_step(p, 0), 1);
+	close(sv[1]);
+	while (exec_step(p, -1) > 0)
+		;
+	exec_result_init(&res);
+	exec_finish(p, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_int_equal(res.exit_code, -1);
+	assert_true(group_gone(pgid));
+	exec_result_release(&res);
+	close(sv[0]);
+
+	/* a half-close (shutdown of the peer's writing side) cancels too */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	assert_int_equal(shutdown(sv[1], SHUT_WR), 0);
+	req.cancel_fd = sv[0];
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	exec_result_release(&res);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_cancel_data(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	int sv[2], steps = 0;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	assert_int_equal(write(sv[1], "x", 1), 1);
+	exec_request_init(&req);
+	req.command = "sleep 0.3; echo done";
+	req.cancel_fd = sv[0];
+	assert_int_equal(exec_start(&req, &p), 0);
+	while (exec_step(p, -1) > 0)
+		steps++;
+	exec_result_init(&res);
+	exec_finish(p, &res);
+	assert_string_equal(res.reason, "exited");
+	assert_string_equal(res.out.buf, "done\n");
+	/* pending data must not make the loop spin */
+	assert_true(steps < 1000);
+	exec_result_release(&res);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+struct collect {
+	struct strbuf out, err;
+	int calls;
+	int fail_after; /* return -1 on this call number (0: never) */
+};
+
+static int collect_cb(enum exec_stream stream, const char *buf, size_t len,
+		      void *data)
+{
+	struct collect *c = data;
+
+	assert_non_null(buf);
+	assert_true(len > 0);
+	c->calls++;
+	strbuf_add(stream == EXEC_STDOUT ? &c->out : &c->err, buf, len);
+	return c->fail_after && c->calls >= c->fail_after ? -1 : 0;
+}
+
+static void test_on_output(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct collect c = {STRBUF_INIT, STRBUF_INIT, 0, 0};
+	struct strbuf want = STRBUF_INIT;
+	int i;
+
+	exec_request_init(&req);
+	req.command = "seq 1 100000; for i in 1 2 3; do echo e$i >&2; done";
+	req.on_output = collect_cb;
+	req.data = &c;
+	req.stream_cap = 16;
+	run_req(&req, &res);
+	for (i = 1; i <= 100000; i++)
+		strbuf_addf(&want, "%d\n", i);
+	assert_int_equal(c.out.len, want.len);
+	assert_memory_equal(c.out.buf, want.buf, want.len);
+	assert_string_equal(c.err.buf, "e1\ne2\ne3\n");
+	assert_int_equal(res.out.len, 16);
+	assert_memory_equal(res.out.buf, want.buf, 16);
+	assert_int_equal(res.out_total, want.len);
+	exec_result_release(&res);
+
+	/* a negative return cancels, and no more calls come after it */
+	strbuf_reset(&c.out);
+	strbuf_reset(&c.err);
+	c.calls = 0;
+	c.fail_after = 1;
+	req.command = "yes";
+	req.stream_cap = 0;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(res.exit_code, -1);
+	exec_result_release(&res);
+
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+	strbuf_release(&want);
+}
+
+static void test_sigpipe_default(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+
+	/* we ignore SIGPIPE (see main), the child must not */
+	exec_request_init(&req);
+	req.command = "yes | head -n1";
+	req.timeout_ms = WAIT_LIMIT_MS;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "exited");
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.out.buf, "y\n");
+	exec_result_release(&res);
+
+	req.command = "sh -c 'kill -PIPE $$'; kill -l $?";
+	run_req(&req, &res);
+	assert_string_equal(res.out.buf, "PIPE\n");
+	exec_result_release(&res);
+}
+
+static int reaper_stop;
+
+static void *reaper_thread(void *arg)
+{
+	while (!__atomic_load_n(&reaper_stop, __ATOMIC_ACQUIRE)) {
+		exec_reap_orphans();
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	int id = (int)(intptr_t)arg, i;
+	char cmd[128], want[64];
+
+	for (i = 0; i < 25; i++) {
+		struct exec_request req;
+		struct exec_result res;
+
+		xsnprintf(cmd, sizeof(cmd), "echo %d-%d; echo e >&2; exit %d",
+			  id, i, (id + i) % 7);
+		xsnprintf(want, sizeof(want), "%d-%d\n", id, i);
+		exec_request_init(&req);
+		req.command = cmd;
+		exec_result_init(&res);
+		if (exec_run(&req, &res) || res.exit_code != (id + i) % 7 ||
+		    strcmp(res.out.buf, want) || strcmp(res.err.buf, "e\n") ||
+		    strcmp(res.reason, "exited")) {
+			exec_result_release(&res);
+			return (void *)1;
+		}
+		exec_result_release(&res);
+	}
+	return NULL;
+}
+
+static void test_concurrency(void **state)
+{
+	pthread_t th[8], reaper;
+	void *ret;
+	int i;
+
+	/* orphan reaping running all along must not steal any status */
+	reaper_stop = 0;
+	assert_int_equal(pthread_create(&reaper, NULL, reaper_thread, NULL), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, worker,
+						(void *)(intptr_t)i),
+				 0);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(pthread_join(th[i], &ret), 0);
+		assert_null(ret);
+	}
+	__atomic_store_n(&reaper_stop, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(reaper, NULL), 0);
+	assert_int_equal(exec_running_count(), 0);
+}
+
+static void *run_sleeper(void *arg)
+{
+	struct exec_result *res = arg;
+
+	run_cmd("sleep 1000", res);
+	return NULL;
+}
+
+static void test_kill_all(void **state)
+{
+	pthread_t th[2];
+	struct exec_result res[2];
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, run_sleeper, &res[i]), 0);
+	while (exec_running_count() < 2 && monotonic_ms() < end)
+		usleep(1000);
+	assert_int_equal(exec_running_count(), 2);
+	assert_int_equal(exec_kill_all(), 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_string_equal(res[i].reason, "cancelled");
+		assert_int_equal(res[i].exit_code, -1);
+		exec_result_release(&res[i]);
+	}
+	assert_int_equal(exec_running_count(), 0);
+	assert_int_equal(exec_kill_all(), 0);
+}
+
+struct escaped {
+	struct exec_result res;
+	char line[64]; /* "<pgid> <escaped pid>\n" */
+	int have_line; /* atomic */
+	int finished;  /* atomic */
+};
+
+static int escaped_cb(enum exec_stream stream, const char *buf, size_t len,
+		      void *data)
+{
+	struct escaped *e = data;
+
+	if (stream == EXEC_STDOUT && !e->have_line && len < sizeof(e->line)) {
+		memcpy(e->line, buf, len);
+		__atomic_store_n(&e->have_line, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static void *run_escaped(void *arg)
+{
+	struct escaped *e = arg;
+	struct exec_request req;
+
+	exec_request_init(&req);
+	req.command = "setsid sleep 1000 & echo $$ $!";
+	req.on_output = escaped_cb;
+	req.data = e;
+	exec_result_init(&e->res);
+	exec_run(&req, &e->res);
+	__atomic_store_n(&e->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_kill_all_escaped(void **state)
+{
+	struct escaped e;
+	pthread_t th;
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	pid_t pgid, esc;
+	char *s;
+
+	/*
+	 * The shell is gone, a descendant in its own session holds the
+	 * pipes: exec_kill_all() from another thread still ends the call.
+	 */
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(pthread_create(&th, NULL, run_escaped, &e), 0);
+	while (!__atomic_load_n(&e.have_line, __ATOMIC_ACQUIRE) &&
+	       monotonic_ms() < end)
+		usleep(1000);
+	assert_true(e.have_line);
+	pgid = (pid_t)strtol(e.line, &s, 10);
+	esc = (pid_t)atoi(s);
+	assert_true(pgid > 0 && esc > 0);
+	assert_true(group_gone(pgid)); /* the shell was reaped */
+	assert_false(__atomic_load_n(&e.finished, __ATOMIC_ACQUIRE));
+	assert_int_equal(exec_kill_all(), 1);
+	while (!__atomic_load_n(&e.finished, __ATOMIC_ACQUIRE) &&
+	       monotonic_ms() < end)
+		usleep(1000);
+	assert_true(e.finished);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_string_equal(e.res.reason, "cancelled");
+	assert_int_equal(e.res.exit_code, 0);
+	exec_result_release(&e.res);
+	assert_int_equal(kill(esc, SIGKILL), 0);
+	assert_true(group_gone(esc));
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	const char *s;
+	char st = 0;
+
+	xsnprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (strbuf_read_file(&sb, path, 256) > 0) {
+		s = strrchr(sb.buf, ')');
+		if (s && s[1] == ' ')
+			st = s[2];
+	}
+	strbuf_release(&sb);
+	return st;
+}
+
+static int wait_state(pid_t pid, char want)
+{
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+
+	while (monotonic_ms() < end) {
+		if (proc_state(pid) == want)
+			return 1;
+		usleep(2000);
+	}
+	return 0;
+}
+
+static void test_reap_orphans(void **state)
+{
+	pid_t child, orphan;
+	int status, n = 0, fds[2];
+	uint64_t end;
+
+	/*
+	 * A child process that is no subreaper runs a command leaving an
+	 * orphan: the orphan goes to us (a subreaper, see main), so the
+	 * child has nothing to reap even once the orphan is a zombie.
+	 */
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		struct exec_result res;
+		struct exec_request req;
+		int ok;
+
+		close(fds[0]);
+		exec_request_init(&req);
+		req.command = "sleep 0.1 >/dev/null 2>&1 & echo $!";
+		exec_result_init(&res);
+		exec_run(&req, &res);
+		orphan = (pid_t)atoi(res.out.buf);
+		if (write(fds[1], &orphan, sizeof(orphan)) < 0)
+			_exit(3);
+		ok = orphan > 0 && wait_state(orphan, 'Z') &&
+		     exec_reap_orphans() == 0 && proc_state(orphan) == 'Z';
+		_exit(ok ? 0 : 1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &orphan, sizeof(orphan)), sizeof(orphan));
+	close(fds[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* we are its reaper now */
+	assert_int_equal(proc_state(orphan), 'Z');
+	end = monotonic_ms() + WAIT_LIMIT_MS;
+	while (proc_state(orphan) && monotonic_ms() < end)
+		n += exec_reap_orphans();
+	assert_true(n >= 1);
+	assert_int_equal(proc_state(orphan), 0);
+
+	/* a hold keeps it from reaping anything */
+	exec_reaper_hold();
+	assert_int_equal(exec_reap_orphans(), 0);
+	exec_reaper_release();
+}
+
+static void test_no_fd_leak(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	int before = count_fds(), sv[2];
+	char *s, *end;
+
+	run_cmd("echo x; echo y >&2", &res);
+	exec_result_release(&res);
+
+	exec_request_init(&req);
+	req.command = "cat";
+	req.stdin_data = "abc";
+	req.stdin_len = 3;
+	run_req(&req, &res);
+	exec_result_release(&res);
+
+	req.command = "true";
+	req.cwd = "/nonexistent-u-exec";
+	run_req(&req, &res);
+	exec_result_release(&res);
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	exec_request_init(&req);
+	req.command = "ls /proc/$$/fd; :";
+	req.cancel_fd = sv[0];
+	run_req(&req, &res);
+	assert_string_equal(res.err.buf, "");
+	/*
+	 * The shell sees 0, 1, 2 and only what our own process lets
+	 * children inherit (e.g. from the test harness): none of ours.
+	 */
+	for (s = res.out.buf; *s; s = end + 1) {
+		long fd = strtol(s, &end, 10);
+		int flags;
+
+		assert_true(end > s && *end == '\n');
+		if (fd <= 2)
+			continue;
+		flags = fcntl((int)fd, F_GETFD);
+		assert_true(flags >= 0);
+		assert_false(flags & FD_CLOEXEC);
+	}
+	assert_true(starts_with(res.out.buf, "0\n1\n"));
+	exec_result_release(&res);
+
+	req.command = "sleep 1000 & exec sleep 1000";
+	req.timeout_ms = 100;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "timeout");
+	exec_result_release(&res);
+	close(sv[0]);
+	close(sv[1]);
+
+	assert_int_equal(count_fds(), before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_stdin),
+		cmocka_unit_test(test_stdin_epipe_no_sigpipe),
+		cmocka_unit_test(test_cwd_env),
+		cmocka_unit_test(test_start_failed),
+		cmocka_unit_test(test_signaled),
+		cmocka_unit_test(test_timeout_group),
+		cmocka_unit_test(test_timeout_escaped),
+		cmocka_unit_test(test_finish_kills),
+		cmocka_unit_test(test_stream_cap),
+		cmocka_unit_test(test_output_limit),
+		cmocka_unit_test(test_cancel_hangup),
+		cmocka_unit_test(test_cancel_data),
+		cmocka_unit_test(test_on_output),
+		cmocka_unit_test(test_sigpipe_default),
+		cmocka_unit_test(test_concurrency),
+		cmocka_unit_test(test_kill_all),
+		cmocka_unit_test(test_kill_all_escaped),
+		cmocka_unit_test(test_reap_orphans),
+		cmocka_unit_test(test_no_fd_leak),
+	};
+
+	/* like gosbx-runtime: SIGPIPE ignored, orphans come to us */
+	signal(SIGPIPE, SIG_IGN);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		perror("prctl");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
