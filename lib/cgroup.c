@@ -27,6 +27,35 @@ static const char *const v1_probe[CGROUP_NR_CTL] = {
 	"memory.limit_in_bytes", "pids.max", "cpu.cfs_quota_us"
 };
 
+/*
+ * While cgroup_create_why() runs, setup errors go to this buffer
+ * instead of error() (one thread at a time per buffer).
+ */
+static __thread struct strbuf *why_buf;
+
+static int PRINTF_LIKE(2, 3)
+setup_error(int with_errno, const char *fmt, ...)
+{
+	int e = errno;
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	if (with_errno)
+		strbuf_addf(&msg, ": %s", strerror(e));
+	if (why_buf) {
+		strbuf_reset(why_buf);
+		strbuf_addbuf(why_buf, &msg);
+	} else {
+		error("%s", msg.buf);
+	}
+	strbuf_release(&msg);
+	errno = e;
+	return -1;
+}
+
 const char *cgroup_ctl_name(enum cgroup_ctl c)
 {
 	return c < CGROUP_NR_CTL ? ctl_names[c] : "?";
@@ -288,7 +317,7 @@ static int write_limit(const char *dir, const char *file, const char *val,
 {
 	if (!write_file(dir, file, val, fake))
 		return 0;
-	return error_errno("cannot create sandbox: cgroup %s controller: "
+	return setup_error(1, "cannot create sandbox: cgroup %s controller: "
 			   "cannot write '%s' to '%s/%s'",
 			   ctl_names[c], val, dir, file);
 }
@@ -297,7 +326,7 @@ static int make_dir(const char *path, enum cgroup_ctl c)
 {
 	if (!mkdir(path, 0755) || errno == EEXIST)
 		return 0;
-	return error_errno("cannot create sandbox: cgroup %s controller: "
+	return setup_error(1, "cannot create sandbox: cgroup %s controller: "
 			   "cannot create '%s'", ctl_names[c], path);
 }
 
@@ -329,7 +358,7 @@ static int v2_enable(const char *dir, unsigned need, int fake)
 		r = write_file(dir, "cgroup.subtree_control", val.buf, fake);
 		strbuf_release(&val);
 		if (r)
-			return error_errno(
+			return setup_error(1, 
 				"cannot create sandbox: cgroup %s controller: "
 				"cannot enable it in '%s/cgroup.subtree_control'",
 				ctl_names[c], dir);
@@ -405,7 +434,7 @@ static int write_limits_v1(enum cgroup_ctl c, const char *dir,
 		return write_limit(dir, "cpu.cfs_quota_us", buf, c, fake);
 	}
 	default:
-		return error("cgroup: unknown controller %d", (int)c);
+		return setup_error(0, "cgroup: unknown controller %d", (int)c);
 	}
 }
 
@@ -429,7 +458,31 @@ static int valid_component(const char *s)
 	       strcmp(s, "..");
 }
 
+static int create(const struct cgroup_host *host, const char *parent,
+		  const char *name, unsigned want,
+		  const struct cgroup_limits *lim, struct cgroup *cg);
+
 int cgroup_create(const struct cgroup_host *host, const char *parent,
+		  const char *name, unsigned want,
+		  const struct cgroup_limits *lim, struct cgroup *cg)
+{
+	return cgroup_create_why(host, parent, name, want, lim, cg, NULL);
+}
+
+int cgroup_create_why(const struct cgroup_host *host, const char *parent,
+		      const char *name, unsigned want,
+		      const struct cgroup_limits *lim, struct cgroup *cg,
+		      struct strbuf *why)
+{
+	int ret;
+
+	why_buf = why;
+	ret = create(host, parent, name, want, lim, cg);
+	why_buf = NULL;
+	return ret;
+}
+
+static int create(const struct cgroup_host *host, const char *parent,
 		  const char *name, unsigned want,
 		  const struct cgroup_limits *lim, struct cgroup *cg)
 {
@@ -438,12 +491,13 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 	int c;
 
 	if (!valid_component(name))
-		return error("cgroup: invalid group name '%s'",
+		return setup_error(0, "cgroup: invalid group name '%s'",
 			     name ? name : "");
 	if (!parent || !*parent)
 		parent = "gosbx";
 	if (!valid_component(parent))
-		return error("cgroup: invalid parent group '%s'", parent);
+		return setup_error(0, "cgroup: invalid parent group '%s'",
+				   parent);
 	cg->fake = host->fake;
 
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
@@ -461,7 +515,7 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 				    ctl_names[c]);
 			cgroup_host_explain(host, c, &sb);
 			strbuf_addch(&sb, ')');
-			error("%s", sb.buf);
+			setup_error(0, "%s", sb.buf);
 			goto fail;
 		}
 	}

@@ -124,6 +124,16 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		  const struct cgroup_limits *lim, struct cgroup *cg);
 
 /*
+ * cgroup_create(), but when why is not NULL the cause of a failure is
+ * stored there (replacing its contents) instead of being printed, so
+ * a caller can turn it into a warning. Not reentrant per thread.
+ */
+int cgroup_create_why(const struct cgroup_host *host, const char *parent,
+		      const char *name, unsigned want,
+		      const struct cgroup_limits *lim, struct cgroup *cg,
+		      struct strbuf *why);
+
+/*
  * Move the calling process into every group of cg by writing "0" to
  * each cgroup.procs. Only open(2), write(2) and close(2) are used, so
  * it is safe between fork() and exec() of a threaded program. Returns

@@ -875,6 +875,38 @@ static int plan_rlimits(const struct isolate_config *cfg,
 	return 0;
 }
 
+/*
+ * Create the groups. When that fails for a default limit (e.g. a v2
+ * subtree_control that refuses to delegate), warn once and go on with
+ * the explicit limits alone; an explicit one never degrades.
+ */
+static int create_groups(const struct isolate_config *cfg,
+			 const struct cgroup_host *host,
+			 struct limit_plan *pl, struct cgroup *cg)
+{
+	struct strbuf why = STRBUF_INIT;
+	const char *msg;
+	int ret = 0;
+
+	if (!cgroup_create_why(host, cfg->cgroup_parent, cfg->claim_name,
+			       pl->want, &pl->lim, cg, &why))
+		goto out;
+	if ((pl->want & pl->explicit_ctls) == pl->want) {
+		ret = error("%s", why.buf);
+		goto out;
+	}
+	if (!skip_prefix(why.buf, "cannot create sandbox: ", &msg))
+		msg = why.buf;
+	warn_skipped_once(msg);
+	pl->want &= pl->explicit_ctls;
+	if (pl->want)
+		ret = cgroup_create(host, cfg->cgroup_parent,
+				    cfg->claim_name, pl->want, &pl->lim, cg);
+out:
+	strbuf_release(&why);
+	return ret;
+}
+
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 {
 	struct cgroup_host host;
@@ -936,9 +968,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		}
 	} else {
 		strvec_push(&args, exe.buf);
-		if (pl.want && cgroup_create(&host, cfg->cgroup_parent,
-					     cfg->claim_name, pl.want,
-					     &pl.lim, &h->cg))
+		if (pl.want && create_groups(cfg, &host, &pl, &h->cg))
 			goto out;
 		if (pl.want)
 			ctx.join = &h->cg;

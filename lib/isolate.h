@@ -35,6 +35,15 @@
  * explicitly) that the host cannot apply is skipped with one warning
  * per process.
  *
+ * Cgroups: as root, <hierarchy>/gosbx/<claim_name> in v2 where its
+ * controllers exist, else in the v1 hierarchy; as another user, a
+ * parent group "gosbx" the user may write (made by an administrator),
+ * else on v2 a systemd scope gosbx-<claim_name>.scope whose limits
+ * are read back after start (fail closed if systemd did not apply
+ * them). The systemd path could not be exercised on the development
+ * host (no user session bus); the direct v1 path and, with fake
+ * trees, the v2 files are tested.
+ *
  * Environment: GOSBX_CGROUP_ROOT replaces /sys/fs/cgroup (tests);
  * GOSBX_BWRAP replaces `bwrap` found on PATH.
  */
@@ -130,12 +139,18 @@ void isolate_handle_init(struct isolate_handle *h);
 
 /*
  * Start the sandbox. On success h describes it (pid is our child) and
- * 0 is returned; bwrap may still be setting up the namespaces when
- * this returns, but its pid 1 exists and every process is already in
- * the cgroups. On failure returns -1 after error("cannot create
- * sandbox: <layer>: <cause>"), with nothing left running and no
- * cgroup left behind. h must be initialised; free with
- * isolate_release() or isolate_handle_free().
+ * 0 is returned; bwrap may still be setting up the mounts when this
+ * returns (wait for a sign from the command itself, e.g. its socket),
+ * but its pid 1 exists and every process is already in the cgroups.
+ * On failure returns -1 after error("cannot create sandbox: <layer>:
+ * <cause>"), with nothing left running and no cgroup left behind.
+ * The claim directory and every bind source must exist (checked
+ * here); bwrap's own messages ("bwrap: ...") go to cfg->stderr_fd.
+ * A failure of bwrap after its pid 1 exists (rare: a mount that
+ * fails) looks like the command exiting with status 1.
+ * Not async-signal-safe; safe in a threaded program (the child only
+ * makes async-signal-safe calls before exec). h must be initialised;
+ * free with isolate_release() or isolate_handle_free().
  */
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h);
 
@@ -148,7 +163,8 @@ int isolate_wait(struct isolate_handle *h, int timeout_ms, int *status);
 
 /*
  * True if the sandbox still runs: its pid 1 (or bwrap) exists with
- * the recorded start time, so a reused pid is never mistaken for it.
+ * the recorded start time, so a reused pid is never mistaken for it;
+ * a zombie (an orphan the host's init did not reap) counts as ended.
  * Works from any process of the same user.
  */
 int isolate_alive(const struct isolate_handle *h);

@@ -161,6 +161,24 @@ test_expect_success 'default limits the host lacks are skipped with one warning'
 	! grep warning err
 '
 
+test_expect_success 'a default limit whose group cannot be set up is skipped' '
+	mkdir -p v2busy/cgroup.subtree_control &&
+	echo "cpu memory pids" >v2busy/cgroup.controllers &&
+	with_err env GOSBX_CGROUP_ROOT="$PWD/v2busy" \
+		isolate-run -- sh -c "echo ran" >out &&
+	echo ran >expect &&
+	test_cmp expect out &&
+	grep -c "^warning:" err >count &&
+	echo 1 >expect &&
+	test_cmp expect count &&
+	grep "default limits: cgroup memory controller: cannot enable it" err &&
+	! grep "^error:" err &&
+	test_must_fail with_err env GOSBX_CGROUP_ROOT="$PWD/v2busy" \
+		isolate-run --memory=64m -- touch /app/ran &&
+	test ! -e ran &&
+	grep "^error: cannot create sandbox: cgroup memory controller: cannot enable it" err
+'
+
 test_expect_success 'another process can kill and clean a sandbox' '
 	rm -f st st.done &&
 	{ isolate-run --show-cgroup --state=st -- sleep 7004 2>cg & } &&

@@ -317,6 +317,31 @@ static void test_bad_names(void **state)
 	cgroup_host_release(&host);
 }
 
+static void test_create_why_captures(void **state)
+{
+	struct cgroup_host host;
+	struct cgroup cg;
+	struct cgroup_limits lim = { 1 << 20, 0, 0 };
+	struct strbuf why = STRBUF_INIT;
+
+	put("cgroup.controllers", "memory\n");
+	put("cgroup.subtree_control/x", ""); /* a directory: not writable */
+	cgroup_host_detect(&host);
+	cgroup_init(&cg);
+	assert_int_equal(cgroup_create_why(&host, NULL, "c7", ~0u, &lim, &cg,
+					   &why), -1);
+	assert_true(starts_with(why.buf, "cannot create sandbox: cgroup "
+					 "memory controller: cannot enable"));
+	assert_string_equal(errors.buf, ""); /* nothing printed */
+	assert_false(cgroup_in_use(&cg));
+	/* without a buffer the same failure is an error() */
+	assert_int_equal(cgroup_create(&host, NULL, "c7", ~0u, &lim, &cg), -1);
+	assert_non_null(strstr(errors.buf, "error: cannot create sandbox"));
+	strbuf_release(&why);
+	cgroup_release(&cg);
+	cgroup_host_release(&host);
+}
+
 static void test_state_roundtrip(void **state)
 {
 	struct cgroup cg, back;
@@ -362,6 +387,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_root, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_create_why_captures, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_state_roundtrip, setup,
 						teardown),
