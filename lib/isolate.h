@@ -91,15 +91,15 @@ struct isolate_config {
 	 * never degrades; otherwise it is a default that is skipped with
 	 * a warning when this host cannot apply it.
 	 */
-	int64_t memory_bytes;	/* memory incl. swap, bytes */
+	int64_t memory_bytes; /* memory incl. swap, bytes */
 	int memory_explicit;
-	int64_t pids;		/* tasks */
+	int64_t pids; /* tasks */
 	int pids_explicit;
-	double cpus;		/* CPU bandwidth, e.g. 1.5 */
+	double cpus; /* CPU bandwidth, e.g. 1.5 */
 	int cpus_explicit;
-	int64_t nofile;		/* RLIMIT_NOFILE (soft and hard) */
+	int64_t nofile; /* RLIMIT_NOFILE (soft and hard) */
 	int nofile_explicit;
-	int64_t fsize_bytes;	/* RLIMIT_FSIZE, bytes; 0 = none */
+	int64_t fsize_bytes; /* RLIMIT_FSIZE, bytes; 0 = none */
 	/* cgroup parent group name; NULL = "gosbx" */
 	const char *cgroup_parent;
 	/* the command run inside, argv[0] looked up on the sandbox PATH */
@@ -124,14 +124,14 @@ void isolate_config_release(struct isolate_config *cfg);
 #define ISOLATE_LIMIT_CPU (1u << 2)
 
 struct isolate_handle {
-	pid_t pid;		/* bwrap on the host (our child after spawn) */
-	uint64_t start;		/* its start time, clock ticks since boot */
-	pid_t child_pid;	/* the sandbox's pid 1, host pid namespace */
+	pid_t pid;	 /* bwrap on the host (our child after spawn) */
+	uint64_t start;	 /* its start time, clock ticks since boot */
+	pid_t child_pid; /* the sandbox's pid 1, host pid namespace */
 	uint64_t child_start;
-	struct cgroup cg;	/* the sandbox's groups (maybe none in use) */
-	unsigned limits;	/* ISOLATE_LIMIT_* applied */
-	int reaped;		/* isolate_wait() collected the status */
-	int status;		/* wait status once reaped */
+	struct cgroup cg; /* the sandbox's groups (maybe none in use) */
+	unsigned limits;  /* ISOLATE_LIMIT_* applied */
+	int reaped;	  /* isolate_wait() collected the status */
+	int status;	  /* wait status once reaped */
 };
 
 /* Zero the handle (pid -1). */
@@ -200,8 +200,7 @@ void isolate_handle_free(struct isolate_handle *h);
  * "child-start N", "limits N" and the cgroup_state_format() lines.
  * Appends to out.
  */
-void isolate_state_format(const struct isolate_handle *h,
-			  struct strbuf *out);
+void isolate_state_format(const struct isolate_handle *h, struct strbuf *out);
 /*
  * Load isolate_state_format() text into an initialised h. Returns 0
  * or -1 with error(). Unknown lines are ignored.
@@ -216,10 +215,10 @@ enum isolate_check_status {
 };
 
 struct isolate_check {
-	char *name;		/* e.g. "bwrap", "user namespaces" */
+	char *name; /* e.g. "bwrap", "user namespaces" */
 	enum isolate_check_status status;
-	char *message;		/* what was found */
-	char *fix;		/* how to fix it, or NULL when ok */
+	char *message; /* what was found */
+	char *fix;     /* how to fix it, or NULL when ok */
 };
 
 /*

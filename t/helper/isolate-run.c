@@ -200,8 +200,7 @@ int main(int argc, const char **argv)
 	}
 	if (isolate_oom_kills(&h, &oom_after) == 0 && oom_after > oom_before)
 		fprintf(stderr, "isolate-run: oom\n");
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
-				  128 + WTERMSIG(status);
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (isolate_release(&h))
 		ret = ret ? ret : 125;
 out:
