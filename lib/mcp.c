@@ -561,10 +561,10 @@ struct req {
 	int log_level; /* 2026 _meta logLevel or -1 */
 };
 
-static void reply_error(struct req *r, int code, int status, const char *fmt,
-			...) PRINTF_LIKE(4, 5);
-static void reply_error(struct req *r, int code, int status, const char *fmt,
-			...)
+static int reply_error(struct req *r, int code, int status, const char *fmt,
+		       ...) PRINTF_LIKE(4, 5);
+static int reply_error(struct req *r, int code, int status, const char *fmt,
+		       ...)
 {
 	struct strbuf msg = STRBUF_INIT, out = STRBUF_INIT;
 	va_list ap;
@@ -576,6 +576,7 @@ static void reply_error(struct req *r, int code, int status, const char *fmt,
 	chan_send(r->ch, &out, 1, status);
 	strbuf_release(&msg);
 	strbuf_release(&out);
+	return 0;
 }
 
 static void reply_result(struct req *r, struct strbuf *fields)
@@ -587,7 +588,7 @@ static void reply_result(struct req *r, struct strbuf *fields)
 	strbuf_release(&out);
 }
 
-static void do_initialize(struct req *r)
+static int do_initialize(struct req *r)
 {
 	const char *want = json_object_str(r->params, "protocolVersion");
 	int rev = mcp_rev_parse(want);
@@ -615,6 +616,7 @@ static void do_initialize(struct req *r)
 	copy.modern = 0;
 	reply_result(&copy, &f);
 	strbuf_release(&f);
+	return 0;
 }
 
 static void add_versions(struct strbuf *out)
@@ -625,7 +627,7 @@ static void add_versions(struct strbuf *out)
 	strbuf_addch(out, ']');
 }
 
-static void do_discover(struct req *r)
+static int do_discover(struct req *r)
 {
 	struct strbuf f = STRBUF_INIT;
 
@@ -640,16 +642,18 @@ static void do_discover(struct req *r)
 	strbuf_addstr(&f, ",\"ttlMs\":0,\"cacheScope\":\"private\"");
 	reply_result(r, &f);
 	strbuf_release(&f);
+	return 0;
 }
 
-static void do_ping(struct req *r)
+static int do_ping(struct req *r)
 {
 	struct strbuf f = STRBUF_INIT;
 
 	reply_result(r, &f);
+	return 0;
 }
 
-static void do_set_level(struct req *r)
+static int do_set_level(struct req *r)
 {
 	int level = log_level_parse(json_object_str(r->params, "level"));
 	struct strbuf f = STRBUF_INIT;
@@ -661,6 +665,7 @@ static void do_set_level(struct req *r)
 				   "critical, alert, emergency");
 	atomic_store(&r->s->log_level, level);
 	reply_result(r, &f);
+	return 0;
 }
 
 #define TOOLS_PAGE 10
@@ -727,7 +732,7 @@ static long parse_cursor(const char *cursor, size_t nr)
 	return off;
 }
 
-static void do_tools_list(struct req *r)
+static int do_tools_list(struct req *r)
 {
 	struct mcp_server *srv = r->s->srv;
 	struct strbuf f = STRBUF_INIT;
@@ -765,6 +770,7 @@ static void do_tools_list(struct req *r)
 		strbuf_addstr(&f, ",\"ttlMs\":0,\"cacheScope\":\"private\"");
 	reply_result(r, &f);
 	strbuf_release(&f);
+	return 0;
 }
 
 static void add_call_result(struct strbuf *f, const struct call_ctx *c,
@@ -841,7 +847,7 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
-static void do_tools_call(struct req *r)
+static int do_tools_call(struct req *r)
 {
 	const char *name = json_object_str(r->params, "name");
 	json_t *args =
@@ -912,6 +918,7 @@ static void do_tools_call(struct req *r)
 			    strerror(rc));
 		mcp_session_put(r->s);
 	}
+	return 0;
 }
 
 void mcp_call_progress(struct mcp_call *call, double progress, double total,
@@ -1000,7 +1007,7 @@ out:
 
 static const struct method {
 	const char *name;
-	void (*fn)(struct req *r);
+	int (*fn)(struct req *r);
 	unsigned flags;
 } methods[] = {
 	{ "initialize", do_initialize, M_LEGACY },
@@ -1143,7 +1150,8 @@ static int check_modern(struct req *r, json_t *meta)
 	return 0;
 }
 
-void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
+static int handle_message(struct mcp_session *s, json_t *msg,
+			  struct mcp_chan *ch)
 {
 	struct req r = { .s = s, .ch = ch, .log_level = -1 };
 	json_t *id, *params, *meta;
@@ -1173,7 +1181,7 @@ void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
 	if (!json_object_get(msg, "method")) {
 		if (id && (json_object_get(msg, "result") ||
 			   json_object_get(msg, "error")))
-			return; /* a response: we sent no request */
+			return 0; /* a response: we sent no request */
 		return reply_error(&r, MCP_INVALID_REQUEST, 400,
 				   "Invalid Request: no \"method\"");
 	}
@@ -1186,7 +1194,7 @@ void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
 		params = NULL;
 	if (!id) {
 		handle_notification(s, method, params);
-		return;
+		return 0;
 	}
 	r.method = method;
 	r.params = params;
@@ -1204,7 +1212,7 @@ void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
 		r.modern = 1;
 		r.rev = MCP_REV_2026_07_28;
 		if (check_modern(&r, meta) < 0)
-			return;
+			return 0;
 		if (!m || (m->flags & M_LEGACY))
 			return reply_error(&r, MCP_METHOD_NOT_FOUND, 404,
 					   "Method not found: %s", method);
@@ -1220,7 +1228,12 @@ void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
 			&r, MCP_INVALID_PARAMS, 400,
 			"Invalid params: missing _meta \"" MCP_META_VERSION
 			"\" (2026-07-28), or send initialize first");
-	m->fn(&r);
+	return m->fn(&r);
+}
+
+void mcp_handle_message(struct mcp_session *s, json_t *msg, struct mcp_chan *ch)
+{
+	handle_message(s, msg, ch);
 }
 
 /* ---- batches (2025-03-26) ---- */
@@ -1270,7 +1283,7 @@ static void batch_destroy(struct mcp_chan *ch)
 	free(b);
 }
 
-void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
+static int handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
 {
 	struct batch_chan *b;
 	struct req r = { .s = s, .ch = ch };
@@ -1284,8 +1297,7 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
 		return reply_error(&r, MCP_INVALID_REQUEST, 400,
 				   "Invalid Request: JSON-RPC batches are "
 				   "only supported in revision 2025-03-26");
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		const char *m = mcp_message_method(v);
 
 		if (m && !strcmp(m, "initialize"))
@@ -1302,8 +1314,7 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
 	pthread_mutex_init(&b->mu, NULL);
 	strbuf_init(&b->arr, 0);
 	b->owed = 1; /* held until every message was dispatched */
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		if (mcp_message_expects_answer(v)) {
 			pthread_mutex_lock(&b->mu);
 			b->owed++;
@@ -1313,6 +1324,12 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
 	}
 	batch_send(&b->ch, NULL, 0, 1, 200);
 	mcp_chan_unref(&b->ch);
+	return 0;
+}
+
+void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch)
+{
+	handle_batch(s, arr, ch);
 }
 
 /* ---- stdio ---- */
