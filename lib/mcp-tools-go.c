@@ -76,8 +76,11 @@
 	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\"," \
 	"\"reason\",\"truncation\"]}"
 
-/* Live output: at most one progress notification per this many ms. */
-#define PROGRESS_INTERVAL_MS 50
+/*
+ * Live output: at most this many progress notifications a second;
+ * lines beyond that wait and go together with the next one.
+ */
+#define PROGRESS_PER_SECOND 20
 /* A line longer than this is sent in pieces; pending text is capped. */
 #define PROGRESS_LINE_MAX 4096
 #define PROGRESS_PENDING_MAX 16384
@@ -218,8 +221,21 @@ struct progress {
 	double n;		/* the last progress value sent */
 	struct strbuf line[2];	/* partial lines of stdout, stderr */
 	struct strbuf pending;	/* complete lines not sent yet */
-	uint64_t last_ms;	/* when the last one went */
+	uint64_t window_ms;	/* start of the current second */
+	int sent;		/* notifications sent in it */
 };
+
+/* May one more notification go now? */
+static int progress_may_send(struct progress *p)
+{
+	uint64_t now = monotonic_ms();
+
+	if (now - p->window_ms >= 1000) {
+		p->window_ms = now;
+		p->sent = 0;
+	}
+	return p->sent < PROGRESS_PER_SECOND;
+}
 
 static void progress_send(struct progress *p, const char *msg, size_t len)
 {
@@ -227,6 +243,7 @@ static void progress_send(struct progress *p, const char *msg, size_t len)
 
 	utf8_sanitize_into(&clean, msg, len);
 	p->n += 1;
+	p->sent++;
 	mcp_call_progress(p->call, p->n, 0, clean.buf);
 	strbuf_release(&clean);
 }
@@ -237,7 +254,6 @@ static void progress_flush(struct progress *p)
 		return;
 	progress_send(p, p->pending.buf, p->pending.len);
 	strbuf_reset(&p->pending);
-	p->last_ms = monotonic_ms();
 }
 
 static void progress_line(struct progress *p, int stream, const char *buf,
@@ -264,6 +280,7 @@ static void on_phase(const char *phase, void *data)
 	struct progress *p = data;
 
 	progress_flush(p);
+	progress_may_send(p);
 	progress_send(p, phase, strlen(phase));
 }
 
@@ -273,19 +290,20 @@ static int on_output(int stream, const char *buf, size_t len, void *data)
 	struct strbuf *line = &p->line[stream == 2];
 
 	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
+		size_t room = PROGRESS_LINE_MAX - line->len;
+		const char *nl = memchr(buf, '\n', len < room ? len : room);
+		size_t n = nl ? (size_t)(nl - buf) : len < room ? len : room;
 
 		strbuf_add(line, buf, n);
 		if (nl || line->len >= PROGRESS_LINE_MAX) {
+			/* a complete line, or a piece of a long one */
 			progress_line(p, stream, line->buf, line->len);
 			strbuf_reset(line);
 		}
 		buf += n + !!nl;
 		len -= n + !!nl;
 	}
-	if (p->pending.len &&
-	    monotonic_ms() - p->last_ms >= PROGRESS_INTERVAL_MS)
+	if (p->pending.len && progress_may_send(p))
 		progress_flush(p);
 	return 0;
 }
@@ -383,7 +401,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	strbuf_init(&p.line[0], 0);
 	strbuf_init(&p.line[1], 0);
 	strbuf_init(&p.pending, 0);
-	p.last_ms = monotonic_ms();
+	p.window_ms = monotonic_ms();
 	e.on_output = on_output;
 	e.on_phase = on_phase;
 	e.data = &p;
