@@ -75,12 +75,12 @@ int mcp_format_stream(struct strbuf *out, const char *buf, size_t len);
 /* What mcp_format_result() prints: streams already prepared. */
 struct mcp_run_text {
 	int exit_code;
-	int64_t duration_ms;	/* ms; printed as mcp_format_duration() */
-	const char *out;	/* stdout text, out_len bytes (may hold NUL) */
+	int64_t duration_ms; /* ms; printed as mcp_format_duration() */
+	const char *out;     /* stdout text, out_len bytes (may hold NUL) */
 	size_t out_len;
-	const char *err;	/* stderr text, err_len bytes */
+	const char *err; /* stderr text, err_len bytes */
 	size_t err_len;
-	int out_truncated;	/* adds the "[truncated: ...]" marker */
+	int out_truncated; /* adds the "[truncated: ...]" marker */
 	int err_truncated;
 };
 

@@ -15,66 +15,66 @@
  * with --persistent.
  */
 
-#define RUN_GO_CODE_DESCRIPTION \
-	"Build and run Go code in an isolated sandbox.\n" \
-	"\n" \
-	"How it works:\n" \
-	"- Optionally write a set of files under /app (the sandbox's " \
-	"working directory). Paths are relative and may be nested " \
-	"(e.g. \"greet/greet.go\").\n" \
-	"- Then run a shell command in /app via 'sh -c'.\n" \
-	"- Get back the exit code, the duration, stdout and stderr (long " \
-	"output keeps its head and its tail).\n" \
-	"\n" \
-	"State persists across calls within this session: files you " \
-	"wrote stay,\nthe Go build cache stays warm, and binaries you " \
-	"built remain\nexecutable. To start fresh, run a command like " \
-	"\"rm -rf -- *\".\n" \
-	"\n" \
-	"Examples:\n" \
-	"- {files: {\"go.mod\":\"module x\\ngo 1.19\\n\"," \
-	"\"main.go\":\"package main\\nimport \\\"fmt\\\"\\n" \
-	"func main(){fmt.Println(\\\"hi\\\")}\\n\"}, " \
-	"command: \"go run main.go\"}\n" \
-	"- {command: \"go build -o app . && ./app\"}\n" \
-	"- {files: {\"greet/greet.go\":\"package greet\\n...\"}, " \
-	"command: \"go test ./...\"}\n"
+static const char run_go_code_description[] =
+	"Build and run Go code in an isolated sandbox.\n"
+	"\n"
+	"How it works:\n"
+	"- Optionally write a set of files under /app (the sandbox's "
+	"working directory). Paths are relative and may be nested "
+	"(e.g. \"greet/greet.go\").\n"
+	"- Then run a shell command in /app via 'sh -c'.\n"
+	"- Get back the exit code, the duration, stdout and stderr (long "
+	"output keeps its head and its tail).\n"
+	"\n"
+	"State persists across calls within this session: files you "
+	"wrote stay, the Go build cache stays warm, and binaries you "
+	"built remain executable. To start fresh, run a command like "
+	"\"rm -rf -- *\".\n"
+	"\n"
+	"Examples:\n"
+	"- {files: {\"go.mod\":\"module x\\ngo 1.19\\n\","
+	"\"main.go\":\"package main\\nimport \\\"fmt\\\"\\n"
+	"func main(){fmt.Println(\\\"hi\\\")}\\n\"}, "
+	"command: \"go run main.go\"}\n"
+	"- {command: \"go build -o app . && ./app\"}\n"
+	"- {files: {\"greet/greet.go\":\"package greet\\n...\"}, "
+	"command: \"go test ./...\"}\n";
 
-#define RUN_GO_CODE_INPUT_SCHEMA \
-	"{\"type\":\"object\",\"properties\":{" \
-	"\"files\":{\"type\":\"object\"," \
-	"\"additionalProperties\":{\"type\":\"string\"}," \
-	"\"description\":\"files to write under /app before running the " \
-	"command, keyed by relative path (e.g. 'main.go', " \
-	"'greet/greet.go'). Existing files not in this map are left " \
-	"alone. Omit to run a command against existing sandbox state.\"}," \
-	"\"command\":{\"type\":\"string\"," \
-	"\"description\":\"shell command run via 'sh -c' in /app. " \
-	"Examples: 'go run main.go', 'go test ./...', " \
-	"'go build -o app . && ./app'. State persists across calls.\"}}," \
-	"\"required\":[\"command\"],\"additionalProperties\":false}"
+static const char run_go_code_input_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"files\":{\"type\":\"object\","
+	"\"additionalProperties\":{\"type\":\"string\"},"
+	"\"description\":\"files to write under /app before running the "
+	"command, keyed by relative path (e.g. 'main.go', "
+	"'greet/greet.go'). Existing files not in this map are left "
+	"alone. Omit to run a command against existing sandbox state.\"},"
+	"\"command\":{\"type\":\"string\","
+	"\"description\":\"shell command run via 'sh -c' in /app. "
+	"Examples: 'go run main.go', 'go test ./...', "
+	"'go build -o app . && ./app'. State persists across calls.\"}},"
+	"\"required\":[\"command\"],\"additionalProperties\":false}";
 
 /* structuredContent of a result (2025-06-18 on) */
-#define RUN_GO_CODE_OUTPUT_SCHEMA \
-	"{\"type\":\"object\",\"properties\":{" \
-	"\"exit_code\":{\"type\":\"integer\",\"description\":" \
-	"\"exit status of the command; -1 when it was killed by a " \
-	"signal or did not start\"}," \
-	"\"stdout\":{\"type\":\"string\",\"description\":" \
-	"\"standard output, head and tail kept when longer than 16 KiB, " \
-	"invalid UTF-8 replaced\"}," \
-	"\"stderr\":{\"type\":\"string\",\"description\":" \
-	"\"standard error, shortened like stdout\"}," \
-	"\"duration_ms\":{\"type\":\"integer\",\"description\":" \
-	"\"run time in milliseconds\"}," \
-	"\"reason\":{\"type\":\"string\",\"description\":" \
-	"\"why the command ended: exited, signaled, timeout, oom, " \
-	"cancelled, output_limit, start_failed\"}," \
-	"\"truncation\":{\"type\":\"object\",\"properties\":{" \
-	"\"stdout\":{\"type\":\"boolean\"},\"stderr\":{\"type\":\"boolean\"}}," \
-	"\"required\":[\"stdout\",\"stderr\"]}}," \
-	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\"," \
-	"\"reason\",\"truncation\"]}"
+static const char run_go_code_output_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"exit_code\":{\"type\":\"integer\",\"description\":"
+	"\"exit status of the command; -1 when it was killed by a "
+	"signal or did not start\"},"
+	"\"stdout\":{\"type\":\"string\",\"description\":"
+	"\"standard output, head and tail kept when longer than 16 KiB, "
+	"invalid UTF-8 replaced\"},"
+	"\"stderr\":{\"type\":\"string\",\"description\":"
+	"\"standard error, shortened like stdout\"},"
+	"\"duration_ms\":{\"type\":\"integer\",\"description\":"
+	"\"run time in milliseconds\"},"
+	"\"reason\":{\"type\":\"string\",\"description\":"
+	"\"why the command ended: exited, signaled, timeout, oom, "
+	"cancelled, output_limit, start_failed\"},"
+	"\"truncation\":{\"type\":\"object\",\"properties\":{"
+	"\"stdout\":{\"type\":\"boolean\"},\"stderr\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"stdout\",\"stderr\"]}},"
+	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\","
+	"\"reason\",\"truncation\"]}";
 
 /*
  * Live output: at most this many progress notifications a second;
@@ -87,9 +87,9 @@
 
 /* The per-session state of the toolset. */
 struct go_state {
-	pthread_mutex_t lock;	/* one call at a time; guards the rest */
+	pthread_mutex_t lock; /* one call at a time; guards the rest */
 	struct session sbx;
-	int open;		/* sbx is open */
+	int open; /* sbx is open */
 };
 
 static struct go_state *get_state(struct mcp_session *s)
@@ -147,9 +147,10 @@ static int check_args(json_t *args, const char **command,
 	json_object_foreach(args, key, v)
 	{
 		if (strcmp(key, "command") && strcmp(key, "files")) {
-			strbuf_addf(why, "invalid arguments: unknown "
-					 "property '%s' (run_go_code takes "
-					 "'files' and 'command')",
+			strbuf_addf(why,
+				    "invalid arguments: unknown "
+				    "property '%s' (run_go_code takes "
+				    "'files' and 'command')",
 				    key);
 			return -1;
 		}
@@ -159,8 +160,9 @@ static int check_args(json_t *args, const char **command,
 		return -1;
 	}
 	if (!json_is_string(cmd)) {
-		strbuf_addf(why, "invalid arguments: 'command' must be a "
-				 "string, not %s",
+		strbuf_addf(why,
+			    "invalid arguments: 'command' must be a "
+			    "string, not %s",
 			    json_type_name(cmd));
 		return -1;
 	}
@@ -180,9 +182,10 @@ static int check_args(json_t *args, const char **command,
 	if (!fmap)
 		return 0;
 	if (!json_is_object(fmap)) {
-		strbuf_addf(why, "invalid arguments: 'files' must be an "
-				 "object mapping relative paths to file "
-				 "contents, not %s",
+		strbuf_addf(why,
+			    "invalid arguments: 'files' must be an "
+			    "object mapping relative paths to file "
+			    "contents, not %s",
 			    json_type_name(fmap));
 		return -1;
 	}
@@ -190,15 +193,15 @@ static int check_args(json_t *args, const char **command,
 	json_object_foreach(fmap, key, v)
 	{
 		if (!json_is_string(v)) {
-			strbuf_addf(why, "invalid arguments: files['%s'] "
-					 "must be a string (the file's "
-					 "contents), not %s",
+			strbuf_addf(why,
+				    "invalid arguments: files['%s'] "
+				    "must be a string (the file's "
+				    "contents), not %s",
 				    key, json_type_name(v));
 			goto fail;
 		}
 		if (session_check_path(key) < 0) {
-			strbuf_addf(why, "invalid arguments: %s",
-				    last_error());
+			strbuf_addf(why, "invalid arguments: %s", last_error());
 			goto fail;
 		}
 		(*files)[n].path = key;
@@ -218,11 +221,11 @@ fail:
 
 struct progress {
 	struct mcp_call *call;
-	double n;		/* the last progress value sent */
-	struct strbuf line[2];	/* partial lines of stdout, stderr */
-	struct strbuf pending;	/* complete lines not sent yet */
-	uint64_t window_ms;	/* start of the current second */
-	int sent;		/* notifications sent in it */
+	double n;	       /* the last progress value sent */
+	struct strbuf line[2]; /* partial lines of stdout, stderr */
+	struct strbuf pending; /* complete lines not sent yet */
+	uint64_t window_ms;    /* start of the current second */
+	int sent;	       /* notifications sent in it */
 };
 
 /* May one more notification go now? */
@@ -312,8 +315,7 @@ static void progress_finish(struct progress *p)
 {
 	for (int i = 0; i < 2; i++) {
 		if (p->line[i].len)
-			progress_line(p, i + 1, p->line[i].buf,
-				      p->line[i].len);
+			progress_line(p, i + 1, p->line[i].buf, p->line[i].len);
 		strbuf_release(&p->line[i]);
 	}
 	progress_flush(p);
@@ -334,8 +336,9 @@ static int open_sandbox(struct mcp_session *s, struct go_state *st,
 	so.namespace = o->namespace ? o->namespace : "default";
 	so.template = o->template ? o->template : "go-runtime-template";
 	so.open_timeout_ms = o->open_timeout_ms;
-	mcp_log_stderr("opening sandbox (namespace=%s template=%s claim=\"%s\")",
-		       so.namespace, so.template, so.claim ? so.claim : "");
+	mcp_log_stderr(
+		"opening sandbox (namespace=%s template=%s claim=\"%s\")",
+		so.namespace, so.template, so.claim ? so.claim : "");
 	if (session_open(&st->sbx, &so) < 0) {
 		mcp_result_error(res, "could not open sandbox: %s",
 				 last_error());
@@ -377,8 +380,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	int ret;
 
 	session_result_init(&sr);
-	if (check_args(call->args, &e.command, &files, &e.nr_files, &why) <
-	    0) {
+	if (check_args(call->args, &e.command, &files, &e.nr_files, &why) < 0) {
 		mcp_result_error(res, "%s", why.buf);
 		goto done;
 	}
@@ -476,9 +478,9 @@ static const struct mcp_tool go_tools[] = {
 	{
 		.name = "run_go_code",
 		.title = "Run Go code",
-		.description = RUN_GO_CODE_DESCRIPTION,
-		.input_schema = RUN_GO_CODE_INPUT_SCHEMA,
-		.output_schema = RUN_GO_CODE_OUTPUT_SCHEMA,
+		.description = run_go_code_description,
+		.input_schema = run_go_code_input_schema,
+		.output_schema = run_go_code_output_schema,
 		/* it runs any command in /app, rm -rf included */
 		.hints = MCP_HINT_DESTRUCTIVE,
 		.call = run_go_code,

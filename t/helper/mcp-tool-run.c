@@ -16,6 +16,9 @@
  * (the toolset's session_end). Exit status 0, 1 when a call failed
  * internally, 129 on usage errors.
  *
+ * With --stdio it serves JSON-RPC lines on stdin instead (see
+ * serve_stdio()).
+ *
  * It carries small stand-ins for the core's functions that the
  * toolset uses, so it links whether or not lib/mcp.c exists.
  */
@@ -28,12 +31,46 @@ struct mcp_session {
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int stdio_mode;
+
+/* one JSON-RPC message on stdout (--stdio) */
+static void send_message(json_t *msg)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (json_dump_into(&sb, msg) < 0)
+		die("cannot encode a message");
+	strbuf_addch(&sb, '\n');
+	pthread_mutex_lock(&log_lock);
+	if (write_in_full(1, sb.buf, sb.len) < 0)
+		die_errno("cannot write to stdout");
+	pthread_mutex_unlock(&log_lock);
+	strbuf_release(&sb);
+	json_decref(msg);
+}
+
 void mcp_call_progress(struct mcp_call *call, double progress, double total,
 		       const char *message)
 {
-	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "progress %g %s\n", progress, message ? message : "");
-	pthread_mutex_unlock(&log_lock);
+	json_t *token = call->core, *params;
+
+	if (!stdio_mode) {
+		pthread_mutex_lock(&log_lock);
+		fprintf(stderr, "progress %g %s\n", progress,
+			message ? message : "");
+		pthread_mutex_unlock(&log_lock);
+		return;
+	}
+	if (!token)
+		return;
+	params = json_pack("{s:O,s:f}", "progressToken", token, "progress",
+			   progress);
+	if (total > 0)
+		json_object_set_new(params, "total", json_real(total));
+	if (message)
+		json_object_set_new(params, "message", json_string(message));
+	send_message(json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+			       "notifications/progress", "params", params));
 }
 
 void mcp_log_stderr(const char *fmt, ...)
@@ -149,6 +186,92 @@ static int one_call(struct mcp_session *s, int nr, const char *arg)
 	return ret;
 }
 
+static json_t *tool_json(const struct mcp_tool *t)
+{
+	json_t *o = json_pack("{s:s,s:s,s:s}", "name", t->name, "title",
+			      t->title, "description", t->description);
+
+	json_object_set_new(o, "inputSchema",
+			    json_loads(t->input_schema, 0, NULL));
+	if (t->output_schema)
+		json_object_set_new(o, "outputSchema",
+				    json_loads(t->output_schema, 0, NULL));
+	return o;
+}
+
+static json_t *answer(json_t *req, json_t *result)
+{
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
+			 json_object_get(req, "id"), "result", result);
+}
+
+/*
+ * --stdio: a minimal sequential stand-in for `gosbx mcp` on stdio
+ * (initialize, tools/list, tools/call of run_go_code with progress),
+ * enough for t/t4020 until the protocol core exists. EOF ends the
+ * session.
+ */
+static int serve_stdio(struct mcp_session *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		json_t *req = json_loads(line, 0, NULL);
+		const char *method = json_object_str(req, "method");
+		json_t *params = json_object_get(req, "params");
+
+		if (!method || !json_object_get(req, "id")) {
+			json_decref(req);
+			continue;
+		}
+		if (!strcmp(method, "initialize")) {
+			send_message(answer(req, json_pack(
+				"{s:O,s:{s:{}},s:{s:s,s:s}}",
+				"protocolVersion",
+				json_object_get(params, "protocolVersion"),
+				"capabilities", "tools", "serverInfo", "name",
+				"mcp-tool-run", "version", "0")));
+		} else if (!strcmp(method, "tools/list")) {
+			json_t *tools = json_array();
+
+			for (size_t i = 0; i < mcp_toolset_go.nr_tools; i++)
+				json_array_append_new(
+					tools, tool_json(&mcp_toolset_go.tools[i]));
+			send_message(answer(req, json_pack("{s:o}", "tools",
+							   tools)));
+		} else if (!strcmp(method, "tools/call")) {
+			struct mcp_call call = { 0 };
+			struct mcp_result res;
+			json_t *r, *args = json_object_get(params, "arguments");
+
+			call.session = s;
+			call.tool = mcp_toolset_go.tools[0].name;
+			call.args = json_is_object(args) ? args : json_object();
+			call.core = json_object_get(
+				json_object_get(params, "_meta"),
+				"progressToken");
+			mcp_result_init(&res);
+			if (mcp_toolset_go.tools[0].call(&call, &res) < 0)
+				die("the tool failed internally");
+			r = json_pack("{s:[{s:s,s:s%}],s:b}", "content", "type",
+				      "text", "text", res.text.buf,
+				      res.text.len, "isError", res.is_error);
+			if (res.structured)
+				json_object_set(r, "structuredContent",
+						res.structured);
+			send_message(answer(req, r));
+			if (!json_is_object(args))
+				json_decref(call.args);
+			mcp_result_release(&res);
+		}
+		json_decref(req);
+	}
+	free(line);
+	return 0;
+}
+
 int main(int argc, const char **argv)
 {
 	struct mcp_session s;
@@ -178,14 +301,23 @@ int main(int argc, const char **argv)
 			s.opts.sandbox.backend = v;
 		} else if (skip_prefix(a, "--url=", &v)) {
 			s.opts.sandbox.url = v;
+		} else if (skip_prefix(a, "--namespace=", &v)) {
+			s.opts.namespace = v;
+		} else if (skip_prefix(a, "--template=", &v)) {
+			s.opts.template = v;
+		} else if (!strcmp(a, "--stdio")) {
+			stdio_mode = 1;
 		} else {
 			fprintf(stderr, "usage: mcp-tool-run [--persistent] "
 					"[--ephemeral] [--claim=<name>] "
-					"[--backend=<b>] [--url=<u>] [--] "
+					"[--backend=<b>] [--url=<u>] [--stdio] "
+					"[--namespace=<ns>] [--template=<t>] [--] "
 					"<args-json>...\n");
 			return 129;
 		}
 	}
+	if (stdio_mode)
+		ret = serve_stdio(&s);
 	for (int nr = 1; i < argc; i++, nr++)
 		if (one_call(&s, nr, argv[i]) < 0)
 			ret = 1;
