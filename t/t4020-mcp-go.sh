@@ -14,6 +14,7 @@ else
 	server='mcp-tool-run --stdio'
 	say "# gosbx has no mcp command: testing through mcp-tool-run --stdio"
 fi
+test "$server" = "gosbx mcp" && test_set_prereq REAL_MCP
 
 claims_dir="$XDG_STATE_HOME/gosbx/claims"
 
@@ -34,6 +35,11 @@ test_atexit 'gosbx close --all'
 #               messages of the progress notifications, one a line)
 #   !list       tools/list; N.json is the result
 #   !sh <cmd>   runs cmd between calls; N.txt is its stdout
+#   !pair {...} sends the call twice at once (ids N and N+1000); the
+#               answers go to N.txt and N.b.txt (N.err, N.b.err)
+#   !cancel {...} sends the call, waits for a progress message holding
+#               "started", sends notifications/cancelled, then a ping;
+#               answers to the cancelled request go to "stray"
 # then closes stdin (EOF: the client went away) and waits for the
 # server to exit: "status" holds its exit status, "log" its stderr.
 cat >drive.py <<'EOF'
@@ -50,6 +56,8 @@ buf = b''
 def send(text):
     p.stdin.write(text.encode('utf-8') + b'\n')
     p.stdin.flush()
+
+stray = []
 
 def recv(want):
     global buf
@@ -69,6 +77,8 @@ def recv(want):
         m = json.loads(line)  # strict: bytes must be valid UTF-8 JSON
         if m.get('id') == want and ('result' in m or 'error' in m):
             return m, notes
+        if 'result' in m or 'error' in m:
+            stray.append(m)
         if m.get('method') == 'notifications/progress':
             notes.append(m['params'])
 
@@ -82,6 +92,30 @@ send(json.dumps({'jsonrpc': '2.0', 'id': 0, 'method': 'initialize',
                             'clientInfo': {'name': 't4020',
                                            'version': '0'}}}))
 recv(0)
+def call(n, args):
+    send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":'
+         '{"name":"run_go_code","arguments":%s,'
+         '"_meta":{"progressToken":"t%d"}}}' % (n, args, n))
+
+def save(n, m, notes, name):
+    if 'error' in m:
+        write('%s.txt' % name, 'RPC-ERROR %s\n' % json.dumps(m['error']))
+        return
+    r = m['result']
+    content = r['content']
+    assert len(content) == 1 and content[0]['type'] == 'text', r
+    write('%s.txt' % name, content[0]['text'])
+    write('%s.err' % name, 'true\n' if r.get('isError') else 'false\n')
+    write('%s.json' % name, json.dumps(r.get('structuredContent')))
+    last = 0
+    lines = []
+    for note in notes:
+        assert note['progressToken'] == 't%d' % n, note
+        assert note['progress'] > last, notes
+        last = note['progress']
+        lines.append(note.get('message', ''))
+    write('%s.progress' % name, ''.join(l + '\n' for l in lines))
+
 send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
 for n, step in enumerate(steps, 1):
     if step.startswith('!sh '):
@@ -93,27 +127,47 @@ for n, step in enumerate(steps, 1):
         m, _ = recv(n)
         write('%d.json' % n, json.dumps(m.get('result')))
         continue
-    send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":'
-         '{"name":"run_go_code","arguments":%s,'
-         '"_meta":{"progressToken":"t%d"}}}' % (n, step, n))
-    m, notes = recv(n)
-    if 'error' in m:
-        write('%d.txt' % n, 'RPC-ERROR %s\n' % json.dumps(m['error']))
+    if step.startswith('!pair '):
+        call(n, step[6:])
+        call(n + 1000, step[6:])
+        m1, _ = recv(n)
+        # the other answer may have come first: it is then in stray
+        m2 = next((x for x in stray if x.get('id') == n + 1000), None)
+        if m2:
+            stray.remove(m2)
+        else:
+            m2, _ = recv(n + 1000)
+        save(n, m1, [], '%d' % n)
+        save(n + 1000, m2, [], '%d.b' % n)
         continue
-    r = m['result']
-    content = r['content']
-    assert len(content) == 1 and content[0]['type'] == 'text', r
-    write('%d.txt' % n, content[0]['text'])
-    write('%d.err' % n, 'true\n' if r.get('isError') else 'false\n')
-    write('%d.json' % n, json.dumps(r.get('structuredContent')))
-    last = 0
-    lines = []
-    for note in notes:
-        assert note['progressToken'] == 't%d' % n, note
-        assert note['progress'] > last, notes
-        last = note['progress']
-        lines.append(note.get('message', ''))
-    write('%d.progress' % n, ''.join(l + '\n' for l in lines))
+    if step.startswith('!cancel '):
+        call(n, step[8:])
+        deadline = time.time() + 600
+        while True:
+            while b'\n' not in buf:
+                r, _, _ = select.select([p.stdout], [], [],
+                                        max(deadline - time.time(), 0))
+                if not r:
+                    sys.exit('no progress for request %d' % n)
+                chunk = os.read(p.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    sys.exit('the server closed stdout')
+                buf += chunk
+            line, buf = buf.split(b'\n', 1)
+            m = json.loads(line)
+            if 'result' in m or 'error' in m:
+                stray.append(m)
+                break
+            if 'started' in m.get('params', {}).get('message', ''):
+                break
+        send('{"jsonrpc":"2.0","method":"notifications/cancelled",'
+             '"params":{"requestId":%d,"reason":"t4020"}}' % n)
+        send('{"jsonrpc":"2.0","id":%d,"method":"ping"}' % (n + 2000))
+        recv(n + 2000)
+        continue
+    call(n, step)
+    m, notes = recv(n)
+    save(n, m, notes, '%d' % n)
 p.stdin.close()
 try:
     status = p.wait(timeout=300)
@@ -121,6 +175,7 @@ except subprocess.TimeoutExpired:
     p.kill()
     status = 'timeout'
 write('status', '%s\n' % status)
+write('stray', ''.join(json.dumps(m) + '\n' for m in stray))
 EOF
 
 # mcp [options]: run gosbx mcp with the options over the steps file
@@ -154,6 +209,13 @@ structured() {
 	python3 -c "import json,sys; s=json.load(open('$1.json')); sys.exit(0 if ($2) else 1)" || {
 		echo >&4 "structuredContent of call $1 fails: $2" &&
 		cat "$1.json" >&4
+		return 1
+	}
+}
+
+must_be_empty() {
+	test ! -s "$1" || {
+		echo >&4 "$1 is not empty:" && cat "$1" >&4
 		return 1
 	}
 }
@@ -440,6 +502,36 @@ test_expect_success '--namespace and --template show in the log line' '
 	echo "{\"command\":\"true\"}" >steps &&
 	mcp --namespace=ns1 --template=tpl1 &&
 	test_grep "^opening sandbox (namespace=ns1 template=tpl1 claim=\"\")\$" log &&
+	no_claims
+'
+
+test_expect_success REAL_MCP 'calls of one session run one at a time' '
+	cat >steps <<-\EOF &&
+	!pair {"command":"mkdir busy || exit 9; sleep 1; rmdir busy; echo done"}
+	!pair {"command":"mkdir busy || exit 9; sleep 1; rmdir busy; echo done"}
+	EOF
+	mcp &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\ndone\n" >expect &&
+	check_text 1 expect &&
+	check_text 1.b expect &&
+	check_text 2 expect &&
+	check_text 2.b expect &&
+	must_be_empty stray &&
+	test $(grep -c "^opening sandbox" log) = 1 &&
+	no_claims
+'
+
+test_expect_success REAL_MCP 'a cancelled call is killed and gets no answer' '
+	cat >steps <<-\EOF &&
+	!cancel {"command":"echo started; sleep 61; echo never"}
+	{"command":"echo next"}
+	!sh pgrep -f "^sleep 61" || true
+	EOF
+	mcp &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nnext\n" >expect &&
+	check_text 2 expect &&
+	must_be_empty stray &&
+	must_be_empty 3.txt &&
 	no_claims
 '
 

@@ -173,8 +173,7 @@ static int one_call(struct mcp_session *s, int nr, const char *arg)
 	strbuf_reset(&name);
 	strbuf_addf(&name, "%d.json", nr);
 	if (res.structured && json_dump_into(&js, res.structured) < 0)
-		ret = error("call %d: structuredContent cannot be encoded",
-			    nr);
+		ret = error("call %d: structuredContent cannot be encoded", nr);
 	if (js.len)
 		strbuf_addch(&js, '\n');
 	write_string(name.buf, js.buf, js.len);
@@ -227,20 +226,24 @@ static int serve_stdio(struct mcp_session *s)
 			continue;
 		}
 		if (!strcmp(method, "initialize")) {
-			send_message(answer(req, json_pack(
-				"{s:O,s:{s:{}},s:{s:s,s:s}}",
-				"protocolVersion",
-				json_object_get(params, "protocolVersion"),
-				"capabilities", "tools", "serverInfo", "name",
-				"mcp-tool-run", "version", "0")));
+			send_message(answer(
+				req,
+				json_pack("{s:O,s:{s:{}},s:{s:s,s:s}}",
+					  "protocolVersion",
+					  json_object_get(params,
+							  "protocolVersion"),
+					  "capabilities", "tools", "serverInfo",
+					  "name", "mcp-tool-run", "version",
+					  "0")));
 		} else if (!strcmp(method, "tools/list")) {
 			json_t *tools = json_array();
 
 			for (size_t i = 0; i < mcp_toolset_go.nr_tools; i++)
 				json_array_append_new(
-					tools, tool_json(&mcp_toolset_go.tools[i]));
-			send_message(answer(req, json_pack("{s:o}", "tools",
-							   tools)));
+					tools,
+					tool_json(&mcp_toolset_go.tools[i]));
+			send_message(answer(
+				req, json_pack("{s:o}", "tools", tools)));
 		} else if (!strcmp(method, "tools/call")) {
 			struct mcp_call call = { 0 };
 			struct mcp_result res;
@@ -308,11 +311,12 @@ int main(int argc, const char **argv)
 		} else if (!strcmp(a, "--stdio")) {
 			stdio_mode = 1;
 		} else {
-			fprintf(stderr, "usage: mcp-tool-run [--persistent] "
-					"[--ephemeral] [--claim=<name>] "
-					"[--backend=<b>] [--url=<u>] [--stdio] "
-					"[--namespace=<ns>] [--template=<t>] [--] "
-					"<args-json>...\n");
+			fprintf(stderr,
+				"usage: mcp-tool-run [--persistent] "
+				"[--ephemeral] [--claim=<name>] "
+				"[--backend=<b>] [--url=<u>] [--stdio] "
+				"[--namespace=<ns>] [--template=<t>] [--] "
+				"<args-json>...\n");
 			return 129;
 		}
 	}

@@ -85,8 +85,8 @@ static void test_result_layout(void **state)
 
 	check_result(&both, "exit=0  (47ms)\n\n" RULE " stdout " RULE
 			    "\nhi\n\n" RULE " stderr " RULE "\nwarn\n");
-	check_result(&out_only, "exit=0  (1.5s)\n\n" RULE " stdout " RULE
-				"\nhi\n");
+	check_result(&out_only,
+		     "exit=0  (1.5s)\n\n" RULE " stdout " RULE "\nhi\n");
 	check_result(&err_only, "exit=2  (120ms)\n\n" RULE " stderr " RULE
 				"\n# x\n./main.go:2:14: undefined: broken\n");
 	check_result(&none, "exit=0  (0s)\n\n(no output)\n");
@@ -101,8 +101,8 @@ static void test_result_empty_lines(void **state)
 	/* a NUL byte is text too */
 	struct mcp_run_text nul = { 0, 5, TEXT("a\0b", ""), 0, 0 };
 	struct strbuf sb = STRBUF_INIT;
-	static const char want_nul[] = "exit=0  (5ms)\n\n" RULE " stdout " RULE
-				       "\na\0b\n";
+	static const char want_nul[] =
+		"exit=0  (5ms)\n\n" RULE " stdout " RULE "\na\0b\n";
 
 	check_result(&nl, "exit=0  (5ms)\n\n" RULE " stdout " RULE "\n\n");
 	mcp_format_result(&sb, &nul);
@@ -115,18 +115,18 @@ static void test_result_truncated(void **state)
 {
 	struct mcp_run_text r = { -1, 3600000, TEXT("o", "e"), 1, 0 };
 
-	check_result(&r, "exit=-1  (1h0m0s)  [truncated: stdout]\n\n" RULE
-			 " stdout " RULE "\no\n\n" RULE " stderr " RULE
-			 "\ne\n");
+	check_result(&r,
+		     "exit=-1  (1h0m0s)  [truncated: stdout]\n\n" RULE
+		     " stdout " RULE "\no\n\n" RULE " stderr " RULE "\ne\n");
 	r.out_truncated = 0;
 	r.err_truncated = 1;
-	check_result(&r, "exit=-1  (1h0m0s)  [truncated: stderr]\n\n" RULE
-			 " stdout " RULE "\no\n\n" RULE " stderr " RULE
-			 "\ne\n");
+	check_result(&r,
+		     "exit=-1  (1h0m0s)  [truncated: stderr]\n\n" RULE
+		     " stdout " RULE "\no\n\n" RULE " stderr " RULE "\ne\n");
 	r.out_truncated = 1;
-	check_result(&r, "exit=-1  (1h0m0s)  [truncated: stdout, stderr]\n\n"
-			 RULE " stdout " RULE "\no\n\n" RULE " stderr " RULE
-			 "\ne\n");
+	check_result(&r,
+		     "exit=-1  (1h0m0s)  [truncated: stdout, stderr]\n\n" RULE
+		     " stdout " RULE "\no\n\n" RULE " stderr " RULE "\ne\n");
 }
 
 static void test_stream_short(void **state)
@@ -176,7 +176,9 @@ static void test_stream_utf8(void **state)
 	char *big = malloc(len);
 
 	/* one replacement per invalid byte; valid sequences kept */
-	assert_int_equal(mcp_format_stream(&sb, "a\xff\xfe" "b\xc3\xa9\xe2",
+	assert_int_equal(mcp_format_stream(&sb,
+					   "a\xff\xfe"
+					   "b\xc3\xa9\xe2",
 					   7),
 			 0);
 	assert_string_equal(sb.buf, "a" FFFD FFFD "b\xc3\xa9" FFFD);
