@@ -76,6 +76,9 @@ static const char run_go_code_output_schema[] =
 	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\","
 	"\"reason\",\"truncation\"]}";
 
+/* The seed's per-call limit (goruntime's defaultExecuteTimeout): 5 min */
+#define RUN_TIMEOUT_MS (5 * 60 * 1000)
+
 /*
  * Live output: at most this many progress notifications a second;
  * lines beyond that wait and go together with the next one.
@@ -408,6 +411,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	e.on_phase = on_phase;
 	e.data = &p;
 	e.cancel = &call->cancelled;
+	e.timeout_ms = RUN_TIMEOUT_MS;
 	ret = session_execute(&st->sbx, &e, &sr);
 	progress_finish(&p);
 	if (ret < 0) {
