@@ -297,7 +297,9 @@ static int on_output(int stream, const char *buf, size_t len, void *data)
 
 	while (len) {
 		size_t room = PROGRESS_LINE_MAX - line->len;
-		const char *nl = memchr(buf, '\n', len < room ? len : room);
+		/* a newline right after a full piece ends that piece */
+		const char *nl =
+			memchr(buf, '\n', len < room + 1 ? len : room + 1);
 		size_t n = nl ? (size_t)(nl - buf) : len < room ? len : room;
 
 		strbuf_add(line, buf, n);

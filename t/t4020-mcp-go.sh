@@ -536,11 +536,18 @@ test_expect_success REAL_MCP 'a cancelled call is killed and gets no answer' '
 '
 
 test_expect_success 'live output arrives as progress notifications' '
-	echo "{\"command\":\"echo one; echo two >&2\"}" >steps &&
+	cat >steps <<-\EOF &&
+	{"command":"echo one; echo two >&2; head -c 4096 /dev/zero | tr \"\\\\000\" a; echo; echo three; head -c 5000 /dev/zero | tr \"\\\\000\" b"}
+	EOF
 	mcp &&
 	test_grep -x "running" 1.progress &&
-	test_grep "one" 1.progress &&
-	test_grep "two" 1.progress
+	test_grep -x "one" 1.progress &&
+	test_grep -x "\[stderr\] two" 1.progress &&
+	test_grep -x "three" 1.progress &&
+	test_grep -x "a\{4096\}" 1.progress &&
+	test_grep -x "b\{4096\}" 1.progress &&
+	test_grep -x "b\{904\}" 1.progress &&
+	test_grep ! -x "" 1.progress
 '
 
 test_done
