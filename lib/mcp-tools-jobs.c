@@ -257,7 +257,8 @@ static void run_job(struct job *j)
 	j->status = JOB_RUNNING;
 	pthread_mutex_unlock(&st->lock);
 
-	strbuf_addf(&name, "job-%s", j->id);
+	/* "job-" and half the id: short for the local socket path */
+	strbuf_addf(&name, "job-%.8s", j->id);
 	opts.claim = NULL;
 	opts.name = name.buf;
 	opts.keep = 0;
@@ -335,6 +336,18 @@ static void *job_thread(void *arg)
 }
 
 /* ---- formatting ---- */
+
+/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
+static void dump_text(struct strbuf *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				       JSON_REAL_PRECISION(12));
+
+	if (s)
+		strbuf_addstr(out, s);
+	free(s);
+}
+
 
 static json_t *json_text(const char *s, size_t len)
 {
@@ -638,7 +651,7 @@ static int tool_status(struct mcp_call *call, struct mcp_result *res)
 		return 0;
 	res->structured = job_json_locked(j, 0);
 	strbuf_reset(&res->text);
-	json_dump_into(&res->text, res->structured);
+	dump_text(&res->text, res->structured);
 	pthread_mutex_unlock(&st->lock);
 	return 0;
 }

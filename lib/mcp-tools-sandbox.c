@@ -222,6 +222,18 @@ static int check_unknown(struct mcp_call *call, struct mcp_result *res,
 
 /* ---- output ---- */
 
+/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
+static void dump_text(struct strbuf *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				       JSON_REAL_PRECISION(12));
+
+	if (s)
+		strbuf_addstr(out, s);
+	free(s);
+}
+
+
 static void add_stream(struct strbuf *text, const char *title,
 		       struct strbuf *sb)
 {
@@ -340,14 +352,15 @@ static void add_random(struct strbuf *sb, size_t n)
 /*
  * "<namespace>-<sandbox>-<5 random>" made a valid claim name
  * ([a-z0-9][a-z0-9-]{0,62}): lower case, other characters become '-',
- * no doubled or leading '-', shortened to fit.
+ * no doubled or leading '-', at most 26 characters.
  */
 static void claim_name(struct strbuf *out, const char *ns, const char *name)
 {
 	struct strbuf raw = STRBUF_INIT;
 
 	strbuf_addf(&raw, "%s-%s", ns, name);
-	for (size_t i = 0; i < raw.len && out->len < 56; i++) {
+	/* short: the local backend's socket path must fit in sun_path */
+	for (size_t i = 0; i < raw.len && out->len < 20; i++) {
 		int c = (unsigned char)raw.buf[i];
 		if (c >= 'A' && c <= 'Z')
 			c += 'a' - 'A';
@@ -863,7 +876,7 @@ static int tool_metrics(struct mcp_call *call, struct mcp_result *res)
 	free(list);
 	res->structured = json_pack("{s:o}", "sandboxes", arr);
 	strbuf_reset(&res->text);
-	json_dump_into(&res->text, res->structured);
+	dump_text(&res->text, res->structured);
 	return 0;
 }
 
