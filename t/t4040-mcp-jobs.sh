@@ -237,8 +237,9 @@ try:
     raise AssertionError(\"the job reached the host\")
 except socket.timeout:
     pass
-res, text = ok(c.call(\"execute_bash\", script=\"cat /sys/class/net/*/operstate 2>/dev/null; ls /sys/class/net\"))
-assert \"eth\" not in res[\"structuredContent\"][\"stdout\"], res
+# only a loopback interface in the network namespace of a job
+res, text = ok(c.call(\"execute_bash\", script=\"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \\\" \\\"\"))
+assert res[\"structuredContent\"][\"stdout\"] in (\"lo\\n\", \"\"), res
 c.close()
 "
 '
