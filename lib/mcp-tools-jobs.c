@@ -37,13 +37,13 @@
 #define END_WAIT_MS 30000
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_COMPLETED, JOB_FAILED };
-static const char *const status_names[] = { "queued", "running",
-					    "completed", "failed" };
+static const char *const status_names[] = { "queued", "running", "completed",
+					    "failed" };
 
 enum job_lang { LANG_PYTHON, LANG_JS, LANG_BASH };
 
 struct job {
-	char id[17];		/* 16 hex digits */
+	char id[17]; /* 16 hex digits */
 	enum job_lang lang;
 	char *code;
 	size_t code_len;
@@ -51,10 +51,10 @@ struct job {
 	int exit_code;		/* valid when completed */
 	const char *reason;	/* static */
 	char *error;		/* why it failed to run, or NULL */
-	struct strbuf out, err;	/* so far while running */
+	struct strbuf out, err; /* so far while running */
 	int out_truncated, err_truncated;
 	int64_t cpu_ms, peak_rss_kb, duration_ms;
-	uint64_t finished_ms;	/* monotonic; 0 while not done */
+	uint64_t finished_ms; /* monotonic; 0 while not done */
 	volatile sig_atomic_t cancel;
 	pthread_t thread;
 	int joined;
@@ -68,13 +68,13 @@ struct cpu_use {
 
 struct jobs_state {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* a job finished, or a caller left */
+	pthread_cond_t cond; /* a job finished, or a caller left */
 	struct job **jobs;
 	size_t nr, alloc;
-	struct cpu_use *uses;	/* finished jobs of the window */
+	struct cpu_use *uses; /* finished jobs of the window */
 	size_t nr_uses, alloc_uses;
-	int active;		/* queued or running */
-	int waiters;		/* callers waiting for a job */
+	int active;  /* queued or running */
+	int waiters; /* callers waiting for a job */
 	int ending;
 	/* what the options say, read once */
 	int64_t budget_ms;
@@ -116,14 +116,13 @@ static struct jobs_state *get_state(struct mcp_session *s)
 		st = xcalloc(1, sizeof(*st));
 		pthread_mutex_init(&st->lock, NULL);
 		pthread_cond_init(&st->cond, NULL);
-		st->budget_ms = o->jobs_cpu_budget_ms > 0 ?
-					o->jobs_cpu_budget_ms :
-					10000;
-		st->max_concurrent = o->jobs_max_concurrent > 0 ?
-					     o->jobs_max_concurrent :
-					     2;
-		st->budget_ms = env_int("GOSBX_JOBS_CPU_BUDGET_MS",
-					st->budget_ms);
+		st->budget_ms = o->jobs_cpu_budget_ms > 0
+					? o->jobs_cpu_budget_ms
+					: 10000;
+		st->max_concurrent =
+			o->jobs_max_concurrent > 0 ? o->jobs_max_concurrent : 2;
+		st->budget_ms =
+			env_int("GOSBX_JOBS_CPU_BUDGET_MS", st->budget_ms);
 		st->max_concurrent = (int)env_int("GOSBX_JOBS_MAX_CONCURRENT",
 						  st->max_concurrent);
 		st->sandbox = o->sandbox;
@@ -201,8 +200,9 @@ static int64_t rate_check_locked(struct jobs_state *st, uint64_t now,
 	for (size_t i = 0; i < st->nr_uses; i++)
 		sum += st->uses[i].cpu_ms;
 	if (st->active >= st->max_concurrent) {
-		strbuf_addf(msg, "%d job%s already running (limit %d per "
-				 "client)",
+		strbuf_addf(msg,
+			    "%d job%s already running (limit %d per "
+			    "client)",
 			    st->active, st->active == 1 ? " is" : "s are",
 			    st->max_concurrent);
 		return 1;
@@ -246,8 +246,7 @@ static void run_job(struct job *j)
 	struct session_result r;
 	struct session sess;
 	struct strbuf name = STRBUF_INIT, why = STRBUF_INIT;
-	static const char *const files[] = { "main.py", "main.js",
-					     "main.sh" };
+	static const char *const files[] = { "main.py", "main.js", "main.sh" };
 	static const char *const cmds[] = { "python3 main.py", "node main.js",
 					    "bash main.sh" };
 	int ret;
@@ -288,7 +287,8 @@ static void run_job(struct job *j)
 			strbuf_addf(&why, "execute failed: %s", last_error());
 		if (session_close(&sess) < 0)
 			mcp_log_stderr("jobs: closing the sandbox of job %s: "
-				       "%s", j->id, last_error());
+				       "%s",
+				       j->id, last_error());
 	}
 
 	pthread_mutex_lock(&st->lock);
@@ -306,8 +306,8 @@ static void run_job(struct job *j)
 		j->err_truncated = r.err_truncated;
 		j->reason = ret == 1 ? "cancelled" : r.reason;
 		j->exit_code = r.exit_code;
-		j->status = strcmp(j->reason, "exited") ? JOB_FAILED :
-							   JOB_COMPLETED;
+		j->status = strcmp(j->reason, "exited") ? JOB_FAILED
+							: JOB_COMPLETED;
 		j->duration_ms = r.duration_ms;
 	}
 	j->cpu_ms = r.cpu_ms;
@@ -341,13 +341,12 @@ static void *job_thread(void *arg)
 static void dump_text(struct strbuf *out, const json_t *v)
 {
 	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
-				       JSON_REAL_PRECISION(12));
+					JSON_REAL_PRECISION(12));
 
 	if (s)
 		strbuf_addstr(out, s);
 	free(s);
 }
-
 
 static json_t *json_text(const char *s, size_t len)
 {
@@ -389,8 +388,8 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 	if (done && j->reason)
 		json_object_set_new(o, "reason", json_string(j->reason));
 	if (j->error)
-		json_object_set_new(o, "error", json_text(j->error,
-							  strlen(j->error)));
+		json_object_set_new(o, "error",
+				    json_text(j->error, strlen(j->error)));
 	if (done && j->cpu_ms >= 0)
 		json_object_set_new(o, "cpu_seconds",
 				    json_real(j->cpu_ms / 1000.0));
@@ -401,10 +400,10 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 		json_object_set_new(o, "duration_ms",
 				    json_integer(j->duration_ms));
 	if (with_logs) {
-		json_object_set_new(o, "stdout", json_text(j->out.buf,
-							   j->out.len));
-		json_object_set_new(o, "stderr", json_text(j->err.buf,
-							   j->err.len));
+		json_object_set_new(o, "stdout",
+				    json_text(j->out.buf, j->out.len));
+		json_object_set_new(o, "stderr",
+				    json_text(j->err.buf, j->err.len));
 	}
 	return o;
 }
@@ -452,7 +451,8 @@ static int check_args(struct mcp_result *res, const json_t *args,
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)args, key, v) {
+	json_object_foreach((json_t *)args, key, v)
+	{
 		if (strcmp(key, code_key) && strcmp(key, "wait")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return -1;
@@ -554,9 +554,9 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	ALLOC_GROW(st->jobs, st->nr + 1, st->alloc);
 	st->jobs[st->nr++] = j;
 	mcp_call_log(call, "info", "job %s started (%s)", j->id,
-		     lang == LANG_PYTHON ? "python" :
-		     lang == LANG_JS     ? "javascript" :
-					   "bash");
+		     lang == LANG_PYTHON ? "python"
+		     : lang == LANG_JS	 ? "javascript"
+					 : "bash");
 
 	if (!wait) {
 		res->structured = job_json_locked(j, 0);
@@ -617,7 +617,8 @@ static struct job *lookup(struct mcp_call *call, struct mcp_result *res,
 	struct job *j;
 	json_t *v;
 
-	json_object_foreach(call->args, key, v) {
+	json_object_foreach(call->args, key, v)
+	{
 		if (strcmp(key, "job_id")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return NULL;
@@ -717,33 +718,33 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	free(st);
 }
 
-#define RUN_DESC(what, lang)                                                 \
-	"Execute " what " in a fresh, isolated sandbox (no network, 512 MB " \
-	"memory, 5 minute limit, deleted afterwards) with " lang ". With "   \
-	"wait true (the default) the answer comes when the job is done: "    \
-	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "        \
-	"peak_memory=<MB>MB`, then `── stdout ──` and `── stderr ──` "       \
-	"sections, and structuredContent {job_id, status, exit_code, "       \
-	"reason, cpu_seconds, peak_memory_mb, duration_ms, stdout, "         \
-	"stderr}; isError when the exit code is not 0 or the job failed. "  \
-	"With wait false the answer is a job_id at once: poll "             \
-	"check_job_status and read get_job_logs. status is completed when " \
-	"the program exited (any exit code), failed when it could not run " \
-	"or was killed (timeout, oom). Each client may run a limited "       \
-	"number of jobs at a time and has a CPU budget per minute; over "    \
+#define RUN_DESC(what, lang)                                                           \
+	"Execute " what " in a fresh, isolated sandbox (no network, 512 MB "           \
+	"memory, 5 minute limit, deleted afterwards) with " lang ". With "             \
+	"wait true (the default) the answer comes when the job is done: "              \
+	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "                  \
+	"peak_memory=<MB>MB`, then `── stdout ──` and `── stderr ──` " \
+	"sections, and structuredContent {job_id, status, exit_code, "                 \
+	"reason, cpu_seconds, peak_memory_mb, duration_ms, stdout, "                   \
+	"stderr}; isError when the exit code is not 0 or the job failed. "             \
+	"With wait false the answer is a job_id at once: poll "                        \
+	"check_job_status and read get_job_logs. status is completed when "            \
+	"the program exited (any exit code), failed when it could not run "            \
+	"or was killed (timeout, oom). Each client may run a limited "                 \
+	"number of jobs at a time and has a CPU budget per minute; over "              \
 	"either the answer is \"rate limit exceeded, retry after N s\"."
 
-#define RUN_SCHEMA(key, what)                                                \
-	"{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":"      \
-	"\"string\",\"description\":\"" what "\"},\"wait\":{\"type\":"     \
-	"\"boolean\",\"default\":true,\"description\":\"Wait for the job " \
-	"to finish (true) or return a job_id at once (false)\"}},"          \
+#define RUN_SCHEMA(key, what)                                                  \
+	"{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":"          \
+	"\"string\",\"description\":\"" what "\"},\"wait\":{\"type\":"         \
+	"\"boolean\",\"default\":true,\"description\":\"Wait for the job "     \
+	"to finish (true) or return a job_id at once (false)\"}},"             \
 	"\"required\":[\"" key "\"],\"additionalProperties\":false}"
 
-#define JOB_ID_SCHEMA                                                        \
-	"{\"type\":\"object\",\"properties\":{\"job_id\":{\"type\":"        \
-	"\"string\",\"description\":\"The job_id an execute_* tool "        \
-	"returned\"}},\"required\":[\"job_id\"],"                           \
+#define JOB_ID_SCHEMA                                                          \
+	"{\"type\":\"object\",\"properties\":{\"job_id\":{\"type\":"           \
+	"\"string\",\"description\":\"The job_id an execute_* tool "           \
+	"returned\"}},\"required\":[\"job_id\"],"                              \
 	"\"additionalProperties\":false}"
 
 static const struct mcp_tool jobs_tools[] = {

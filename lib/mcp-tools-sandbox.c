@@ -32,12 +32,12 @@
 struct sbx {
 	char *ns, *name;
 	char *image;
-	struct strvec env;	/* "K=V" of config.envs */
-	pthread_mutex_t lock;	/* held while the session is in use */
+	struct strvec env;    /* "K=V" of config.envs */
+	pthread_mutex_t lock; /* held while the session is in use */
 	struct session sess;
-	int opened;		/* sess is open */
-	int gone;		/* stopped or failed to start */
-	int refs;		/* guarded by the MCP session lock */
+	int opened; /* sess is open */
+	int gone;   /* stopped or failed to start */
+	int refs;   /* guarded by the MCP session lock */
 };
 
 struct sbx_state {
@@ -46,8 +46,15 @@ struct sbx_state {
 };
 
 static const char *const known_images[] = {
-	"microsandbox/python", "python", "microsandbox/node", "node",
-	"nodejs", "go", "golang", "bash", "shell",
+	"microsandbox/python",
+	"python",
+	"microsandbox/node",
+	"node",
+	"nodejs",
+	"go",
+	"golang",
+	"bash",
+	"shell",
 };
 
 static struct sbx_state *get_state(struct mcp_session *s)
@@ -181,17 +188,20 @@ static int arg_target(struct mcp_call *call, struct mcp_result *res,
 		if (!v)
 			return -1;
 		if (strlen(v) > 128) {
-			mcp_result_error(res, "argument '%s' is longer than "
-					      "128 bytes", keys[i]);
+			mcp_result_error(res,
+					 "argument '%s' is longer than "
+					 "128 bytes",
+					 keys[i]);
 			return -1;
 		}
 		for (const char *p = v; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f ||
 			    (*p == '/' && i == 1)) {
-				mcp_result_error(res,
-						 "argument '%s' must not contain "
-						 "control characters%s",
-						 keys[i], i ? " or '/'" : "");
+				mcp_result_error(
+					res,
+					"argument '%s' must not contain "
+					"control characters%s",
+					keys[i], i ? " or '/'" : "");
 				return -1;
 			}
 		*out[i] = v;
@@ -207,7 +217,8 @@ static int check_unknown(struct mcp_call *call, struct mcp_result *res,
 	json_t *v;
 
 	(void)call;
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		size_t i;
 		for (i = 0; i < nr; i++)
 			if (!strcmp(key, allowed[i]))
@@ -226,13 +237,12 @@ static int check_unknown(struct mcp_call *call, struct mcp_result *res,
 static void dump_text(struct strbuf *out, const json_t *v)
 {
 	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
-				       JSON_REAL_PRECISION(12));
+					JSON_REAL_PRECISION(12));
 
 	if (s)
 		strbuf_addstr(out, s);
 	free(s);
 }
-
 
 static void add_stream(struct strbuf *text, const char *title,
 		       struct strbuf *sb)
@@ -299,8 +309,8 @@ static void command_result(struct mcp_result *res, struct session_result *r)
 }
 
 /* Run one command in a started sandbox and fill res. */
-static int run_in(struct mcp_call *call, struct mcp_result *res,
-		  const char *ns, const char *name, const char *command,
+static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
+		  const char *name, const char *command,
 		  const struct session_file *files, size_t nr_files)
 {
 	struct session_exec e = { 0 };
@@ -439,8 +449,9 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 		json_int_t mib;
 		if (!json_is_integer(v) || (mib = json_integer_value(v)) <= 0 ||
 		    mib > (json_int_t)1 << 30) {
-			mcp_result_error(res, "config.memory must be a positive "
-					      "integer (MiB)");
+			mcp_result_error(res,
+					 "config.memory must be a positive "
+					 "integer (MiB)");
 			return -1;
 		}
 		opts->memory_bytes = (int64_t)mib << 20;
@@ -469,16 +480,16 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 			return -1;
 		}
 		if (json_array_size(v)) {
-			mcp_result_error(res,
-					 "config.%s is not supported on the "
-					 "'%s' backend: %s",
-					 k, opts->backend ? opts->backend :
-							    "local",
-					 i ? "sandboxes have no network port "
-					     "mappings" :
-					     "sandboxes see only their own /app;"
-					     " copy files in with "
-					     "sandbox_run_command or run_code");
+			mcp_result_error(
+				res,
+				"config.%s is not supported on the "
+				"'%s' backend: %s",
+				k, opts->backend ? opts->backend : "local",
+				i ? "sandboxes have no network port "
+				    "mappings"
+				  : "sandboxes see only their own /app;"
+				    " copy files in with "
+				    "sandbox_run_command or run_code");
 			return -1;
 		}
 	}
@@ -492,7 +503,8 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 					      "\"NAME=value\" strings");
 			return -1;
 		}
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			if (!json_is_string(e) ||
 			    check_env(json_string_value(e)) < 0 ||
 			    strlen(json_string_value(e)) !=
@@ -582,12 +594,11 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	b->opened = 1;
 	mcp_log_stderr("sandbox open: claim=%s", b->sess.claim);
 	strbuf_reset(&res->text);
-	strbuf_addf(&res->text,
-		    "sandbox '%s/%s' started (image %s, claim %s)", ns, name,
-		    b->image, b->sess.claim);
+	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s)",
+		    ns, name, b->image, b->sess.claim);
 	res->structured = json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", name,
-				    "namespace", ns, "image", b->image,
-				    "claim", b->sess.claim, "running", 1);
+				    "namespace", ns, "image", b->image, "claim",
+				    b->sess.claim, "running", 1);
 	pthread_mutex_unlock(&b->lock);
 	sbx_unref(call->session, b);
 	strbuf_release(&claim);
@@ -705,8 +716,7 @@ static int tool_run_code(struct mcp_call *call, struct mcp_result *res)
 		files[1].len = sizeof(gomod) - 1;
 		nr = 1;
 		/* built in its directory, run from /app */
-		strbuf_addf(&cmd,
-			    "(cd %s && go build -o main .) && %s/main",
+		strbuf_addf(&cmd, "(cd %s && go build -o main .) && %s/main",
 			    dir.buf, dir.buf);
 	} else {
 		mcp_result_error(res,
@@ -763,11 +773,14 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 				      "strings");
 		goto out;
 	}
-	json_array_foreach(args, i, a) {
+	json_array_foreach(args, i, a)
+	{
 		if (!json_is_string(a) ||
 		    strlen(json_string_value(a)) != json_string_length(a)) {
-			mcp_result_error(res, "args[%zu] must be a string "
-					      "without NUL bytes", i);
+			mcp_result_error(res,
+					 "args[%zu] must be a string "
+					 "without NUL bytes",
+					 i);
 			goto out;
 		}
 		strbuf_addch(&cmd, ' ');
@@ -864,15 +877,12 @@ static int tool_metrics(struct mcp_call *call, struct mcp_result *res)
 
 	arr = json_array();
 	for (size_t i = 0; i < nr; i++) {
-		json_array_append_new(arr, metrics_of(list[i], list[i]->ns,
-						      list[i]->name));
+		json_array_append_new(
+			arr, metrics_of(list[i], list[i]->ns, list[i]->name));
 		sbx_unref(call->session, list[i]);
 	}
 	if (!nr && name)
-		json_array_append_new(arr, metrics_of(NULL,
-						      strcmp(ns, "*") ? ns :
-								       "default",
-						      name));
+		json_array_append_new(arr, metrics_of(NULL, ns, name));
 	free(list);
 	res->structured = json_pack("{s:o}", "sandboxes", arr);
 	strbuf_reset(&res->text);
@@ -901,30 +911,30 @@ static void sandbox_session_end(struct mcp_session *s, void *state)
 	free(st);
 }
 
-#define TARGET_PROPS                                                         \
-	"\"sandbox\":{\"type\":\"string\",\"description\":"                 \
-	"\"Name of the sandbox\"},"                                          \
-	"\"namespace\":{\"type\":\"string\",\"description\":"               \
+#define TARGET_PROPS                                                           \
+	"\"sandbox\":{\"type\":\"string\",\"description\":"                    \
+	"\"Name of the sandbox\"},"                                            \
+	"\"namespace\":{\"type\":\"string\",\"description\":"                  \
 	"\"Namespace of the sandbox\"}"
 
-#define RUN_OUTPUT_SCHEMA                                                    \
-	"{\"type\":\"object\",\"properties\":{"                              \
-	"\"exit_code\":{\"type\":\"integer\"},"                              \
-	"\"stdout\":{\"type\":\"string\"},"                                  \
-	"\"stderr\":{\"type\":\"string\"},"                                  \
-	"\"duration_ms\":{\"type\":\"integer\"},"                            \
-	"\"reason\":{\"type\":\"string\"}},"                                 \
+#define RUN_OUTPUT_SCHEMA                                                      \
+	"{\"type\":\"object\",\"properties\":{"                                \
+	"\"exit_code\":{\"type\":\"integer\"},"                                \
+	"\"stdout\":{\"type\":\"string\"},"                                    \
+	"\"stderr\":{\"type\":\"string\"},"                                    \
+	"\"duration_ms\":{\"type\":\"integer\"},"                              \
+	"\"reason\":{\"type\":\"string\"}},"                                   \
 	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\"]}"
 
-#define RUN_RESULT_DOC                                                       \
-	" The result is text: a first line `exit=<code>  (<ms>ms)`, with "  \
-	"`  reason=<why>` when the command did not simply exit (timeout, "   \
-	"oom, cancelled, signaled) and `  [truncated: stdout|stderr]` when " \
+#define RUN_RESULT_DOC                                                               \
+	" The result is text: a first line `exit=<code>  (<ms>ms)`, with "           \
+	"`  reason=<why>` when the command did not simply exit (timeout, "           \
+	"oom, cancelled, signaled) and `  [truncated: stdout|stderr]` when "         \
 	"the server dropped output, then a blank line, then `── stdout ──` " \
 	"and `── stderr ──` sections (a stream that is empty is left out; "  \
-	"`(no output)` when both are). A stream longer than 16 KiB keeps "   \
-	"its first and last 8 KiB. isError is true when the exit code is "   \
-	"not 0. structuredContent: {exit_code, stdout, stderr, "            \
+	"`(no output)` when both are). A stream longer than 16 KiB keeps "           \
+	"its first and last 8 KiB. isError is true when the exit code is "           \
+	"not 0. structuredContent: {exit_code, stdout, stderr, "                     \
 	"duration_ms}."
 
 static const struct mcp_tool sandbox_tools[] = {

@@ -189,9 +189,8 @@ static json_t *tools_list(void)
 		json_t *o;
 		if (!schema)
 			die("bad input schema of %s", t->name);
-		o = json_pack("{s:s, s:s, s:o}", "name", t->name,
-			      "description", t->description, "inputSchema",
-			      schema);
+		o = json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
+			      t->description, "inputSchema", schema);
 		if (t->output_schema) {
 			json_t *os = json_loads(t->output_schema, 0, NULL);
 			if (!os)
@@ -250,9 +249,9 @@ int main(int argc, const char **argv)
 			json_t *r = json_pack(
 				"{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}",
 				"jsonrpc", "2.0", "id", id, "result",
-				"protocolVersion", "2025-06-18",
-				"capabilities", "tools", "serverInfo", "name",
-				"mcp-tool-run2", "version", "0");
+				"protocolVersion", "2025-06-18", "capabilities",
+				"tools", "serverInfo", "name", "mcp-tool-run2",
+				"version", "0");
 			send_json(r);
 			json_decref(r);
 		} else if (!strcmp(method, "tools/list")) {
@@ -282,8 +281,8 @@ int main(int argc, const char **argv)
 			}
 			cj = xcalloc(1, sizeof(*cj));
 			cj->id = json_incref(id);
-			cj->args = json_is_object(args) ? json_incref(args) :
-							  json_object();
+			cj->args = json_is_object(args) ? json_incref(args)
+							: json_object();
 			cj->tool = tool;
 			cj->call.session = &sess;
 			cj->call.tool = tool->name;
