@@ -58,6 +58,7 @@ struct job {
 	volatile sig_atomic_t cancel;
 	pthread_t thread;
 	int joined;
+	int held; /* a wait=true caller still reads it */
 	struct jobs_state *st;
 };
 
@@ -171,7 +172,7 @@ static void prune_locked(struct jobs_state *st)
 			finished++;
 	for (size_t i = 0; i < st->nr && finished > KEEP_FINISHED;) {
 		struct job *j = st->jobs[i];
-		if (!j->finished_ms || !j->joined) {
+		if (!j->finished_ms || !j->joined || j->held) {
 			i++;
 			continue;
 		}
@@ -571,6 +572,7 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 
 	/* wait for it, passing on a cancellation of this call */
 	st->waiters++;
+	j->held = 1;
 	while (!j->finished_ms) {
 		struct timespec ts;
 		if (call->cancelled)
@@ -587,6 +589,7 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	job_text_locked(&res->text, j);
 	res->structured = job_json_locked(j, 1);
 	res->is_error = j->status != JOB_COMPLETED || j->exit_code != 0;
+	j->held = 0;
 	st->waiters--;
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);

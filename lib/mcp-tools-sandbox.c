@@ -308,6 +308,19 @@ static void command_result(struct mcp_result *res, struct session_result *r)
 	res->structured = o;
 }
 
+struct phase_data {
+	struct mcp_call *call;
+	double n;
+};
+
+/* notifications/progress at each phase (when the client asked) */
+static void on_phase(const char *phase, void *data)
+{
+	struct phase_data *pd = data;
+
+	mcp_call_progress(pd->call, ++pd->n, 0, phase);
+}
+
 /* Run one command in a started sandbox and fill res. */
 static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 		  const char *name, const char *command,
@@ -315,6 +328,7 @@ static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 {
 	struct session_exec e = { 0 };
 	struct session_result r;
+	struct phase_data pd = { call, 0 };
 	struct sbx *b = sbx_get(call->session, ns, name);
 	int ret;
 
@@ -329,6 +343,8 @@ static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 	e.command = command;
 	e.env = b->env.nr ? b->env.v : NULL;
 	e.cancel = &call->cancelled;
+	e.on_phase = on_phase;
+	e.data = &pd;
 	session_result_init(&r);
 	ret = session_execute(&b->sess, &e, &r);
 	pthread_mutex_unlock(&b->lock);
