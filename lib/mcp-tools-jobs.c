@@ -452,8 +452,7 @@ static int check_args(struct mcp_result *res, const json_t *args,
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)args, key, v)
-	{
+	json_object_foreach ((json_t *)args, key, v) {
 		if (strcmp(key, code_key) && strcmp(key, "wait")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return -1;
@@ -620,8 +619,7 @@ static struct job *lookup(struct mcp_call *call, struct mcp_result *res,
 	struct job *j;
 	json_t *v;
 
-	json_object_foreach(call->args, key, v)
-	{
+	json_object_foreach (call->args, key, v) {
 		if (strcmp(key, "job_id")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return NULL;

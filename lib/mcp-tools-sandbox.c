@@ -217,8 +217,7 @@ static int check_unknown(struct mcp_call *call, struct mcp_result *res,
 	json_t *v;
 
 	(void)call;
-	json_object_foreach((json_t *)obj, key, v)
-	{
+	json_object_foreach ((json_t *)obj, key, v) {
 		size_t i;
 		for (i = 0; i < nr; i++)
 			if (!strcmp(key, allowed[i]))
@@ -519,8 +518,7 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 					      "\"NAME=value\" strings");
 			return -1;
 		}
-		json_array_foreach(v, i, e)
-		{
+		json_array_foreach (v, i, e) {
 			if (!json_is_string(e) ||
 			    check_env(json_string_value(e)) < 0 ||
 			    strlen(json_string_value(e)) !=
@@ -789,8 +787,7 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 				      "strings");
 		goto out;
 	}
-	json_array_foreach(args, i, a)
-	{
+	json_array_foreach (args, i, a) {
 		if (!json_is_string(a) ||
 		    strlen(json_string_value(a)) != json_string_length(a)) {
 			mcp_result_error(res,

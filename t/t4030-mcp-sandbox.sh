@@ -7,13 +7,7 @@ test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 	test_skip_all 'unprivileged user namespaces do not work here'
 
-# The server: gosbx mcp once the protocol core is there, else the
-# stand-in core of t/helper/mcp-tool-run2.c.
-if gosbx mcp -h >/dev/null 2>&1; then
-	MCP_SERVER="gosbx mcp --tools=sandbox"
-else
-	MCP_SERVER="mcp-tool-run2 --tools=sandbox"
-fi
+MCP_SERVER="gosbx mcp --tools=sandbox"
 export MCP_SERVER
 
 # A short state directory: the runtime's unix socket lives under it,

@@ -7,14 +7,9 @@ test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 	test_skip_all 'unprivileged user namespaces do not work here'
 
-# The server: gosbx mcp once the protocol core is there, else the
-# stand-in core of t/helper/mcp-tool-run2.c. The limits are set with
-# GOSBX_JOBS_CPU_BUDGET_MS and GOSBX_JOBS_MAX_CONCURRENT.
-if gosbx mcp -h >/dev/null 2>&1; then
-	MCP_SERVER="gosbx mcp --tools=jobs"
-else
-	MCP_SERVER="mcp-tool-run2 --tools=jobs"
-fi
+# The limits are set with GOSBX_JOBS_CPU_BUDGET_MS and
+# GOSBX_JOBS_MAX_CONCURRENT (read by the toolset).
+MCP_SERVER="gosbx mcp --tools=jobs"
 export MCP_SERVER
 
 # A short state directory: the runtime's unix socket lives under it,
