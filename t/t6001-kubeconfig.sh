@@ -4,7 +4,7 @@ test_description='kubeconfig: resolution, origins, redaction and errors'
 
 test_expect_success 'setup a kubeconfig with secrets' '
 	mkdir -p .kube &&
-	cat >.kube/config <<-\EOF &&
+	cat >.kube/config <<-\EOF
 	apiVersion: v1
 	kind: Config
 	clusters:
