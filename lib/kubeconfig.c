@@ -63,8 +63,8 @@ static int perr(struct parse *p, yaml_node_t *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	error("cannot read kubeconfig '%s': line %d: %s", p->file,
-	      line_of(n), sb.buf);
+	error("cannot read kubeconfig '%s': line %d: %s", p->file, line_of(n),
+	      sb.buf);
 	strbuf_release(&sb);
 	return -1;
 }
@@ -123,8 +123,8 @@ typedef int (*field_fn)(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 struct field {
 	const char *key;
 	enum fkind kind;
-	size_t off;	/* of the value in the object */
-	size_t at_off;	/* of its kube_origin; (size_t)-1: none */
+	size_t off;    /* of the value in the object */
+	size_t at_off; /* of its kube_origin; (size_t)-1: none */
 	field_fn fn;
 };
 
@@ -139,13 +139,12 @@ static int want_scalar(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 		    what);
 }
 
-static int parse_bool(struct parse *p, yaml_node_t *k, yaml_node_t *v,
-		      int *out)
+static int parse_bool(struct parse *p, yaml_node_t *k, yaml_node_t *v, int *out)
 {
-	static const char *const yes[] = { "true", "True", "TRUE", "yes",
-					   "Yes", "YES", "on", "On", "ON" };
-	static const char *const no[] = { "false", "False", "FALSE", "no",
-					  "No", "NO", "off", "Off", "OFF" };
+	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes",
+					   "YES",  "on",   "On",   "ON" };
+	static const char *const no[] = { "false", "False", "FALSE", "no", "No",
+					  "NO",	   "off",   "Off",   "OFF" };
 	size_t i;
 
 	if (v->type == YAML_SCALAR_NODE) {
@@ -157,13 +156,11 @@ static int parse_bool(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 				return *out = 0, 0;
 		}
 	}
-	return perr(p, k, "'%s' must be true or false",
-		    k->data.scalar.value);
+	return perr(p, k, "'%s' must be true or false", k->data.scalar.value);
 }
 
 static int parse_fields(struct parse *p, yaml_node_t *map,
-			const struct field *fields, void *obj,
-			const char *what)
+			const struct field *fields, void *obj, const char *what)
 {
 	yaml_node_pair_t *pair;
 
@@ -259,8 +256,14 @@ static int parse_fields(struct parse *p, yaml_node_t *map,
 	return 0;
 }
 
-#define FS(k, kind, T, m) { k, kind, offsetof(T, m), offsetof(T, m##_at), NULL }
-#define FN(k, kind, T, m) { k, kind, offsetof(T, m), NO_AT, NULL }
+#define FS(k, kind, T, m)                                                      \
+	{                                                                      \
+		k, kind, offsetof(T, m), offsetof(T, m##_at), NULL             \
+	}
+#define FN(k, kind, T, m)                                                      \
+	{                                                                      \
+		k, kind, offsetof(T, m), NO_AT, NULL                           \
+	}
 
 static const struct field cluster_fields[] = {
 	FS("server", F_STR, struct kube_cluster, server),
@@ -291,8 +294,8 @@ static int exec_env_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 
 	if (v->type != YAML_SEQUENCE_NODE)
 		return perr(p, k, "'env' must be a list%s", what);
-	for (it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top; it++) {
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
 		char *nv[2] = { NULL, NULL };
 		yaml_node_t *en = node(p, *it);
 		int r = parse_fields(p, en, exec_env_fields, nv, what);
@@ -319,8 +322,7 @@ static const struct field exec_fields[] = {
 	FN("installHint", F_STR, struct kube_exec_config, install_hint),
 	FN("provideClusterInfo", F_BOOL, struct kube_exec_config,
 	   provide_cluster_info),
-	FN("interactiveMode", F_STR, struct kube_exec_config,
-	   interactive_mode),
+	FN("interactiveMode", F_STR, struct kube_exec_config, interactive_mode),
 	{ NULL, 0, 0, 0, NULL }
 };
 
@@ -337,8 +339,8 @@ static void exec_config_free(struct kube_exec_config *e)
 	free(e);
 }
 
-static int exec_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
-		   void *obj, const char *what)
+static int exec_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v, void *obj,
+		   const char *what)
 {
 	struct kube_user *u = obj;
 	struct kube_exec_config *e = xcalloc(1, sizeof(*e));
@@ -527,8 +529,8 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 		else if (!strcmp(key, word))
 			body = node(p, pair->value);
 		else
-			return perr(p, k, "unknown field '%s' in %s entry",
-				    key, word);
+			return perr(p, k, "unknown field '%s' in %s entry", key,
+				    word);
 	}
 	if (!name_v || is_null(name_v) || name_v->type != YAML_SCALAR_NODE)
 		return perr(p, e, "%s entry without a name", word);
@@ -536,11 +538,15 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 	strbuf_addf(&what, " in %s '%s'", word,
 		    (const char *)name_v->data.scalar.value);
 	prev = find_entry(p, kind, (const char *)name_v->data.scalar.value);
-	if (prev && ((struct kube_origin *)((char *)prev +
-		     (kind == K_CLUSTER ? offsetof(struct kube_cluster, at) :
-		      kind == K_USER ? offsetof(struct kube_user, at) :
-				       offsetof(struct kube_context, at))))
-				    ->file == p->file) {
+	if (prev &&
+	    ((struct kube_origin *)((char *)prev +
+				    (kind == K_CLUSTER
+					     ? offsetof(struct kube_cluster, at)
+				     : kind == K_USER
+					     ? offsetof(struct kube_user, at)
+					     : offsetof(struct kube_context,
+							at))))
+			    ->file == p->file) {
 		perr(p, name_k, "duplicate %s name '%s'", word,
 		     (const char *)name_v->data.scalar.value);
 		goto out;
@@ -777,24 +783,26 @@ static int validate(struct kube_config *kc)
 	if (c->ca_file && c->ca_data.len)
 		return at_err(&c->ca_file_at,
 			      "cluster '%s' has both certificate-authority "
-			      "and certificate-authority-data", c->name);
+			      "and certificate-authority-data",
+			      c->name);
 	if (c->insecure_skip_tls_verify && (c->ca_file || c->ca_data.len))
 		return at_err(&c->insecure_at,
 			      "cluster '%s' sets insecure-skip-tls-verify "
-			      "and a certificate authority", c->name);
+			      "and a certificate authority",
+			      c->name);
 	if (c->ca_file &&
 	    check_readable("certificate-authority", c->ca_file, &c->ca_file_at))
 		return -1;
 	if (u->auth_provider) {
 		const char *hint =
-			!strcmp(u->auth_provider, "gcp") ?
-				"install gke-gcloud-auth-plugin and run "
-				"'gcloud container clusters get-credentials' "
-				"to get an exec plugin entry" :
-			!strcmp(u->auth_provider, "oidc") ?
-				"use an exec plugin such as kubelogin "
-				"(kubectl oidc-login)" :
-				"use an exec credential plugin";
+			!strcmp(u->auth_provider, "gcp")
+				? "install gke-gcloud-auth-plugin and run "
+				  "'gcloud container clusters get-credentials' "
+				  "to get an exec plugin entry"
+			: !strcmp(u->auth_provider, "oidc")
+				? "use an exec plugin such as kubelogin "
+				  "(kubectl oidc-login)"
+				: "use an exec credential plugin";
 		return at_err(&u->auth_provider_at,
 			      "user '%s' uses auth-provider '%s', which "
 			      "Kubernetes clients no longer support: %s",
@@ -803,24 +811,29 @@ static int validate(struct kube_config *kc)
 	if (u->client_cert_file && u->client_cert_data.len)
 		return at_err(&u->client_cert_file_at,
 			      "user '%s' has both client-certificate and "
-			      "client-certificate-data", u->name);
+			      "client-certificate-data",
+			      u->name);
 	if (u->client_key_file && u->client_key_data.len)
 		return at_err(&u->client_key_file_at,
 			      "user '%s' has both client-key and "
-			      "client-key-data", u->name);
+			      "client-key-data",
+			      u->name);
 	if ((u->client_cert_file || u->client_cert_data.len) !=
 	    (u->client_key_file || u->client_key_data.len))
 		return at_err(&u->at,
 			      "user '%s' needs both a client certificate "
-			      "and a client key", u->name);
+			      "and a client key",
+			      u->name);
 	if ((u->username || u->password) && (u->token || u->token_file))
 		return at_err(&u->basic_at,
 			      "user '%s' has both a token and a username/"
-			      "password: only one is allowed", u->name);
+			      "password: only one is allowed",
+			      u->name);
 	if ((u->username || u->password) && u->exec)
 		return at_err(&u->basic_at,
 			      "user '%s' has both exec and a username/"
-			      "password: only one is allowed", u->name);
+			      "password: only one is allowed",
+			      u->name);
 	if (u->client_cert_file &&
 	    check_readable("client-certificate", u->client_cert_file,
 			   &u->client_cert_file_at))
@@ -868,7 +881,8 @@ static int load_in_cluster(struct kube_config *kc, const char *host,
 		kc->cluster.ca_file = strbuf_detach(&sb, NULL);
 	} else {
 		warning_errno("in-cluster CA '%s' unreadable; using the "
-			      "system CAs", sb.buf);
+			      "system CAs",
+			      sb.buf);
 	}
 	strbuf_reset(&sb);
 	strbuf_addf(&sb, "%s/token", dir);
@@ -998,7 +1012,8 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o)
 		}
 		if (o->context)
 			error("context '%s' not found: no kubeconfig file "
-			      "exists", o->context);
+			      "exists",
+			      o->context);
 		else
 			error("no kubeconfig: set KUBECONFIG or --kubeconfig, "
 			      "create ~/.kube/config, or run in a pod with a "
@@ -1009,7 +1024,8 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o)
 	ctx_name = o->context ? o->context : p.current;
 	if (!ctx_name || !*ctx_name) {
 		error("no current context in kubeconfig '%s' (set "
-		      "current-context or use --context)", kc->sources);
+		      "current-context or use --context)",
+		      kc->sources);
 		goto out;
 	}
 	x = find_entry(&p, K_CONTEXT, ctx_name);
@@ -1044,9 +1060,9 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o)
 		goto out;
 	}
 	take_entries(kc, &p);
-	kc->namespace = xstrdup(kc->context.namespace &&
-					*kc->context.namespace ?
-				kc->context.namespace : "default");
+	kc->namespace = xstrdup(kc->context.namespace && *kc->context.namespace
+					? kc->context.namespace
+					: "default");
 	r = validate(kc);
 out:
 	parse_release(&p);
@@ -1231,15 +1247,19 @@ static int cred_from_status(struct kube_credential *c, json_t *status,
 	if (!json_is_object(status))
 		return cred_error("exec plugin '%s' returned no status", cmd);
 	if (!!cert != !!key)
-		return cred_error("exec plugin '%s' returned a client certificate "
-			     "without its key or a key without certificate",
-			     cmd);
+		return cred_error(
+			"exec plugin '%s' returned a client certificate "
+			"without its key or a key without certificate",
+			cmd);
 	if (!(tok && *tok) && !cert)
-		return cred_error("exec plugin '%s' returned neither a token nor "
-			     "a client certificate and key", cmd);
+		return cred_error(
+			"exec plugin '%s' returned neither a token nor "
+			"a client certificate and key",
+			cmd);
 	if (exp && kube_parse_rfc3339(exp, &c->expiry))
 		return cred_error("exec plugin '%s' returned a bad "
-			     "expirationTimestamp '%s'", cmd, exp);
+				  "expirationTimestamp '%s'",
+				  cmd, exp);
 	if (tok)
 		strbuf_addstr(&c->token, tok);
 	if (cert) {
@@ -1262,8 +1282,8 @@ static int disk_cache_read(const char *path, const char *key,
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 077))
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
 		goto out;
 	if (strbuf_read_fd(&sb, fd, 0) < 0)
 		goto out;
@@ -1272,8 +1292,7 @@ static int disk_cache_read(const char *path, const char *key,
 	if (!k || strcmp(k, key))
 		goto out;
 	kube_credential_init(&tmp);
-	if (!cred_from_status(&tmp, json_object_get(j, "status"), "cache",
-			      1) &&
+	if (!cred_from_status(&tmp, json_object_get(j, "status"), "cache", 1) &&
 	    tmp.expiry && cred_fresh(&tmp)) {
 		cred_copy(c, &tmp, 2);
 		r = 0;
@@ -1286,8 +1305,7 @@ out:
 	return r;
 }
 
-static void disk_cache_write(const char *path, const char *key,
-			     json_t *status)
+static void disk_cache_write(const char *path, const char *key, json_t *status)
 {
 	struct strbuf tmp = STRBUF_INIT;
 	json_t *j = json_object();
@@ -1327,7 +1345,7 @@ static char *find_command(const char *cmd)
 		return access(cmd, X_OK) ? NULL : xstrdup(cmd);
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
-	for (s = path; ; ) {
+	for (s = path;;) {
 		const char *end = strchrnul(s, ':');
 		strbuf_reset(&sb);
 		if (end == s)
@@ -1484,9 +1502,11 @@ static int run_plugin(struct kube_config *kc, struct kube_credential *c,
 	exec_run(&req, &res);
 
 	if (res.reason && !strcmp(res.reason, "timeout")) {
-		strbuf_addf(&msg, "exec plugin '%s' of user '%s' timed out "
-			    "after %" PRId64 " ms and was killed", e->command,
-			    kc->user.name, kc->state->exec_timeout_ms);
+		strbuf_addf(&msg,
+			    "exec plugin '%s' of user '%s' timed out "
+			    "after %" PRId64 " ms and was killed",
+			    e->command, kc->user.name,
+			    kc->state->exec_timeout_ms);
 		add_hint(&msg, e);
 		error("%s", msg.buf);
 		goto out;
@@ -1513,13 +1533,14 @@ static int run_plugin(struct kube_config *kc, struct kube_credential *c,
 	av = json_object_str(j, "apiVersion");
 	if (!kind || strcmp(kind, "ExecCredential")) {
 		error("exec plugin '%s' returned kind '%s', not "
-		      "'ExecCredential'", e->command, kind ? kind : "");
+		      "'ExecCredential'",
+		      e->command, kind ? kind : "");
 		goto out;
 	}
 	if (!av || strcmp(av, e->api_version)) {
 		error("exec plugin '%s' returned apiVersion '%s', but the "
-		      "kubeconfig asks for '%s'", e->command, av ? av : "",
-		      e->api_version);
+		      "kubeconfig asks for '%s'",
+		      e->command, av ? av : "", e->api_version);
 		goto out;
 	}
 	if (cred_from_status(c, json_object_get(j, "status"), e->command, 0))
@@ -1554,7 +1575,8 @@ static int exec_credential_locked(struct kube_config *kc,
 		return at_err(&e->at,
 			      "exec plugin '%s' needs a terminal "
 			      "(interactiveMode: Always), which gosbx does "
-			      "not provide", e->command);
+			      "not provide",
+			      e->command);
 	if (st->cred_ok && cred_fresh(&st->cred)) {
 		cred_copy(out, &st->cred, 1);
 		return 0;

@@ -83,9 +83,9 @@ struct kube_user {
 	struct kube_origin token_file_at;
 	char *username, *password; /* basic authentication */
 	struct kube_origin basic_at;
-	char *impersonate; /* "as" */
+	char *impersonate;		  /* "as" */
 	struct strvec impersonate_groups; /* "as-groups" */
-	char *auth_provider; /* its name; refused when used */
+	char *auth_provider;		  /* its name; refused when used */
 	struct kube_origin auth_provider_at;
 	struct kube_exec_config *exec; /* NULL: no exec plugin */
 };
@@ -105,13 +105,13 @@ struct kube_config_state;
 
 /* The resolved configuration: one context, its cluster and user. */
 struct kube_config {
-	int in_cluster;		/* from the pod's service account */
-	char *sources;		/* the files read, ':'-joined (messages) */
+	int in_cluster; /* from the pod's service account */
+	char *sources;	/* the files read, ':'-joined (messages) */
 	struct kube_context context;
 	struct kube_cluster cluster;
 	struct kube_user user;
-	char *namespace;	/* context's, in-cluster file's, or "default" */
-	struct strvec files;	/* owns the origin file names */
+	char *namespace;     /* context's, in-cluster file's, or "default" */
+	struct strvec files; /* owns the origin file names */
 	struct kube_config_state *state; /* token and credential caches */
 };
 
@@ -183,18 +183,18 @@ void kube_config_forget_credential(struct kube_config *kc);
 
 /* What an HTTP client needs to talk to the API server; owns its memory. */
 struct kube_auth {
-	char *server;		/* base URL */
-	char *ca_file;		/* or NULL */
-	struct strbuf ca_pem;	/* "" when none */
-	char *cert_file, *key_file;  /* or NULL */
+	char *server;			 /* base URL */
+	char *ca_file;			 /* or NULL */
+	struct strbuf ca_pem;		 /* "" when none */
+	char *cert_file, *key_file;	 /* or NULL */
 	struct strbuf cert_pem, key_pem; /* "" when none */
 	int insecure_skip_verify;
-	char *tls_server_name;	/* or NULL (http.h has no option yet) */
-	char *proxy_url;	/* or NULL (http.h has no option yet) */
+	char *tls_server_name;	    /* or NULL (http.h has no option yet) */
+	char *proxy_url;	    /* or NULL (http.h has no option yet) */
 	struct strbuf bearer_token; /* "" when none */
 	/* "Authorization: Basic ..." and "Impersonate-*: ..." headers */
 	struct strvec headers;
-	time_t expiry;		/* of an exec credential; 0: none */
+	time_t expiry; /* of an exec credential; 0: none */
 };
 
 void kube_auth_init(struct kube_auth *a);
@@ -217,8 +217,7 @@ struct http_client_opts;
  * memory (a must outlive o; http_client_new() copies it). Other
  * fields of o are left alone.
  */
-void kube_auth_http_opts(const struct kube_auth *a,
-			 struct http_client_opts *o);
+void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o);
 
 /*
  * Parse an RFC 3339 timestamp ("2024-05-01T10:00:00Z",
