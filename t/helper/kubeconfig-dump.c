@@ -157,8 +157,9 @@ int main(int argc, const char **argv)
 			put_str(x, "client-certificate", a.cert_file);
 			put_bytes(x, "ca-pem", a.ca_pem.len);
 			put_str(x, "ca-file", a.ca_file);
-			json_object_set_new(x, "headers",
-					    json_integer((json_int_t)a.headers.nr));
+			json_object_set_new(
+				x, "headers",
+				json_integer((json_int_t)a.headers.nr));
 			json_object_set_new(j, "auth", x);
 		}
 		kube_auth_release(&a);

@@ -520,7 +520,8 @@ static void test_exec_plugin(void **state)
 		assert_non_null(strstr(sb.buf, "\"kind\":\"ExecCredential\""));
 		assert_non_null(strstr(sb.buf, av[i]));
 		assert_non_null(strstr(sb.buf, "\"interactive\":false"));
-		assert_non_null(strstr(sb.buf, "\"server\":\"https://gke:443\""));
+		assert_non_null(
+			strstr(sb.buf, "\"server\":\"https://gke:443\""));
 
 		/* the second call uses the memory cache */
 		assert_int_equal(kube_exec_credential(&kc, &cred), 0);
