@@ -14,6 +14,8 @@
  */
 
 static char tmp[] = "/tmp/u-kubeconfig-XXXXXX";
+/* exec plugin time limit for load(); 0: the default (30 s) */
+static int64_t exec_timeout_ms;
 static struct strbuf errs = STRBUF_INIT;
 
 static void catch_errors(const char *prefix, const char *msg, void *data)
@@ -51,7 +53,7 @@ static int load(struct kube_config *kc, const char *file, const char *ctx)
 
 	o.kubeconfig = p;
 	o.context = ctx;
-	o.exec_timeout_ms = 1000;
+	o.exec_timeout_ms = exec_timeout_ms;
 	strbuf_reset(&errs);
 	r = kube_config_load(kc, &o);
 	free(p);
@@ -629,7 +631,9 @@ static void test_exec_failures(void **state)
 
 	/* hanging: killed after the time limit */
 	free(write_file("bin/plugin", "#!/bin/sh\nsleep 600\n", 0755));
+	exec_timeout_ms = 1000;
 	assert_int_equal(load(&kc, "e/config", NULL), 0);
+	exec_timeout_ms = 0;
 	strbuf_reset(&errs);
 	assert_int_equal(kube_exec_credential(&kc, &cred), -1);
 	assert_non_null(strstr(errs.buf, "timed out"));
@@ -669,6 +673,32 @@ static void test_exec_failures(void **state)
 	kube_credential_release(&cred);
 }
 
+/* a plugin may answer with a client certificate instead of a token */
+static void test_exec_client_cert(void **state)
+{
+	struct kube_config kc;
+	struct kube_auth a;
+
+	reset_exec_state();
+	free(write_file("bin/plugin",
+			"#!/bin/sh\n"
+			"echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+			"\"client.authentication.k8s.io/v1\",\"status\":{"
+			"\"clientCertificateData\":\"CERT PEM\","
+			"\"clientKeyData\":\"KEY PEM\"}}'\n",
+			0755));
+	write_exec_config("client.authentication.k8s.io/v1", "");
+	assert_int_equal(load(&kc, "e/config", NULL), 0);
+	kube_auth_init(&a);
+	assert_int_equal(kube_config_auth(&kc, &a), 0);
+	assert_string_equal(a.cert_pem.buf, "CERT PEM");
+	assert_string_equal(a.key_pem.buf, "KEY PEM");
+	assert_int_equal(a.bearer_token.len, 0);
+	assert_int_equal(a.expiry, 0);
+	kube_auth_release(&a);
+	kube_config_release(&kc);
+}
+
 static void test_rfc3339(void **state)
 {
 	time_t t;
@@ -695,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_exec_cache_file_mode),
 		cmocka_unit_test(test_exec_expired),
 		cmocka_unit_test(test_exec_failures),
+		cmocka_unit_test(test_exec_client_cert),
 		cmocka_unit_test(test_rfc3339),
 	};
 
