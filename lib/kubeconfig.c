@@ -689,16 +689,18 @@ static int parse_file(struct parse *p, const char *path, int *missing)
 		return -1;
 	}
 	p->file = strvec_push(&p->kc->files, path);
+	slash = strrchr(path, '/');
 	if (*path != '/') {
 		char cwd[PATH_MAX];
 		if (getcwd(cwd, sizeof(cwd)))
-			strbuf_addf(&dir, "%s/", cwd);
+			strbuf_addstr(&dir, cwd);
+		else
+			strbuf_addch(&dir, '.');
+		if (slash)
+			strbuf_addch(&dir, '/');
 	}
-	slash = strrchr(path, '/');
 	if (slash)
 		strbuf_add(&dir, path, slash - path);
-	else
-		strbuf_addch(&dir, '.');
 	if (!dir.len)
 		strbuf_addch(&dir, '/');
 	free(p->dir);
