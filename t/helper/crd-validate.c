@@ -19,7 +19,8 @@
  * are pruned and reported as warnings (the API server's
  * fieldValidation=Warn); with --strict they are errors. --json prints
  * each document (after pruning/defaulting) as one line of JSON instead
- * of the "ok" lines; with no --crds every document is only parsed.
+ * of the "ok" lines; with --json and no --crds every document (of any
+ * shape) is only parsed and printed. A Kustomization needs no metadata.
  * Exit status: 0 all valid, 1 any error (parse errors included), 129
  * usage.
  */
@@ -91,22 +92,27 @@ static int on_doc(json_t *doc, size_t index, size_t line, void *data)
 
 	if (json_is_null(doc))
 		return 0; /* an empty document, as kubectl skips it */
+	if (!r->have_crds && r->json) {
+		char *s = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
+		puts(s ? s : "null");
+		free(s);
+		return 0;
+	}
 	strbuf_addf(&what, "%s/%s", kind ? kind : "?", name ? name : "?");
 	if (!json_is_object(doc)) {
 		say(r, line, what.buf, "error: a document must be a mapping");
 		r->errors++;
 		goto out;
 	}
+	if (kind && !strcmp(kind, "Kustomization")) {
+		say(r, line, what.buf, "not checked against a CRD (%s)",
+		    av ? av : "?");
+		goto out; /* kustomize's own file: no metadata needed */
+	}
 	bad = basic_shape(r, doc, line, what.buf);
 	r->errors += bad;
-	if (!r->have_crds) {
-		if (r->json) {
-			char *s = json_dumps(doc, JSON_COMPACT);
-			puts(s ? s : "null");
-			free(s);
-		}
+	if (!r->have_crds)
 		goto out;
-	}
 	crd = crd_set_find(&r->crds, av, kind);
 	if (!crd) {
 		say(r, line, what.buf, "not checked against a CRD (%s)",
