@@ -697,14 +697,23 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 			json_integer_value(x));
 }
 
-/* the list-map key of item, as an array of the key values */
-static json_t *map_key(const json_t *keys, const json_t *item)
+/*
+ * the list-map key of item, as an array of the key values (an absent
+ * key takes its default, as the API server defaults before validating)
+ */
+static json_t *map_key(const json_t *keys, const json_t *items,
+		       const json_t *item)
 {
-	json_t *out = json_array(), *k;
+	json_t *out = json_array(), *k, *props;
 	size_t i;
 
+	props = json_object_get(items, "properties");
 	json_array_foreach(keys, i, k) {
-		json_t *x = json_object_get(item, json_string_value(k));
+		const char *name = json_string_value(k);
+		json_t *x = json_object_get(item, name);
+		if (!x)
+			x = json_object_get(json_object_get(props, name),
+					    "default");
 		json_array_append(out, x ? x : json_null());
 	}
 	return out;
@@ -734,8 +743,8 @@ static void check_array(struct vctx *c, const json_t *schema, json_t *v,
 					dup = json_equal(x, y);
 					a = json_incref(x);
 				} else {
-					a = map_key(mk, x);
-					b = map_key(mk, y);
+					a = map_key(mk, items, x);
+					b = map_key(mk, items, y);
 					dup = json_equal(a, b);
 					json_decref(b);
 				}
