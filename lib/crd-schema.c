@@ -25,10 +25,10 @@ struct vctx {
 	size_t rx_nr, rx_alloc;
 };
 
-static void add_err(struct vctx *c, const struct strbuf *path,
-		    const char *fmt, ...) PRINTF_LIKE(3, 4);
-static void add_err(struct vctx *c, const struct strbuf *path,
-		    const char *fmt, ...)
+static void add_err(struct vctx *c, const struct strbuf *path, const char *fmt,
+		    ...) PRINTF_LIKE(3, 4);
+static void add_err(struct vctx *c, const struct strbuf *path, const char *fmt,
+		    ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -106,15 +106,17 @@ static int type_matches(const char *t, const json_t *v)
 static void type_error(struct vctx *c, const struct strbuf *path,
 		       const char *want, const json_t *v)
 {
-	add_err(c, path, "Invalid value: \"%s\": %s in body must be of type "
-		"%s: \"%s\"", type_name(v), path->len ? path->buf : "body",
-		want, type_name(v));
+	add_err(c, path,
+		"Invalid value: \"%s\": %s in body must be of type "
+		"%s: \"%s\"",
+		type_name(v), path->len ? path->buf : "body", want,
+		type_name(v));
 }
 
-static void invalid(struct vctx *c, const struct strbuf *path,
-		    const json_t *v, const char *fmt, ...) PRINTF_LIKE(4, 5);
-static void invalid(struct vctx *c, const struct strbuf *path,
-		    const json_t *v, const char *fmt, ...)
+static void invalid(struct vctx *c, const struct strbuf *path, const json_t *v,
+		    const char *fmt, ...) PRINTF_LIKE(4, 5);
+static void invalid(struct vctx *c, const struct strbuf *path, const json_t *v,
+		    const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -173,8 +175,8 @@ static int is_date_time(const char *s)
 	if (*s != '+' && *s != '-')
 		return 0;
 	n = 0;
-	if (sscanf(s + 1, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5 ||
-	    s[6] || h > 23 || mi > 59)
+	if (sscanf(s + 1, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5 || s[6] ||
+	    h > 23 || mi > 59)
 		return 0;
 	return 1;
 }
@@ -367,8 +369,8 @@ static size_t utf8_chars(const char *s, size_t len)
 	return n;
 }
 
-static void check_string(struct vctx *c, const json_t *schema,
-			 const json_t *v, const struct strbuf *path)
+static void check_string(struct vctx *c, const json_t *schema, const json_t *v,
+			 const struct strbuf *path)
 {
 	const char *s = json_string_value(v);
 	size_t chars = utf8_chars(s, json_string_length(v));
@@ -376,41 +378,50 @@ static void check_string(struct vctx *c, const json_t *schema,
 	const char *pattern;
 	json_t *x;
 
-	if ((x = json_object_get(schema, "maxLength")) &&
-	    json_is_integer(x) && (json_int_t)chars > json_integer_value(x))
-		add_err(c, path, "Too long: may not be longer than %" JSON_INTEGER_FORMAT,
+	if ((x = json_object_get(schema, "maxLength")) && json_is_integer(x) &&
+	    (json_int_t)chars > json_integer_value(x))
+		add_err(c, path,
+			"Too long: may not be longer than "
+			"%" JSON_INTEGER_FORMAT,
 			json_integer_value(x));
-	if ((x = json_object_get(schema, "minLength")) &&
-	    json_is_integer(x) && (json_int_t)chars < json_integer_value(x))
-		invalid(c, path, v, "%s in body should be at least %"
-			JSON_INTEGER_FORMAT " chars long", body_path(path),
-			json_integer_value(x));
+	if ((x = json_object_get(schema, "minLength")) && json_is_integer(x) &&
+	    (json_int_t)chars < json_integer_value(x))
+		invalid(c, path, v,
+			"%s in body should be at least %" JSON_INTEGER_FORMAT
+			" chars long",
+			body_path(path), json_integer_value(x));
 	pattern = json_string_value(json_object_get(schema, "pattern"));
 	if (pattern) {
 		struct rx_entry *e = get_regex(c, pattern);
 
 		if (!e->ok)
-			add_err(c, path, "Internal error: unsupported pattern "
-				"'%s'", pattern);
+			add_err(c, path,
+				"Internal error: unsupported pattern "
+				"'%s'",
+				pattern);
 		else if (strlen(s) != json_string_length(v) ||
 			 regexec(&e->re, s, 0, NULL, 0))
 			invalid(c, path, v, "%s in body should match '%s'",
 				body_path(path), pattern);
 	}
 	if (fmt && !strcmp(fmt, "date-time") && !is_date_time(s))
-		invalid(c, path, v, "%s in body must be of type date-time: "
-			"\"%s\"", body_path(path), s);
+		invalid(c, path, v,
+			"%s in body must be of type date-time: "
+			"\"%s\"",
+			body_path(path), s);
 	if (fmt && !strcmp(fmt, "byte")) {
 		struct strbuf tmp = STRBUF_INIT;
 		if (base64_decode_into(&tmp, s, strlen(s)))
-			invalid(c, path, v, "%s in body must be of type "
-				"byte: \"%s\"", body_path(path), s);
+			invalid(c, path, v,
+				"%s in body must be of type "
+				"byte: \"%s\"",
+				body_path(path), s);
 		strbuf_release(&tmp);
 	}
 }
 
-static void check_number(struct vctx *c, const json_t *schema,
-			 const json_t *v, const struct strbuf *path)
+static void check_number(struct vctx *c, const json_t *schema, const json_t *v,
+			 const struct strbuf *path)
 {
 	double d = json_number_value(v);
 	const char *fmt = json_string_value(json_object_get(schema, "format"));
@@ -419,30 +430,38 @@ static void check_number(struct vctx *c, const json_t *schema,
 	if ((x = json_object_get(schema, "maximum")) && json_is_number(x)) {
 		double m = json_number_value(x);
 		if (flag(schema, "exclusiveMaximum") ? d >= m : d > m)
-			invalid(c, path, v, "%s in body should be less than "
-				"%s%g", body_path(path),
-				flag(schema, "exclusiveMaximum") ? "" :
-								   "or equal to ",
+			invalid(c, path, v,
+				"%s in body should be less than "
+				"%s%g",
+				body_path(path),
+				flag(schema, "exclusiveMaximum")
+					? ""
+					: "or equal to ",
 				m);
 	}
 	if ((x = json_object_get(schema, "minimum")) && json_is_number(x)) {
 		double m = json_number_value(x);
 		if (flag(schema, "exclusiveMinimum") ? d <= m : d < m)
-			invalid(c, path, v, "%s in body should be greater "
-				"than %s%g", body_path(path),
-				flag(schema, "exclusiveMinimum") ? "" :
-								   "or equal to ",
+			invalid(c, path, v,
+				"%s in body should be greater "
+				"than %s%g",
+				body_path(path),
+				flag(schema, "exclusiveMinimum")
+					? ""
+					: "or equal to ",
 				m);
 	}
 	if ((x = json_object_get(schema, "multipleOf")) && json_is_number(x) &&
 	    json_number_value(x) > 0) {
 		double q = d / json_number_value(x);
 		if (q != floor(q))
-			invalid(c, path, v, "%s in body should be a multiple "
-				"of %g", body_path(path), json_number_value(x));
+			invalid(c, path, v,
+				"%s in body should be a multiple "
+				"of %g",
+				body_path(path), json_number_value(x));
 	}
-	if (fmt && !strcmp(fmt, "int32") && (d < -2147483648.0 ||
-					     d > 2147483647.0))
+	if (fmt && !strcmp(fmt, "int32") &&
+	    (d < -2147483648.0 || d > 2147483647.0))
 		invalid(c, path, v, "%s in body must be of type int32: \"%s\"",
 			body_path(path), "out of range");
 	if (fmt && !strcmp(fmt, "int64") && json_is_real(v) &&
@@ -451,8 +470,8 @@ static void check_number(struct vctx *c, const json_t *schema,
 			body_path(path), "out of range");
 }
 
-static void check_enum(struct vctx *c, const json_t *schema,
-		       const json_t *v, const struct strbuf *path)
+static void check_enum(struct vctx *c, const json_t *schema, const json_t *v,
+		       const struct strbuf *path)
 {
 	json_t *e = json_object_get(schema, "enum"), *x;
 	struct strbuf sb = STRBUF_INIT;
@@ -461,11 +480,14 @@ static void check_enum(struct vctx *c, const json_t *schema,
 	if (!json_is_array(e))
 		return;
 	json_array_foreach(e, i, x)
+	{
 		if (json_equal(x, v))
 			return;
+	}
 	add_json(&sb, v);
 	strbuf_addstr(&sb, ": supported values: ");
-	json_array_foreach(e, i, x) {
+	json_array_foreach(e, i, x)
+	{
 		if (i)
 			strbuf_addstr(&sb, ", ");
 		add_json(&sb, x);
@@ -517,7 +539,8 @@ static int is_dns_subdomain(const char *s)
 		return 0;
 	for (i = 0; i < len; i++) {
 		int ch = s[i];
-		int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+		int alnum =
+			(ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
 		if (!alnum && ch != '-' && ch != '.')
 			return 0;
 		if (!alnum && (i == 0 || i == len - 1 || s[i - 1] == '.' ||
@@ -540,7 +563,8 @@ static void check_string_map(struct vctx *c, json_t *m, struct strbuf *path)
 			type_error(c, path, "object", m);
 		return;
 	}
-	json_object_foreach(m, k, x) {
+	json_object_foreach(m, k, x)
+	{
 		if (json_is_string(x))
 			continue;
 		strbuf_addf(path, "[%s]", k);
@@ -549,11 +573,17 @@ static void check_string_map(struct vctx *c, json_t *m, struct strbuf *path)
 	}
 }
 
-static const char *const meta_other[] = {
-	"selfLink", "uid", "resourceVersion", "generation",
-	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-	"ownerReferences", "finalizers", "managedFields", NULL
-};
+static const char *const meta_other[] = { "selfLink",
+					  "uid",
+					  "resourceVersion",
+					  "generation",
+					  "creationTimestamp",
+					  "deletionTimestamp",
+					  "deletionGracePeriodSeconds",
+					  "ownerReferences",
+					  "finalizers",
+					  "managedFields",
+					  NULL };
 
 /* ObjectMeta, loosely */
 static void check_metadata(struct vctx *c, json_t *m, struct strbuf *path)
@@ -567,7 +597,8 @@ static void check_metadata(struct vctx *c, json_t *m, struct strbuf *path)
 		type_error(c, path, "object", m);
 		return;
 	}
-	json_object_foreach_safe(m, tmp, k, x) {
+	json_object_foreach_safe(m, tmp, k, x)
+	{
 		int del, i, known = 0;
 
 		path_push_field(path, k);
@@ -577,7 +608,8 @@ static void check_metadata(struct vctx *c, json_t *m, struct strbuf *path)
 				type_error(c, path, "string", x);
 			else if (!strcmp(k, "name") && json_is_string(x) &&
 				 !is_dns_subdomain(json_string_value(x)))
-				invalid(c, path, x, "a lowercase RFC 1123 "
+				invalid(c, path, x,
+					"a lowercase RFC 1123 "
 					"subdomain must consist of lower case "
 					"alphanumeric characters, '-' or '.', "
 					"and must start and end with an "
@@ -610,7 +642,8 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 	if (json_is_true(addl))
 		preserve = 1;
 	if ((c->flags & CRD_DEFAULT) && !c->quiet && json_is_object(props)) {
-		json_object_foreach(props, k, sub) {
+		json_object_foreach(props, k, sub)
+		{
 			json_t *def = json_object_get(sub, "default");
 			x = json_object_get(v, k);
 			if (def && (!x || (json_is_null(x) && !nullable(sub))))
@@ -618,14 +651,15 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 		}
 	}
 	if (json_is_array(req)) {
-		json_array_foreach(req, i, x) {
+		json_array_foreach(req, i, x)
+		{
 			json_t *m;
 			if (!json_is_string(x))
 				continue;
 			m = json_object_get(v, json_string_value(x));
 			if (m && !(json_is_null(m) &&
-				   !nullable(json_object_get(props,
-					   json_string_value(x)))))
+				   !nullable(json_object_get(
+					   props, json_string_value(x)))))
 				continue;
 			path_push_field(path, json_string_value(x));
 			add_err(c, path, "Required value");
@@ -643,7 +677,8 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 			strbuf_setlen(path, len);
 		}
 	}
-	json_object_foreach_safe(v, tmp, k, x) {
+	json_object_foreach_safe(v, tmp, k, x)
+	{
 		int del;
 
 		sub = json_object_get(props, k);
@@ -686,15 +721,17 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 	if ((x = json_object_get(schema, "maxProperties")) &&
 	    json_is_integer(x) &&
 	    (json_int_t)json_object_size(v) > json_integer_value(x))
-		add_err(c, path, "Too many: %zu: must have at most %"
-			JSON_INTEGER_FORMAT " items", json_object_size(v),
-			json_integer_value(x));
+		add_err(c, path,
+			"Too many: %zu: must have at most %" JSON_INTEGER_FORMAT
+			" items",
+			json_object_size(v), json_integer_value(x));
 	if ((x = json_object_get(schema, "minProperties")) &&
 	    json_is_integer(x) &&
 	    (json_int_t)json_object_size(v) < json_integer_value(x))
-		invalid(c, path, v, "%s in body should have at least %"
-			JSON_INTEGER_FORMAT " properties", body_path(path),
-			json_integer_value(x));
+		invalid(c, path, v,
+			"%s in body should have at least %" JSON_INTEGER_FORMAT
+			" properties",
+			body_path(path), json_integer_value(x));
 }
 
 /*
@@ -708,7 +745,8 @@ static json_t *map_key(const json_t *keys, const json_t *items,
 	size_t i;
 
 	props = json_object_get(items, "properties");
-	json_array_foreach(keys, i, k) {
+	json_array_foreach(keys, i, k)
+	{
 		const char *name = json_string_value(k);
 		json_t *x = json_object_get(item, name);
 		if (!x)
@@ -729,7 +767,8 @@ static void check_array(struct vctx *c, const json_t *schema, json_t *v,
 	int unique = flag(schema, "uniqueItems") || (lt && !strcmp(lt, "set"));
 	size_t len = path->len, i, j;
 
-	json_array_foreach(v, i, x) {
+	json_array_foreach(v, i, x)
+	{
 		strbuf_addf(path, "[%zu]", i);
 		if (json_is_object(items))
 			validate(c, items, x, path, 0);
@@ -764,14 +803,16 @@ static void check_array(struct vctx *c, const json_t *schema, json_t *v,
 	}
 	if ((x = json_object_get(schema, "maxItems")) && json_is_integer(x) &&
 	    (json_int_t)json_array_size(v) > json_integer_value(x))
-		add_err(c, path, "Too many: %zu: must have at most %"
-			JSON_INTEGER_FORMAT " items", json_array_size(v),
-			json_integer_value(x));
+		add_err(c, path,
+			"Too many: %zu: must have at most %" JSON_INTEGER_FORMAT
+			" items",
+			json_array_size(v), json_integer_value(x));
 	if ((x = json_object_get(schema, "minItems")) && json_is_integer(x) &&
 	    (json_int_t)json_array_size(v) < json_integer_value(x))
-		invalid(c, path, v, "%s in body should have at least %"
-			JSON_INTEGER_FORMAT " items", body_path(path),
-			json_integer_value(x));
+		invalid(c, path, v,
+			"%s in body should have at least %" JSON_INTEGER_FORMAT
+			" items",
+			body_path(path), json_integer_value(x));
 }
 
 /* errors of one junctor branch, counted but not reported */
@@ -801,26 +842,34 @@ static void check_junctors(struct vctx *c, const json_t *schema, json_t *v,
 		int quiet = c->quiet;
 		c->quiet = 1;
 		json_array_foreach(x, i, b)
+		{
 			validate(c, b, v, path, 0);
+		}
 		c->quiet = quiet;
 	}
 	if (json_is_array(x = json_object_get(schema, "anyOf"))) {
 		int ok = 0;
 		json_array_foreach(x, i, b)
+		{
 			if (!branch_errors(c, b, v, path)) {
 				ok = 1;
 				break;
 			}
+		}
 		if (!ok && json_array_size(x))
-			invalid(c, path, v, "must validate at least one "
+			invalid(c, path, v,
+				"must validate at least one "
 				"schema (anyOf)");
 	}
 	if (json_is_array(x = json_object_get(schema, "oneOf"))) {
 		int n = 0;
 		json_array_foreach(x, i, b)
+		{
 			n += !branch_errors(c, b, v, path);
+		}
 		if (n != 1 && json_array_size(x))
-			invalid(c, path, v, "must validate one and only one "
+			invalid(c, path, v,
+				"must validate one and only one "
 				"schema (oneOf)");
 	}
 	if (json_is_object(x = json_object_get(schema, "not")) &&
@@ -862,9 +911,9 @@ static void validate(struct vctx *c, const json_t *schema, json_t *v,
 	check_junctors(c, schema, v, path);
 }
 
-int crd_schema_validate(const json_t *schema, json_t *value,
-			const char *path, int root, unsigned flags,
-			struct strvec *errors, struct strvec *warnings)
+int crd_schema_validate(const json_t *schema, json_t *value, const char *path,
+			int root, unsigned flags, struct strvec *errors,
+			struct strvec *warnings)
 {
 	struct vctx c = { 0 };
 	struct strbuf sb = STRBUF_INIT;
@@ -897,7 +946,8 @@ int crd_from_json(struct crd *crd, json_t *doc, const char *origin)
 	    !json_is_array(json_object_get(spec, "versions")))
 		return error("'%s': not a CustomResourceDefinition "
 			     "(no spec.group, spec.names.kind or "
-			     "spec.versions)", origin ? origin : "<input>");
+			     "spec.versions)",
+			     origin ? origin : "<input>");
 	crd->doc = json_incref(doc);
 	return 0;
 }
@@ -911,10 +961,12 @@ void crd_release(struct crd *crd)
 json_t *crd_version(const struct crd *crd, const char *version)
 {
 	json_t *vs = json_object_get(json_object_get(crd->doc, "spec"),
-				     "versions"), *v;
+				     "versions"),
+	       *v;
 	size_t i;
 
-	json_array_foreach(vs, i, v) {
+	json_array_foreach(vs, i, v)
+	{
 		const char *name = json_object_str(v, "name");
 		if (name && !strcmp(name, version))
 			return v;
@@ -930,20 +982,25 @@ json_t *crd_version_schema(const struct crd *crd, const char *version)
 		return NULL;
 	s = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
 	if (!s)
-		s = json_object_get(json_object_get(json_object_get(crd->doc,
-				"spec"), "validation"), "openAPIV3Schema");
+		s = json_object_get(
+			json_object_get(json_object_get(crd->doc, "spec"),
+					"validation"),
+			"openAPIV3Schema");
 	return s;
 }
 
 const char *crd_storage_version(const struct crd *crd)
 {
 	json_t *vs = json_object_get(json_object_get(crd->doc, "spec"),
-				     "versions"), *v;
+				     "versions"),
+	       *v;
 	size_t i;
 
 	json_array_foreach(vs, i, v)
+	{
 		if (json_is_true(json_object_get(v, "storage")))
 			return json_object_str(v, "name");
+	}
 	return NULL;
 }
 
@@ -958,7 +1015,8 @@ int crd_validate_object(const struct crd *crd, json_t *obj, unsigned flags,
 
 	if (!json_is_object(obj)) {
 		if (errors)
-			strvec_pushf(errors, "Invalid value: \"%s\": body "
+			strvec_pushf(errors,
+				     "Invalid value: \"%s\": body "
 				     "must be of type object",
 				     type_name(obj));
 		return 1;
@@ -966,7 +1024,7 @@ int crd_validate_object(const struct crd *crd, json_t *obj, unsigned flags,
 	if (!av || !(slash = strchr(av, '/'))) {
 		if (errors)
 			strvec_push(errors, "apiVersion: Required value: "
-				    "must be <group>/<version>");
+					    "must be <group>/<version>");
 		return 1;
 	}
 	glen = slash - av;
@@ -974,16 +1032,19 @@ int crd_validate_object(const struct crd *crd, json_t *obj, unsigned flags,
 	if (strlen(crd->group) != glen || strncmp(av, crd->group, glen) ||
 	    !kind || strcmp(kind, crd->kind)) {
 		if (errors)
-			strvec_pushf(errors, "kind: Invalid value: \"%s\": "
-				     "this CRD serves %s of %s", kind ? kind : "",
-				     crd->kind, crd->group);
+			strvec_pushf(errors,
+				     "kind: Invalid value: \"%s\": "
+				     "this CRD serves %s of %s",
+				     kind ? kind : "", crd->kind, crd->group);
 		return 1;
 	}
 	ver = crd_version(crd, version);
 	if (!ver || !json_is_true(json_object_get(ver, "served"))) {
 		if (errors)
-			strvec_pushf(errors, "apiVersion: Unsupported value: "
-				     "\"%s\": no such version served", av);
+			strvec_pushf(errors,
+				     "apiVersion: Unsupported value: "
+				     "\"%s\": no such version served",
+				     av);
 		return 1;
 	}
 	if (json_is_true(json_object_get(ver, "deprecated")) && warnings) {
@@ -997,8 +1058,7 @@ int crd_validate_object(const struct crd *crd, json_t *obj, unsigned flags,
 	schema = crd_version_schema(crd, version);
 	if (!schema)
 		return 0; /* no schema: anything goes (preserved) */
-	return crd_schema_validate(schema, obj, "", 1, flags, errors,
-				   warnings);
+	return crd_schema_validate(schema, obj, "", 1, flags, errors, warnings);
 }
 
 int crd_set_add(struct crd_set *set, json_t *doc, const char *origin)
@@ -1049,7 +1109,8 @@ int crd_set_load_dir(struct crd_set *set, const char *dir)
 			added = -1;
 			break;
 		}
-		json_array_foreach(docs, j, doc) {
+		json_array_foreach(docs, j, doc)
+		{
 			int r = crd_set_add(set, doc, path.buf);
 			if (r < 0) {
 				added = -1;

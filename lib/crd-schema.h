@@ -58,11 +58,11 @@
 #define CRD_DEFAULT (1u << 1) /* fill absent fields from "default" */
 
 struct crd {
-	json_t *doc;         /* the whole CRD document (owned) */
-	const char *group;   /* spec.group (points into doc) */
-	const char *kind;    /* spec.names.kind */
-	const char *plural;  /* spec.names.plural */
-	const char *scope;   /* spec.scope: Namespaced or Cluster */
+	json_t *doc;	    /* the whole CRD document (owned) */
+	const char *group;  /* spec.group (points into doc) */
+	const char *kind;   /* spec.names.kind */
+	const char *plural; /* spec.names.plural */
+	const char *scope;  /* spec.scope: Namespaced or Cluster */
 };
 
 /*
@@ -94,9 +94,9 @@ const char *crd_storage_version(const struct crd *crd);
  * value is changed only with CRD_PRUNE or CRD_DEFAULT. Returns the
  * number of errors (0: valid).
  */
-int crd_schema_validate(const json_t *schema, json_t *value,
-			const char *path, int root, unsigned flags,
-			struct strvec *errors, struct strvec *warnings);
+int crd_schema_validate(const json_t *schema, json_t *value, const char *path,
+			int root, unsigned flags, struct strvec *errors,
+			struct strvec *warnings);
 
 /*
  * Validate a whole object (with apiVersion and kind) against the CRD:
@@ -112,7 +112,10 @@ struct crd_set {
 	struct crd *items;
 	size_t nr, alloc;
 };
-#define CRD_SET_INIT { NULL, 0, 0 }
+#define CRD_SET_INIT                                                           \
+	{                                                                      \
+		NULL, 0, 0                                                     \
+	}
 
 /*
  * Load every CustomResourceDefinition document of the *.yaml, *.yml and

@@ -9,12 +9,12 @@
 #define MAX_DEPTH 10000
 
 struct frame {
-	json_t *node;     /* the array or object being built */
-	char *anchor;     /* its anchor, registered when complete */
-	char *key;        /* mappings: the pending key, or NULL */
+	json_t *node; /* the array or object being built */
+	char *anchor; /* its anchor, registered when complete */
+	char *key;    /* mappings: the pending key, or NULL */
 	size_t key_len;
 	int key_is_merge; /* the pending key is a plain "<<" */
-	json_t *merges;   /* mappings to merge at the end (array) */
+	json_t *merges;	  /* mappings to merge at the end (array) */
 	size_t line, col; /* where the pending key started */
 };
 
@@ -37,8 +37,9 @@ static int fail_at(struct parse_state *ps, const yaml_mark_t *mark,
 
 	if (!ps->err)
 		return -1;
-	strbuf_addf(ps->err, "cannot parse '%s': line %lu, column %lu: ",
-		    ps->origin, (unsigned long)mark->line + 1,
+	strbuf_addf(ps->err,
+		    "cannot parse '%s': line %lu, column %lu: ", ps->origin,
+		    (unsigned long)mark->line + 1,
 		    (unsigned long)mark->column + 1);
 	va_start(ap, fmt);
 	strbuf_vaddf(ps->err, fmt, ap);
@@ -58,9 +59,9 @@ static int all_digits(const char *s, size_t len, int base)
 			return 0;
 		if (base == 10 && !(c >= '0' && c <= '9'))
 			return 0;
-		if (base == 16 && !((c >= '0' && c <= '9') ||
-				    (c >= 'a' && c <= 'f') ||
-				    (c >= 'A' && c <= 'F')))
+		if (base == 16 &&
+		    !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+		      (c >= 'A' && c <= 'F')))
 			return 0;
 	}
 	return 1;
@@ -106,9 +107,9 @@ static int is_one_of(const char *s, size_t len, const char *const *words)
 static const char *const null_words[] = { "~", "null", "Null", "NULL", NULL };
 static const char *const true_words[] = { "true", "True", "TRUE", NULL };
 static const char *const false_words[] = { "false", "False", "FALSE", NULL };
-static const char *const inf_words[] = { ".inf", ".Inf", ".INF", "+.inf",
+static const char *const inf_words[] = { ".inf",  ".Inf",  ".INF",  "+.inf",
 					 "+.Inf", "+.INF", "-.inf", "-.Inf",
-					 "-.INF", ".nan", ".NaN", ".NAN",
+					 "-.INF", ".nan",  ".NaN",  ".NAN",
 					 NULL };
 
 /* an integer in base; beyond int64 (decimal only) becomes a real */
@@ -192,13 +193,14 @@ static json_t *resolve_scalar(const yaml_event_t *ev, const char **why)
 			else if (len > 2 && s[0] == '0' && s[1] == 'x' &&
 				 all_digits(s + 2, len - 2, 16))
 				v = make_int(s + 2, len - 2, 16);
-			else if ((s[0] == '-' || s[0] == '+') ?
-					 all_digits(s + 1, len - 1, 10) :
-					 all_digits(s, len, 10))
+			else if ((s[0] == '-' || s[0] == '+')
+					 ? all_digits(s + 1, len - 1, 10)
+					 : all_digits(s, len, 10))
 				v = make_int(s, len, 10);
 			if (v)
 				return v;
-			if (len > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'x') &&
+			if (len > 2 && s[0] == '0' &&
+			    (s[1] == 'o' || s[1] == 'x') &&
 			    all_digits(s + 2, len - 2, s[1] == 'o' ? 8 : 16)) {
 				*why = "integer out of range";
 				return NULL;
@@ -226,10 +228,14 @@ static size_t count_nodes(const json_t *v)
 
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
+		{
 			n += count_nodes(x);
+		}
 	} else if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, x)
+		{
 			n += count_nodes(x);
+		}
 	}
 	return n;
 }
@@ -240,8 +246,7 @@ static struct frame *top(struct parse_state *ps)
 }
 
 /* add a completed value (steals the reference) where it belongs */
-static int add_value(struct parse_state *ps, json_t *v,
-		     const yaml_mark_t *mark)
+static int add_value(struct parse_state *ps, json_t *v, const yaml_mark_t *mark)
 {
 	struct frame *f = top(ps);
 	yaml_mark_t km;
@@ -265,7 +270,8 @@ static int add_value(struct parse_state *ps, json_t *v,
 		if (json_is_object(v)) {
 			json_array_append_new(f->merges, v);
 		} else if (json_is_array(v)) {
-			json_array_foreach(v, i, x) {
+			json_array_foreach(v, i, x)
+			{
 				if (!json_is_object(x)) {
 					json_decref(v);
 					return fail_at(ps, mark,
@@ -337,8 +343,8 @@ static int on_scalar(struct parse_state *ps, const yaml_event_t *ev)
 			    !ev->data.scalar.tag;
 		if (ev->data.scalar.anchor) {
 			json_t *k = json_stringn(s, len);
-			register_anchor(ps, (const char *)ev->data.scalar.anchor,
-					k);
+			register_anchor(
+				ps, (const char *)ev->data.scalar.anchor, k);
 			json_decref(k);
 		}
 		return take_key(ps, s, len, merge, &ev->start_mark);
@@ -365,8 +371,8 @@ static int on_alias(struct parse_state *ps, const yaml_event_t *ev)
 		if (!json_is_string(v))
 			return fail_at(ps, &ev->start_mark,
 				       "a mapping key must be a scalar");
-		return take_key(ps, json_string_value(v),
-				json_string_length(v), 0, &ev->start_mark);
+		return take_key(ps, json_string_value(v), json_string_length(v),
+				0, &ev->start_mark);
 	}
 	ps->alias_nodes += count_nodes(v);
 	if (ps->alias_nodes > YAML_ALIAS_NODE_LIMIT)
@@ -416,13 +422,16 @@ static int pop_frame(struct parse_state *ps, const yaml_mark_t *mark)
 	json_t *m;
 
 	if (f.merges) {
-		json_array_foreach(f.merges, i, m) {
+		json_array_foreach(f.merges, i, m)
+		{
 			const char *k;
 			json_t *x;
 
 			json_object_foreach(m, k, x)
+			{
 				if (!json_object_get(node, k))
 					json_object_set(node, k, x);
+			}
 		}
 	}
 	register_anchor(ps, f.anchor, node);
@@ -466,10 +475,15 @@ int yaml_parse_stream_cb(const char *buf, size_t len, const char *origin,
 			fail_at(&ps, m, "%s",
 				parser.problem ? parser.problem : "bad input");
 			if (err && parser.context)
-				strbuf_addf(err, " (%s at line %lu, column %lu)",
+				strbuf_addf(err,
+					    " (%s at line %lu, column %lu)",
 					    parser.context,
-					    (unsigned long)parser.context_mark.line + 1,
-					    (unsigned long)parser.context_mark.column + 1);
+					    (unsigned long)parser.context_mark
+							    .line +
+						    1,
+					    (unsigned long)parser.context_mark
+							    .column +
+						    1);
 			ret = -1;
 			break;
 		}
@@ -549,15 +563,16 @@ json_t *yaml_parse_one(const char *buf, size_t len, const char *origin,
 		return NULL;
 	if (json_array_size(docs) > 1) {
 		if (err)
-			strbuf_addf(err, "cannot parse '%s': %zu documents, "
+			strbuf_addf(err,
+				    "cannot parse '%s': %zu documents, "
 				    "expected one",
 				    origin ? origin : "<input>",
 				    json_array_size(docs));
 		json_decref(docs);
 		return NULL;
 	}
-	v = json_array_size(docs) ? json_incref(json_array_get(docs, 0)) :
-				    json_null();
+	v = json_array_size(docs) ? json_incref(json_array_get(docs, 0))
+				  : json_null();
 	json_decref(docs);
 	return v;
 }

@@ -41,8 +41,7 @@
  * where the document starts. Return 0 to go on, non-zero to stop the
  * parse (yaml_parse_stream_cb then returns that value).
  */
-typedef int (*yaml_doc_fn)(json_t *doc, size_t index, size_t line,
-			   void *data);
+typedef int (*yaml_doc_fn)(json_t *doc, size_t index, size_t line, void *data);
 
 /*
  * Parse len bytes of YAML (UTF-8, or UTF-16 with a BOM), a stream of

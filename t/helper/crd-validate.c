@@ -38,10 +38,10 @@ struct run {
 	int errors;
 };
 
-static void say(struct run *r, size_t line, const char *what,
-		const char *fmt, ...) PRINTF_LIKE(4, 5);
-static void say(struct run *r, size_t line, const char *what,
-		const char *fmt, ...)
+static void say(struct run *r, size_t line, const char *what, const char *fmt,
+		...) PRINTF_LIKE(4, 5);
+static void say(struct run *r, size_t line, const char *what, const char *fmt,
+		...)
 {
 	va_list ap;
 
@@ -84,8 +84,8 @@ static int on_doc(json_t *doc, size_t index, size_t line, void *data)
 	struct strbuf what = STRBUF_INIT;
 	const char *kind = json_object_str(doc, "kind");
 	const char *av = json_object_str(doc, "apiVersion");
-	const char *name = json_object_str(json_object_get(doc, "metadata"),
-					   "name");
+	const char *name =
+		json_object_str(json_object_get(doc, "metadata"), "name");
 	const struct crd *crd;
 	size_t i;
 	int bad;

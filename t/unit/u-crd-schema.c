@@ -88,7 +88,8 @@ static void test_yaml_stream(void **state)
 	json_decref(docs);
 	/* the callback sees each document and can stop the parse */
 	assert_int_equal(yaml_parse_stream_cb(s, strlen(s), NULL, count_docs,
-					      lines, &err), 7);
+					      lines, &err),
+			 7);
 	assert_int_equal(lines[0], 1);
 	assert_int_equal(lines[2], 3);
 	assert_int_equal(lines[3], 0);
@@ -118,10 +119,11 @@ static void test_yaml_alias_bomb(void **state)
 
 	strbuf_addstr(&sb, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
 	for (i = 1; i < 9; i++)
-		strbuf_addf(&sb, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, "
-			    "*a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i - 1,
-			    i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
-			    i - 1, i - 1);
+		strbuf_addf(&sb,
+			    "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, "
+			    "*a%d, *a%d, *a%d, *a%d, *a%d]\n",
+			    i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+			    i - 1, i - 1, i - 1, i - 1);
 	expect_err(sb.buf, "aliases expand to more than");
 	strbuf_release(&sb);
 }
@@ -185,8 +187,8 @@ static int check(struct crd_set *set, const char *yaml, unsigned flags,
 {
 	struct strvec errs = STRVEC_INIT, warns = STRVEC_INIT;
 	json_t *doc = yaml1(yaml);
-	const struct crd *crd = crd_set_find(set,
-		json_string_value(json_object_get(doc, "apiVersion")),
+	const struct crd *crd = crd_set_find(
+		set, json_string_value(json_object_get(doc, "apiVersion")),
 		json_string_value(json_object_get(doc, "kind")));
 	size_t i;
 	int n;
@@ -210,10 +212,10 @@ static int check(struct crd_set *set, const char *yaml, unsigned flags,
 	return n;
 }
 
-#define HAS(sb, s)                                                      \
-	do {                                                            \
-		if (!strstr((sb).buf, (s)))                             \
-			fail_msg("missing '%s' in:\n%s", (s), (sb).buf); \
+#define HAS(sb, s)                                                             \
+	do {                                                                   \
+		if (!strstr((sb).buf, (s)))                                    \
+			fail_msg("missing '%s' in:\n%s", (s), (sb).buf);       \
 	} while (0)
 
 static const char claim_a[] =
@@ -239,21 +241,29 @@ static void test_claims(void **state)
 	HAS(out, "W extensions.agents.x-k8s.io/v1alpha1 SandboxClaim is "
 		 "deprecated");
 	/* v1beta1 claims name a warm pool, and only v0.5.6 has them */
-	assert_int_equal(check(&s->v05,
-		"apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
-		"kind: SandboxClaim\nmetadata: {name: c}\n"
-		"spec: {warmPoolRef: {name: go-runtime-warmpool}}\n",
-		0, &out), 0);
-	assert_int_equal(check(&s->v04,
-		"apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
-		"kind: SandboxClaim\nmetadata: {name: c}\n"
-		"spec: {warmPoolRef: {name: p}}\n", 0, &out), 1);
+	assert_int_equal(
+		check(&s->v05,
+		      "apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
+		      "kind: SandboxClaim\nmetadata: {name: c}\n"
+		      "spec: {warmPoolRef: {name: go-runtime-warmpool}}\n",
+		      0, &out),
+		0);
+	assert_int_equal(
+		check(&s->v04,
+		      "apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
+		      "kind: SandboxClaim\nmetadata: {name: c}\n"
+		      "spec: {warmPoolRef: {name: p}}\n",
+		      0, &out),
+		1);
 	HAS(out, "no such version served");
 	/* sandboxTemplateRef does not exist in v1beta1 */
-	assert_int_equal(check(&s->v05,
-		"apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
-		"kind: SandboxClaim\nmetadata: {name: c}\n"
-		"spec: {sandboxTemplateRef: {name: t}}\n", 0, &out), 2);
+	assert_int_equal(
+		check(&s->v05,
+		      "apiVersion: extensions.agents.x-k8s.io/v1beta1\n"
+		      "kind: SandboxClaim\nmetadata: {name: c}\n"
+		      "spec: {sandboxTemplateRef: {name: t}}\n",
+		      0, &out),
+		2);
 	HAS(out, "spec.warmPoolRef: Required value\n");
 	HAS(out, "unknown field \"spec.sandboxTemplateRef\"\n");
 	strbuf_release(&out);
@@ -264,21 +274,23 @@ static void test_claim_errors(void **state)
 	struct sets *s = *state;
 	struct strbuf out = STRBUF_INIT;
 
-	assert_int_equal(check(&s->v04,
-		"apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
-		"kind: SandboxClaim\n"
-		"metadata: {name: Bad_Name, labels: {a: 1}, bogus: 1}\n"
-		"spec:\n"
-		"  sandboxTemplateRef: {}\n"
-		"  warmpool: [x]\n"
-		"  lifecycle: {shutdownPolicy: x, shutdownTime: soon,\n"
-		"    ttlSecondsAfterFinished: -1}\n"
-		"  env: [{name: A, value: b}, {name: B}]\n"
-		"  service: true\n"
-		"status: {conditions: [{type: Ready, status: Maybe,\n"
-		"  reason: '1bad', message: m,\n"
-		"  lastTransitionTime: '2026-01-01T00:00:00Z'}]}\n",
-		0, &out), 12);
+	assert_int_equal(
+		check(&s->v04,
+		      "apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
+		      "kind: SandboxClaim\n"
+		      "metadata: {name: Bad_Name, labels: {a: 1}, bogus: 1}\n"
+		      "spec:\n"
+		      "  sandboxTemplateRef: {}\n"
+		      "  warmpool: [x]\n"
+		      "  lifecycle: {shutdownPolicy: x, shutdownTime: soon,\n"
+		      "    ttlSecondsAfterFinished: -1}\n"
+		      "  env: [{name: A, value: b}, {name: B}]\n"
+		      "  service: true\n"
+		      "status: {conditions: [{type: Ready, status: Maybe,\n"
+		      "  reason: '1bad', message: m,\n"
+		      "  lastTransitionTime: '2026-01-01T00:00:00Z'}]}\n",
+		      0, &out),
+		12);
 	HAS(out, "metadata.name: Invalid value: \"Bad_Name\": a lowercase "
 		 "RFC 1123 subdomain");
 	HAS(out, "metadata.labels[a]: Invalid value: \"integer\": "
@@ -311,12 +323,15 @@ static void test_prune_and_default(void **state)
 	struct sets *s = *state;
 	struct strbuf out = STRBUF_INIT;
 
-	assert_int_equal(check(&s->v04,
-		"apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
-		"kind: SandboxClaim\nmetadata: {name: c}\n"
-		"spec: {sandboxTemplateRef: {name: t, x: 1}, service: true,\n"
-		"  lifecycle: {shutdownTime: null}}\n",
-		CRD_PRUNE | CRD_DEFAULT, &out), 0);
+	assert_int_equal(
+		check(&s->v04,
+		      "apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
+		      "kind: SandboxClaim\nmetadata: {name: c}\n"
+		      "spec: {sandboxTemplateRef: {name: t, x: 1}, service: "
+		      "true,\n"
+		      "  lifecycle: {shutdownTime: null}}\n",
+		      CRD_PRUNE | CRD_DEFAULT, &out),
+		0);
 	HAS(out, "W unknown field \"spec.service\"\n");
 	HAS(out, "W unknown field \"spec.sandboxTemplateRef.x\"\n");
 	HAS(out, "= {\"apiVersion\":\"extensions.agents.x-k8s.io/v1alpha1\","
@@ -342,8 +357,8 @@ static const char tmpl_fmt[] =
 	"        readinessProbe: {httpGet: {path: /, port: %s}}\n";
 
 static int check_tmpl(struct crd_set *set, const char *version,
-		      const char *service, const char *port,
-		      const char *cpu, const char *probe, struct strbuf *out)
+		      const char *service, const char *port, const char *cpu,
+		      const char *probe, struct strbuf *out)
 {
 	struct strbuf y = STRBUF_INIT;
 	int n;
@@ -360,15 +375,18 @@ static void test_templates(void **state)
 	struct strbuf out = STRBUF_INIT;
 
 	assert_int_equal(check_tmpl(&s->v04, "v1alpha1", "true", "8888",
-				    "\"2\"", "8888", &out), 0);
+				    "\"2\"", "8888", &out),
+			 0);
 	assert_int_equal(check_tmpl(&s->v05, "v1alpha1", "true", "8888", "2",
-				    "http", &out), 0);
-	assert_int_equal(check_tmpl(&s->v05, "v1beta1", "true", "8888",
-				    "500m", "8888", &out), 0);
+				    "http", &out),
+			 0);
+	assert_int_equal(check_tmpl(&s->v05, "v1beta1", "true", "8888", "500m",
+				    "8888", &out),
+			 0);
 	/* wrong types, int-or-string, quantity pattern, int32 range */
 	assert_int_equal(check_tmpl(&s->v04, "v1alpha1", "\"yes\"",
-				    "99999999999", "2 cores", "true",
-				    &out), 4);
+				    "99999999999", "2 cores", "true", &out),
+			 4);
 	HAS(out, "spec.service: Invalid value: \"string\": spec.service in "
 		 "body must be of type boolean: \"string\"\n");
 	HAS(out, "spec.podTemplate.spec.containers[0].ports[0]."
@@ -386,12 +404,15 @@ static void test_duplicates(void **state)
 	struct strbuf out = STRBUF_INIT;
 
 	/* containers is a list-map keyed by name in the pod spec */
-	assert_int_equal(check(&s->v04,
-		"apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
-		"kind: SandboxTemplate\nmetadata: {name: t}\n"
-		"spec: {podTemplate: {spec: {containers: [\n"
-		"  {name: a, image: x, ports: [{containerPort: 1},"
-		" {containerPort: 1}]}]}}}\n", 0, &out), 1);
+	assert_int_equal(
+		check(&s->v04,
+		      "apiVersion: extensions.agents.x-k8s.io/v1alpha1\n"
+		      "kind: SandboxTemplate\nmetadata: {name: t}\n"
+		      "spec: {podTemplate: {spec: {containers: [\n"
+		      "  {name: a, image: x, ports: [{containerPort: 1},"
+		      " {containerPort: 1}]}]}}}\n",
+		      0, &out),
+		1);
 	HAS(out, "ports[1]: Duplicate value: [1,\"TCP\"]");
 	strbuf_release(&out);
 }
@@ -412,27 +433,28 @@ static void test_schema_keywords(void **state)
 		"  z: {type: string, nullable: true}\n"
 		"  a: {type: array, maxItems: 1, items: {type: string}}\n");
 	json_t *ok = yaml1("{n: 4.5, s: '1.a', o: 1.5, e: {apiVersion: v1, "
-			"kind: Pod, metadata: {name: p}, anything: 1}, "
-			"m: {x: 1}, z: null, a: [x]}");
+			   "kind: Pod, metadata: {name: p}, anything: 1}, "
+			   "m: {x: 1}, z: null, a: [x]}");
 	json_t *bad = yaml1("{n: 5, s: 'ab', o: 1, e: {x: 1}, m: {x: y}, "
-			 "a: [x, 1]}");
+			    "a: [x, 1]}");
 
-	assert_int_equal(crd_schema_validate(schema, ok, "", 0, 0, &errs,
-					     NULL), 0);
-	assert_int_equal(crd_schema_validate(schema, bad, "", 0, 0, &errs,
-					     NULL), 8);
+	assert_int_equal(crd_schema_validate(schema, ok, "", 0, 0, &errs, NULL),
+			 0);
+	assert_int_equal(
+		crd_schema_validate(schema, bad, "", 0, 0, &errs, NULL), 8);
 	assert_string_equal(errs.v[0], "n: Invalid value: 5: n in body "
-			    "should be less than 5");
+				       "should be less than 5");
 	assert_string_equal(errs.v[1], "s: Invalid value: \"ab\": s in body "
-			    "should match '^\\d+(?:\\.\\w)?$'");
+				       "should match '^\\d+(?:\\.\\w)?$'");
 	assert_string_equal(errs.v[2], "o: Invalid value: 1: must validate "
-			    "one and only one schema (oneOf)");
+				       "one and only one schema (oneOf)");
 	assert_string_equal(errs.v[3], "e.apiVersion: Required value: must "
-			    "not be empty");
-	assert_string_equal(errs.v[5], "m[x]: Invalid value: \"string\": "
+				       "not be empty");
+	assert_string_equal(errs.v[5],
+			    "m[x]: Invalid value: \"string\": "
 			    "m[x] in body must be of type integer: \"string\"");
 	assert_string_equal(errs.v[7], "a: Too many: 2: must have at most 1 "
-			    "items");
+				       "items");
 	json_decref(schema);
 	json_decref(ok);
 	json_decref(bad);
