@@ -231,6 +231,34 @@ assert b[\"roleRef\"][\"name\"] == role[\"metadata\"][\"name\"]
 "
 '
 
+test_expect_success CRDS 'crd-validate: warn mode prunes, strict refuses' '
+	cat >claim.yaml <<-\EOF &&
+	apiVersion: extensions.agents.x-k8s.io/v1alpha1
+	kind: SandboxClaim
+	metadata: {generateName: sandbox-claim-}
+	spec:
+	  sandboxTemplateRef: {name: go-runtime-template}
+	  service: true
+	---
+	apiVersion: v1
+	kind: ConfigMap
+	metadata: {name: x}
+	EOF
+	crd-validate --crds="$CRDS/v0.4.6" claim.yaml >out &&
+	test_grep "claim.yaml:1: SandboxClaim/?: warning: unknown field \"spec.service\"" out &&
+	test_grep "claim.yaml:7: ConfigMap/x: not checked against a CRD (v1)" out &&
+	test_expect_code 1 crd-validate --strict --crds="$CRDS/v0.4.6" claim.yaml >out &&
+	test_grep "error: unknown field \"spec.service\"" out &&
+	crd-validate --default --json --crds="$CRDS/v0.4.6" claim.yaml >out &&
+	test_grep "\"warmpool\":\"default\"" out
+'
+
+test_expect_success 'crd-validate: YAML errors name file, line and column' '
+	printf "a: 1\nb:\n  c: 1\n    d: 2\n" >bad.yaml &&
+	test_expect_code 1 crd-validate bad.yaml >out &&
+	test_grep "^cannot parse .bad.yaml.: line 4, column 6: mapping values" out
+'
+
 # A small Dockerfile lint (no hadolint or Docker engine here).
 test_expect_success 'the runtime Dockerfile passes the lint' '
 	D=$GOSBX_SOURCE_DIR/runtime-image/Dockerfile &&
