@@ -461,6 +461,46 @@ static void test_schema_keywords(void **state)
 	strvec_clear(&errs);
 }
 
+static int pattern_errors(const char *pattern, const char *value,
+			  struct strvec *errs)
+{
+	json_t *schema =
+		json_pack("{s:s, s:s}", "type", "string", "pattern", pattern);
+	json_t *v = json_string(value);
+	int n;
+
+	strvec_clear(errs);
+	n = crd_schema_validate(schema, v, "p", 0, 0, errs, NULL);
+	json_decref(schema);
+	json_decref(v);
+	return n;
+}
+
+/* RE2 patterns, as Kubernetes evaluates them, over POSIX regcomp */
+static void test_patterns(void **state)
+{
+	struct strvec errs = STRVEC_INIT;
+
+	/* escapes inside brackets are escapes, not backslashes */
+	assert_int_equal(pattern_errors("^[a-z\\-\\.]+$", "a-b.c", &errs), 0);
+	assert_int_equal(pattern_errors("^[a-z\\-\\.]+$", "a\\b", &errs), 1);
+	assert_int_equal(pattern_errors("^[\\]x]+$", "]x]", &errs), 0);
+	assert_int_equal(pattern_errors("^\\d{2,3}\\s\\w+$", "12 ab_9", &errs),
+			 0);
+	assert_int_equal(pattern_errors("^\\d{2,3}$", "1234", &errs), 1);
+	assert_int_equal(pattern_errors("^\\D\\S\\W$", "a-!", &errs), 0);
+	assert_int_equal(pattern_errors("^\\D$", "1", &errs), 1);
+	/* lazy quantifiers match the same strings as greedy ones */
+	assert_int_equal(pattern_errors("^a+?b*?$", "aab", &errs), 0);
+	/* unanchored patterns match anywhere, as in RE2 */
+	assert_int_equal(pattern_errors("b", "abc", &errs), 0);
+	/* lookahead has no POSIX counterpart: said, not guessed */
+	assert_int_equal(pattern_errors("^(?=a)a$", "a", &errs), 1);
+	assert_string_equal(errs.v[0], "p: Internal error: unsupported "
+				       "pattern '^(?=a)a$'");
+	strvec_clear(&errs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest yaml_tests[] = {
@@ -470,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_yaml_alias_bomb),
 		cmocka_unit_test(test_schema_keywords),
+		cmocka_unit_test(test_patterns),
 	};
 	const struct CMUnitTest crd_tests[] = {
 		cmocka_unit_test(test_claims),
