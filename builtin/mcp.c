@@ -195,6 +195,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 
 	if (http) {
 		h.addr = http;
+		o.shared_claim = o.claim != NULL;
 		h.dev = dev;
 		env_token = getenv("GOSBX_MCP_TOKEN");
 		if (token_file) {

@@ -462,7 +462,7 @@ static void go_session_end(struct mcp_session *s, void *state)
 		return;
 	pthread_mutex_lock(&st->lock);
 	if (st->open) {
-		if (o->persistent) {
+		if (o->persistent || o->shared_claim) {
 			mcp_log_stderr("disconnecting (claim %s preserved)",
 				       st->sbx.claim);
 			session_disconnect(&st->sbx);

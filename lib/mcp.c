@@ -148,6 +148,65 @@ static char *compact_schema(const char *tool, const char *text)
 	return strbuf_detach(&out, NULL);
 }
 
+/*
+ * Call threads are joinable: a thread that finished puts itself on
+ * the finished list and is joined by the next call or by
+ * mcp_server_free(), so no thread (nor its thread-local memory, e.g.
+ * OpenSSL's) outlives the server unnoticed.
+ */
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t *finished_threads;
+static size_t nr_finished, alloc_finished;
+static size_t live_threads; /* created and not yet joined */
+
+static void thread_finished(void)
+{
+	pthread_mutex_lock(&threads_mu);
+	ALLOC_GROW(finished_threads, nr_finished + 1, alloc_finished);
+	finished_threads[nr_finished++] = pthread_self();
+	pthread_mutex_unlock(&threads_mu);
+}
+
+/* Join the threads that said they finished. */
+static void reap_threads(void)
+{
+	pthread_t *list;
+	size_t nr;
+
+	pthread_mutex_lock(&threads_mu);
+	list = finished_threads;
+	nr = nr_finished;
+	finished_threads = NULL;
+	nr_finished = alloc_finished = 0;
+	pthread_mutex_unlock(&threads_mu);
+	for (size_t i = 0; i < nr; i++)
+		pthread_join(list[i], NULL);
+	free(list);
+	pthread_mutex_lock(&threads_mu);
+	live_threads -= nr;
+	pthread_mutex_unlock(&threads_mu);
+}
+
+/* Join every call thread that ends within timeout_ms. 0 if all did. */
+static int join_call_threads(int timeout_ms)
+{
+	uint64_t deadline = monotonic_ms() + timeout_ms;
+
+	for (;;) {
+		size_t live;
+
+		reap_threads();
+		pthread_mutex_lock(&threads_mu);
+		live = live_threads;
+		pthread_mutex_unlock(&threads_mu);
+		if (!live)
+			return 0;
+		if (monotonic_ms() >= deadline)
+			return -1;
+		usleep(5000);
+	}
+}
+
 struct mcp_server *mcp_server_new(const struct mcp_options *o,
 				  const struct mcp_toolset *const *toolsets,
 				  size_t nr)
@@ -206,6 +265,8 @@ void mcp_server_free(struct mcp_server *srv)
 {
 	if (!srv)
 		return;
+	/* calls were cancelled when their sessions ended: give them time */
+	join_call_threads(5000);
 	if (atomic_load(&srv->live_sessions)) {
 		/* a call still runs on a detached thread: leave it be */
 		return;
@@ -844,6 +905,7 @@ static void *call_thread(void *arg)
 	mcp_chan_unref(c->ch);
 	call_free(c);
 	mcp_session_put(s);
+	thread_finished();
 	return NULL;
 }
 
@@ -903,10 +965,15 @@ static int do_tools_call(struct req *r)
 	pthread_mutex_unlock(&r->s->mu);
 	mcp_chan_ref(r->ch);
 
+	reap_threads();
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&tid, &attr, call_thread, c);
 	pthread_attr_destroy(&attr);
+	if (!rc) {
+		pthread_mutex_lock(&threads_mu);
+		live_threads++;
+		pthread_mutex_unlock(&threads_mu);
+	}
 	if (rc) {
 		pthread_mutex_lock(&r->s->mu);
 		r->s->calls = c->next;

@@ -36,6 +36,12 @@ struct mcp_options {
 	const char *template;	/* default "go-runtime-template" */
 	const char *claim;	/* reattach run_go_code to this claim */
 	int persistent;		/* keep sandboxes when the client goes */
+	/*
+	 * --claim on streamable HTTP: every session reattaches to the
+	 * same claim, so a session that ends only disconnects from it
+	 * (deleting it would pull it from under the others).
+	 */
+	int shared_claim;
 	int ephemeral;		/* wipe /app before every run_go_code */
 	int64_t open_timeout_ms; /* default 5 min */
 	/* toolsets, from --tools=go,sandbox,jobs (default go) */

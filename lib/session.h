@@ -184,8 +184,9 @@ int session_disconnect(struct session *s);
  * Seed output truncation for people and agents (spec/mcp.md, seed
  * 000): a text longer than 16,384 bytes keeps its first 8,192 and last
  * 8,192 bytes with "\n... [N bytes elided] ...\n" between them (N =
- * bytes removed); the cuts never split a UTF-8 character. Returns 1
- * if sb was shortened, else 0.
+ * bytes removed). The cuts are at exact byte counts, as the seed does:
+ * a character cut in two is repaired later by UTF-8 sanitizing (U+FFFD).
+ * Returns 1 if sb was shortened, else 0.
  */
 int session_truncate_head_tail(struct strbuf *sb);
 
