@@ -8,7 +8,7 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime local
+# Sections: runtime local mcp
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
@@ -34,7 +34,7 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime local"
+all_sections="runtime local mcp"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
@@ -45,6 +45,9 @@ if test -n "${GOSBX_PERF_QUICK:-}"; then
 	local_exec_n=20
 	local_go_n=2
 	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-10}
+	mcp_n=200
+	mcp_warmup=10
+	mcp_duration=1s
 else
 	perf_n=2000
 	perf_warmup=200
@@ -54,6 +57,9 @@ else
 	local_exec_n=100
 	local_go_n=10
 	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-50}
+	mcp_n=2000
+	mcp_warmup=50
+	mcp_duration=5s
 fi
 perf_clients=8
 
@@ -64,9 +70,11 @@ perf_errors=0
 server_pid=
 server_log=
 local_root=
+mcp_pid=
 
 cleanup() {
 	server_stop
+	mcp_stop
 	local_cleanup
 	rm -rf "$tmp"
 }
@@ -636,6 +644,194 @@ section_local() {
 }
 
 # ---------------------------------------------------------------------
+# Section "mcp": gosbx mcp (MCP over stdio and streamable HTTP) with the
+# `go` toolset on the local backend, driven by bench-mcp, a C client;
+# the same temporary HOME and XDG directories as the local section, and
+# every server and sandbox gone at the end, also on Ctrl-C.
+#   1. tools/call run_go_code {"command":"true"} on the session's warm
+#      sandbox, over stdio and over HTTP (one keep-alive session), vs
+#      POST /execute of `true` straight to a sandbox runtime's socket:
+#      added latency at the median <= 2 ms for each transport; the
+#      whole-process `gosbx exec --claim=X true` shown for context
+#   2. tool calls/s from 8 HTTP sessions (8 threads, a sandbox each),
+#      info, with the ratio to the runtime's requests/s from 8 clients
+#      on one sandbox
+
+BENCH_MCP=$GOSBX_BUILD_DIR/t/helper/bench-mcp
+
+# Stop the HTTP MCP server: SIGTERM (it closes its sessions' sandboxes),
+# then SIGKILL after ~15 s.
+mcp_stop() {
+	test -n "$mcp_pid" || return 0
+	kill "$mcp_pid" 2>/dev/null
+	i=0
+	while kill -0 "$mcp_pid" 2>/dev/null && test $i -lt 150; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$mcp_pid" 2>/dev/null; then
+		say "warning: gosbx mcp did not stop; killing it" >&2
+		kill -9 "$mcp_pid" 2>/dev/null
+	fi
+	wait "$mcp_pid" 2>/dev/null
+	mcp_pid=
+}
+
+# mcp_claims: the claims of the temporary state other than perf-mcp,
+# on one line.
+mcp_claims() {
+	names=
+	for d in "$XDG_STATE_HOME"/gosbx/claims/*; do
+		test -d "$d" || continue
+		test "${d##*/}" = perf-mcp || names="$names ${d##*/}"
+	done
+	say "${names# }"
+}
+
+# mcp 1, the reference: POST /execute to the runtime of a kept sandbox
+# (its socket reached through a short symlink to the claim's run/).
+mcp_runtime_bench() {
+	ln -s "$XDG_STATE_HOME/gosbx/claims/perf-mcp/run" "$tmp/mcp-run"
+	mcp_sock=--unix=$tmp/mcp-run/runtime.sock
+	rt_med=
+	if bench latency "$mcp_sock" --n=$mcp_n --warmup=$mcp_warmup; then
+		rt_med=$(kv "$line" median_us)
+		perf_info "mcp: runtime POST /execute true: median" \
+			"$(us_to_ms "$rt_med") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "mcp: POST /execute to a sandbox's runtime"
+	fi
+	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
+		-- "$GOSBX" --backend=local exec --claim=perf-mcp true
+	then
+		perf_info "mcp: gosbx exec --claim true (process): median" \
+			"$(us_to_ms "$(kv "$line" median_us)") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "mcp: gosbx exec --claim true"
+	fi
+}
+
+# mcp_latency_rows <transport>: the rows of a bench-mcp stdio|http line
+mcp_latency_rows() {
+	med=$(kv "$line" median_us)
+	perf_info "mcp: run_go_code true, $1: first call" \
+		"$(us_to_ms "$(kv "$line" first_call_us)") ms" \
+		"opens the sandbox"
+	perf_info "mcp: run_go_code true, $1: median" \
+		"$(us_to_ms "$med") ms" \
+		"$(awk -v a="$med" -v b="$rt_med" \
+			'BEGIN { printf "%.2fx runtime", (b > 0) ? a / b : 0 }')"
+	perf_info "mcp: run_go_code true, $1: p90" \
+		"$(us_to_ms "$(kv "$line" p90_us)") ms"
+	if test -n "$rt_med"; then
+		perf_goal "mcp: added latency over runtime, $1" \
+			"$(awk -v a="$med" -v b="$rt_med" \
+				'BEGIN { printf "%.3f", (a - b) / 1000 }')" \
+			ms "<=" 2 "$mcp_n calls"
+	fi
+}
+
+# mcp 1, stdio: bench-mcp spawns the server and ends it (end of input)
+mcp_stdio_bench() {
+	if bench_with "$BENCH_MCP" stdio --n=$mcp_n --warmup=$mcp_warmup \
+		-- "$GOSBX" --backend=local mcp
+	then
+		mcp_latency_rows stdio
+	else
+		perf_error "mcp: run_go_code over stdio"
+	fi
+	left=$(mcp_claims)
+	if test -n "$left"; then
+		perf_error "mcp: sandboxes left after the stdio server: $left"
+	fi
+}
+
+# mcp 1 and 2 over HTTP, against one server (--dev: no token)
+mcp_http_bench() {
+	port=$("$BENCH" free-port) || port=
+	if test -z "$port"; then
+		perf_error "mcp: no free loopback port"
+		return
+	fi
+	url=http://127.0.0.1:$port/mcp
+	"$GOSBX" --backend=local mcp --http="127.0.0.1:$port" --dev \
+		</dev/null >"$tmp/mcp-http.log" 2>&1 &
+	mcp_pid=$!
+	# bench-mcp retries initialize while the server starts (20 s)
+	if bench_with "$BENCH_MCP" http --url="$url" --n=$mcp_n \
+		--warmup=$mcp_warmup
+	then
+		mcp_latency_rows http
+		test "$(kv "$line" connects)" = 0 ||
+			say "# note: the server closed keep-alive connections"
+	else
+		perf_error "mcp: run_go_code over HTTP"
+		say "# server log (end):"
+		tail -n 10 "$tmp/mcp-http.log" | sed 's/^/#   /'
+	fi
+	if bench_with "$BENCH_MCP" rps --url="$url" --clients=$perf_clients \
+		--duration=$mcp_duration --warmup=$mcp_warmup
+	then
+		mcp_rps=$(kv "$line" calls_per_s)
+		mcp_p90=$(kv "$line" p90_us)
+	else
+		mcp_rps=
+		perf_error "mcp: tool calls/s over HTTP"
+		say "# server log (end):"
+		tail -n 10 "$tmp/mcp-http.log" | sed 's/^/#   /'
+	fi
+	mcp_stop
+	left=$(mcp_claims)
+	if test -n "$left"; then
+		perf_error "mcp: sandboxes left after the HTTP server: $left"
+	fi
+	# the same load straight to one sandbox's runtime, for the ratio
+	test -n "$mcp_rps" || return
+	if bench rps "$mcp_sock" --clients=$perf_clients \
+		--duration=$mcp_duration --warmup=$mcp_warmup
+	then
+		rt_rps=$(kv "$line" rps)
+		perf_info "mcp: runtime POST /execute/s, $perf_clients clients" \
+			"$(awk -v v="$rt_rps" 'BEGIN { printf "%.0f /s", v }')" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		rt_rps=
+		perf_error "mcp: runtime requests/s in a sandbox"
+	fi
+	perf_info "mcp: tool calls/s, HTTP, $perf_clients sessions" \
+		"$(awk -v v="$mcp_rps" 'BEGIN { printf "%.0f /s", v }')" \
+		"$(awk -v a="$mcp_rps" -v b="$rt_rps" -v p="$mcp_p90" '
+		BEGIN {
+			if (b > 0) printf "%.2fx runtime, ", a / b
+			printf "p90 %.3f ms", p / 1000
+		}')"
+}
+
+section_mcp() {
+	for f in "$GOSBX" "$GOSBX_BUILD_DIR/gosbx-runtime" "$BENCH" \
+		"$BENCH_LOCAL" "$BENCH_MCP"; do
+		if ! test -x "$f"; then
+			perf_error "mcp: no '$f' (make it first)"
+			return
+		fi
+	done
+	local_setup
+	rm -f "$tmp/mcp-run"
+	say "# mcp: local backend, temporary state in $local_root"
+	if ! local_open perf-mcp; then
+		perf_error "mcp: gosbx open failed (see gosbx doctor)"
+		return
+	fi
+	mcp_runtime_bench
+	mcp_stdio_bench
+	mcp_http_bench
+	lgosbx close perf-mcp >/dev/null 2>&1
+	local_cleanup
+}
+
+# ---------------------------------------------------------------------
 
 print_table() {
 	say
@@ -653,6 +849,12 @@ print_table() {
 		say "local: $("$GOSBX" --version 2>&1), $(bwrap --version \
 			2>&1), $(go version 2>&1 | sed 's/^go version //'); load" \
 			"average before: $load_before"
+		;;
+	esac
+	case " $sections " in
+	*" mcp "*)
+		say "mcp: $("$GOSBX" --version 2>&1) mcp, local backend," \
+			"bench-mcp over stdio and HTTP/1.1 (libcurl)"
 		;;
 	esac
 	awk -F '\t' '
