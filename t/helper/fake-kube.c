@@ -1709,10 +1709,10 @@ static enum MHD_Result send_invalid(struct MHD_Connection *c, enum kind_id k,
 		json_array_append_new(
 			causes,
 			json_pack("{s:s,s:s,s:s}", "reason",
-				  starts_with(errs->v[i], "unknown field") ?
-					  "FieldValueInvalid" :
 				  strstr(errs->v[i], "Required value") ?
 					  "FieldValueRequired" :
+				  strstr(errs->v[i], "Unsupported value") ?
+					  "FieldValueNotSupported" :
 					  "FieldValueInvalid",
 				  "message", errs->v[i], "field", field.buf));
 	}
@@ -4448,9 +4448,10 @@ int main(int argc, const char **argv)
 		flags |= MHD_USE_TLS;
 	api = MHD_start_daemon(
 		flags, 0, NULL, NULL, api_handler, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
 		MHD_OPTION_LISTEN_SOCKET, api_fd, MHD_OPTION_URI_LOG_CALLBACK,
 		uri_logger, NULL, MHD_OPTION_NOTIFY_COMPLETED, req_completed,
-		NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)500,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
@@ -4464,10 +4465,11 @@ int main(int argc, const char **argv)
 	router = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			MHD_USE_POLL | MHD_USE_ERROR_LOG,
-		0, NULL, NULL, router_handler, NULL, MHD_OPTION_LISTEN_SOCKET,
-		router_fd, MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
-		MHD_OPTION_NOTIFY_COMPLETED, req_completed, NULL,
+		0, NULL, NULL, router_handler, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_LISTEN_SOCKET, router_fd,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, req_completed, NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)500,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
