@@ -346,11 +346,17 @@ while b"\r\n\r\n" not in buf:
     buf += d
 head, _, buf = buf.partition(b"\r\n\r\n")
 lines = head.decode("latin-1").split("\r\n")
-if not lines[0].startswith("HTTP/1.1 101"):
-    sys.stderr.write(lines[0] + "\n" + buf.decode("utf-8", "replace") + "\n")
-    sys.exit(2)
 hdrs = dict((l.split(":", 1)[0].strip().lower(), l.split(":", 1)[1].strip())
             for l in lines[1:] if ":" in l)
+if not lines[0].startswith("HTTP/1.1 101"):
+    want = int(hdrs.get("content-length", "-1"))
+    while want < 0 or len(buf) < want:
+        d = sock.recv(65536)
+        if not d:
+            break
+        buf += d
+    sys.stderr.write(lines[0] + "\n" + buf.decode("utf-8", "replace") + "\n")
+    sys.exit(2)
 want = base64.b64encode(hashlib.sha1(
     (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
 if hdrs.get("sec-websocket-accept") != want:

@@ -3417,7 +3417,7 @@ static void *tunnel_main(void *arg)
 	wslay_event_context_ptr ctx;
 	unsigned char port_le[2] = { t->port & 0xff, (t->port >> 8) & 0xff };
 	char buf[32768];
-	int fd = -1, closing = 0;
+	int fd = -1, closing = 0, close_queued = 0;
 
 	set_nonblock(t->link.ws_fd);
 	wslay_event_context_server_init(&ctx, &cb, t);
@@ -3441,7 +3441,6 @@ static void *tunnel_main(void *arg)
 	pthread_mutex_unlock(&S.lock);
 	if (fd < 0) {
 		ws_queue(ctx, 1, t->fail.buf, t->fail.len);
-		wslay_event_queue_close(ctx, 1000, NULL, 0);
 		closing = 1;
 	} else {
 		set_nonblock(fd);
@@ -3485,8 +3484,7 @@ static void *tunnel_main(void *arg)
 			if (wslay_event_send(ctx))
 				break;
 		}
-		if (wslay_event_get_close_received(ctx) && fd >= 0 &&
-		    !closing) {
+		if (wslay_event_get_close_received(ctx) && fd >= 0) {
 			/* the client is done: so is the connection */
 			closing = 1;
 			close(fd);
@@ -3514,8 +3512,22 @@ static void *tunnel_main(void *arg)
 			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 				t->backend_eof = 1;
 		}
-		if (t->backend_eof && !closing) {
+		if (t->backend_eof && fd >= 0) {
+			/* no busy loop on POLLHUP: the connection is done */
 			closing = 1;
+			close(fd);
+			fd = -1;
+			pthread_mutex_lock(&S.lock);
+			t->link.backend_fd = -1;
+			pthread_mutex_unlock(&S.lock);
+		}
+		/*
+		 * wslay sends control frames before queued data: close only
+		 * once the data is out.
+		 */
+		if (closing && !close_queued &&
+		    !wslay_event_get_queued_msg_count(ctx)) {
+			close_queued = 1;
 			wslay_event_queue_close(ctx, 1000, NULL, 0);
 		}
 		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
