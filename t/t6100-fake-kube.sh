@@ -433,4 +433,12 @@ test_expect_success 'SIGTERM stops the fake and its runtimes' '
 	done
 '
 
+test_expect_success 'every fake exits cleanly (no sanitizer report)' '
+	kube_stop_all_ &&
+	for f in kube k5 kf kh; do
+		test -f $f.log || return 1
+		! grep -E "Sanitizer|runtime error|fatal:" $f.log || return 1
+	done
+'
+
 test_done

@@ -133,8 +133,8 @@ struct kind {
 	const char *singular;
 	const char *kind;
 	const char *short_name; /* or NULL */
-	int crd;		/* an agent-sandbox kind, validated by its CRD */
-	int has_status;		/* a status subresource */
+	int crd;	/* an agent-sandbox kind, validated by its CRD */
+	int has_status; /* a status subresource */
 };
 
 static const struct kind kinds[K_NR] = {
@@ -148,8 +148,8 @@ static const struct kind kinds[K_NR] = {
 	[K_CLAIM] = { "extensions.agents.x-k8s.io", "sandboxclaims",
 		      "sandboxclaim", "SandboxClaim", "sandboxclaim", 1, 1 },
 	[K_TEMPLATE] = { "extensions.agents.x-k8s.io", "sandboxtemplates",
-			 "sandboxtemplate", "SandboxTemplate", "sandboxtemplate",
-			 1, 0 },
+			 "sandboxtemplate", "SandboxTemplate",
+			 "sandboxtemplate", 1, 0 },
 	[K_WARMPOOL] = { "extensions.agents.x-k8s.io", "sandboxwarmpools",
 			 "sandboxwarmpool", "SandboxWarmPool", "swp", 1, 1 },
 };
@@ -175,9 +175,9 @@ struct runtime {
 	char *ns, *name; /* the Sandbox */
 	char *uid;
 	pid_t pid;
-	char *sock;	 /* socket path relative to the state dir */
-	char *workdir;	 /* absolute */
-	int ready;	 /* its socket accepted a connection */
+	char *sock;	    /* socket path relative to the state dir */
+	char *workdir;	    /* absolute */
+	int ready;	    /* its socket accepted a connection */
 	uint64_t killed_ms; /* when SIGTERM was sent, 0 if running */
 };
 
@@ -467,8 +467,7 @@ static const char *annotation(const json_t *o, const char *key)
 static const char *label(const json_t *o, const char *key)
 {
 	return json_object_str(
-		json_object_get(json_object_get(o, "metadata"), "labels"),
-		key);
+		json_object_get(json_object_get(o, "metadata"), "labels"), key);
 }
 
 /* A dotted path into an object ("spec.sandboxTemplateRef.name"). */
@@ -578,10 +577,10 @@ static int parse_selector(const char *s, int fields, struct selector *sel,
 				p++;
 			strvec_pushf(&r->values, "%.*s", (int)(p - start),
 				     start);
-		} else if (!fields && (starts_with(p, "in ") ||
-				       starts_with(p, "in(") ||
-				       starts_with(p, "notin ") ||
-				       starts_with(p, "notin("))) {
+		} else if (!fields &&
+			   (starts_with(p, "in ") || starts_with(p, "in(") ||
+			    starts_with(p, "notin ") ||
+			    starts_with(p, "notin("))) {
 			r->op = *p == 'i' ? SEL_IN : SEL_NOTIN;
 			p = skip_ws(p + (*p == 'i' ? 2 : 5));
 			if (*p++ != '(')
@@ -628,8 +627,8 @@ static int selector_matches(const struct selector *sel, json_t *o, int fields)
 
 	for (i = 0; i < sel->nr; i++) {
 		const struct sel_req *r = &sel->r[i];
-		const char *v = fields ? json_path_str(o, r->key) :
-					 label(o, r->key);
+		const char *v =
+			fields ? json_path_str(o, r->key) : label(o, r->key);
 
 		switch (r->op) {
 		case SEL_EXISTS:
@@ -879,9 +878,9 @@ static json_t *convert_out(struct obj *o, const char *version)
 	json_t *b = json_deep_copy(o->body);
 	struct strbuf gv = STRBUF_INIT;
 
-	json_object_set_new(b, "apiVersion",
-			    json_string(group_version_of(o->kind, version,
-							 &gv)));
+	json_object_set_new(
+		b, "apiVersion",
+		json_string(group_version_of(o->kind, version, &gv)));
 	json_object_set_new(b, "kind", json_string(kinds[o->kind].kind));
 	strbuf_release(&gv);
 	if (o->kind == K_CLAIM && S.release_v05 &&
@@ -896,8 +895,8 @@ static json_t *convert_out(struct obj *o, const char *version)
 		if (!t && pool) {
 			p = find_obj(K_WARMPOOL, o->ns, pool);
 			t = p ? json_path_str(p->body,
-					      "spec.sandboxTemplateRef.name") :
-				NULL;
+					      "spec.sandboxTemplateRef.name")
+			      : NULL;
 			if (!t)
 				t = pool;
 		}
@@ -925,9 +924,9 @@ static void convert_in(enum kind_id k, json_t *body, const char *version)
 {
 	struct strbuf gv = STRBUF_INIT;
 
-	json_object_set_new(body, "apiVersion",
-			    json_string(group_version_of(k, storage_version(k),
-							 &gv)));
+	json_object_set_new(
+		body, "apiVersion",
+		json_string(group_version_of(k, storage_version(k), &gv)));
 	strbuf_release(&gv);
 	if (k == K_CLAIM && S.release_v05 && !strcmp(version, "v1alpha1")) {
 		json_t *spec = sub_object(body, "spec");
@@ -938,11 +937,10 @@ static void convert_in(enum kind_id k, json_t *body, const char *version)
 
 		if (w && *w && strcmp(w, "default") && strcmp(w, "none"))
 			pool = w;
-		json_object_set_new(spec, "warmPoolRef",
-				    json_pack("{s:s}", "name",
-					      pool ? pool : ""));
-		json_object_set_new(ann, ANN_TEMPLATE,
-				    json_string(t ? t : ""));
+		json_object_set_new(
+			spec, "warmPoolRef",
+			json_pack("{s:s}", "name", pool ? pool : ""));
+		json_object_set_new(ann, ANN_TEMPLATE, json_string(t ? t : ""));
 		json_object_set_new(ann, ANN_WARMPOOL,
 				    json_string(w ? w : "default"));
 		json_object_del(spec, "sandboxTemplateRef");
@@ -957,7 +955,7 @@ struct req {
 	char *uri; /* raw request target, query included */
 	struct strbuf body;
 	int too_big;
-	int seen; /* the access handler was called once */
+	int seen;		/* the access handler was called once */
 	struct strvec warnings; /* Warning headers (deprecations, pruning) */
 };
 
@@ -1065,9 +1063,8 @@ static void add_resource_name(struct strbuf *sb, enum kind_id k)
 		strbuf_addf(sb, ".%s", kinds[k].group);
 }
 
-static enum MHD_Result send_not_found(struct MHD_Connection *c,
-				      enum kind_id k, const char *name,
-				      struct req *r)
+static enum MHD_Result send_not_found(struct MHD_Connection *c, enum kind_id k,
+				      const char *name, struct req *r)
 {
 	struct strbuf res = STRBUF_INIT;
 	json_t *st;
@@ -1167,9 +1164,9 @@ static enum MHD_Result send_forbidden(struct MHD_Connection *c,
 		    res.buf, verb, resource, group);
 	if (ns)
 		strbuf_addf(&msg, " in the namespace \"%s\"", ns);
-	st = status_object(403, "Forbidden", msg.buf,
-			   json_pack("{s:s,s:s}", "group", group, "kind",
-				     resource));
+	st = status_object(
+		403, "Forbidden", msg.buf,
+		json_pack("{s:s,s:s}", "group", group, "kind", resource));
 	strbuf_release(&msg);
 	strbuf_release(&res);
 	return send_json(c, 403, st, r);
@@ -1196,8 +1193,7 @@ static json_t *group_versions(const char *group)
 	if (S.release_v05) {
 		xsnprintf(buf, sizeof(buf), "%s/v1beta1", group);
 		json_array_append_new(vs, json_pack("{s:s,s:s}", "groupVersion",
-						    buf, "version",
-						    "v1beta1"));
+						    buf, "version", "v1beta1"));
 	}
 	xsnprintf(buf, sizeof(buf), "%s/v1alpha1", group);
 	json_array_append_new(vs, json_pack("{s:s,s:s}", "groupVersion", buf,
@@ -1255,9 +1251,9 @@ static json_t *resource_entry(enum kind_id k, const char *sub)
 		verbs = json_pack("[s,s,s,s,s,s,s,s]", "create", "delete",
 				  "deletecollection", "get", "list", "patch",
 				  "update", "watch");
-	e = json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name.buf,
-		      "singularName", sub ? "" : kinds[k].singular,
-		      "namespaced", 1, "kind", kinds[k].kind, "verbs", verbs);
+	e = json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name.buf, "singularName",
+		      sub ? "" : kinds[k].singular, "namespaced", 1, "kind",
+		      kinds[k].kind, "verbs", verbs);
 	if (!sub && kinds[k].short_name)
 		json_object_set_new(e, "shortNames",
 				    json_pack("[s]", kinds[k].short_name));
@@ -1287,23 +1283,24 @@ static json_t *resource_list(const char *group, const char *version)
 				  "create"));
 	}
 	for (k = 0; k < K_NR; k++) {
-		if (strcmp(kinds[k].group, group) || !version_served(k, version))
+		if (strcmp(kinds[k].group, group) ||
+		    !version_served(k, version))
 			continue;
 		json_array_append_new(res, resource_entry(k, NULL));
 		if (kinds[k].has_status)
 			json_array_append_new(res, resource_entry(k, "status"));
 		if (k == K_POD)
 			json_array_append_new(
-				res, json_pack("{s:s,s:s,s:b,s:s,s:[s,s]}",
-					       "name", "pods/portforward",
-					       "singularName", "", "namespaced",
-					       1, "kind",
-					       "PodPortForwardOptions", "verbs",
-					       "create", "get"));
+				res,
+				json_pack("{s:s,s:s,s:b,s:s,s:[s,s]}", "name",
+					  "pods/portforward", "singularName",
+					  "", "namespaced", 1, "kind",
+					  "PodPortForwardOptions", "verbs",
+					  "create", "get"));
 	}
 	out = json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList",
-			"apiVersion", "v1", "groupVersion", gv.buf,
-			"resources", res);
+			"apiVersion", "v1", "groupVersion", gv.buf, "resources",
+			res);
 	strbuf_release(&gv);
 	return out;
 }
@@ -1358,8 +1355,7 @@ static void watch_add_gone(struct watch *w, uint64_t rv)
 	struct strbuf msg = STRBUF_INIT;
 	json_t *ev;
 
-	strbuf_addf(&msg, "too old resource version: %" PRIu64 " (%" PRIu64
-			  ")",
+	strbuf_addf(&msg, "too old resource version: %" PRIu64 " (%" PRIu64 ")",
 		    rv, S.floor_rv + 1);
 	ev = json_pack("{s:s,s:o}", "type", "ERROR", "object",
 		       status_object(410, "Expired", msg.buf, NULL));
@@ -1586,8 +1582,7 @@ static enum MHD_Result start_watch(struct MHD_Connection *c, struct req *r,
 			pthread_mutex_unlock(&S.lock);
 			watch_free(w);
 			return send_status(c, 400, "BadRequest", r,
-					   "invalid resource version: %s",
-					   rvs);
+					   "invalid resource version: %s", rvs);
 		}
 		w->rv = v;
 		if (w->rv < S.floor_rv)
@@ -1649,8 +1644,8 @@ static enum MHD_Result handle_list(struct MHD_Connection *c, struct req *r,
 	pthread_mutex_unlock(&S.lock);
 	strbuf_addf(&lk, "%sList", kinds[t->kind].kind);
 	list = json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", lk.buf, "apiVersion",
-			 group_version_of(t->kind, t->version, &gv),
-			 "metadata", "resourceVersion", rv, "items", items);
+			 group_version_of(t->kind, t->version, &gv), "metadata",
+			 "resourceVersion", rv, "items", items);
 	strbuf_release(&gv);
 	strbuf_release(&lk);
 	strbuf_release(&err);
@@ -1709,19 +1704,19 @@ static enum MHD_Result send_invalid(struct MHD_Connection *c, enum kind_id k,
 		json_array_append_new(
 			causes,
 			json_pack("{s:s,s:s,s:s}", "reason",
-				  strstr(errs->v[i], "Required value") ?
-					  "FieldValueRequired" :
-				  strstr(errs->v[i], "Unsupported value") ?
-					  "FieldValueNotSupported" :
-					  "FieldValueInvalid",
+				  strstr(errs->v[i], "Required value")
+					  ? "FieldValueRequired"
+				  : strstr(errs->v[i], "Unsupported value")
+					  ? "FieldValueNotSupported"
+					  : "FieldValueInvalid",
 				  "message", errs->v[i], "field", field.buf));
 	}
 	if (errs->nr > 1)
 		strbuf_addch(&msg, ']');
 	st = status_object(422, "Invalid", msg.buf,
-			   json_pack("{s:s,s:s,s:s,s:o}", "name", name,
-				     "group", kinds[k].group, "kind",
-				     kinds[k].kind, "causes", causes));
+			   json_pack("{s:s,s:s,s:s,s:o}", "name", name, "group",
+				     kinds[k].group, "kind", kinds[k].kind,
+				     "causes", causes));
 	strbuf_release(&msg);
 	strbuf_release(&field);
 	return send_json(c, 422, st, r);
@@ -1731,8 +1726,8 @@ static enum MHD_Result send_invalid(struct MHD_Connection *c, enum kind_id k,
  * Check a request body of kind k in version: apiVersion and kind, then
  * the CRD schema. Returns 0, or -1 with the answer queued in *ret.
  */
-static int check_body(struct MHD_Connection *c, struct req *r,
-		      struct target *t, json_t *body, enum MHD_Result *ret)
+static int check_body(struct MHD_Connection *c, struct req *r, struct target *t,
+		      json_t *body, enum MHD_Result *ret)
 {
 	const char *kind = json_object_str(body, "kind");
 	const char *av = json_object_str(body, "apiVersion");
@@ -1882,9 +1877,9 @@ static json_t *merge_patch(json_t *target, json_t *patch)
 		if (json_is_null(v))
 			json_object_del(out, k);
 		else
-			json_object_set_new(out, k,
-					    merge_patch(json_object_get(out, k),
-							v));
+			json_object_set_new(
+				out, k,
+				merge_patch(json_object_get(out, k), v));
 	}
 	return out;
 }
@@ -1954,12 +1949,11 @@ static int json_patch(json_t *doc, json_t *ops, struct strbuf *err)
 			strbuf_addf(err, "path not found: %s", path);
 			goto out;
 		}
-		cur = json_is_object(parent) ?
-			      json_object_get(parent, last.buf) :
-		      !strcmp(last.buf, "-") ?
-			      NULL :
-			      json_array_get(parent,
-					     strtoul(last.buf, NULL, 10));
+		cur = json_is_object(parent) ? json_object_get(parent, last.buf)
+		      : !strcmp(last.buf, "-")
+			      ? NULL
+			      : json_array_get(parent,
+					       strtoul(last.buf, NULL, 10));
 		idx = strtoul(last.buf, NULL, 10);
 		if (!strcmp(o, "test")) {
 			if (!cur || !val || !json_equal(cur, val)) {
@@ -2242,8 +2236,9 @@ static int runtime_sockaddr(const struct runtime *rt, struct sockaddr_un *sun)
 			  cfg.state_dir, rt->sock);
 		return 0;
 	}
-	if (snprintf(sun->sun_path, sizeof(sun->sun_path), "/proc/self/fd/%d/%s",
-		     S.state_dirfd, rt->sock) >= (int)sizeof(sun->sun_path))
+	if (snprintf(sun->sun_path, sizeof(sun->sun_path),
+		     "/proc/self/fd/%d/%s", S.state_dirfd,
+		     rt->sock) >= (int)sizeof(sun->sun_path))
 		return -1;
 	return 0;
 }
@@ -2400,36 +2395,34 @@ static int set_condition(json_t *obj, const char *type, const char *status,
 
 		if (!t || strcmp(t, type))
 			continue;
-		if (!strcmp(json_object_str(c, "status") ?
-				    json_object_str(c, "status") :
-				    "",
+		if (!strcmp(json_object_str(c, "status")
+				    ? json_object_str(c, "status")
+				    : "",
 			    status) &&
-		    !strcmp(json_object_str(c, "reason") ?
-				    json_object_str(c, "reason") :
-				    "",
+		    !strcmp(json_object_str(c, "reason")
+				    ? json_object_str(c, "reason")
+				    : "",
 			    reason) &&
-		    !strcmp(json_object_str(c, "message") ?
-				    json_object_str(c, "message") :
-				    "",
+		    !strcmp(json_object_str(c, "message")
+				    ? json_object_str(c, "message")
+				    : "",
 			    message))
 			return 0;
-		if (strcmp(json_object_str(c, "status") ?
-				   json_object_str(c, "status") :
-				   "",
+		if (strcmp(json_object_str(c, "status")
+				   ? json_object_str(c, "status")
+				   : "",
 			   status))
 			json_object_set_new(c, "lastTransitionTime",
 					    json_now());
 		json_object_set_new(c, "status", json_string(status));
 		json_object_set_new(c, "reason", json_string(reason));
 		json_object_set_new(c, "message", json_string(message));
-		json_object_set_new(c, "observedGeneration",
-				    json_integer(gen));
+		json_object_set_new(c, "observedGeneration", json_integer(gen));
 		return 1;
 	}
 	nc = json_pack("{s:s,s:s,s:i,s:s,s:s,s:o}", "type", type, "status",
-		       status, "observedGeneration", (int)gen, "reason",
-		       reason, "message", message, "lastTransitionTime",
-		       json_now());
+		       status, "observedGeneration", (int)gen, "reason", reason,
+		       "message", message, "lastTransitionTime", json_now());
 	json_array_append_new(conds, nc);
 	return 1;
 }
@@ -2520,15 +2513,13 @@ static struct obj *create_sandbox(const char *ns, const char *name,
 	const char *tname = tmpl->name;
 
 	podt = json_path(tmpl->body, "spec.podTemplate");
-	body = json_pack("{s:s,s:s,s:{s:s,s:{},s:{s:s}},s:{s:O,s:i}}",
-			 "apiVersion",
-			 group_version_of(K_SANDBOX,
-					  storage_version(K_SANDBOX), &gv),
-			 "kind", "Sandbox", "metadata", "name",
-			 name ? name : "", "labels", "annotations",
-			 "fake-kube.gosbx/template", tname, "spec",
-			 "podTemplate", podt ? podt : json_object(),
-			 "replicas", 1);
+	body = json_pack(
+		"{s:s,s:s,s:{s:s,s:{},s:{s:s}},s:{s:O,s:i}}", "apiVersion",
+		group_version_of(K_SANDBOX, storage_version(K_SANDBOX), &gv),
+		"kind", "Sandbox", "metadata", "name", name ? name : "",
+		"labels", "annotations", "fake-kube.gosbx/template", tname,
+		"spec", "podTemplate", podt ? podt : json_object(), "replicas",
+		1);
 	if (!name)
 		json_object_set_new(meta_of(body), "generateName",
 				    json_string(gen_name));
@@ -2552,10 +2543,9 @@ static struct obj *create_sandbox(const char *ns, const char *name,
 	body = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:O,s:{s:s,s:s,s:[{s:s}]}}",
 			 "apiVersion", "v1", "kind", "Pod", "metadata", "name",
 			 sbx->name, "labels", "agents.x-k8s.io/sandbox-name",
-			 sbx->name, "spec",
-			 pod_spec ? pod_spec : json_object(), "status",
-			 "phase", "Pending", "podIP", ip.buf, "podIPs", "ip",
-			 ip.buf);
+			 sbx->name, "spec", pod_spec ? pod_spec : json_object(),
+			 "status", "phase", "Pending", "podIP", ip.buf,
+			 "podIPs", "ip", ip.buf);
 	set_owner(body, sbx);
 	pod = store_add(K_POD, ns, body);
 	strbuf_release(&ip);
@@ -2602,8 +2592,8 @@ static void sandbox_tick(void)
 		int fd;
 
 		if (sbx->kind != K_SANDBOX || is_ready(sbx->body) ||
-		    template_stuck(annotation(sbx->body,
-					      "fake-kube.gosbx/template")))
+		    template_stuck(
+			    annotation(sbx->body, "fake-kube.gosbx/template")))
 			continue;
 		rt = find_runtime(sbx->ns, sbx->name);
 		if (cfg.runtime) {
@@ -2620,7 +2610,8 @@ static void sandbox_tick(void)
 		if (pod) {
 			json_t *st = json_object_get(pod->body, "status");
 
-			json_object_set_new(st, "phase", json_string("Running"));
+			json_object_set_new(st, "phase",
+					    json_string("Running"));
 			set_condition(pod->body, "Ready", "True", "", "");
 			store_touch(pod);
 		}
@@ -2753,8 +2744,8 @@ static struct obj *find_warm_sandbox(const char *ns, const char *t,
 		if (pool->kind != K_WARMPOOL || strcmp(pool->ns, ns))
 			continue;
 		pt = json_path_str(pool->body, "spec.sandboxTemplateRef.name");
-		if (w && *w && strcmp(w, "default") ? strcmp(pool->name, w) :
-						      (!pt || strcmp(pt, t)))
+		if (w && *w && strcmp(w, "default") ? strcmp(pool->name, w)
+						    : (!pt || strcmp(pt, t)))
 			continue;
 		for (j = 0; j < S.nr_objs; j++) {
 			struct obj *s = S.objs[j];
@@ -2831,8 +2822,8 @@ static void claim_bind(struct obj *claim)
 			goto out;
 		}
 		if (!sbx)
-			sbx = create_sandbox(claim->ns, claim->name, NULL,
-					     tmpl, claim, NULL);
+			sbx = create_sandbox(claim->ns, claim->name, NULL, tmpl,
+					     claim, NULL);
 		if (!sbx)
 			goto out;
 	}
@@ -2863,11 +2854,12 @@ static void claim_follow(struct obj *claim, const char *sname)
 		pod = find_obj(K_POD, sbx->ns, sbx->name);
 		msg = pod ? json_path_str(
 				    json_array_get(
-					    json_path(pod->body,
-						      "status.containerStatuses"),
+					    json_path(
+						    pod->body,
+						    "status.containerStatuses"),
 					    0),
-				    "state.waiting.message") :
-			    NULL;
+				    "state.waiting.message")
+			  : NULL;
 		claim_condition(claim, "False", "SandboxNotReady",
 				msg ? msg : "Sandbox is not ready");
 		return;
@@ -2888,10 +2880,10 @@ static void claim_follow(struct obj *claim, const char *sname)
 /* spec.lifecycle.shutdownTime passed: 1 when the claim was deleted. */
 static int claim_expire(struct obj *claim)
 {
-	const char *when = json_path_str(claim->body,
-					 "spec.lifecycle.shutdownTime");
-	const char *policy = json_path_str(claim->body,
-					   "spec.lifecycle.shutdownPolicy");
+	const char *when =
+		json_path_str(claim->body, "spec.lifecycle.shutdownTime");
+	const char *policy =
+		json_path_str(claim->body, "spec.lifecycle.shutdownPolicy");
 	struct strbuf msg = STRBUF_INIT;
 	time_t t;
 	size_t i;
@@ -2963,9 +2955,9 @@ static void controller_tick(void)
 			size_t j;
 
 			json_array_foreach (conds, j, c)
-				if (!strcmp(json_object_str(c, "type") ?
-						    json_object_str(c, "type") :
-						    "",
+				if (!strcmp(json_object_str(c, "type")
+						    ? json_object_str(c, "type")
+						    : "",
 					    "Ready"))
 					reason = json_object_str(c, "reason");
 		}
@@ -3054,11 +3046,16 @@ static void proxy_free(void *cls)
 
 static int is_hop_header(const char *k)
 {
-	static const char *const hop[] = { "Host",	    "Connection",
-					   "Keep-Alive",    "Transfer-Encoding",
-					   "Content-Length", "Upgrade",
-					   "Proxy-Connection", "TE",
-					   "Trailer",	    "Expect" };
+	static const char *const hop[] = { "Host",
+					   "Connection",
+					   "Keep-Alive",
+					   "Transfer-Encoding",
+					   "Content-Length",
+					   "Upgrade",
+					   "Proxy-Connection",
+					   "TE",
+					   "Trailer",
+					   "Expect" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(hop); i++)
@@ -3216,7 +3213,8 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 				   "Could not connect to the backend sandbox: "
 				   "%s",
 				   id);
-	strbuf_addf(&out, "%s %s HTTP/1.0\r\nHost: %s.%s.svc.cluster.local:%s\r\n",
+	strbuf_addf(&out,
+		    "%s %s HTTP/1.0\r\nHost: %s.%s.svc.cluster.local:%s\r\n",
 		    method, r->uri, id, ns, port);
 	MHD_get_connection_values(c, MHD_HEADER_KIND, add_fwd_header, &out);
 	strbuf_addf(&out, "Connection: close\r\nContent-Length: %zu\r\n\r\n",
@@ -3359,10 +3357,10 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data,
 		n = send(t->link.ws_fd, data, len, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
-		wslay_event_set_error(ctx, errno == EAGAIN ||
-							   errno == EWOULDBLOCK ?
-						   WSLAY_ERR_WOULDBLOCK :
-						   WSLAY_ERR_CALLBACK_FAILURE);
+		wslay_event_set_error(ctx,
+				      errno == EAGAIN || errno == EWOULDBLOCK
+					      ? WSLAY_ERR_WOULDBLOCK
+					      : WSLAY_ERR_CALLBACK_FAILURE);
 		return -1;
 	}
 	return n;
@@ -3378,8 +3376,8 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		strbuf_add(&t->to_backend, arg->msg + 1, arg->msg_length - 1);
 }
 
-static void ws_queue(wslay_event_context_ptr ctx, int channel,
-		     const void *data, size_t len)
+static void ws_queue(wslay_event_context_ptr ctx, int channel, const void *data,
+		     size_t len)
 {
 	struct wslay_event_msg msg;
 	unsigned char *buf = xmalloc(len + 1);
@@ -3412,8 +3410,8 @@ static void set_nonblock(int fd)
 static void *tunnel_main(void *arg)
 {
 	struct tunnel_ctx *t = arg;
-	struct wslay_event_callbacks cb = { ws_recv, ws_send, NULL, NULL,
-					    NULL, NULL, ws_on_msg };
+	struct wslay_event_callbacks cb = { ws_recv, ws_send, NULL,	NULL,
+					    NULL,    NULL,    ws_on_msg };
 	wslay_event_context_ptr ctx;
 	unsigned char port_le[2] = { t->port & 0xff, (t->port >> 8) & 0xff };
 	char buf[32768];
@@ -3465,9 +3463,9 @@ static void *tunnel_main(void *arg)
 			pfd[1].events =
 				(!t->backend_eof &&
 						 wslay_event_get_queued_msg_length(
-							 ctx) < (1 << 20) ?
-					 POLLIN :
-					 0) |
+							 ctx) < (1 << 20)
+					 ? POLLIN
+					 : 0) |
 				(t->to_backend.len ? POLLOUT : 0);
 			pfd[1].revents = 0;
 			nfd = 2;
@@ -3643,7 +3641,8 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 		if (label(pod->body, "app") &&
 		    !strcmp(label(pod->body, "app"), "sandbox-router") &&
 		    port == 8080) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&t->addr;
+			struct sockaddr_in *sin =
+				(struct sockaddr_in *)&t->addr;
 
 			sin->sin_family = AF_INET;
 			sin->sin_port = htons(S.router_port);
@@ -3651,7 +3650,8 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 			t->addr_len = sizeof(*sin);
 		} else {
 			struct runtime *rt = find_runtime(ns, pod_name);
-			struct sockaddr_un *sun = (struct sockaddr_un *)&t->addr;
+			struct sockaddr_un *sun =
+				(struct sockaddr_un *)&t->addr;
 
 			if (port == 8888 && rt && rt->ready &&
 			    !runtime_sockaddr(rt, sun))
@@ -3736,9 +3736,10 @@ static enum MHD_Result handle_ssar(struct MHD_Connection *c, struct req *r)
 			    denied ? json_pack("{s:b,s:b,s:s}", "allowed", 0,
 					       "denied", 1, "reason",
 					       "forbidden by fake-kube "
-					       "--forbid") :
-				     json_pack("{s:b,s:s}", "allowed", 1,
-					       "reason", "fake-kube allows it"));
+					       "--forbid")
+				   : json_pack("{s:b,s:s}", "allowed", 1,
+					       "reason",
+					       "fake-kube allows it"));
 	strbuf_release(&res);
 	return send_json(c, 201, body, r);
 }
@@ -3821,25 +3822,25 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 
 		for (i = 0; i < S.nr_objs; i++)
 			json_array_append_new(
-				objs, json_pack("{s:s,s:s,s:s,s:s}", "kind",
-						kinds[S.objs[i]->kind].kind,
-						"namespace", S.objs[i]->ns,
-						"name", S.objs[i]->name,
-						"resourceVersion",
-						meta_str(S.objs[i]->body,
-							 "resourceVersion")));
+				objs,
+				json_pack("{s:s,s:s,s:s,s:s}", "kind",
+					  kinds[S.objs[i]->kind].kind,
+					  "namespace", S.objs[i]->ns, "name",
+					  S.objs[i]->name, "resourceVersion",
+					  meta_str(S.objs[i]->body,
+						   "resourceVersion")));
 		for (i = 0; i < S.nr_rts; i++) {
 			struct runtime *rt = S.rts[i];
 
 			if (rt->killed_ms)
 				continue;
 			json_array_append_new(
-				rts, json_pack("{s:s,s:s,s:i,s:s,s:s,s:b}",
-					       "namespace", rt->ns, "name",
-					       rt->name, "pid", (int)rt->pid,
-					       "socket", rt->sock, "workdir",
-					       rt->workdir, "ready",
-					       rt->ready));
+				rts,
+				json_pack("{s:s,s:s,s:i,s:s,s:s,s:b}",
+					  "namespace", rt->ns, "name", rt->name,
+					  "pid", (int)rt->pid, "socket",
+					  rt->sock, "workdir", rt->workdir,
+					  "ready", rt->ready));
 		}
 		xsnprintf(rv, sizeof(rv), "%" PRIu64, S.rv);
 		xsnprintf(frv, sizeof(frv), "%" PRIu64, S.floor_rv);
@@ -3863,8 +3864,9 @@ static const char *verb_of(const char *method, struct target *t,
 			   struct MHD_Connection *c)
 {
 	if (!strcmp(method, "GET"))
-		return t->name ? "get" : query_true(c, "watch") ? "watch" :
-								  "list";
+		return t->name			? "get"
+		       : query_true(c, "watch") ? "watch"
+						: "list";
 	if (!strcmp(method, "POST"))
 		return "create";
 	if (!strcmp(method, "PUT"))
@@ -3907,13 +3909,13 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 		if (n == 0 && !*t->group) {
 			if (strcmp(method, "GET"))
 				return method_not_allowed(c, r, method);
-			return send_json(
-				c, 200,
-				json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "kind",
-					  "Namespace", "apiVersion", "v1",
-					  "metadata", "name", t->ns, "status",
-					  "phase", "Active"),
-				r);
+			return send_json(c, 200,
+					 json_pack("{s:s,s:s,s:{s:s},s:{s:s}}",
+						   "kind", "Namespace",
+						   "apiVersion", "v1",
+						   "metadata", "name", t->ns,
+						   "status", "phase", "Active"),
+					 r);
 		}
 	}
 	if (n < 1 || n > 3)
@@ -3924,7 +3926,8 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 	if (find_kind(t->group, t->plural, &t->kind) < 0 ||
 	    !version_served(t->kind, t->version))
 		return not_found_path(c, r);
-	if (t->sub && !(kinds[t->kind].has_status && !strcmp(t->sub, "status")) &&
+	if (t->sub &&
+	    !(kinds[t->kind].has_status && !strcmp(t->sub, "status")) &&
 	    !(t->kind == K_POD && !strcmp(t->sub, "portforward")))
 		return not_found_path(c, r);
 	if (t->name && !t->ns)
@@ -3963,8 +3966,7 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 
 static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 				   const char *url, const char *method,
-				   const char *version,
-				   const char *upload_data,
+				   const char *version, const char *upload_data,
 				   size_t *upload_size, void **con_cls)
 {
 	struct req *r = *con_cls;
@@ -4019,9 +4021,9 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 				  "go1.22.5", "compiler", "gc", "platform",
 				  "linux/amd64"),
 			r);
-	} else if (n == 1 && (!strcmp(s[0], "healthz") ||
-			      !strcmp(s[0], "livez") ||
-			      !strcmp(s[0], "readyz"))) {
+	} else if (n == 1 &&
+		   (!strcmp(s[0], "healthz") || !strcmp(s[0], "livez") ||
+		    !strcmp(s[0], "readyz"))) {
 		struct strbuf ok = STRBUF_INIT;
 
 		strbuf_addstr(&ok, "ok");
@@ -4036,8 +4038,7 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 						  "versions", "v1",
 						  "serverAddressByClientCIDRs",
 						  "clientCIDR", "0.0.0.0/0",
-						  "serverAddress",
-						  "127.0.0.1"),
+						  "serverAddress", "127.0.0.1"),
 					r);
 		else if (strcmp(s[1], "v1"))
 			ret = not_found_path(c, r);
@@ -4056,16 +4057,17 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 		else if (n == 2)
 			ret = send_json(c, 200, api_group(s[1]), r);
 		else if (!strcmp(s[1], "discovery.k8s.io") ||
-			 !strcmp(s[1], "authorization.k8s.io") ?
-				 strcmp(s[2], "v1") :
-				 strcmp(s[2], "v1alpha1") &&
-					 (!S.release_v05 ||
-					  strcmp(s[2], "v1beta1")))
+					 !strcmp(s[1], "authorization.k8s.io")
+				 ? strcmp(s[2], "v1")
+				 : strcmp(s[2], "v1alpha1") &&
+					   (!S.release_v05 ||
+					    strcmp(s[2], "v1beta1")))
 			ret = not_found_path(c, r);
 		else if (n == 3)
 			ret = send_json(c, 200, resource_list(s[1], s[2]), r);
 		else if (!strcmp(s[1], "authorization.k8s.io")) {
-			if (n == 4 && !strcmp(s[3], "selfsubjectaccessreviews") &&
+			if (n == 4 &&
+			    !strcmp(s[3], "selfsubjectaccessreviews") &&
 			    !strcmp(method, "POST"))
 				ret = handle_ssar(c, r);
 			else
@@ -4189,8 +4191,8 @@ static int seed_objects(void)
 			const char *slash = av ? strrchr(av, '/') : NULL;
 			const char *ns = meta_str(d, "namespace");
 			int ok;
-			enum kind_id k = kind_by_name(
-				json_object_str(d, "kind"), &ok);
+			enum kind_id k =
+				kind_by_name(json_object_str(d, "kind"), &ok);
 
 			if (!json_is_object(d))
 				continue;
@@ -4415,15 +4417,16 @@ int main(int argc, const char **argv)
 		pem_ca = read_pem(cfg.client_ca);
 		if (!pem_cert || !pem_key || !pem_ca)
 			goto out;
-		tls_opts[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT,
-						       0, pem_cert };
+		tls_opts[0] =
+			(struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						 pem_cert };
 		tls_opts[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY,
 						       0, pem_key };
-		tls_opts[2] = (struct MHD_OptionItem){
-			MHD_OPTION_HTTPS_MEM_TRUST, 0, pem_ca
-		};
-		tls_opts[3] = (struct MHD_OptionItem){ MHD_OPTION_END, 0,
-						       NULL };
+		tls_opts[2] =
+			(struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0,
+						 pem_ca };
+		tls_opts[3] =
+			(struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	}
 
 	signal(SIGPIPE, SIG_IGN);
@@ -4454,8 +4457,9 @@ int main(int argc, const char **argv)
 	}
 	rc = 1;
 
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-		MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
+	flags = MHD_USE_INTERNAL_POLLING_THREAD |
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+		MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	if (!cfg.insecure_http)
 		flags |= MHD_USE_TLS;
 	api = MHD_start_daemon(
@@ -4463,8 +4467,7 @@ int main(int argc, const char **argv)
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
 		MHD_OPTION_LISTEN_SOCKET, api_fd, MHD_OPTION_URI_LOG_CALLBACK,
 		uri_logger, NULL, MHD_OPTION_NOTIFY_COMPLETED, req_completed,
-		NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
+		NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)500,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 		MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
@@ -4475,11 +4478,11 @@ int main(int argc, const char **argv)
 		goto out;
 	}
 	router = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			MHD_USE_POLL | MHD_USE_ERROR_LOG,
-		0, NULL, NULL, router_handler, NULL,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-		MHD_OPTION_LISTEN_SOCKET, router_fd,
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, router_handler, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, router_fd,
 		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
 		MHD_OPTION_NOTIFY_COMPLETED, req_completed, NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
