@@ -163,6 +163,18 @@ test_expect_success 'merge patch, and PUT with a stale resourceVersion' '
 	test "$(json_get body metadata.resourceVersion)" != \
 		"$(json_get before metadata.resourceVersion)" &&
 	json_is body status.sandbox.name "$c1" &&
+	json_is body metadata.generation 1 &&
+	kube_req PATCH $NS/sandboxclaims/$c1 \
+		-H "Content-Type: application/merge-patch+json" \
+		--data-binary "{\"spec\":{\"lifecycle\":{\"shutdownPolicy\":\"Retain\"}}}" &&
+	test "$(cat status)" = 200 &&
+	json_is body metadata.generation 2 &&
+	json_is body spec.lifecycle.shutdownPolicy Retain &&
+	kube_req PATCH $NS/sandboxclaims/$c1 \
+		-H "Content-Type: application/json-patch+json" \
+		--data-binary "[{\"op\":\"add\",\"path\":\"/metadata/labels/jp\",\"value\":\"1\"}]" &&
+	test "$(cat status)" = 200 &&
+	test "$(kube_py body "v[\"metadata\"][\"labels\"][\"jp\"]")" = 1 &&
 	kube_req PUT $NS/sandboxclaims/$c1 \
 		-H "Content-Type: application/json" --data-binary @before &&
 	test "$(cat status)" = 409 &&
@@ -433,9 +445,43 @@ test_expect_success 'SIGTERM stops the fake and its runtimes' '
 	done
 '
 
+test_expect_success 'router timeout: a silent answer is cut, a stream is not' '
+	kube_start --name=kt --insecure --template=go --router-timeout=3 &&
+	KUBE=kt && export KUBE &&
+	kube_apply $NS/sandboxclaims "$(claim_json go)" &&
+	json_get body metadata.name >ct &&
+	kube_wait_json 30 $NS/sandboxclaims/$(cat ct) \
+		"[c[\"status\"] for c in v.get(\"status\",{}).get(\"conditions\",[]) if c[\"type\"]==\"Ready\"]==[\"True\"]" &&
+	curl -sS -o out -w "%{http_code}" -H "X-Sandbox-ID: $(cat ct)" \
+		-d "{\"command\":\"sleep 8\"}" \
+		"$(kube_router_url kt)/execute" >status &&
+	test "$(cat status)" = 504 &&
+	grep "Timed out waiting for the backend sandbox" out &&
+	curl -sS -N -H "X-Sandbox-ID: $(cat ct)" \
+		-d "{\"command\":\"for i in 1 2 3 4 5 6 7 8; do echo \$i; sleep 0.5; done\"}" \
+		"$(kube_router_url kt)/v1/exec" >out &&
+	grep "\"type\":\"exit\"" out &&
+	test "$(grep -c "\"type\":\"stdout\"" out)" -ge 1
+'
+
+test_expect_success 'watch-window: a watch older than the window gets 410' '
+	kube_start --name=kw --insecure --no-runtime --watch-window=3 &&
+	KUBE=kw && export KUBE &&
+	kube_expect 200 GET $NS/sandboxtemplates &&
+	json_get body metadata.resourceVersion >rvw &&
+	for t in a b c d e; do
+		kube_apply $NS/sandboxtemplates "$(template_json $t)" || return 1
+	done &&
+	kube_curl "$NS/sandboxtemplates?watch=1&resourceVersion=$(cat rvw)&timeoutSeconds=5" \
+		-N >ww.out &&
+	grep "\"code\":410" ww.out &&
+	kube_expect 200 GET /fake/state &&
+	test "$(json_get body floorResourceVersion)" -gt "$(cat rvw)"
+'
+
 test_expect_success 'every fake exits cleanly (no sanitizer report)' '
 	kube_stop_all_ &&
-	for f in kube k5 kf kh; do
+	for f in kube k5 kf kh kt kw; do
 		test -f $f.log || return 1
 		! grep -E "Sanitizer|runtime error|fatal:" $f.log || return 1
 	done
