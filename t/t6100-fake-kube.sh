@@ -32,6 +32,13 @@ test_expect_success 'certificates and the fake start (TLS, v0.4.6)' '
 	grep "client-certificate-data: ." kube.kubeconfig
 '
 
+test_expect_success 'the kubeconfig loads (lib/kubeconfig.h)' '
+	kubeconfig-dump --kubeconfig=kube.kubeconfig --auth >kc.json &&
+	json_is kc.json cluster.server "$(kube_url)" &&
+	json_is kc.json context kind-fake &&
+	json_get kc.json auth.client-certificate-pem | grep bytes
+'
+
 test_expect_success 'TLS: a client certificate of the CA is accepted' '
 	kube_expect 200 GET /version &&
 	json_is body gitVersion v1.31.0

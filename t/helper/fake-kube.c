@@ -2622,6 +2622,18 @@ static void sandbox_tick(void)
 				    ip ? json_pack("[s]", ip) : json_array());
 		json_object_set_new(json_object_get(sbx->body, "status"),
 				    "replicas", json_integer(1));
+		json_object_set_new(json_object_get(sbx->body, "status"),
+				    "service", json_string(sbx->name));
+		{
+			struct strbuf fqdn = STRBUF_INIT;
+
+			strbuf_addf(&fqdn, "%s.%s.svc.cluster.local", sbx->name,
+				    sbx->ns);
+			json_object_set_new(
+				json_object_get(sbx->body, "status"),
+				"serviceFQDN", json_string(fqdn.buf));
+			strbuf_release(&fqdn);
+		}
 		store_touch(sbx);
 	}
 }
