@@ -29,7 +29,7 @@
  * the agent-sandbox controller and the v0.4.6 sandbox-router, and
  * starts one real gosbx-runtime per Sandbox.
  *
- * Usage: see usage_lines and the option table in main(); the test
+ * Usage: see usage_lines and the option table in main() (-h); the test
  * helpers in t/lib-kube.sh start it. Summary of the behaviour:
  *
  * Transport: HTTPS (--cert, --key, --client-ca; every request must
@@ -37,20 +37,40 @@
  * Unauthorized, like kind without anonymous access) or plain HTTP
  * (--insecure-http). Listens on 127.0.0.1:--port (0 picks one) and
  * prints "fake-kube: listening on https://127.0.0.1:<port>" and
- * "fake-kube: router on http://127.0.0.1:<port>" on stdout.
+ * "fake-kube: router on http://127.0.0.1:<port>" on stdout; with
+ * --info-file also writes {"url","router","pid","release","stateDir"}
+ * there (atomically) once listening. SIGTERM/SIGINT stop it and its
+ * runtimes.
  *
- * REST: /api/v1 (pods, services, events), /apis/discovery.k8s.io/v1
+ * REST: /api/v1 (pods, services, events; GET /api/v1/namespaces/<ns>
+ * answers an Active Namespace for any name), /apis/discovery.k8s.io/v1
  * (endpointslices), /apis/agents.x-k8s.io/<v> (sandboxes) and
  * /apis/extensions.agents.x-k8s.io/<v> (sandboxclaims,
  * sandboxtemplates, sandboxwarmpools), with the versions of --release:
- * v0.4.6 serves v1alpha1; v0.5.6 stores v1beta1 and serves v1alpha1 too.
- * Verbs: create (POST, generateName), get, list (labelSelector,
- * fieldSelector), watch, update (PUT, also .../status), patch (merge
- * patch, strategic merge patch taken as a merge patch, JSON patch),
- * delete. Errors are Status objects. Bodies of the agent-sandbox kinds
- * are validated against the CRDs of --crds (lib/crd-schema.h), strict
- * by default (?fieldValidation=Warn|Ignore prune instead); errors are
- * 422 Invalid with one cause per field.
+ * v0.4.6 serves v1alpha1; v0.5.6 stores v1beta1 and serves v1alpha1 too
+ * (deprecated: a "Warning: 299 - ..." header). Verbs: create (POST,
+ * generateName + 5 characters of [bcdfghjklmnpqrstvwxz2456789]), get,
+ * list (labelSelector: =, ==, !=, in, notin, exists, !exists;
+ * fieldSelector: =, !=, on metadata.name and metadata.namespace, any
+ * dotted path for the core kinds), watch, update (PUT; the CRD kinds
+ * need metadata.resourceVersion, a stale one is 409 Conflict; .../status
+ * changes the status only, the main resource keeps it), patch (merge
+ * patch; strategic merge patch taken as a merge patch; JSON patch add,
+ * remove, replace, test; others 415), delete (answers the object; 404
+ * when missing). metadata.resourceVersion is one global counter,
+ * generation grows when the spec changes. Errors are Status objects
+ * (reasons NotFound, AlreadyExists, Invalid, Conflict, BadRequest,
+ * Forbidden, Unauthorized, MethodNotAllowed, UnsupportedMediaType).
+ * Bodies of the agent-sandbox kinds are validated against the CRDs of
+ * --crds (lib/crd-schema.h, defaults applied), strict by default
+ * (?fieldValidation=Warn|Ignore prune instead); errors are 422 Invalid
+ * with details.causes[] {reason, message, field}.
+ *
+ * RBAC light: --forbid=<verb>:<resource> (repeatable; resource may
+ * carry "/subresource"; "*" matches any verb or resource) answers 403
+ * Forbidden; port-forward is verb "create" on "pods/portforward". POST
+ * /apis/authorization.k8s.io/v1/selfsubjectaccessreviews answers
+ * status.allowed from the same list.
  *
  * Claim conversion (v0.5.6; our own convention, documented here because
  * upstream's webhook is not part of the CRDs): a v1alpha1 claim
@@ -69,9 +89,14 @@
  * server says); BOOKMARK events every --bookmark-interval ms with
  * allowWatchBookmarks=true; the stream ends after timeoutSeconds.
  *
- * Controller: see the comment above controller_tick().
+ * Controller: see the comment above controller_tick(). Objects made
+ * at start: the router Service/Pod/EndpointSlice in --namespace,
+ * --template=<name> (a minimal SandboxTemplate), --warm-pool=<name>:
+ * <template>[:<replicas>], and the documents of --load=<file>.
  * Router and port-forward: see the comments above router_handler() and
- * tunnel_main().
+ * tunnel_main(); GET .../pods/<pod>/portforward?ports=<p> with a
+ * WebSocket upgrade (v4.channel.k8s.io only) reaches the router on a
+ * router pod's 8080 and the runtime on a sandbox pod's 8888.
  * Test knobs: see fake_handler().
  */
 
