@@ -2903,12 +2903,11 @@ static void claim_follow(struct obj *claim, const char *sname)
 	}
 	ips = json_path(sbx->body, "status.podIPs");
 	if (!json_equal(ips, json_path(st, "sandbox.podIPs"))) {
+		/* podIPs and Ready=True in one MODIFIED event */
 		json_object_set(json_object_get(st, "sandbox"), "podIPs", ips);
-		if (!set_condition(claim->body, "Ready", "True", "SandboxReady",
-				   "Sandbox is ready"))
-			store_touch(claim);
-		else
-			store_touch(claim);
+		set_condition(claim->body, "Ready", "True", "SandboxReady",
+			      "Sandbox is ready");
+		store_touch(claim);
 		return;
 	}
 	claim_condition(claim, "True", "SandboxReady", "Sandbox is ready");
