@@ -288,7 +288,10 @@ test_expect_success 'watch: fieldSelector filters, timeoutSeconds ends the strea
 	grep "\"ADDED\"" w2.out &&
 	! grep -v "\"$c3\"" w2.out &&
 	kube_curl "$NS/sandboxclaims?watch=1&timeoutSeconds=1" -N >w3.out &&
-	grep "^{\"type\":\"ADDED\".*\"$c3\"" w3.out
+	grep "^{\"type\":\"ADDED\".*\"$c3\"" w3.out &&
+	kube_curl "$NS/sandboxclaims/$c3?watch=1&timeoutSeconds=1" -N >w6.out &&
+	test_line_count = 1 w6.out &&
+	grep "^{\"type\":\"ADDED\".*\"$c3\"" w6.out
 '
 
 test_expect_success 'watch: 410 Expired after expire-history' '

@@ -1577,6 +1577,18 @@ static enum MHD_Result start_watch(struct MHD_Connection *c, struct req *r,
 		return ret;
 	}
 	strbuf_release(&err);
+	if (t->name) {
+		/* GET .../<plural>/<name>?watch=1: that object only */
+		struct sel_req *q;
+
+		ALLOC_GROW(w->fsel.r, w->fsel.nr + 1, w->fsel.alloc);
+		q = &w->fsel.r[w->fsel.nr++];
+		memset(q, 0, sizeof(*q));
+		strvec_init(&q->values);
+		q->key = xstrdup("metadata.name");
+		q->op = SEL_EQ;
+		strvec_push(&q->values, t->name);
+	}
 	if (tos) {
 		char *end;
 
@@ -1685,6 +1697,8 @@ static enum MHD_Result handle_get(struct MHD_Connection *c, struct req *r,
 	struct obj *o;
 	json_t *b;
 
+	if (query_true(c, "watch"))
+		return start_watch(c, r, t);
 	pthread_mutex_lock(&S.lock);
 	o = find_obj(t->kind, t->ns, t->name);
 	b = o ? convert_out(o, t->version) : NULL;
@@ -3899,10 +3913,11 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 static const char *verb_of(const char *method, struct target *t,
 			   struct MHD_Connection *c)
 {
-	if (!strcmp(method, "GET"))
-		return t->name			? "get"
-		       : query_true(c, "watch") ? "watch"
-						: "list";
+	if (!strcmp(method, "GET")) {
+		if (query_true(c, "watch"))
+			return "watch";
+		return t->name ? "get" : "list";
+	}
 	if (!strcmp(method, "POST"))
 		return "create";
 	if (!strcmp(method, "PUT"))
