@@ -197,6 +197,9 @@ test_expect_success 'the router: headers pick the sandbox runtime' '
 		-H "X-Sandbox-Port: 8888" "$(kube_router_url)/" >out &&
 	json_is out status ok &&
 	json_is out server gosbx-runtime &&
+	curl -sS -D hdrs -o /dev/null -H "X-Sandbox-ID: $c1" \
+		"$(kube_router_url)/" &&
+	grep -i "^Content-Type: application/json" hdrs &&
 	curl -sS -H "X-Sandbox-ID: $c1" \
 		-d "{\"command\":\"echo routed >f && cat f\"}" \
 		"$(kube_router_url)/execute" >out &&
@@ -228,6 +231,20 @@ test_expect_success PYTHON 'port-forward to the router reaches the runtime' '
 		--send=req >out &&
 	head -n 1 out | grep "^HTTP/1.1 200" &&
 	grep "\"server\":\"gosbx-runtime\"" out
+'
+
+test_expect_success PYTHON 'port-forward: two requests on one tunnel, and to a sandbox pod' '
+	c1=$(cat claim1) &&
+	printf "GET / HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\n\r\n" "$c1" >req &&
+	printf "POST /execute HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\nContent-Length: 24\r\nConnection: close\r\n\r\n{\"command\":\"echo twice\"}" "$c1" >>req &&
+	kube_ws "/api/v1/namespaces/default/pods/$(cat router-pod)/portforward?ports=8080" \
+		--send=req >out &&
+	test "$(grep -o "HTTP/1.1 200" out | wc -l)" = 2 &&
+	grep "\"stdout\":\"twice" out &&
+	kube_ws "/api/v1/namespaces/default/pods/$c1/portforward?ports=8888" \
+		--send=req >out &&
+	test "$(grep -o "HTTP/1.1 200" out | wc -l)" = 2 &&
+	grep "\"stdout\":\"twice" out
 '
 
 test_expect_success PYTHON 'port-forward: missing header 400, unknown sandbox 502' '

@@ -3330,20 +3330,24 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 		strbuf_release(&in);
 		return MHD_NO;
 	}
-	for (line = strstr(in.buf, "\r\n"); line && *line;) {
-		char *colon, *val;
+	/* the loop above turned each header's CR LF into NUL LF */
+	line = strstr(in.buf, "\r\n");
+	if (line)
+		line += 2;
+	while (line && *line) {
+		size_t len = strlen(line);
+		char *colon = strchr(line, ':'), *val;
 
-		line += line[0] == '\r' ? 2 : 1;
-		colon = strchr(line, ':');
-		if (!colon)
-			break;
-		*colon = '\0';
-		val = colon + 1;
-		while (*val == ' ')
-			val++;
-		if (!is_hop_header(line) && strcasecmp(line, "Date"))
-			MHD_add_response_header(resp, line, val);
-		line = val + strlen(val);
+		if (colon) {
+			*colon = '\0';
+			val = colon + 1;
+			while (*val == ' ')
+				val++;
+			if (!is_hop_header(line) && strcasecmp(line, "Date"))
+				MHD_add_response_header(resp, line, val);
+		}
+		line += len;
+		line = line[1] == '\n' ? line + 2 : NULL;
 	}
 	strbuf_release(&in);
 	ret = MHD_queue_response(c, code, resp);
