@@ -32,6 +32,8 @@ static const char *const demo_usage[] = {
 
 /* the signal that asked us to stop, 0 while none did */
 static volatile sig_atomic_t demo_signal;
+/* the label of the step running now, for the interruption message */
+static const char *demo_step;
 
 static void demo_on_signal(int sig)
 {
@@ -191,6 +193,7 @@ static int run_step(struct session *s, const struct demo_flow *flow,
 		fprintf(stderr, "gosbx: running '%s'%s\n", st->command,
 			st->sample ? " after writing the sample files" : "");
 	session_result_init(&res);
+	demo_step = st->label;
 	rc = session_execute(s, &e, &res);
 	if (demo_signal) {
 		ret = -1;
@@ -203,8 +206,11 @@ static int run_step(struct session *s, const struct demo_flow *flow,
 	}
 	print_step(st, &res);
 	if (strcmp(res.reason, "exited") || res.exit_code) {
-		error("%s flow: step '%s' failed: exit=%d (%s)", flow->name,
-		      st->label, res.exit_code, res.reason);
+		int ended = strcmp(res.reason, "exited") != 0;
+
+		error("%s flow: step '%s' failed: exit=%d%s%s%s", flow->name,
+		      st->label, res.exit_code, ended ? " (" : "",
+		      ended ? res.reason : "", ended ? ")" : "");
 		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(st->expect) && st->expect[i]; i++)
@@ -340,7 +346,11 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 		rc = run_flow(&s, &flows[i], ctx->verbose);
 	}
 	if (rc < 0) {
-		error("interrupted by signal %d", (int)demo_signal);
+		if (demo_step)
+			error("interrupted by signal %d during step '%s'",
+			      (int)demo_signal, demo_step);
+		else
+			error("interrupted by signal %d", (int)demo_signal);
 		status = 128 + demo_signal;
 	} else if (rc) {
 		status = 1;

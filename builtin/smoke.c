@@ -191,9 +191,10 @@ static int peer_wait_exit(struct peer *p, int64_t ms)
  * End the server: close its stdin (the client went away, spec/mcp.md),
  * give it time to close its sandboxes and exit, then SIGTERM and
  * SIGKILL to its process group. Returns 0 when it exited by itself
- * with status 0, else -1 with error() saying how it ended.
+ * with status 0, else -1 (with error() saying how it ended unless
+ * quiet: the caller already reported a failure).
  */
-static int peer_finish(struct peer *p)
+static int peer_finish(struct peer *p, int quiet)
 {
 	int ret = 0;
 
@@ -204,9 +205,11 @@ static int peer_finish(struct peer *p)
 		p->to = -1;
 	}
 	if (!peer_wait_exit(p, EXIT_GRACE_MS)) {
-		ret = error("the server did not exit within %d s after its "
-			    "standard input closed; sending SIGTERM",
-			    EXIT_GRACE_MS / 1000);
+		ret = -1;
+		if (!quiet)
+			error("the server did not exit within %d s after its "
+			      "standard input closed; sending SIGTERM",
+			      EXIT_GRACE_MS / 1000);
 		kill(-p->pid, SIGTERM);
 		if (!peer_wait_exit(p, TERM_GRACE_MS)) {
 			kill(-p->pid, SIGKILL);
@@ -214,11 +217,15 @@ static int peer_finish(struct peer *p)
 			p->reaped = 1;
 		}
 	} else if (WIFSIGNALED(p->wstatus)) {
-		ret = error("the server was killed by signal %d",
-			    WTERMSIG(p->wstatus));
+		ret = -1;
+		if (!quiet)
+			error("the server was killed by signal %d",
+			      WTERMSIG(p->wstatus));
 	} else if (WEXITSTATUS(p->wstatus)) {
-		ret = error("the server exited with status %d",
-			    WEXITSTATUS(p->wstatus));
+		ret = -1;
+		if (!quiet)
+			error("the server exited with status %d",
+			      WEXITSTATUS(p->wstatus));
 	}
 	/* nothing of the group may outlive us */
 	kill(-p->pid, SIGKILL);
@@ -814,6 +821,7 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 
 	catch_signals();
 	p.to = p.from = -1;
+	strbuf_init(&p.in, 0);
 	p.verbose = ctx->verbose;
 	if (peer_start(&p, server_argv.v) < 0)
 		goto out;
@@ -838,13 +846,14 @@ failed:
 	error("smoke: %s failed: %s", stage, why.buf);
 reap:
 	/* the client goes away: the server must close its sandbox */
-	if (peer_finish(&p) < 0 && !status)
+	if (peer_finish(&p, status || smoke_signal) < 0)
 		status = 1;
 	if (smoke_signal)
 		status = 128 + smoke_signal;
 	else if (!status)
 		printf("\nsmoke complete\n");
 out:
+	strbuf_release(&p.in);
 	strbuf_release(&why);
 	strvec_clear(&server_argv);
 	return status;
