@@ -59,35 +59,41 @@ static void catch_signals(void)
 
 /* One command of a flow and what its output must hold. */
 struct demo_step {
-	const char *label;	/* printed after "-- " */
-	const char *command;	/* sh -c text in /app */
-	const char *sample;	/* files written first (lib/samples.h), or NULL */
-	const char *expect[4];	/* lines stdout must hold, NULL-ended */
+	const char *label;   /* printed after "-- " */
+	const char *command; /* sh -c text in /app */
+	const char *sample;  /* files written first (lib/samples.h), or NULL */
+	const char *expect[4]; /* lines stdout must hold, NULL-ended */
 };
 
 #define SMOKE_LINE "hello from the sandbox! sum(1..100)=5050, go="
-#define GREETING(name) \
+#define GREETING(name)                                                         \
 	"hello, " name " \xe2\x80\x94 from the multi-file sandbox sample"
 
 static const struct demo_step smoke_steps[] = {
 	{ "go run main.go", "go run main.go", "smoke", { SMOKE_LINE } },
 	{ "go build -o app .", "go build -o app .", NULL, { NULL } },
-	{ "./app (re-runs the binary built in the previous call)", "./app",
-	  NULL, { SMOKE_LINE } },
+	{ "./app (re-runs the binary built in the previous call)",
+	  "./app",
+	  NULL,
+	  { SMOKE_LINE } },
 };
 
 static const struct demo_step multi_steps[] = {
 	{ "go build -o app .", "go build -o app .", "multifile", { NULL } },
-	{ "./app", "./app", NULL,
+	{ "./app",
+	  "./app",
+	  NULL,
 	  { GREETING("Alice"), GREETING("Bob"), GREETING("Carol") } },
-	{ "go test ./...", "go test ./...", NULL,
+	{ "go test ./...",
+	  "go test ./...",
+	  NULL,
 	  { "ok  \texample.com/multifile/greet" } },
 };
 
 struct demo_flow {
-	const char *name;	/* --flow value */
-	const char *title;	/* the "=== ... ===" heading */
-	int fresh;		/* wipe /app first */
+	const char *name;  /* --flow value */
+	const char *title; /* the "=== ... ===" heading */
+	int fresh;	   /* wipe /app first */
 	const struct demo_step *steps;
 	size_t nr_steps;
 };
@@ -99,14 +105,22 @@ static const struct demo_flow flows[] = {
 	  ARRAY_SIZE(multi_steps) },
 };
 
-/* The files of a sample as session_file entries; free() the array. */
-static struct session_file *sample_files(const char *name, size_t *nr)
+/* a sample the tables above name: it exists */
+static const struct sample *builtin_sample(const char *name)
 {
 	const struct sample *sm = sample_find(name);
-	struct session_file *f;
 
 	if (!sm)
 		die("BUG: no built-in sample '%s'", name);
+	return sm;
+}
+
+/* The files of a sample as session_file entries; free() the array. */
+static struct session_file *sample_files(const char *name, size_t *nr)
+{
+	const struct sample *sm = builtin_sample(name);
+	struct session_file *f;
+
 	f = xcalloc(sm->nr_files, sizeof(*f));
 	for (size_t i = 0; i < sm->nr_files; i++) {
 		f[i].path = sm->files[i].path;
@@ -300,8 +314,7 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (strcmp(flow, "all") && strcmp(flow, "smoke") &&
 	    strcmp(flow, "multi")) {
-		error("unknown flow '%s' (expected smoke, multi or all)",
-		      flow);
+		error("unknown flow '%s' (expected smoke, multi or all)", flow);
 		return 129;
 	}
 	if (open_timeout <= 0) {

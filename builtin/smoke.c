@@ -69,14 +69,14 @@ static void catch_signals(void)
 /* The server process and our ends of its pipes. */
 struct peer {
 	pid_t pid;
-	int to;			/* its stdin; -1 once closed */
-	int from;		/* its stdout; -1 once closed */
-	struct strbuf in;	/* bytes read from it, not yet a full line */
+	int to;		  /* its stdin; -1 once closed */
+	int from;	  /* its stdout; -1 once closed */
+	struct strbuf in; /* bytes read from it, not yet a full line */
 	int eof;
 	int64_t next_id;
 	int verbose;
 	int reaped;
-	int wstatus;		/* waitpid status once reaped */
+	int wstatus; /* waitpid status once reaped */
 };
 
 /* Start argv[0] with pipes on stdin and stdout. 0, or -1 with error(). */
@@ -315,8 +315,8 @@ static int peer_read(struct peer *p, uint64_t deadline, json_t **out,
 					    "the server wrote a line that is "
 					    "not a JSON-RPC message on its "
 					    "standard output: '%.*s'%s",
-					    len > 80 ? 80 : (int)len,
-					    p->in.buf, len > 80 ? "..." : "");
+					    len > 80 ? 80 : (int)len, p->in.buf,
+					    len > 80 ? "..." : "");
 				json_decref(v);
 				strbuf_release(&err);
 				return -1;
@@ -381,8 +381,7 @@ static int answer_server_request(struct peer *p, json_t *msg,
 	else
 		ans = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0",
 				"id", json_object_get(msg, "id"), "error",
-				"code", -32601, "message",
-				"Method not found");
+				"code", -32601, "message", "Method not found");
 	ret = peer_send(p, ans, why);
 	json_decref(ans);
 	return ret;
@@ -449,10 +448,11 @@ static int peer_call(struct peer *p, const char *method, json_t *params,
 		err = json_object_get(msg, "error");
 		if (err) {
 			const char *m = json_object_str(err, "message");
-			json_int_t code =
-				json_integer_value(json_object_get(err, "code"));
-			strbuf_addf(why, "the server answered %s with error "
-					 "%" JSON_INTEGER_FORMAT ": %s",
+			json_int_t code = json_integer_value(
+				json_object_get(err, "code"));
+			strbuf_addf(why,
+				    "the server answered %s with error "
+				    "%" JSON_INTEGER_FORMAT ": %s",
 				    method, code, m ? m : "(no message)");
 			json_decref(msg);
 			return -1;
@@ -462,8 +462,9 @@ static int peer_call(struct peer *p, const char *method, json_t *params,
 		if (!json_is_object(*result)) {
 			json_decref(*result);
 			*result = NULL;
-			strbuf_addf(why, "the server's answer to %s has no "
-					 "result object",
+			strbuf_addf(why,
+				    "the server's answer to %s has no "
+				    "result object",
 				    method);
 			return -1;
 		}
@@ -479,23 +480,23 @@ static int handshake(struct peer *p, int64_t timeout_ms, struct strbuf *why)
 	int ret = -1, known = 0;
 
 	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
-			   SMOKE_PROTOCOL, "capabilities", "clientInfo",
-			   "name", "gosbx-smoke", "version", GOSBX_VERSION);
+			   SMOKE_PROTOCOL, "capabilities", "clientInfo", "name",
+			   "gosbx-smoke", "version", GOSBX_VERSION);
 	if (peer_call(p, "initialize", params, timeout_ms, &res, why) < 0)
 		goto out;
 	version = json_object_str(res, "protocolVersion");
 	for (size_t i = 0; version && accepted_revisions[i]; i++)
 		known |= !strcmp(version, accepted_revisions[i]);
 	if (!known) {
-		strbuf_addf(why, "the server chose protocol revision '%s', "
-				 "which gosbx smoke does not speak",
+		strbuf_addf(why,
+			    "the server chose protocol revision '%s', "
+			    "which gosbx smoke does not speak",
 			    version ? version : "(none)");
 		goto out;
 	}
 	if (!json_is_object(json_object_get(res, "capabilities")) ||
-	    !json_is_object(json_object_get(json_object_get(res,
-							    "capabilities"),
-					    "tools"))) {
+	    !json_is_object(json_object_get(
+		    json_object_get(res, "capabilities"), "tools"))) {
 		strbuf_addstr(why, "the server does not advertise the tools "
 				   "capability");
 		goto out;
@@ -561,7 +562,8 @@ static int list_tools(struct peer *p, int64_t timeout_ms, struct strbuf *why)
 		res = NULL;
 	}
 	printf("tools advertised: %zu\n", json_array_size(all));
-	json_array_foreach(all, i, t) {
+	json_array_foreach(all, i, t)
+	{
 		const char *name = json_object_str(t, "name");
 		const char *desc = json_object_str(t, "description");
 
@@ -590,34 +592,35 @@ out:
 /* One flow of seed 000's smoke test and what its result must show. */
 struct smoke_flow {
 	const char *label;
-	const char *sample;	/* lib/samples.h, or NULL: no files */
+	const char *sample; /* lib/samples.h, or NULL: no files */
 	const char *command;
-	int fails;		/* expect exit != 0 and isError */
-	const char *in_stdout;	/* must appear in the stdout section */
-	const char *in_stderr;	/* must appear in the stderr section */
+	int fails;	       /* expect exit != 0 and isError */
+	const char *in_stdout; /* must appear in the stdout section */
+	const char *in_stderr; /* must appear in the stderr section */
 };
 
 static const struct smoke_flow smoke_flows[] = {
 	{ "single-file go run", "mcp-single", "go run main.go", 0,
 	  "hello from mcp smoke", NULL },
-	{ "build + re-run binary", NULL, "go build -o app main.go && ./app",
-	  0, "hello from mcp smoke", NULL },
+	{ "build + re-run binary", NULL, "go build -o app main.go && ./app", 0,
+	  "hello from mcp smoke", NULL },
 	{ "multi-file build+run", "mcp-multi",
 	  "rm -f app && go build -o app . && ./app", 0, "hi from sub-package",
 	  NULL },
-	{ "intentional compile error", "mcp-broken", "go run main.go", 1,
-	  NULL, "undefined: broken" },
+	{ "intentional compile error", "mcp-broken", "go run main.go", 1, NULL,
+	  "undefined: broken" },
 };
 
-#define STDOUT_HEADING "\xe2\x94\x80\xe2\x94\x80 stdout \xe2\x94\x80\xe2\x94\x80\n"
-#define STDERR_HEADING "\xe2\x94\x80\xe2\x94\x80 stderr \xe2\x94\x80\xe2\x94\x80\n"
+#define STDOUT_HEADING                                                         \
+	"\xe2\x94\x80\xe2\x94\x80 stdout \xe2\x94\x80\xe2\x94\x80\n"
+#define STDERR_HEADING                                                         \
+	"\xe2\x94\x80\xe2\x94\x80 stderr \xe2\x94\x80\xe2\x94\x80\n"
 
 /*
  * Does the section of the result text under heading hold want? The
  * stdout section ends where the stderr heading starts.
  */
-static int section_has(const char *text, const char *heading,
-		       const char *want)
+static int section_has(const char *text, const char *heading, const char *want)
 {
 	const char *start = strstr(text, heading), *end;
 	size_t wlen = strlen(want);
@@ -648,7 +651,8 @@ static int check_result(const struct smoke_flow *f, json_t *res,
 		strbuf_addstr(why, "the result has no content array");
 		return -1;
 	}
-	json_array_foreach(content, i, c) {
+	json_array_foreach(content, i, c)
+	{
 		const char *t = json_object_str(c, "text");
 		const char *type = json_object_str(c, "type");
 
@@ -660,8 +664,9 @@ static int check_result(const struct smoke_flow *f, json_t *res,
 		return -1;
 	}
 	if (!starts_with(text->buf, "exit=")) {
-		strbuf_addf(why, "the result text does not start with "
-				 "'exit=<N>': '%.*s'",
+		strbuf_addf(why,
+			    "the result text does not start with "
+			    "'exit=<N>': '%.*s'",
 			    first_line_len(text->buf), text->buf);
 		return -1;
 	}
@@ -686,17 +691,27 @@ static int check_result(const struct smoke_flow *f, json_t *res,
 			    err ? "true" : "false");
 		return -1;
 	}
-	if (f->in_stdout && !section_has(text->buf, STDOUT_HEADING,
-					 f->in_stdout)) {
+	if (f->in_stdout &&
+	    !section_has(text->buf, STDOUT_HEADING, f->in_stdout)) {
 		strbuf_addf(why, "stdout does not hold '%s'", f->in_stdout);
 		return -1;
 	}
-	if (f->in_stderr && !section_has(text->buf, STDERR_HEADING,
-					 f->in_stderr)) {
+	if (f->in_stderr &&
+	    !section_has(text->buf, STDERR_HEADING, f->in_stderr)) {
 		strbuf_addf(why, "stderr does not hold '%s'", f->in_stderr);
 		return -1;
 	}
 	return 0;
+}
+
+/* a sample the flows above name: it exists */
+static const struct sample *builtin_sample(const char *name)
+{
+	const struct sample *sm = sample_find(name);
+
+	if (!sm)
+		die("BUG: no built-in sample '%s'", name);
+	return sm;
 }
 
 /* Run one flow through tools/call. 0, or -1 with why. */
@@ -711,11 +726,9 @@ static int run_flow(struct peer *p, const struct smoke_flow *f,
 	fflush(stdout);
 	args = json_pack("{s:s}", "command", f->command);
 	if (f->sample) {
-		const struct sample *sm = sample_find(f->sample);
+		const struct sample *sm = builtin_sample(f->sample);
 		json_t *files = json_object();
 
-		if (!sm)
-			die("BUG: no built-in sample '%s'", f->sample);
 		for (size_t i = 0; i < sm->nr_files; i++)
 			json_object_set_new(files, sm->files[i].path,
 					    json_string(sm->files[i].data));

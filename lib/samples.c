@@ -96,11 +96,12 @@ static const struct sample_file mcp_single_files[] = {
 	{ "go.mod", "module example.com/m\n"
 		    "\n"
 		    "go 1.19\n" },
-	{ "main.go", "package main\n"
-		     "\n"
-		     "import \"fmt\"\n"
-		     "\n"
-		     "func main() { fmt.Println(\"hello from mcp smoke\") }\n" },
+	{ "main.go",
+	  "package main\n"
+	  "\n"
+	  "import \"fmt\"\n"
+	  "\n"
+	  "func main() { fmt.Println(\"hello from mcp smoke\") }\n" },
 };
 
 /* seed 000, smoke flow 3: a module with a sub-package */
@@ -117,10 +118,11 @@ static const struct sample_file mcp_multi_files[] = {
 		     ")\n"
 		     "\n"
 		     "func main() { fmt.Println(sub.Msg()) }\n" },
-	{ "sub/sub.go", "package sub\n"
-			"\n"
-			"// Msg says where it comes from.\n"
-			"func Msg() string { return \"hi from sub-package\" }\n" },
+	{ "sub/sub.go",
+	  "package sub\n"
+	  "\n"
+	  "// Msg says where it comes from.\n"
+	  "func Msg() string { return \"hi from sub-package\" }\n" },
 };
 
 /*
@@ -132,7 +134,10 @@ static const struct sample_file mcp_broken_files[] = {
 		     "func main(){ broken }\n" },
 };
 
-#define SAMPLE(n, s, f) { (n), (s), (f), ARRAY_SIZE(f) }
+#define SAMPLE(n, s, f)                                                        \
+	{                                                                      \
+		(n), (s), (f), ARRAY_SIZE(f)                                   \
+	}
 
 static const struct sample samples[] = {
 	SAMPLE("smoke", "single-file program: go run, go build, ./app",

@@ -16,13 +16,13 @@
 
 /* One file of a sample: a path relative to /app and its contents. */
 struct sample_file {
-	const char *path;	/* relative, '/' separated */
-	const char *data;	/* NUL-terminated text */
+	const char *path; /* relative, '/' separated */
+	const char *data; /* NUL-terminated text */
 };
 
 struct sample {
-	const char *name;	/* e.g. "smoke", "multifile" */
-	const char *summary;	/* one line for people */
+	const char *name;    /* e.g. "smoke", "multifile" */
+	const char *summary; /* one line for people */
 	const struct sample_file *files;
 	size_t nr_files;
 };
