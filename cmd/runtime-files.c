@@ -5,6 +5,7 @@
  * nothing outside the workdir is read or written.
  */
 #include "compat.h"
+#include "dir.h"
 #include "json.h"
 #include "log.h"
 #include "runtime.h"
@@ -14,7 +15,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -450,28 +450,6 @@ out:
 	return ret;
 }
 
-/* mkdir -p for the parents of abs, which lies inside the root */
-static int make_parents(const char *abs)
-{
-	struct strbuf p = STRBUF_INIT;
-	size_t rootlen = strlen(rt.root);
-	int ret = 0;
-
-	strbuf_addstr(&p, abs);
-	for (size_t i = rootlen + 1; i < p.len; i++) {
-		if (p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
-			ret = -1;
-			break;
-		}
-		p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
 enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				const char *path)
 {
@@ -511,7 +489,7 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				  strerror(r->write_failed));
 		goto out;
 	}
-	if (make_parents(abs.buf) < 0 || commit_spool(r, abs.buf) < 0) {
+	if (mkdir_leading(abs.buf, 0755) < 0 || commit_spool(r, abs.buf) < 0) {
 		ret = reply_error(c, r,
 				  errno == EISDIR || errno == ENOTDIR ? 400 :
 									500,
@@ -527,14 +505,6 @@ out:
 	strbuf_release(&abs);
 	strbuf_release(&rel);
 	return ret;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag,
-		      struct FTW *ftw)
-{
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 ? -1 : 0;
-	return unlink(path) < 0 ? -1 : 0;
 }
 
 enum MHD_Result handle_file_delete(struct MHD_Connection *c,
@@ -558,11 +528,7 @@ enum MHD_Result handle_file_delete(struct MHD_Connection *c,
 		ret = reply_error(c, r, 404, "file not found");
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode))
-		rc = nftw(abs.buf, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-	else
-		rc = unlink(abs.buf);
-	if (rc < 0) {
+	if (remove_tree(abs.buf) < 0) {
 		ret = reply_error(c, r, 500, "cannot delete '%s': %s", rel.buf,
 				  strerror(errno));
 		goto out;

@@ -8,6 +8,7 @@
  * served; commands run in their own process groups (lib/exec.c).
  */
 #include "compat.h"
+#include "dir.h"
 #include "exec.h"
 #include "json.h"
 #include "log.h"
@@ -412,29 +413,18 @@ static int listen_on(const char *addr, char **unix_path)
 
 static int prepare_workdir(const char *dir)
 {
-	struct strbuf probe = STRBUF_INIT, p = STRBUF_INIT;
+	struct strbuf probe = STRBUF_INIT;
 	int fd;
 
-	/* mkdir -p, 0755 */
-	strbuf_addstr(&p, dir);
-	for (size_t i = 1; i <= p.len; i++) {
-		if (i < p.len && p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
-			struct log_line l;
-			if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
-				log_str(&l, "workdir", dir);
-				log_str(&l, "error", strerror(errno));
-				log_end(&l);
-			}
-			strbuf_release(&p);
-			return -1;
+	if (mkdir_p(dir, 0755) < 0) {
+		struct log_line l;
+		if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
+			log_str(&l, "workdir", dir);
+			log_str(&l, "error", strerror(errno));
+			log_end(&l);
 		}
-		if (i < p.len)
-			p.buf[i] = '/';
+		return -1;
 	}
-	strbuf_release(&p);
 	strbuf_addf(&probe, "%s/.gosbx-probe-%d", dir, (int)getpid());
 	fd = open(probe.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, "ok", 2) != 2) {

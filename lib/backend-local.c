@@ -5,6 +5,7 @@
  */
 #include "compat.h"
 #include "backend-local.h"
+#include "dir.h"
 #include "http.h"
 #include "isolate.h"
 #include "session.h"
@@ -56,57 +57,6 @@ int local_claims_dir(struct strbuf *out)
 		return error("cannot find the state directory: neither "
 			     "XDG_STATE_HOME nor HOME is set");
 	return 0;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	struct strbuf p = STRBUF_INIT;
-	int ret = 0;
-
-	strbuf_addstr(&p, path);
-	for (size_t i = 1; i <= p.len; i++) {
-		if (i < p.len && p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, mode) < 0 && errno != EEXIST) {
-			ret = error_errno("cannot create '%s'", p.buf);
-			break;
-		}
-		if (i < p.len)
-			p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
-static int make_dirs_writable(const char *path, const struct stat *st,
-			      int flag, struct FTW *ftw)
-{
-	if (flag == FTW_D || flag == FTW_DNR)
-		chmod(path, (st->st_mode & 07777) | S_IRWXU);
-	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* rm -rf, also through directories the sandbox made unwritable */
-static int remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	nftw(path, make_dirs_writable, 32, FTW_PHYS);
-	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS);
-	return lstat(path, &st) < 0 ? 0 : -1;
 }
 
 int local_find_runtime(struct strbuf *out)
@@ -540,6 +490,8 @@ static int local_open(struct session *s, const struct session_opts *o)
 		generate_name(&name);
 	if (session_check_claim_name(name.buf) < 0 ||
 	    local_claims_dir(&ls->dir) < 0 || mkdir_p(ls->dir.buf, 0700) < 0) {
+		if (errno)
+			error_errno("cannot create '%s'", ls->dir.buf);
 		ret = -1;
 		goto out;
 	}
