@@ -33,7 +33,7 @@ no_claims() {
 # anything, splits tools/list into two pages, and sends a log
 # notification and a ping before each tools/call answer.
 cat >fake-server.py <<\EOF
-import json, sys
+import json, os, sys
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
 if mode == "exit":
@@ -61,9 +61,13 @@ RUN = {"name": "run_go_code", "description": "Build and run Go code.\nMore.",
 OTHER = {"name": "other_tool", "description": "Something else.",
          "inputSchema": {"type": "object"}}
 files = {}
+log = open(os.environ["FAKE_LOG"], "a") if "FAKE_LOG" in os.environ else None
 for line in sys.stdin:
     msg = json.loads(line)
     method = msg.get("method")
+    if log:
+        log.write("%s\n" % method)
+        log.flush()
     if method is None:
         continue  # our ping's answer
     if "id" not in msg:
@@ -173,6 +177,21 @@ test_expect_success PYTHON 'a server without run_go_code fails at tools/list' '
 test_expect_success PYTHON 'a call that gets no answer in time fails its flow' '
 	test_expect_code_err 1 gosbx smoke --timeout=1s --server="$(fake hang)" >out &&
 	test_grep "flow .single-file go run. failed: no answer in time" err
+'
+
+test_expect_success PYTHON 'SIGINT cancels the running call and stops the server' '
+	rm -f fake.log &&
+	FAKE_LOG=$PWD/fake.log gosbx smoke --server="$(fake hang)" \
+		>out 2>err 3>&- 4>&- 5>&- &
+	pid=$! &&
+	test_retry 600 0.1 grep -q "^tools/call$" fake.log &&
+	kill -INT $pid &&
+	{ wait $pid; rc=$?; } &&
+	test $rc = 130 &&
+	test_grep "flow .single-file go run. failed: interrupted by signal 2" err &&
+	test_grep "^notifications/cancelled$" fake.log &&
+	test_grep ! "smoke complete" out &&
+	! pgrep -f "fake-server.py hang" >/dev/null
 '
 
 test_expect_success 'bad options are usage errors' '
