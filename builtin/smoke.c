@@ -110,6 +110,9 @@ static int peer_start(struct peer *p, const char *const *argv)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
 			goto child_fail;
+		/* dup2() onto itself keeps close-on-exec: clear it */
+		fcntl(0, F_SETFD, 0);
+		fcntl(1, F_SETFD, 0);
 		execv(argv[0], (char *const *)argv);
 	child_fail:
 		child_errno = errno;
