@@ -26,7 +26,7 @@
 #define SANDBOX_RUNTIME "/opt/gosbx/gosbx-runtime"
 
 struct local_state {
-	struct strbuf dir;	/* the claim directory */
+	struct strbuf dir; /* the claim directory */
 	struct isolate_handle h;
 	int have_handle;
 	uint64_t oom_before;
@@ -249,15 +249,14 @@ static enum local_claim_status claim_status(const char *dir, const char *meta,
 		st = LOCAL_CLAIM_READY;
 	} else {
 		strbuf_addf(&marker, "%s/run/expired", dir);
-		st = access(marker.buf, F_OK) ? LOCAL_CLAIM_DEAD :
-						LOCAL_CLAIM_EXPIRED;
+		st = access(marker.buf, F_OK) ? LOCAL_CLAIM_DEAD
+					      : LOCAL_CLAIM_EXPIRED;
 	}
 	strbuf_release(&marker);
 	return st;
 }
 
-static int reattach(struct session *s, struct local_state *ls,
-		    const char *name)
+static int reattach(struct session *s, struct local_state *ls, const char *name)
 {
 	struct strbuf meta = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = -1;
@@ -370,9 +369,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.claim_dir = p.buf;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;
-	cfg.memory_bytes = o->memory_bytes < 0 ? 0 :
-			   o->memory_bytes ? o->memory_bytes :
-					     ((int64_t)2 << 30);
+	cfg.memory_bytes = o->memory_bytes < 0 ? 0
+			   : o->memory_bytes   ? o->memory_bytes
+					       : ((int64_t)2 << 30);
 	cfg.memory_explicit = o->memory_set && o->memory_bytes > 0;
 	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : 512;
 	cfg.pids_explicit = o->pids_set && o->pids > 0;
@@ -407,8 +406,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	}
 	isolate_config_release(&cfg);
 
-	strbuf_addf(&meta, "name %s\ncreated %lld\nttl_ms %" PRId64
-			   "\nnetwork %d\nkeep %d\npurpose %s\n",
+	strbuf_addf(&meta,
+		    "name %s\ncreated %lld\nttl_ms %" PRId64
+		    "\nnetwork %d\nkeep %d\npurpose %s\n",
 		    name, (long long)time(NULL), ttl, o->network, o->keep,
 		    o->purpose ? o->purpose : "");
 	isolate_state_format(&ls->h, &meta);
@@ -433,9 +433,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 			strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
 			log_tail(p.buf, &tail);
 			error("cannot create sandbox: the runtime %s%s%s",
-			      monotonic_ms() > deadline ?
-				      "did not start in time" :
-				      "exited at start",
+			      monotonic_ms() > deadline
+				      ? "did not start in time"
+				      : "exited at start",
 			      tail.len ? ": " : "", tail.buf);
 			strbuf_release(&tail);
 			goto out;
@@ -628,8 +628,7 @@ static int cmp_info(const void *a, const void *b)
 		      ((const struct local_claim_info *)b)->name);
 }
 
-int local_claims_list(struct local_claim_info **out, size_t *nr,
-		      int with_size)
+int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 {
 	struct strbuf dir = STRBUF_INIT, p = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, v = STRBUF_INIT;
@@ -671,9 +670,8 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		c->ttl_ms = meta_int(meta.buf, "ttl_ms", DEFAULT_TTL_MS);
 		c->network = meta_int(meta.buf, "network", 0);
 		c->keep = meta_int(meta.buf, "keep", 0);
-		c->purpose = xstrdup(meta_get(meta.buf, "purpose", &v) ?
-					     v.buf :
-					     "");
+		c->purpose =
+			xstrdup(meta_get(meta.buf, "purpose", &v) ? v.buf : "");
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s/%s", dir.buf, de->d_name);
 		isolate_handle_init(&h);

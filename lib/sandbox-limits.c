@@ -26,8 +26,8 @@ int limit_args_apply(const struct limit_args *la, struct session_opts *o)
 
 		errno = 0;
 		v = strtod(la->cpus, &end);
-		if (errno || end == la->cpus || *end || !isfinite(v) ||
-		    v < 0 || v > MAX_CPUS)
+		if (errno || end == la->cpus || *end || !isfinite(v) || v < 0 ||
+		    v > MAX_CPUS)
 			return error("option '--cpus' expects a number of CPUs "
 				     "such as '1.5' (0 for no limit), not '%s'",
 				     la->cpus);
