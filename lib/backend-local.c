@@ -27,6 +27,7 @@
 
 struct local_state {
 	struct strbuf dir; /* the claim directory */
+	int run_fd;	   /* O_PATH descriptor of dir/run, or -1 */
 	struct isolate_handle h;
 	int have_handle;
 	uint64_t oom_before;
@@ -210,6 +211,34 @@ out:
 	strbuf_release(&log);
 }
 
+/*
+ * The host path of the runtime's socket. A unix socket address holds at
+ * most 107 bytes, and claims can live deep in the file system: past
+ * that, the socket is reached through /proc/self/fd/<fd of run/>, a
+ * short name for the same directory.
+ */
+static int socket_path(struct local_state *ls, struct strbuf *out)
+{
+	struct sockaddr_un sun;
+
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/run/runtime.sock", ls->dir.buf);
+	if (out->len < sizeof(sun.sun_path))
+		return 0;
+	if (ls->run_fd < 0) {
+		struct strbuf run = STRBUF_INIT;
+
+		strbuf_addf(&run, "%s/run", ls->dir.buf);
+		ls->run_fd = open(run.buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		strbuf_release(&run);
+		if (ls->run_fd < 0)
+			return error_errno("cannot open '%s/run'", ls->dir.buf);
+	}
+	strbuf_reset(out);
+	strbuf_addf(out, "/proc/self/fd/%d/runtime.sock", ls->run_fd);
+	return 0;
+}
+
 static int socket_ready(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -231,7 +260,10 @@ static int connect_runtime(struct session *s, struct local_state *ls)
 	struct http_client_opts ho = { 0 };
 	struct strbuf sock = STRBUF_INIT;
 
-	strbuf_addf(&sock, "%s/run/runtime.sock", ls->dir.buf);
+	if (socket_path(ls, &sock) < 0) {
+		strbuf_release(&sock);
+		return -1;
+	}
 	ho.unix_socket = sock.buf;
 	ho.connect_timeout_ms = 5000;
 	s->http = http_client_new("http://localhost", &ho);
@@ -419,7 +451,8 @@ static int create_claim(struct session *s, struct local_state *ls,
 	touch_claim(ls->dir.buf);
 
 	/* wait for the runtime's socket */
-	strbuf_addf(&sock, "%s/run/runtime.sock", ls->dir.buf);
+	if (socket_path(ls, &sock) < 0)
+		goto out;
 	deadline = monotonic_ms() + READY_TIMEOUT_MS;
 	for (unsigned spins = 0;; spins++) {
 		int status;
@@ -469,6 +502,8 @@ static void local_state_free(struct session *s)
 		return;
 	if (ls->have_handle)
 		isolate_handle_free(&ls->h);
+	if (ls->run_fd >= 0)
+		close(ls->run_fd);
 	strbuf_release(&ls->dir);
 	free(ls);
 	s->backend = NULL;
@@ -481,6 +516,7 @@ static int local_open(struct session *s, const struct session_opts *o)
 	int ret;
 
 	strbuf_init(&ls->dir, 0);
+	ls->run_fd = -1;
 	s->backend = ls;
 	if (o->claim)
 		strbuf_addstr(&name, o->claim);
