@@ -565,8 +565,7 @@ static int list_tools(struct peer *p, int64_t timeout_ms, struct strbuf *why)
 		res = NULL;
 	}
 	printf("tools advertised: %zu\n", json_array_size(all));
-	json_array_foreach(all, i, t)
-	{
+	json_array_foreach (all, i, t) {
 		const char *name = json_object_str(t, "name");
 		const char *desc = json_object_str(t, "description");
 
@@ -654,8 +653,7 @@ static int check_result(const struct smoke_flow *f, json_t *res,
 		strbuf_addstr(why, "the result has no content array");
 		return -1;
 	}
-	json_array_foreach(content, i, c)
-	{
+	json_array_foreach (content, i, c) {
 		const char *t = json_object_str(c, "text");
 		const char *type = json_object_str(c, "type");
 

@@ -13,7 +13,6 @@ if test_have_prereq BWRAP &&
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null; then
 	test_set_prereq SANDBOX
 fi
-gosbx mcp -h >/dev/null 2>&1 && test_set_prereq MCP
 
 test_atexit 'gosbx close --all'
 
@@ -200,7 +199,7 @@ test_expect_success 'bad options are usage errors' '
 	test_expect_code 129 gosbx smoke extra
 '
 
-test_expect_success SANDBOX,GO,MCP 'done when: gosbx smoke passes against gosbx mcp' '
+test_expect_success SANDBOX,GO 'done when: gosbx smoke passes against gosbx mcp' '
 	gosbx smoke >out 2>err &&
 	test_grep "^tools advertised: " out &&
 	test_grep "^  - run_go_code: " out &&
@@ -217,7 +216,7 @@ test_expect_success SANDBOX,GO,MCP 'done when: gosbx smoke passes against gosbx 
 	no_claims
 '
 
-test_expect_success SANDBOX,GO,MCP 'namespace and template reach gosbx mcp' '
+test_expect_success SANDBOX,GO 'namespace and template reach gosbx mcp' '
 	gosbx smoke --namespace=team-a --template=tpl-x >out 2>err &&
 	test_grep "^opening sandbox (namespace=team-a template=tpl-x claim=\"\")$" err &&
 	no_claims
