@@ -35,11 +35,13 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
 
 /*
  * The `gosbx exec --claim=<name>` REPL on a terminal (builtin/repl.c):

@@ -23,6 +23,8 @@ static struct cmd_struct commands[] = {
 	{ "claims", cmd_claims, NEED_BACKEND,
 	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
+	{ "demo", cmd_demo, NEED_BACKEND,
+	  "run the seed's demo flows in a sandbox" },
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
@@ -32,6 +34,8 @@ static struct cmd_struct commands[] = {
 	  "open a kept sandbox, print its name" },
 	{ "push", cmd_push, NEED_BACKEND,
 	  "copy local files and trees into a sandbox's /app" },
+	{ "smoke", cmd_smoke, NEED_BACKEND,
+	  "drive 'gosbx mcp' as an MCP client through the seed's flows" },
 	{ NULL, NULL, 0, NULL },
 };
 
