@@ -13,6 +13,7 @@
 #include "isolate.h"
 #include "json.h"
 #include "parse-options.h"
+#include "run-command.h"
 #include "session.h"
 #include "strbuf.h"
 #include "usage.h"
@@ -177,66 +178,6 @@ static void capture_release(struct capture *cap)
 {
 	strbuf_release(&cap->err);
 	strbuf_release(&cap->warn);
-}
-
-/*
- * Run argv (no shell) with stdin from /dev/null and stdout+stderr into
- * out, for at most timeout_ms (then it is killed). Returns the wait
- * status, or -1 if it could not be started.
- */
-static int run_capture(const char *const *argv, struct strbuf *out,
-		       int timeout_ms)
-{
-	uint64_t deadline = monotonic_ms() + timeout_ms;
-	int fds[2], status;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (!pid) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	for (;;) {
-		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-		int64_t left = (int64_t)deadline - (int64_t)monotonic_ms();
-		char buf[4096];
-		ssize_t n;
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
-			break;
-		if (!pfd.revents)
-			continue;
-		n = read(fds[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out->len < 65536)
-			strbuf_add(out, buf, n);
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return status;
 }
 
 static void first_line(struct strbuf *sb)
