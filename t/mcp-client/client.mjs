@@ -47,7 +47,8 @@
 // "progress":[..],"ms":N} or {"step":..,"ok":false,"error":{"name":..,
 // "code":..,"message":..}}; {"event":"onerror",..} for errors the SDK
 // reported outside a request (e.g. a message it could not parse, or a
-// progress notification for a request that was already answered).
+// progress notification for a request that was already answered);
+// {"event":"log","params":..} for each notifications/message (v1 SDK).
 // Exit status: 0 when every step succeeded, 1 when one failed, 2 for a
 // usage error, 3 when the connection failed.
 
@@ -228,6 +229,13 @@ try {
 }
 c.client.onerror = (e) => writeLine({ event: 'onerror',
 	error: errorJSON(e) });
+if (c.sdk === 'v1') {
+	// the SDK parses notifications/message against its schema first
+	const { LoggingMessageNotificationSchema } = await import(
+		'@modelcontextprotocol/sdk/types.js');
+	c.client.setNotificationHandler(LoggingMessageNotificationSchema,
+		(n) => writeLine({ event: 'log', params: n.params }));
+}
 if (opts.ready)
 	fs.writeFileSync(opts.ready, '');
 
