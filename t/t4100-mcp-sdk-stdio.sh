@@ -193,6 +193,18 @@ test_expect_success '10 MB of output: head and tail with the elided count' '
 	test_cmp expect masked
 '
 
+# 10,888,896 bytes of numbers: the tail is the real end of the output
+test_expect_success '10 MB of output: the tail is the end of the output' '
+	mcp_client call run_go_code "{\"command\":\"seq 1 1500000\"}" \
+		-- "$GOSBX" mcp >out 2>err &&
+	mcp_check out "r[0].ok && r[0].result.isError === false" &&
+	mcp_check out "text(0).startsWith(\"exit=0  (\") &&
+		text(0).split(\"\\n\")[0].endsWith(\")  [truncated: stdout]\")" &&
+	mcp_check out "text(0).includes(\"\\n\" + H(\"stdout\") + \"\\n1\\n2\\n3\\n\")" &&
+	mcp_check out "text(0).includes(\"\\n... [10872512 bytes elided] ...\\n\")" &&
+	mcp_check out "text(0).endsWith(\"\\n1499999\\n1500000\\n\")"
+'
+
 test_expect_success GO 'a Go program: files, go run' '
 	cat >args.json <<-\EOF &&
 	{"files": {"go.mod": "module hello\n\ngo 1.19\n",
