@@ -29,8 +29,13 @@
 # `gosbx mcp --http=127.0.0.1:<free port> --token-file=<n>.token` and
 # waits until it answers; <n>.url holds the endpoint URL, <n>.token the
 # token, <n>.pid the pid, <n>.log its stderr (default name "srv").
-# mcp_http_stop [<n>] stops it (SIGTERM) and fails unless it exited 0.
+# mcp_http_stop [<n>] stops it (SIGTERM) and fails unless it exited 0
+# without a sanitizer report.
 # Every server still running when the script ends is stopped.
+#
+# stdio server: $MCP_STDIO runs `gosbx mcp "$@"` with its stderr appended
+# to stdio.log (the SDK's stdio transport gives a server its own stderr;
+# this keeps every server's, where mcp_no_sanitizer_report looks).
 #
 # Processes: wait_running / wait_gone '<command line>' wait (bounded) for
 # a process whose whole command line is exactly that; no_claims and
@@ -108,6 +113,23 @@ mcp_client_install_() {
 }
 
 mcp_client_installed_ || mcp_client_install_
+
+MCP_STDIO=$TRASH_DIRECTORY/bin/gosbx-mcp
+mkdir -p "$TRASH_DIRECTORY/bin" &&
+cat >"$MCP_STDIO" <<EOF &&
+#!/bin/sh
+exec "$GOSBX_BUILD_DIR/gosbx" mcp "\$@" 2>>"$TRASH_DIRECTORY/stdio.log"
+EOF
+chmod +x "$MCP_STDIO" || exit 1
+
+# mcp_no_sanitizer_report FILE...: no ASan/UBSan/LSan report in the files
+mcp_no_sanitizer_report() {
+	if grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$@" >&4
+	then
+		return 1
+	fi
+	return 0
+}
 
 mcp_client() {
 	node "$MCP_CLIENT_DIR/client.mjs" "$@"
@@ -332,4 +354,5 @@ mcp_http_stop() {
 		cat "$_mcp_name.log" >&4
 		return 1
 	fi
+	mcp_no_sanitizer_report "$_mcp_name.log"
 }

@@ -3,8 +3,6 @@ test_description='gosbx mcp over stdio, driven by the official TypeScript SDK'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY/lib-mcp.sh"
 
-GOSBX=$GOSBX_BUILD_DIR/gosbx
-
 # The expected text of a result whose duration was masked.
 mask_duration() {
 	sed -e '1s/^\(exit=[0-9]*  (\)[^)]*)/\1<duration>)/' "$@"
@@ -19,7 +17,7 @@ for v in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
 	test_expect_success "revision $v: initialize, tools/list, setLevel, run_go_code, ping" '
 		mcp_client --protocol='$v' info list loglevel debug \
 			call run_go_code "{\"command\":\"echo hi\"}" ping \
-			-- "$GOSBX" mcp >out 2>err &&
+			-- "$MCP_STDIO" >out 2>err &&
 		mcp_check out "r[0].protocolVersion === \"'$v'\"" &&
 		mcp_check out "r[0].serverInfo.name === \"gosbx\"" &&
 		mcp_check out "r[0].capabilities.tools !== undefined" &&
@@ -35,8 +33,10 @@ for v in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
 done
 
 test_expect_success 'the lifecycle lines of run_go_code go to stderr' '
+	n=$(wc -l <stdio.log) &&
 	mcp_client call run_go_code "{\"command\":\"true\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>client.err &&
+	tail -n +$((n + 1)) stdio.log >err &&
 	mcp_check out "r[0].ok && text(0).startsWith(\"exit=0  (\")" &&
 	test_grep "^opening sandbox (namespace=default template=go-runtime-template claim=\"\")\$" err &&
 	test_grep "^sandbox open: claim=." err &&
@@ -48,7 +48,7 @@ test_expect_success 'the lifecycle lines of run_go_code go to stderr' '
 test_expect_success '2026-07-28: the v2 client pinned to it (server/discover)' '
 	mcp_client --protocol=2026-07-28 info list \
 		call run_go_code "{\"command\":\"echo modern\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].sdk === \"v2\" &&
 		r[0].protocolVersion === \"2026-07-28\"" &&
 	mcp_check out "r[1].result.tools.some((t) => t.name === \"run_go_code\")" &&
@@ -58,7 +58,7 @@ test_expect_success '2026-07-28: the v2 client pinned to it (server/discover)' '
 '
 
 test_expect_success '2026-07-28: the v2 client in auto mode picks it' '
-	mcp_client --negotiate=auto info -- "$GOSBX" mcp >out 2>err &&
+	mcp_client --negotiate=auto info -- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].protocolVersion === \"2026-07-28\""
 '
 
@@ -67,7 +67,7 @@ test_expect_success 'result text byte for byte; non-zero exit is isError' '
 	{"command":"printf '"'"'a\\nb\\n'"'"'; printf err >&2; exit 3"}
 	EOF
 	mcp_client --save-text=actual call run_go_code @args.json \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === true" &&
 	cat >expect <<-\EOF &&
 	exit=3  (<duration>)
@@ -88,7 +88,7 @@ test_expect_success 'structuredContent is accepted by the SDK (outputSchema)' '
 	mcp_client --protocol=2025-06-18 list \
 		call run_go_code "{\"command\":\"echo s; exit 5\"}" \
 		call run_go_code "{\"command\":\"echo t\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].result.tools.find((t) =>
 		t.name === \"run_go_code\").outputSchema.type === \"object\"" &&
 	mcp_check out "r[1].ok && r[1].result.isError === true" &&
@@ -105,7 +105,7 @@ test_expect_success 'invalid arguments are tool errors, the server lives on' '
 		call run_go_code "{\"command\":\"true\",\"files\":{\"/etc/x\":\"y\"}}" \
 		call run_go_code "{\"command\":\"true\",\"files\":{\"a\":5}}" \
 		call run_go_code "{\"command\":\"echo alive\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r.length === 8" &&
 	mcp_check out "r.slice(0, 7).every((s) => s.ok &&
 		s.result.isError === true && s.result.content[0].text !== \"\")" &&
@@ -116,7 +116,7 @@ test_expect_success 'invalid arguments are tool errors, the server lives on' '
 test_expect_success 'an unknown tool is an error the SDK reports' '
 	mcp_client call no_such_tool "{}" \
 		call run_go_code "{\"command\":\"echo alive\"}" \
-		-- "$GOSBX" mcp >out 2>err
+		-- "$MCP_STDIO" >out 2>err
 	mcp_check out "r.length === 2" &&
 	mcp_check out "(!r[0].ok && r[0].error.code === -32602) ||
 		(r[0].ok && r[0].result.isError === true)" &&
@@ -126,7 +126,7 @@ test_expect_success 'an unknown tool is an error the SDK reports' '
 test_expect_success 'progress notifications arrive before the result' '
 	mcp_client --progress call run_go_code \
 		"{\"command\":\"for i in 1 2 3 4 5; do echo line\$i; sleep 0.3; done\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].progress.length > 0" &&
 	mcp_check out "r[0].progress.some((p) =>
 		/running|line[1-5]/.test(p.message ?? \"\"))" &&
@@ -139,7 +139,7 @@ test_expect_success 'an aborted call (AbortSignal) kills its process' '
 	echo "{\"command\":\"sleep 1000.654\"}" >sleep.json &&
 	mcp_client_bg abort --abort-on=abort-now call run_go_code @sleep.json \
 		call run_go_code "{\"command\":\"echo after\"}" \
-		-- "$GOSBX" mcp &&
+		-- "$MCP_STDIO" &&
 	wait_running "sleep 1000.654" &&
 	>abort-now &&
 	test_expect_code 1 mcp_client_wait abort &&
@@ -153,7 +153,7 @@ test_expect_success 'a call that times out in the SDK is cancelled' '
 	mcp_client call run_go_code "{\"command\":\"true\"}" \
 		--timeout=2000 call run_go_code "{\"command\":\"sleep 1000.321\"}" \
 		call run_go_code "{\"command\":\"echo after\"}" \
-		-- "$GOSBX" mcp >out 2>err
+		-- "$MCP_STDIO" >out 2>err
 	test $? = 1 &&
 	mcp_check out "!r[1].ok && r[1].error.code === -32001" &&
 	mcp_check out "r[2].ok && text(2).includes(\"after\")" &&
@@ -163,7 +163,7 @@ test_expect_success 'a call that times out in the SDK is cancelled' '
 
 test_expect_success 'a killed client: the command and the sandbox go' '
 	echo "{\"command\":\"sleep 1000.111\"}" >sleep.json &&
-	mcp_client_bg killed call run_go_code @sleep.json -- "$GOSBX" mcp &&
+	mcp_client_bg killed call run_go_code @sleep.json -- "$MCP_STDIO" &&
 	wait_running "sleep 1000.111" &&
 	server=$(pgrep -P "$(cat killed.pid)") &&
 	test -n "$server" &&
@@ -178,7 +178,7 @@ test_expect_success '10 MB of output: head and tail with the elided count' '
 	{"command":"head -c 10000000 /dev/zero | tr '"'"'\\0'"'"' a"}
 	EOF
 	mcp_client --save-text=actual call run_go_code @args.json \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === false" &&
 	{
 		printf "exit=0  (<duration>)  [truncated: stdout]\n\n" &&
@@ -196,7 +196,7 @@ test_expect_success '10 MB of output: head and tail with the elided count' '
 # 10,888,896 bytes of numbers: the tail is the real end of the output
 test_expect_success '10 MB of output: the tail is the end of the output' '
 	mcp_client call run_go_code "{\"command\":\"seq 1 1500000\"}" \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === false" &&
 	mcp_check out "text(0).startsWith(\"exit=0  (\") &&
 		text(0).split(\"\\n\")[0].endsWith(\")  [truncated: stdout]\")" &&
@@ -212,7 +212,7 @@ test_expect_success GO 'a Go program: files, go run' '
 	 "command": "go run main.go"}
 	EOF
 	mcp_client --timeout=300000 call run_go_code @args.json \
-		-- "$GOSBX" mcp >out 2>err &&
+		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === false &&
 		text(0).includes(H(\"stdout\") + \"\\nhello from go\\n\")"
 '
@@ -228,7 +228,7 @@ test_expect_success 'the jobs toolset (--tools=go,sandbox,jobs)' '
 		call get_job_logs "{\"job_id\":\"{{job_id}}\"}" \
 		call check_job_status "{\"job_id\":\"no-such-job\"}" \
 		call execute_bash "{}" \
-		-- "$GOSBX" mcp --tools=go,sandbox,jobs >out 2>err &&
+		-- "$MCP_STDIO" --tools=go,sandbox,jobs >out 2>err &&
 	mcp_check out "[\"run_go_code\", \"sandbox_start\", \"sandbox_stop\",
 		\"sandbox_run_code\", \"sandbox_run_command\",
 		\"sandbox_get_metrics\", \"execute_python\",
@@ -249,6 +249,10 @@ test_expect_success 'the jobs toolset (--tools=go,sandbox,jobs)' '
 	mcp_check out "r[9].ok && r[9].result.isError === true" &&
 	mcp_check out "errs.length === 0" &&
 	wait_no_claims
+'
+
+test_expect_success 'no server printed a sanitizer report' '
+	mcp_no_sanitizer_report stdio.log
 '
 
 test_done
