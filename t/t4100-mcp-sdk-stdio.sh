@@ -135,6 +135,14 @@ test_expect_success 'progress notifications arrive before the result' '
 	mcp_check out "errs.length === 0"
 '
 
+test_expect_success '2024-11-05: progress without message' '
+	mcp_client --protocol=2024-11-05 --progress call run_go_code \
+		"{\"command\":\"for i in 1 2 3; do echo line\$i; sleep 0.3; done\"}" \
+		-- "$MCP_STDIO" >out 2>err &&
+	mcp_check out "r[0].ok && r[0].progress.length > 0" &&
+	mcp_check out "r[0].progress.every((p) => p.message === undefined)"
+'
+
 test_expect_success 'an aborted call (AbortSignal) kills its process' '
 	echo "{\"command\":\"sleep 1000.654\"}" >sleep.json &&
 	mcp_client_bg abort --abort-on=abort-now call run_go_code @sleep.json \
@@ -145,6 +153,7 @@ test_expect_success 'an aborted call (AbortSignal) kills its process' '
 	test_expect_code 1 mcp_client_wait abort &&
 	mcp_check abort.out "!r[0].ok && r[1].ok &&
 		text(1).includes(\"after\")" &&
+	mcp_check abort.out "errs.length === 0" &&
 	wait_gone "sleep 1000.654" &&
 	wait_no_claims
 '
@@ -157,6 +166,7 @@ test_expect_success 'a call that times out in the SDK is cancelled' '
 	test $? = 1 &&
 	mcp_check out "!r[1].ok && r[1].error.code === -32001" &&
 	mcp_check out "r[2].ok && text(2).includes(\"after\")" &&
+	mcp_check out "errs.length === 0" &&
 	wait_gone "sleep 1000.321" &&
 	wait_no_claims
 '

@@ -123,6 +123,7 @@ test_expect_success 'an aborted call (AbortSignal) kills its process' '
 	test_expect_code 1 mcp_client_wait abort &&
 	mcp_check abort.out "!r[0].ok && r[1].ok &&
 		text(1).includes(\"after\")" &&
+	mcp_check abort.out "errs.length === 0" &&
 	wait_gone "sleep 1000.654"
 '
 
