@@ -38,6 +38,7 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
 
 /*

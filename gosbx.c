@@ -26,6 +26,8 @@ static struct cmd_struct commands[] = {
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
+	{ "mcp", cmd_mcp, NEED_BACKEND,
+	  "the MCP server (stdio, or streamable HTTP)" },
 	{ "open", cmd_open, NEED_BACKEND,
 	  "open a kept sandbox, print its name" },
 	{ "push", cmd_push, NEED_BACKEND,

@@ -9,6 +9,7 @@
 #include "compat.h"
 #include "backend-local.h"
 #include "builtin.h"
+#include "dir.h"
 #include "isolate.h"
 #include "json.h"
 #include "parse-options.h"
@@ -249,27 +250,6 @@ static void first_line(struct strbuf *sb)
 
 /* ---- local backend ---- */
 
-static int mkdir_p(const char *path)
-{
-	struct strbuf p = STRBUF_INIT;
-	int ret = 0;
-
-	strbuf_addstr(&p, path);
-	for (size_t i = 1; i <= p.len; i++) {
-		if (i < p.len && p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0700) < 0 && errno != EEXIST) {
-			ret = -1;
-			break;
-		}
-		if (i < p.len)
-			p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
 /* path exists (or is created) as a directory we can write into */
 static void check_dir(struct check_list *cl, const char *name, const char *path,
 		      const char *env)
@@ -283,7 +263,7 @@ static void check_dir(struct check_list *cl, const char *name, const char *path,
 		    "make '%s' a directory you can write to, or set "
 		    "%s to another place",
 		    path, env);
-	if (mkdir_p(path) < 0) {
+	if (mkdir_p(path, 0700) < 0) {
 		strbuf_addf(&msg, "cannot create '%s': %s", path,
 			    strerror(errno));
 		goto fail;

@@ -17,6 +17,7 @@
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
+#include "sandbox-limits.h"
 #include "usage.h"
 
 #include <math.h>
@@ -36,9 +37,6 @@ static const char *const exec_usage[] = {
 	"gosbx exec --claim=<name>",
 	NULL,
 };
-
-/* the most CPUs a limit may name; beyond that it is surely a typo */
-#define MAX_CPUS 4096.0
 
 /* the signal that asked us to stop, 0 while none did */
 static volatile sig_atomic_t exec_signal;
@@ -144,23 +142,6 @@ static int read_files(const struct strvec *specs, struct exec_files *f)
 		f->files[i].data = f->data[i].buf;
 		f->files[i].len = f->data[i].len;
 	}
-	return 0;
-}
-
-/* "--cpus=1.5": a decimal number of CPUs, 0 for none. 0 or -1. */
-static int parse_cpus(const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 ||
-	    v > MAX_CPUS)
-		return error("option '--cpus' expects a number of CPUs such "
-			     "as '1.5' (0 for no limit), not '%s'",
-			     arg);
-	*out = v;
 	return 0;
 }
 
@@ -331,9 +312,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session s;
 	struct exec_files files = { 0 };
 	struct strvec file_specs = STRVEC_INIT, env = STRVEC_INIT;
-	const char *claim = NULL, *cwd = NULL, *cpus = NULL;
-	int64_t timeout_ms = 0, memory = -1;
-	int pids = INT_MIN, network = 0, json = 0, status;
+	struct limit_args la = LIMIT_ARGS_INIT;
+	const char *claim = NULL, *cwd = NULL;
+	int64_t timeout_ms = 0;
+	int json = 0, status;
 	int want_repl = 0;
 	char *command = NULL;
 	struct option opts[] = {
@@ -352,13 +334,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_BOOL(0, "json", &json,
 			 "print the result as one JSON object at the end"),
 		OPT_GROUP("throwaway sandbox (without --claim)"),
-		OPT_SIZE(0, "memory", &memory,
-			 "memory limit, e.g. 512m (default 2g, 0: none)"),
-		OPT_STRING(0, "cpus", &cpus, "<n>",
-			   "CPU limit, e.g. 1.5 (default 2, 0: none)"),
-		OPT_INT(0, "pids", &pids,
-			"limit of processes (default 512, 0: none)"),
-		OPT_BOOL(0, "network", &network, "allow network access"),
+		OPT_SANDBOX_LIMITS(&la),
 		OPT_END(),
 	};
 
@@ -373,8 +349,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 
 	/* bad values: refuse before anything is opened */
 	status = EXIT_OWN_FAILURE;
-	if (claim && (memory >= 0 || cpus || pids != INT_MIN || network)) {
-		error("--memory, --cpus, --pids and --network apply to a "
+	if (claim && limit_args_given(&la)) {
+		error("--memory, --cpus, --pids, --disk and --network apply to a "
 		      "throwaway sandbox, not to claim '%s'",
 		      claim);
 		status = EXIT_USAGE;
@@ -384,13 +360,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		error("option '--timeout' expects a duration above zero");
 		goto out;
 	}
-	if (pids != INT_MIN && pids < 0) {
-		error("option '--pids' expects a number of processes (0 for "
-		      "no limit), not '%d'",
-		      pids);
-		goto out;
-	}
-	if (cpus && parse_cpus(cpus, &o.cpus) < 0)
+	if (limit_args_apply(&la, &o) < 0)
 		goto out;
 	if (check_env(&env) < 0)
 		goto out;
@@ -443,20 +413,6 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
 	o.purpose = "exec";
-	o.network = network;
-	if (memory >= 0) {
-		o.memory_bytes = memory ? memory : -1;
-		o.memory_set = 1;
-	}
-	if (pids != INT_MIN) {
-		o.pids = pids ? pids : -1;
-		o.pids_set = 1;
-	}
-	if (cpus) {
-		if (!o.cpus)
-			o.cpus = -1;
-		o.cpus_set = 1;
-	}
 
 	catch_signals();
 	if (session_open(&s, &o) < 0) {

@@ -13,6 +13,7 @@
  */
 #include "compat.h"
 #include "builtin.h"
+#include "dir.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -44,26 +45,6 @@ static void on_winch(int sig)
 
 /* ---- the history file ---- */
 
-static int mkdir_parents(const char *path)
-{
-	struct strbuf p = STRBUF_INIT;
-	int ret = 0;
-
-	strbuf_addstr(&p, path);
-	for (size_t i = 1; i < p.len; i++) {
-		if (p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0700) < 0 && errno != EEXIST) {
-			ret = error_errno("cannot create '%s'", p.buf);
-			break;
-		}
-		p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
 /* $XDG_STATE_HOME/gosbx/history, default ~/.local/state/gosbx/history */
 static void history_open(struct repl *r)
 {
@@ -78,7 +59,9 @@ static void history_open(struct repl *r)
 		strbuf_addf(&r->history, "%s/.local/state/gosbx/history", home);
 	else
 		return;
-	if (mkdir_parents(r->history.buf) < 0) {
+	if (mkdir_leading(r->history.buf, 0700) < 0) {
+		error_errno("cannot create the directory of '%s'",
+			    r->history.buf);
 		warning("history will not be saved");
 		strbuf_reset(&r->history);
 		return;

@@ -124,8 +124,8 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 		p->req.timeout_ms = v;
 	rc = json_object_int(p->json, "max_output_bytes", &v);
 	if (rc < 0 || (rc > 0 && v < 0)) {
-		strbuf_addstr(err,
-			      "max_output_bytes must be a non-negative integer");
+		strbuf_addstr(
+			err, "max_output_bytes must be a non-negative integer");
 		return 400;
 	}
 	if (rc > 0)
@@ -140,8 +140,7 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 			strbuf_addstr(err, "env must be an object of strings");
 			return 400;
 		}
-		json_object_foreach(env, key, val)
-		{
+		json_object_foreach (env, key, val) {
 			if (!json_is_string(val) || !*key || strchr(key, '=') ||
 			    strlen(json_string_value(val)) !=
 				    json_string_length(val)) {
@@ -162,7 +161,7 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 				strvec_push(&p->env, *e);
 			strbuf_release(&name);
 		}
-		json_object_foreach(env, key, val)
+		json_object_foreach (env, key, val)
 			strvec_pushf(&p->env, "%s=%s", key,
 				     json_string_value(val));
 		p->req.env = p->env.v;
@@ -189,8 +188,8 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 					   "bytes");
 			return 400;
 		}
-		if (workpath_resolve(rt.root, json_string_value(cwd_v),
-				     &p->cwd, NULL) < 0) {
+		if (workpath_resolve(rt.root, json_string_value(cwd_v), &p->cwd,
+				     NULL) < 0) {
 			strbuf_addstr(err, "cwd must be within workdir");
 			return 400;
 		}
@@ -247,7 +246,8 @@ static void classify_oom(struct exec_params *p, struct exec_result *res)
 		return;
 	if (!(res->signal == SIGKILL || res->exit_code == 128 + SIGKILL))
 		return;
-	if (!strcmp(res->reason, "timeout") || !strcmp(res->reason, "cancelled"))
+	if (!strcmp(res->reason, "timeout") ||
+	    !strcmp(res->reason, "cancelled"))
 		return;
 	after = oom_kills();
 	if (after > p->oom_before)
@@ -331,9 +331,9 @@ out:
 struct exec_stream_state {
 	struct exec_params p;
 	struct exec_proc *proc;
-	struct strbuf pending;	/* encoded events not yet sent */
+	struct strbuf pending; /* encoded events not yet sent */
 	size_t off;
-	struct strbuf carry[2];	/* incomplete UTF-8 tails per stream */
+	struct strbuf carry[2]; /* incomplete UTF-8 tails per stream */
 	int finished;
 	int done;
 };
@@ -440,8 +440,7 @@ static void stream_free(void *cls)
 	free(s);
 }
 
-enum MHD_Result handle_exec_stream(struct MHD_Connection *c,
-				   struct request *r)
+enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r)
 {
 	struct exec_stream_state *s = xcalloc(1, sizeof(*s));
 	struct strbuf err = STRBUF_INIT;

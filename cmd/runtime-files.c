@@ -5,6 +5,7 @@
  * nothing outside the workdir is read or written.
  */
 #include "compat.h"
+#include "dir.h"
 #include "json.h"
 #include "log.h"
 #include "runtime.h"
@@ -14,7 +15,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -178,8 +178,7 @@ static enum MHD_Result reply_too_large(struct MHD_Connection *c,
 			   (unsigned long long)UPSTREAM_UPLOAD_LIMIT);
 }
 
-enum MHD_Result handle_upload_done(struct MHD_Connection *c,
-				   struct request *r)
+enum MHD_Result handle_upload_done(struct MHD_Connection *c, struct request *r)
 {
 	struct strbuf dest = STRBUF_INIT, body = STRBUF_INIT;
 	const char *base;
@@ -223,8 +222,7 @@ out:
 	return ret;
 }
 
-static enum MHD_Result reply_denied(struct MHD_Connection *c,
-				    struct request *r)
+static enum MHD_Result reply_denied(struct MHD_Connection *c, struct request *r)
 {
 	return reply_error(c, r, 403,
 			   "access denied: path must be within workdir");
@@ -375,10 +373,11 @@ enum MHD_Result handle_list(struct MHD_Connection *c, struct request *r,
 		qsort(e, nr, sizeof(*e), cmp_entry);
 	strbuf_addch(&body, '[');
 	for (size_t i = 0; i < nr; i++) {
-		double mtime = e[i].st.st_mtim.tv_sec +
-			       e[i].st.st_mtim.tv_nsec / 1e9;
-		strbuf_addf(&body, "%s{\"mod_time\":%.6f,\"name\":",
-			    i ? "," : "", mtime);
+		double mtime =
+			e[i].st.st_mtim.tv_sec + e[i].st.st_mtim.tv_nsec / 1e9;
+		strbuf_addf(&body,
+			    "%s{\"mod_time\":%.6f,\"name\":", i ? "," : "",
+			    mtime);
 		json_add_str(&body, e[i].name);
 		strbuf_addf(&body, ",\"size\":%lld,\"type\":\"%s\"}",
 			    (long long)e[i].st.st_size,
@@ -404,8 +403,8 @@ enum MHD_Result handle_exists(struct MHD_Connection *c, struct request *r,
 		return reply_denied(c, r);
 	}
 	exists = !stat(abs.buf, &st);
-	strbuf_addf(&body, "{\"exists\":%s,\"path\":",
-		    exists ? "true" : "false");
+	strbuf_addf(&body,
+		    "{\"exists\":%s,\"path\":", exists ? "true" : "false");
 	json_add_string(&body, rel.buf, rel.len);
 	strbuf_addch(&body, '}');
 	strbuf_release(&abs);
@@ -450,28 +449,6 @@ out:
 	return ret;
 }
 
-/* mkdir -p for the parents of abs, which lies inside the root */
-static int make_parents(const char *abs)
-{
-	struct strbuf p = STRBUF_INIT;
-	size_t rootlen = strlen(rt.root);
-	int ret = 0;
-
-	strbuf_addstr(&p, abs);
-	for (size_t i = rootlen + 1; i < p.len; i++) {
-		if (p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
-			ret = -1;
-			break;
-		}
-		p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
 enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				const char *path)
 {
@@ -492,10 +469,9 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 	{
 		struct strbuf through = STRBUF_INIT;
 		struct stat st;
-		int out_of_bounds = !lstat(abs.buf, &st) &&
-				    S_ISLNK(st.st_mode) &&
-				    workpath_resolve(rt.root, path, &through,
-						     NULL) < 0;
+		int out_of_bounds =
+			!lstat(abs.buf, &st) && S_ISLNK(st.st_mode) &&
+			workpath_resolve(rt.root, path, &through, NULL) < 0;
 		strbuf_release(&through);
 		if (out_of_bounds) {
 			ret = reply_denied(c, r);
@@ -511,12 +487,10 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				  strerror(r->write_failed));
 		goto out;
 	}
-	if (make_parents(abs.buf) < 0 || commit_spool(r, abs.buf) < 0) {
-		ret = reply_error(c, r,
-				  errno == EISDIR || errno == ENOTDIR ? 400 :
-									500,
-				  "cannot write '%s': %s", rel.buf,
-				  strerror(errno));
+	if (mkdir_leading(abs.buf, 0755) < 0 || commit_spool(r, abs.buf) < 0) {
+		ret = reply_error(
+			c, r, errno == EISDIR || errno == ENOTDIR ? 400 : 500,
+			"cannot write '%s': %s", rel.buf, strerror(errno));
 		goto out;
 	}
 	strbuf_addstr(&body, "{\"path\":");
@@ -529,16 +503,8 @@ out:
 	return ret;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag,
-		      struct FTW *ftw)
-{
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 ? -1 : 0;
-	return unlink(path) < 0 ? -1 : 0;
-}
-
-enum MHD_Result handle_file_delete(struct MHD_Connection *c,
-				   struct request *r, const char *path)
+enum MHD_Result handle_file_delete(struct MHD_Connection *c, struct request *r,
+				   const char *path)
 {
 	struct strbuf abs = STRBUF_INIT, rel = STRBUF_INIT;
 	struct strbuf body = STRBUF_INIT;
@@ -558,11 +524,7 @@ enum MHD_Result handle_file_delete(struct MHD_Connection *c,
 		ret = reply_error(c, r, 404, "file not found");
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode))
-		rc = nftw(abs.buf, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-	else
-		rc = unlink(abs.buf);
-	if (rc < 0) {
+	if (remove_tree(abs.buf) < 0) {
 		ret = reply_error(c, r, 500, "cannot delete '%s': %s", rel.buf,
 				  strerror(errno));
 		goto out;
@@ -577,11 +539,10 @@ out:
 	return ret;
 }
 
-enum MHD_Result handle_archive_in(struct MHD_Connection *c,
-				  struct request *r)
+enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 {
-	const char *dir = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						      "dir");
+	const char *dir =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "dir");
 	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
 	struct tar_stats st = { 0 };
 	enum MHD_Result ret;
@@ -594,16 +555,15 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c,
 	if (r->spool_fd < 0)
 		return reply_error(c, r, 400, "invalid archive: empty body");
 	if (lseek(r->spool_fd, 0, SEEK_SET) < 0 ||
-	    tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "", &st,
-			     &err) < 0) {
+	    tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "", &st, &err) <
+		    0) {
 		ret = reply_error(c, r, 400, "%s", err.buf);
 		strbuf_release(&err);
 		return ret;
 	}
 	strbuf_release(&err);
 	strbuf_addf(&body, "{\"files\":%llu,\"bytes\":%llu}",
-		    (unsigned long long)st.files,
-		    (unsigned long long)st.bytes);
+		    (unsigned long long)st.files, (unsigned long long)st.bytes);
 	return reply_json(c, r, 200, &body);
 }
 
@@ -633,11 +593,10 @@ static void *tar_out_thread(void *arg)
 	return NULL;
 }
 
-enum MHD_Result handle_archive_out(struct MHD_Connection *c,
-				   struct request *r)
+enum MHD_Result handle_archive_out(struct MHD_Connection *c, struct request *r)
 {
-	const char *path = MHD_lookup_connection_value(
-		c, MHD_GET_ARGUMENT_KIND, "path");
+	const char *path =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
 	struct strbuf abs = STRBUF_INIT, rel = STRBUF_INIT;
 	struct MHD_Response *resp;
 	struct tar_out_job *job;

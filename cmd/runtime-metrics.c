@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 struct proc_totals {
-	uint64_t ticks;	/* utime + stime of every process, clock ticks */
+	uint64_t ticks; /* utime + stime of every process, clock ticks */
 	uint64_t rss_pages;
 	int processes;
 };
@@ -83,9 +83,9 @@ enum MHD_Result handle_metrics(struct MHD_Connection *c, struct request *r)
 	usleep(100000);
 	sample_procs(&b);
 	t1 = monotonic_us();
-	cpu = b.ticks > a.ticks ?
-		      (double)(b.ticks - a.ticks) / hz * 1e6 / (t1 - t0) * 100 :
-		      0;
+	cpu = b.ticks > a.ticks
+		      ? (double)(b.ticks - a.ticks) / hz * 1e6 / (t1 - t0) * 100
+		      : 0;
 
 	pthread_mutex_lock(&lock);
 	disk_bytes = 0;

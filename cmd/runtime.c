@@ -8,6 +8,7 @@
  * served; commands run in their own process groups (lib/exec.c).
  */
 #include "compat.h"
+#include "dir.h"
 #include "exec.h"
 #include "json.h"
 #include "log.h"
@@ -123,8 +124,7 @@ enum MHD_Result reply_error(struct MHD_Connection *c, struct request *r,
 	return reply_json(c, r, status, &body);
 }
 
-static enum MHD_Result handle_root(struct MHD_Connection *c,
-				   struct request *r)
+static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 {
 	struct strbuf body = STRBUF_INIT;
 
@@ -205,9 +205,9 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		if (r->bad_path)
 			return reply_error(c, r, 400,
 					   "path must not contain NUL bytes");
-		return reply_error(c, r, r->status, r->status == 405 ?
-							    "method not allowed" :
-							    "not found");
+		return reply_error(c, r, r->status,
+				   r->status == 405 ? "method not allowed"
+						    : "not found");
 	case R_ROOT:
 		return handle_root(c, r);
 	case R_EXECUTE:
@@ -412,29 +412,18 @@ static int listen_on(const char *addr, char **unix_path)
 
 static int prepare_workdir(const char *dir)
 {
-	struct strbuf probe = STRBUF_INIT, p = STRBUF_INIT;
+	struct strbuf probe = STRBUF_INIT;
 	int fd;
 
-	/* mkdir -p, 0755 */
-	strbuf_addstr(&p, dir);
-	for (size_t i = 1; i <= p.len; i++) {
-		if (i < p.len && p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
-			struct log_line l;
-			if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
-				log_str(&l, "workdir", dir);
-				log_str(&l, "error", strerror(errno));
-				log_end(&l);
-			}
-			strbuf_release(&p);
-			return -1;
+	if (mkdir_p(dir, 0755) < 0) {
+		struct log_line l;
+		if (log_begin(&l, LOG_ERROR, "workdir not writable")) {
+			log_str(&l, "workdir", dir);
+			log_str(&l, "error", strerror(errno));
+			log_end(&l);
 		}
-		if (i < p.len)
-			p.buf[i] = '/';
+		return -1;
 	}
-	strbuf_release(&p);
 	strbuf_addf(&probe, "%s/.gosbx-probe-%d", dir, (int)getpid());
 	fd = open(probe.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, "ok", 2) != 2) {
@@ -491,8 +480,9 @@ int main(int argc, const char **argv)
 			     "on SIGTERM, time given to running requests"),
 		OPT_DURATION(0, "idle-timeout", &idle_ms,
 			     "exit after this long without requests"),
-		OPT_STRING(0, "expired-file", &expired_file, "<path>",
-			   "file created when the idle timeout ends the server"),
+		OPT_STRING(
+			0, "expired-file", &expired_file, "<path>",
+			"file created when the idle timeout ends the server"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
@@ -544,18 +534,18 @@ int main(int argc, const char **argv)
 		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
 		return 1;
 	}
-	d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			MHD_USE_ERROR_LOG,
-		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
-		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-		MHD_OPTION_END);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_THREAD_PER_CONNECTION |
+				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, handler, NULL,
+			     MHD_OPTION_LISTEN_SOCKET, lfd,
+			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+			     MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
+			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+			     MHD_OPTION_END);
 	if (!d) {
 		log_msg(LOG_ERROR, "cannot start the HTTP server", "addr",
 			addr);

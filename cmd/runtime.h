@@ -12,13 +12,13 @@
 
 #include <microhttpd.h>
 
-#define UPSTREAM_JSON_LIMIT (1 << 20)		/* POST /execute body */
-#define UPSTREAM_UPLOAD_LIMIT (256ULL << 20)	/* upload, archive, PUT */
-#define UPSTREAM_STREAM_CAP (8 << 20)		/* per stream */
+#define UPSTREAM_JSON_LIMIT (1 << 20)	     /* POST /execute body */
+#define UPSTREAM_UPLOAD_LIMIT (256ULL << 20) /* upload, archive, PUT */
+#define UPSTREAM_STREAM_CAP (8 << 20)	     /* per stream */
 
 struct runtime {
-	const char *workdir;	/* as given */
-	char *root;		/* realpath of the workdir */
+	const char *workdir; /* as given */
+	char *root;	     /* realpath of the workdir */
 	uint64_t started_ms;
 };
 extern struct runtime rt;
@@ -43,24 +43,24 @@ enum route {
 /* Per-request state, allocated on the first call of the handler. */
 struct request {
 	enum route route;
-	char *url;		/* decoded by libmicrohttpd; owned */
+	char *url; /* decoded by libmicrohttpd; owned */
 	char method[16];
-	unsigned status;	/* the status queued, for the log line */
+	unsigned status; /* the status queued, for the log line */
 	uint64_t start_us;
 	/* JSON bodies */
 	struct strbuf body;
 	int too_large;
-	int bad_path;		/* the path held %00 */
+	int bad_path; /* the path held %00 */
 	/* bodies spooled to a file: upload, archive, PUT */
-	int spool_fd;		/* -1 if none */
+	int spool_fd; /* -1 if none */
 	uint64_t spooled;
-	char *spool_path;	/* named temp file (upload/PUT), else NULL */
-	char *upload_name;	/* POST /upload: base name of the file part */
+	char *spool_path;  /* named temp file (upload/PUT), else NULL */
+	char *upload_name; /* POST /upload: base name of the file part */
 	int saw_file_part;
 	int bad_multipart;
 	int write_failed;
 	struct MHD_PostProcessor *pp;
-	void *stream;		/* runtime-exec.c: a running /v1/exec */
+	void *stream; /* runtime-exec.c: a running /v1/exec */
 };
 
 /* Queue a JSON answer; takes ownership of body's buffer. */
@@ -79,8 +79,7 @@ int connection_fd(struct MHD_Connection *c);
 
 /* runtime-exec.c */
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r);
-enum MHD_Result handle_exec_stream(struct MHD_Connection *c,
-				   struct request *r);
+enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);
 /* file descriptors for OOM detection, opened at startup */
 void exec_setup_oom_source(void);
 
@@ -94,16 +93,13 @@ enum MHD_Result handle_exists(struct MHD_Connection *c, struct request *r,
 /* upload/archive/PUT bodies: open the spool, take data, finish */
 int upload_begin(struct MHD_Connection *c, struct request *r);
 int upload_take(struct request *r, const char *data, size_t len);
-enum MHD_Result handle_upload_done(struct MHD_Connection *c,
-				   struct request *r);
-enum MHD_Result handle_archive_in(struct MHD_Connection *c,
-				  struct request *r);
-enum MHD_Result handle_archive_out(struct MHD_Connection *c,
-				   struct request *r);
+enum MHD_Result handle_upload_done(struct MHD_Connection *c, struct request *r);
+enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r);
+enum MHD_Result handle_archive_out(struct MHD_Connection *c, struct request *r);
 enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				const char *path);
-enum MHD_Result handle_file_delete(struct MHD_Connection *c,
-				   struct request *r, const char *path);
+enum MHD_Result handle_file_delete(struct MHD_Connection *c, struct request *r,
+				   const char *path);
 void request_release_spool(struct request *r);
 
 /* runtime-metrics.c */

@@ -6,12 +6,19 @@ if [ "$(id -u)" != 0 ]; then
 	exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Node.js (a sandbox toolchain, and the MCP test clients): keep one that
+# is already installed (e.g. from NodeSource, whose nodejs conflicts with
+# Debian's npm); otherwise take Debian's.
+node=
+command -v node >/dev/null 2>&1 || node=nodejs
+command -v npm >/dev/null 2>&1 || node="$node npm"
 apt-get update
+# shellcheck disable=SC2086
 apt-get install -y --no-install-recommends \
 	build-essential pkg-config ca-certificates \
 	libcurl4-openssl-dev libwslay-dev libmicrohttpd-dev libjansson-dev \
 	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev \
 	bubblewrap \
-	golang-go python3 nodejs npm \
-	libcmocka-dev curl procps tmux strace iproute2 \
+	golang-go python3 $node \
+	libcmocka-dev curl procps strace iproute2 \
 	clang-format cppcheck

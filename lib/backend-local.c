@@ -5,6 +5,7 @@
  */
 #include "compat.h"
 #include "backend-local.h"
+#include "dir.h"
 #include "http.h"
 #include "isolate.h"
 #include "session.h"
@@ -25,7 +26,8 @@
 #define SANDBOX_RUNTIME "/opt/gosbx/gosbx-runtime"
 
 struct local_state {
-	struct strbuf dir;	/* the claim directory */
+	struct strbuf dir; /* the claim directory */
+	int run_fd;	   /* O_PATH descriptor of dir/run, or -1 */
 	struct isolate_handle h;
 	int have_handle;
 	uint64_t oom_before;
@@ -56,57 +58,6 @@ int local_claims_dir(struct strbuf *out)
 		return error("cannot find the state directory: neither "
 			     "XDG_STATE_HOME nor HOME is set");
 	return 0;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	struct strbuf p = STRBUF_INIT;
-	int ret = 0;
-
-	strbuf_addstr(&p, path);
-	for (size_t i = 1; i <= p.len; i++) {
-		if (i < p.len && p.buf[i] != '/')
-			continue;
-		p.buf[i] = '\0';
-		if (mkdir(p.buf, mode) < 0 && errno != EEXIST) {
-			ret = error_errno("cannot create '%s'", p.buf);
-			break;
-		}
-		if (i < p.len)
-			p.buf[i] = '/';
-	}
-	strbuf_release(&p);
-	return ret;
-}
-
-static int make_dirs_writable(const char *path, const struct stat *st,
-			      int flag, struct FTW *ftw)
-{
-	if (flag == FTW_D || flag == FTW_DNR)
-		chmod(path, (st->st_mode & 07777) | S_IRWXU);
-	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* rm -rf, also through directories the sandbox made unwritable */
-static int remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	nftw(path, make_dirs_writable, 32, FTW_PHYS);
-	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS);
-	return lstat(path, &st) < 0 ? 0 : -1;
 }
 
 int local_find_runtime(struct strbuf *out)
@@ -260,6 +211,34 @@ out:
 	strbuf_release(&log);
 }
 
+/*
+ * The host path of the runtime's socket. A unix socket address holds at
+ * most 107 bytes, and claims can live deep in the file system: past
+ * that, the socket is reached through /proc/self/fd/<fd of run/>, a
+ * short name for the same directory.
+ */
+static int socket_path(struct local_state *ls, struct strbuf *out)
+{
+	struct sockaddr_un sun;
+
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/run/runtime.sock", ls->dir.buf);
+	if (out->len < sizeof(sun.sun_path))
+		return 0;
+	if (ls->run_fd < 0) {
+		struct strbuf run = STRBUF_INIT;
+
+		strbuf_addf(&run, "%s/run", ls->dir.buf);
+		ls->run_fd = open(run.buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		strbuf_release(&run);
+		if (ls->run_fd < 0)
+			return error_errno("cannot open '%s/run'", ls->dir.buf);
+	}
+	strbuf_reset(out);
+	strbuf_addf(out, "/proc/self/fd/%d/runtime.sock", ls->run_fd);
+	return 0;
+}
+
 static int socket_ready(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -281,7 +260,10 @@ static int connect_runtime(struct session *s, struct local_state *ls)
 	struct http_client_opts ho = { 0 };
 	struct strbuf sock = STRBUF_INIT;
 
-	strbuf_addf(&sock, "%s/run/runtime.sock", ls->dir.buf);
+	if (socket_path(ls, &sock) < 0) {
+		strbuf_release(&sock);
+		return -1;
+	}
 	ho.unix_socket = sock.buf;
 	ho.connect_timeout_ms = 5000;
 	s->http = http_client_new("http://localhost", &ho);
@@ -299,15 +281,14 @@ static enum local_claim_status claim_status(const char *dir, const char *meta,
 		st = LOCAL_CLAIM_READY;
 	} else {
 		strbuf_addf(&marker, "%s/run/expired", dir);
-		st = access(marker.buf, F_OK) ? LOCAL_CLAIM_DEAD :
-						LOCAL_CLAIM_EXPIRED;
+		st = access(marker.buf, F_OK) ? LOCAL_CLAIM_DEAD
+					      : LOCAL_CLAIM_EXPIRED;
 	}
 	strbuf_release(&marker);
 	return st;
 }
 
-static int reattach(struct session *s, struct local_state *ls,
-		    const char *name)
+static int reattach(struct session *s, struct local_state *ls, const char *name)
 {
 	struct strbuf meta = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = -1;
@@ -420,9 +401,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.claim_dir = p.buf;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;
-	cfg.memory_bytes = o->memory_bytes < 0 ? 0 :
-			   o->memory_bytes ? o->memory_bytes :
-					     ((int64_t)2 << 30);
+	cfg.memory_bytes = o->memory_bytes < 0 ? 0
+			   : o->memory_bytes   ? o->memory_bytes
+					       : ((int64_t)2 << 30);
 	cfg.memory_explicit = o->memory_set && o->memory_bytes > 0;
 	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : 512;
 	cfg.pids_explicit = o->pids_set && o->pids > 0;
@@ -457,8 +438,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	}
 	isolate_config_release(&cfg);
 
-	strbuf_addf(&meta, "name %s\ncreated %lld\nttl_ms %" PRId64
-			   "\nnetwork %d\nkeep %d\npurpose %s\n",
+	strbuf_addf(&meta,
+		    "name %s\ncreated %lld\nttl_ms %" PRId64
+		    "\nnetwork %d\nkeep %d\npurpose %s\n",
 		    name, (long long)time(NULL), ttl, o->network, o->keep,
 		    o->purpose ? o->purpose : "");
 	isolate_state_format(&ls->h, &meta);
@@ -469,7 +451,8 @@ static int create_claim(struct session *s, struct local_state *ls,
 	touch_claim(ls->dir.buf);
 
 	/* wait for the runtime's socket */
-	strbuf_addf(&sock, "%s/run/runtime.sock", ls->dir.buf);
+	if (socket_path(ls, &sock) < 0)
+		goto out;
 	deadline = monotonic_ms() + READY_TIMEOUT_MS;
 	for (unsigned spins = 0;; spins++) {
 		int status;
@@ -483,9 +466,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 			strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
 			log_tail(p.buf, &tail);
 			error("cannot create sandbox: the runtime %s%s%s",
-			      monotonic_ms() > deadline ?
-				      "did not start in time" :
-				      "exited at start",
+			      monotonic_ms() > deadline
+				      ? "did not start in time"
+				      : "exited at start",
 			      tail.len ? ": " : "", tail.buf);
 			strbuf_release(&tail);
 			goto out;
@@ -519,6 +502,8 @@ static void local_state_free(struct session *s)
 		return;
 	if (ls->have_handle)
 		isolate_handle_free(&ls->h);
+	if (ls->run_fd >= 0)
+		close(ls->run_fd);
 	strbuf_release(&ls->dir);
 	free(ls);
 	s->backend = NULL;
@@ -531,6 +516,7 @@ static int local_open(struct session *s, const struct session_opts *o)
 	int ret;
 
 	strbuf_init(&ls->dir, 0);
+	ls->run_fd = -1;
 	s->backend = ls;
 	if (o->claim)
 		strbuf_addstr(&name, o->claim);
@@ -540,6 +526,8 @@ static int local_open(struct session *s, const struct session_opts *o)
 		generate_name(&name);
 	if (session_check_claim_name(name.buf) < 0 ||
 	    local_claims_dir(&ls->dir) < 0 || mkdir_p(ls->dir.buf, 0700) < 0) {
+		if (errno)
+			error_errno("cannot create '%s'", ls->dir.buf);
 		ret = -1;
 		goto out;
 	}
@@ -676,8 +664,7 @@ static int cmp_info(const void *a, const void *b)
 		      ((const struct local_claim_info *)b)->name);
 }
 
-int local_claims_list(struct local_claim_info **out, size_t *nr,
-		      int with_size)
+int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 {
 	struct strbuf dir = STRBUF_INIT, p = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, v = STRBUF_INIT;
@@ -719,9 +706,8 @@ int local_claims_list(struct local_claim_info **out, size_t *nr,
 		c->ttl_ms = meta_int(meta.buf, "ttl_ms", DEFAULT_TTL_MS);
 		c->network = meta_int(meta.buf, "network", 0);
 		c->keep = meta_int(meta.buf, "keep", 0);
-		c->purpose = xstrdup(meta_get(meta.buf, "purpose", &v) ?
-					     v.buf :
-					     "");
+		c->purpose =
+			xstrdup(meta_get(meta.buf, "purpose", &v) ? v.buf : "");
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s/%s", dir.buf, de->d_name);
 		isolate_handle_init(&h);

@@ -16,20 +16,20 @@
  */
 
 enum local_claim_status {
-	LOCAL_CLAIM_READY,	/* its runtime runs */
-	LOCAL_CLAIM_EXPIRED,	/* the runtime ended after its idle TTL */
-	LOCAL_CLAIM_DEAD,	/* the runtime ended otherwise (crash, kill) */
+	LOCAL_CLAIM_READY,   /* its runtime runs */
+	LOCAL_CLAIM_EXPIRED, /* the runtime ended after its idle TTL */
+	LOCAL_CLAIM_DEAD,    /* the runtime ended otherwise (crash, kill) */
 };
 
 struct local_claim_info {
 	char *name;
 	enum local_claim_status status;
-	int64_t created;	/* epoch seconds */
-	int64_t last_used;	/* epoch seconds */
+	int64_t created;   /* epoch seconds */
+	int64_t last_used; /* epoch seconds */
 	int64_t ttl_ms;
-	int64_t app_bytes;	/* disk used by /app, bytes */
+	int64_t app_bytes; /* disk used by /app, bytes */
 	int network;
-	int keep;		/* opened with --keep */
+	int keep; /* opened with --keep */
 	char *purpose;
 };
 
@@ -47,8 +47,7 @@ int local_claims_dir(struct strbuf *out);
  * freed with local_claims_free(). Returns 0 or -1 with error().
  * with_size: also measure /app (walks the tree).
  */
-int local_claims_list(struct local_claim_info **out, size_t *nr,
-		      int with_size);
+int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size);
 void local_claims_free(struct local_claim_info *c, size_t nr);
 
 /*

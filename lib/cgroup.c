@@ -18,14 +18,40 @@
 
 #define CPU_PERIOD_US 100000
 
-static const char *const ctl_names[CGROUP_NR_CTL] = {
-	"memory", "pids", "cpu"
-};
+static const char *const ctl_names[CGROUP_NR_CTL] = { "memory", "pids", "cpu" };
 
 /* a v1 file that proves the directory is that controller's hierarchy */
-static const char *const v1_probe[CGROUP_NR_CTL] = {
-	"memory.limit_in_bytes", "pids.max", "cpu.cfs_quota_us"
-};
+static const char *const v1_probe[CGROUP_NR_CTL] = { "memory.limit_in_bytes",
+						     "pids.max",
+						     "cpu.cfs_quota_us" };
+
+/*
+ * While cgroup_create_why() runs, setup errors go to this buffer
+ * instead of error() (one thread at a time per buffer).
+ */
+static __thread struct strbuf *why_buf;
+
+static int PRINTF_LIKE(2, 3) setup_error(int with_errno, const char *fmt, ...)
+{
+	int e = errno;
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	if (with_errno)
+		strbuf_addf(&msg, ": %s", strerror(e));
+	if (why_buf) {
+		strbuf_reset(why_buf);
+		strbuf_addbuf(why_buf, &msg);
+	} else {
+		error("%s", msg.buf);
+	}
+	strbuf_release(&msg);
+	errno = e;
+	return -1;
+}
 
 const char *cgroup_ctl_name(enum cgroup_ctl c)
 {
@@ -206,8 +232,8 @@ void cgroup_host_explain(const struct cgroup_host *host, enum cgroup_ctl c,
 			    host->v2_ctls & CGROUP_BIT(c) ? "it" : "none");
 	else
 		strbuf_addstr(out, "no v2 hierarchy");
-	strbuf_addf(out, ", v1 %s", host->v1_path[c] ? "mounted" :
-		    "not mounted");
+	strbuf_addf(out, ", v1 %s",
+		    host->v1_path[c] ? "mounted" : "not mounted");
 }
 
 void cgroup_host_describe(const struct cgroup_host *host, struct strbuf *out)
@@ -271,8 +297,8 @@ static int write_file(const char *dir, const char *file, const char *val,
 	int fd, ret = 0;
 
 	strbuf_addf(&path, "%s/%s", dir, file);
-	fd = open(path.buf, O_WRONLY | O_CLOEXEC |
-			    (fake ? O_CREAT | O_TRUNC : 0), 0644);
+	fd = open(path.buf,
+		  O_WRONLY | O_CLOEXEC | (fake ? O_CREAT | O_TRUNC : 0), 0644);
 	strbuf_release(&path);
 	if (fd < 0)
 		return -1;
@@ -288,7 +314,8 @@ static int write_limit(const char *dir, const char *file, const char *val,
 {
 	if (!write_file(dir, file, val, fake))
 		return 0;
-	return error_errno("cannot create sandbox: cgroup %s controller: "
+	return setup_error(1,
+			   "cannot create sandbox: cgroup %s controller: "
 			   "cannot write '%s' to '%s/%s'",
 			   ctl_names[c], val, dir, file);
 }
@@ -297,8 +324,10 @@ static int make_dir(const char *path, enum cgroup_ctl c)
 {
 	if (!mkdir(path, 0755) || errno == EEXIST)
 		return 0;
-	return error_errno("cannot create sandbox: cgroup %s controller: "
-			   "cannot create '%s'", ctl_names[c], path);
+	return setup_error(1,
+			   "cannot create sandbox: cgroup %s controller: "
+			   "cannot create '%s'",
+			   ctl_names[c], path);
 }
 
 /* make sure the v2 group `dir` delegates `need` to its children */
@@ -329,9 +358,11 @@ static int v2_enable(const char *dir, unsigned need, int fake)
 		r = write_file(dir, "cgroup.subtree_control", val.buf, fake);
 		strbuf_release(&val);
 		if (r)
-			return error_errno(
+			return setup_error(
+				1,
 				"cannot create sandbox: cgroup %s controller: "
-				"cannot enable it in '%s/cgroup.subtree_control'",
+				"cannot enable it in "
+				"'%s/cgroup.subtree_control'",
 				ctl_names[c], dir);
 	}
 	return 0;
@@ -376,8 +407,7 @@ static int write_limits_v2(const char *dir, unsigned ctls,
 }
 
 static int write_limits_v1(enum cgroup_ctl c, const char *dir,
-			   const struct cgroup_limits *lim, int memsw,
-			   int fake)
+			   const struct cgroup_limits *lim, int memsw, int fake)
 {
 	char buf[64];
 
@@ -405,7 +435,7 @@ static int write_limits_v1(enum cgroup_ctl c, const char *dir,
 		return write_limit(dir, "cpu.cfs_quota_us", buf, c, fake);
 	}
 	default:
-		return error("cgroup: unknown controller %d", (int)c);
+		return setup_error(0, "cgroup: unknown controller %d", (int)c);
 	}
 }
 
@@ -425,11 +455,34 @@ static int limit_set(const struct cgroup_limits *lim, enum cgroup_ctl c)
 
 static int valid_component(const char *s)
 {
-	return s && *s && !strchr(s, '/') && strcmp(s, ".") &&
-	       strcmp(s, "..");
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
 }
 
+static int create(const struct cgroup_host *host, const char *parent,
+		  const char *name, unsigned want,
+		  const struct cgroup_limits *lim, struct cgroup *cg);
+
 int cgroup_create(const struct cgroup_host *host, const char *parent,
+		  const char *name, unsigned want,
+		  const struct cgroup_limits *lim, struct cgroup *cg)
+{
+	return cgroup_create_why(host, parent, name, want, lim, cg, NULL);
+}
+
+int cgroup_create_why(const struct cgroup_host *host, const char *parent,
+		      const char *name, unsigned want,
+		      const struct cgroup_limits *lim, struct cgroup *cg,
+		      struct strbuf *why)
+{
+	int ret;
+
+	why_buf = why;
+	ret = create(host, parent, name, want, lim, cg);
+	why_buf = NULL;
+	return ret;
+}
+
+static int create(const struct cgroup_host *host, const char *parent,
 		  const char *name, unsigned want,
 		  const struct cgroup_limits *lim, struct cgroup *cg)
 {
@@ -438,12 +491,13 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 	int c;
 
 	if (!valid_component(name))
-		return error("cgroup: invalid group name '%s'",
-			     name ? name : "");
+		return setup_error(0, "cgroup: invalid group name '%s'",
+				   name ? name : "");
 	if (!parent || !*parent)
 		parent = "gosbx";
 	if (!valid_component(parent))
-		return error("cgroup: invalid parent group '%s'", parent);
+		return setup_error(0, "cgroup: invalid parent group '%s'",
+				   parent);
 	cg->fake = host->fake;
 
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
@@ -456,12 +510,13 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		case 1:
 			break;
 		default:
-			strbuf_addf(&sb, "cannot create sandbox: cgroup %s "
+			strbuf_addf(&sb,
+				    "cannot create sandbox: cgroup %s "
 				    "controller not available (",
 				    ctl_names[c]);
 			cgroup_host_explain(host, c, &sb);
 			strbuf_addch(&sb, ')');
-			error("%s", sb.buf);
+			setup_error(0, "%s", sb.buf);
 			goto fail;
 		}
 	}
@@ -477,6 +532,7 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		strbuf_addf(&sb, "/%s", name);
 		if (make_dir(sb.buf, CGROUP_MEMORY))
 			goto fail;
+		free(cg->v2); /* reusing a cg rewrites its limits */
 		cg->v2 = strbuf_detach(&sb, NULL);
 		if (write_limits_v2(cg->v2, v2_need, lim, host->fake))
 			goto fail;
@@ -492,6 +548,7 @@ int cgroup_create(const struct cgroup_host *host, const char *parent,
 		strbuf_addf(&sb, "/%s", name);
 		if (make_dir(sb.buf, c))
 			goto fail;
+		free(cg->v1[c]);
 		cg->v1[c] = strbuf_detach(&sb, NULL);
 		if (write_limits_v1(c, cg->v1[c], lim, host->v1_memsw,
 				    host->fake))
@@ -586,8 +643,7 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *out)
 			strbuf_addf(&path, "%s/memory.failcnt",
 				    cg->v1[CGROUP_MEMORY]);
 			if (strbuf_read_file(&sb, path.buf, 64) < 0)
-				ret = error_errno("cannot read '%s'",
-						  path.buf);
+				ret = error_errno("cannot read '%s'", path.buf);
 			else
 				*out = strtoull(sb.buf, NULL, 10);
 		}
@@ -676,7 +732,8 @@ int cgroup_kill_all(const struct cgroup *cg, int timeout_ms)
 			return 0;
 		if (monotonic_ms() >= deadline)
 			return error("%d process(es) still alive in cgroup "
-				     "'%s' after SIGKILL", left, dirs[0]);
+				     "'%s' after SIGKILL",
+				     left, dirs[0]);
 		sleep_ms(10);
 	}
 }
@@ -696,8 +753,7 @@ static void unlink_fake_files(const char *dir)
 	closedir(d);
 }
 
-static int remove_group(const char *dir, int fake, int unit,
-			uint64_t deadline)
+static int remove_group(const char *dir, int fake, int unit, uint64_t deadline)
 {
 	if (fake)
 		unlink_fake_files(dir);
@@ -725,8 +781,7 @@ int cgroup_destroy(const struct cgroup *cg, int timeout_ms)
 	if (cg->v2 && remove_group(cg->v2, cg->fake, !!cg->unit, deadline))
 		ret = -1;
 	for (c = 0; c < CGROUP_NR_CTL; c++)
-		if (cg->v1[c] &&
-		    remove_group(cg->v1[c], cg->fake, 0, deadline))
+		if (cg->v1[c] && remove_group(cg->v1[c], cg->fake, 0, deadline))
 			ret = -1;
 	return ret;
 }
@@ -786,9 +841,9 @@ int cgroup_state_parse(struct cgroup *cg, const char *text)
 		}
 		p = *eol ? eol + 1 : eol;
 		continue;
-bad:
-		return error("invalid cgroup state line '%.*s'",
-			     (int)(eol - p), p);
+	bad:
+		return error("invalid cgroup state line '%.*s'", (int)(eol - p),
+			     p);
 	}
 	return 0;
 }

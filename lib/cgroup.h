@@ -24,12 +24,7 @@
  * fake tree in a temp dir records every write (t/unit/u-cgroup.c).
  */
 
-enum cgroup_ctl {
-	CGROUP_MEMORY,
-	CGROUP_PIDS,
-	CGROUP_CPU,
-	CGROUP_NR_CTL
-};
+enum cgroup_ctl { CGROUP_MEMORY, CGROUP_PIDS, CGROUP_CPU, CGROUP_NR_CTL };
 
 #define CGROUP_BIT(c) (1u << (c))
 
@@ -37,10 +32,10 @@ enum cgroup_ctl {
 const char *cgroup_ctl_name(enum cgroup_ctl c);
 
 enum cgroup_layout {
-	CGROUP_LAYOUT_NONE,	/* nothing usable found */
-	CGROUP_LAYOUT_V1,	/* v1 hierarchies only */
-	CGROUP_LAYOUT_V2,	/* unified hierarchy at the root */
-	CGROUP_LAYOUT_HYBRID,	/* v2 at <root>/unified + v1 hierarchies */
+	CGROUP_LAYOUT_NONE,   /* nothing usable found */
+	CGROUP_LAYOUT_V1,     /* v1 hierarchies only */
+	CGROUP_LAYOUT_V2,     /* unified hierarchy at the root */
+	CGROUP_LAYOUT_HYBRID, /* v2 at <root>/unified + v1 hierarchies */
 };
 
 /* "none", "v1", "v2", "hybrid" */
@@ -48,12 +43,12 @@ const char *cgroup_layout_name(enum cgroup_layout l);
 
 struct cgroup_host {
 	enum cgroup_layout layout;
-	char *root;		/* the cgroup root directory */
-	char *v2_path;		/* unified mount, or NULL */
-	unsigned v2_ctls;	/* CGROUP_BIT()s listed in v2 cgroup.controllers */
+	char *root;	  /* the cgroup root directory */
+	char *v2_path;	  /* unified mount, or NULL */
+	unsigned v2_ctls; /* CGROUP_BIT()s listed in v2 cgroup.controllers */
 	char *v1_path[CGROUP_NR_CTL]; /* v1 hierarchy per controller or NULL */
-	int v1_memsw;		/* v1 memory.memsw.limit_in_bytes exists */
-	int fake;		/* GOSBX_CGROUP_ROOT is not a cgroup fs */
+	int v1_memsw; /* v1 memory.memsw.limit_in_bytes exists */
+	int fake;     /* GOSBX_CGROUP_ROOT is not a cgroup fs */
 };
 
 /*
@@ -81,9 +76,9 @@ void cgroup_host_describe(const struct cgroup_host *host, struct strbuf *out);
 
 /* Resource limits; 0 means "no limit" for each. */
 struct cgroup_limits {
-	int64_t memory_bytes;	/* memory (and swap 0) in bytes */
-	int64_t pids;		/* maximum number of tasks */
-	double cpus;		/* CPU bandwidth in CPUs, e.g. 1.5 */
+	int64_t memory_bytes; /* memory (and swap 0) in bytes */
+	int64_t pids;	      /* maximum number of tasks */
+	double cpus;	      /* CPU bandwidth in CPUs, e.g. 1.5 */
 };
 
 /*
@@ -93,10 +88,10 @@ struct cgroup_limits {
  * cgroup_state_format() and load it with cgroup_state_parse().
  */
 struct cgroup {
-	char *v2;			/* the v2 group */
-	char *v1[CGROUP_NR_CTL];	/* the v1 group per controller */
-	char *unit;		/* systemd scope unit name, if delegated */
-	int fake;		/* test tree: create files when writing */
+	char *v2;		 /* the v2 group */
+	char *v1[CGROUP_NR_CTL]; /* the v1 group per controller */
+	char *unit;		 /* systemd scope unit name, if delegated */
+	int fake;		 /* test tree: create files when writing */
 };
 
 void cgroup_init(struct cgroup *cg);
@@ -122,6 +117,16 @@ int cgroup_in_use(const struct cgroup *cg);
 int cgroup_create(const struct cgroup_host *host, const char *parent,
 		  const char *name, unsigned want,
 		  const struct cgroup_limits *lim, struct cgroup *cg);
+
+/*
+ * cgroup_create(), but when why is not NULL the cause of a failure is
+ * stored there (replacing its contents) instead of being printed, so
+ * a caller can turn it into a warning. Not reentrant per thread.
+ */
+int cgroup_create_why(const struct cgroup_host *host, const char *parent,
+		      const char *name, unsigned want,
+		      const struct cgroup_limits *lim, struct cgroup *cg,
+		      struct strbuf *why);
 
 /*
  * Move the calling process into every group of cg by writing "0" to

@@ -44,14 +44,14 @@ char *xstrndup(const char *s, size_t n);
 int xsnprintf(char *dst, size_t max, const char *fmt, ...) PRINTF_LIKE(3, 4);
 
 /* Grow (x, alloc) so that it holds at least nr elements. */
-#define ALLOC_GROW(x, nr, alloc)                                          \
-	do {                                                              \
-		if ((nr) > (alloc)) {                                     \
-			(alloc) = ((alloc) + 16) * 3 / 2;                 \
-			if ((alloc) < (nr))                               \
-				(alloc) = (nr);                           \
-			(x) = xrealloc((x), (alloc) * sizeof(*(x)));      \
-		}                                                         \
+#define ALLOC_GROW(x, nr, alloc)                                               \
+	do {                                                                   \
+		if ((nr) > (alloc)) {                                          \
+			(alloc) = ((alloc) + 16) * 3 / 2;                      \
+			if ((alloc) < (nr))                                    \
+				(alloc) = (nr);                                \
+			(x) = xrealloc((x), (alloc) * sizeof(*(x)));           \
+		}                                                              \
 	} while (0)
 
 /* Read/write the whole buffer, retrying on EINTR and short counts. */

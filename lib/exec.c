@@ -274,9 +274,9 @@ static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
 int exec_start(const struct exec_request *req, struct exec_proc **out)
 {
 	struct exec_proc *p;
-	int in_pipe[2] = {-1, -1};
-	int out_pipe[2] = {-1, -1};
-	int err_pipe[2] = {-1, -1};
+	int in_pipe[2] = { -1, -1 };
+	int out_pipe[2] = { -1, -1 };
+	int err_pipe[2] = { -1, -1 };
 	int rc;
 
 	if (!out)
@@ -463,7 +463,7 @@ static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
 	n = write(fd, buf, len);
 	saved = errno;
 	if (n < 0 && saved == EPIPE && !was_pending) {
-		struct timespec zero = {0, 0};
+		struct timespec zero = { 0, 0 };
 
 		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 &&
 		       errno == EINTR)

@@ -22,11 +22,11 @@
 enum exec_stream { EXEC_STDOUT = 1, EXEC_STDERR = 2 };
 
 struct exec_request {
-	const char *command;	/* sh -c text; must not be NULL */
-	const char *cwd;	/* absolute directory to run in; NULL = "." */
+	const char *command; /* sh -c text; must not be NULL */
+	const char *cwd;     /* absolute directory to run in; NULL = "." */
 	/* full environment (NULL-terminated "K=V"); NULL inherits ours */
 	const char *const *env;
-	const char *stdin_data;	/* NULL: stdin is /dev/null */
+	const char *stdin_data; /* NULL: stdin is /dev/null */
 	size_t stdin_len;	/* bytes of stdin_data */
 	int64_t timeout_ms;	/* 0: no limit; then reason "timeout" */
 	/*
@@ -70,15 +70,15 @@ struct exec_result {
 	 * string.
 	 */
 	const char *reason;
-	int signal;		/* the terminating signal, else 0 */
-	int64_t duration_ms;	/* wall time from start to reaped */
-	int64_t cpu_ms;		/* user+system time of the reaped child tree */
-	int64_t peak_rss_kb;	/* ru_maxrss of the child */
-	struct strbuf out;	/* kept stdout bytes (<= stream_cap) */
-	struct strbuf err;	/* kept stderr bytes; on start failure the reason */
-	size_t out_total;	/* stdout bytes produced, kept or not */
+	int signal;	     /* the terminating signal, else 0 */
+	int64_t duration_ms; /* wall time from start to reaped */
+	int64_t cpu_ms;	     /* user+system time of the reaped child tree */
+	int64_t peak_rss_kb; /* ru_maxrss of the child */
+	struct strbuf out;   /* kept stdout bytes (<= stream_cap) */
+	struct strbuf err; /* kept stderr bytes; on start failure the reason */
+	size_t out_total;  /* stdout bytes produced, kept or not */
 	size_t err_total;
-	int out_truncated;	/* bytes were dropped from out */
+	int out_truncated; /* bytes were dropped from out */
 	int err_truncated;
 };
 

@@ -103,7 +103,10 @@ static int find_bwrap(struct strbuf *out)
 	return find_on_path(env && *env ? env : "bwrap", out);
 }
 
-/* start time of a process (field 22 of /proc/pid/stat); 0 if gone */
+/*
+ * Start time of a process (field 22 of /proc/pid/stat); 0 if it is
+ * gone or a zombie (not every pid 1 reaps the orphans it inherits).
+ */
 static uint64_t proc_start_time(pid_t pid)
 {
 	char path[64];
@@ -118,9 +121,11 @@ static uint64_t proc_start_time(pid_t pid)
 	if (strbuf_read_file(&sb, path, 512) < 0)
 		goto out;
 	p = strrchr(sb.buf, ')');
-	if (!p)
+	if (!p || !p[1] || !p[2])
 		goto out;
-	/* after ") " comes field 3 (state) */
+	/* after ") " comes field 3 (state); a zombie counts as gone */
+	if (p[2] == 'Z' || p[2] == 'X')
+		goto out;
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
@@ -171,6 +176,19 @@ static int exited_ok(int status)
 	return status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return 0;
+	}
+	return 1;
+}
+
 static int mkdir_p(const char *path, mode_t mode)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -194,16 +212,16 @@ static int mkdir_p(const char *path, mode_t mode)
 /* --- limits: which controller goes where -------------------------- */
 
 enum limit_mode {
-	MODE_NONE,	/* not available to this user */
-	MODE_DIRECT,	/* we write the cgroup files */
-	MODE_SYSTEMD,	/* systemd-run --user --scope */
+	MODE_NONE,    /* not available to this user */
+	MODE_DIRECT,  /* we write the cgroup files */
+	MODE_SYSTEMD, /* systemd-run --user --scope */
 };
 
 static int systemd_user_works(void)
 {
 	static int cached = -1;
 	const char *argv[] = { "systemd-run", "--user", "--scope", "--quiet",
-			       "--collect", "--", "true", NULL };
+			       "--collect",   "--",	"true",	   NULL };
 	struct strbuf out = STRBUF_INIT;
 
 	if (cached < 0) {
@@ -286,29 +304,36 @@ static enum limit_mode plan_ctl(const struct cgroup_host *host,
 		 (systemd_delegated(host) & CGROUP_BIT(c)))
 		mode = MODE_SYSTEMD;
 	else if (version == 2 && systemd_user_works())
-		strbuf_addf(why, "cgroup %s controller not delegated to "
-			    "user %d by systemd", cgroup_ctl_name(c),
-			    (int)getuid());
-	else
-		strbuf_addf(why, "cgroup %s controller (v%d) needs root or "
+		strbuf_addf(why,
+			    "cgroup %s controller not delegated to "
+			    "user %d by systemd",
+			    cgroup_ctl_name(c), (int)getuid());
+	else if (version == 2)
+		strbuf_addf(why,
+			    "cgroup %s controller (v2) needs root or "
 			    "a delegated group, and 'systemd-run --user' "
-			    "does not work", cgroup_ctl_name(c), version);
+			    "does not work",
+			    cgroup_ctl_name(c));
+	else
+		strbuf_addf(why,
+			    "cgroup %s controller (v1) needs root or "
+			    "a group '%s' writable by uid %d",
+			    cgroup_ctl_name(c), sb.buf, (int)getuid());
 	strbuf_release(&sb);
 	return mode;
 }
 
-static const char *const limit_flag[CGROUP_NR_CTL] = {
-	"--memory=0", "--pids=0", "--cpus=0"
-};
-static const char *const limit_what[CGROUP_NR_CTL] = {
-	"a memory limit", "a pids limit", "a CPU limit"
-};
+static const char *const limit_flag[CGROUP_NR_CTL] = { "--memory=0", "--pids=0",
+						       "--cpus=0" };
+static const char *const limit_what[CGROUP_NR_CTL] = { "a memory limit",
+						       "a pids limit",
+						       "a CPU limit" };
 
 struct limit_plan {
 	struct cgroup_limits lim;
-	unsigned want;		/* controllers to set up */
+	unsigned want; /* controllers to set up */
 	unsigned explicit_ctls;
-	int systemd;		/* use a systemd scope for them */
+	int systemd; /* use a systemd scope for them */
 };
 
 static void warn_skipped_once(const char *msg)
@@ -318,15 +343,15 @@ static void warn_skipped_once(const char *msg)
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_SEQ_CST))
 		return;
 	warning("sandbox runs without some default limits: %s; see "
-		"'gosbx doctor'", msg);
+		"'gosbx doctor'",
+		msg);
 }
 
 static int plan_limits(const struct isolate_config *cfg,
 		       const struct cgroup_host *host, struct limit_plan *pl)
 {
 	struct strbuf skipped = STRBUF_INIT;
-	const char *parent = cfg->cgroup_parent ? cfg->cgroup_parent :
-						  "gosbx";
+	const char *parent = cfg->cgroup_parent ? cfg->cgroup_parent : "gosbx";
 	unsigned direct = 0, systemd = 0;
 	int c, ret = 0;
 
@@ -343,9 +368,9 @@ static int plan_limits(const struct isolate_config *cfg,
 
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
 		struct strbuf why = STRBUF_INIT;
-		int set = c == CGROUP_MEMORY ? pl->lim.memory_bytes > 0 :
-			  c == CGROUP_PIDS   ? pl->lim.pids > 0 :
-					       pl->lim.cpus > 0;
+		int set = c == CGROUP_MEMORY ? pl->lim.memory_bytes > 0
+			  : c == CGROUP_PIDS ? pl->lim.pids > 0
+					     : pl->lim.cpus > 0;
 		enum limit_mode mode;
 
 		if (!set)
@@ -357,8 +382,8 @@ static int plan_limits(const struct isolate_config *cfg,
 			systemd |= CGROUP_BIT(c);
 		else if (pl->explicit_ctls & CGROUP_BIT(c))
 			ret = error("cannot create sandbox: %s; use %s to run "
-				    "without %s", why.buf, limit_flag[c],
-				    limit_what[c]);
+				    "without %s",
+				    why.buf, limit_flag[c], limit_what[c]);
 		else
 			strbuf_addf(&skipped, "%s%s", skipped.len ? "; " : "",
 				    why.buf);
@@ -383,7 +408,8 @@ static int plan_limits(const struct isolate_config *cfg,
 					    limit_what[c]);
 				goto out;
 			}
-			strbuf_addf(&skipped, "%scgroup %s controller is "
+			strbuf_addf(&skipped,
+				    "%scgroup %s controller is "
 				    "v1 while others use a systemd scope",
 				    skipped.len ? "; " : "",
 				    cgroup_ctl_name(c));
@@ -416,8 +442,8 @@ static void add_root_dir(struct strvec *args, const char *dir)
 		strvec_pushv(args, (const char *[]){ "--symlink", target, dir,
 						     NULL });
 	} else if (S_ISDIR(st.st_mode)) {
-		strvec_pushv(args, (const char *[]){ "--ro-bind", dir, dir,
-						     NULL });
+		strvec_pushv(args,
+			     (const char *[]){ "--ro-bind", dir, dir, NULL });
 	}
 }
 
@@ -450,7 +476,8 @@ static int cache_dir(const char *given, const char *leaf, struct strbuf *out)
 	}
 	if (mkdir_p(out->buf, 0755))
 		return error_errno("cannot create sandbox: go cache: cannot "
-				   "create '%s'", out->buf);
+				   "create '%s'",
+				   out->buf);
 	return 0;
 }
 
@@ -500,18 +527,27 @@ static int add_binds(struct strvec *args, const struct strvec *binds,
 	for (i = 0; i < binds->nr; i++) {
 		const char *spec = binds->v[i];
 		const char *colon = strchr(spec, ':');
-		char *src = colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
+		char *src =
+			colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
 		const char *dst = colon ? colon + 1 : src;
-		int bad = *src != '/' || *dst != '/';
+		struct stat st;
+		int bad = *src != '/' || *dst != '/', missing = 0;
 
-		if (!bad)
-			strvec_pushv(args, (const char *[]){ flag, src, dst,
-							     NULL });
+		if (!bad && stat(src, &st))
+			missing = errno;
+		if (!bad && !missing)
+			strvec_pushv(args,
+				     (const char *[]){ flag, src, dst, NULL });
 		free(src);
 		if (bad)
 			return error("cannot create sandbox: bind '%s': "
 				     "paths must be absolute",
 				     spec);
+		if (missing) {
+			errno = missing;
+			return error_errno("cannot create sandbox: bind '%s'",
+					   spec);
+		}
 	}
 	return 0;
 }
@@ -533,10 +569,11 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 		goto out;
 
 	xsnprintf(uid, sizeof(uid), "%d", ISOLATE_SANDBOX_UID);
-	strvec_pushv(args, (const char *[]){
-		"--unshare-user", "--uid", uid, "--gid", uid,
-		"--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--hostname", "gosbx", "--unshare-cgroup-try", NULL });
+	strvec_pushv(args,
+		     (const char *[]){ "--unshare-user", "--uid", uid, "--gid",
+				       uid, "--unshare-pid", "--unshare-ipc",
+				       "--unshare-uts", "--hostname", "gosbx",
+				       "--unshare-cgroup-try", NULL });
 	if (!cfg->network)
 		strvec_push(args, "--unshare-net");
 	strvec_push(args, "--new-session");
@@ -548,16 +585,18 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strvec_push(args, "--info-fd");
 	strvec_pushf(args, "%d", info_fd);
 
-	strvec_pushv(args, (const char *[]){
-		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-		NULL });
+	strvec_pushv(args,
+		     (const char *[]){ "--ro-bind", "/usr", "/usr", "--ro-bind",
+				       "/etc", "/etc", NULL });
 	for (i = 0; i < ARRAY_SIZE(root_dirs); i++)
 		add_root_dir(args, root_dirs[i]);
-	strvec_pushv(args, (const char *[]){
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--tmpfs", ISOLATE_HOME,
-		"--bind", gocache.buf, ISOLATE_HOME "/.cache/go-build",
-		"--bind", gomod.buf, ISOLATE_HOME "/go/pkg/mod", NULL });
+	strvec_pushv(args,
+		     (const char *[]){ "--proc", "/proc", "--dev", "/dev",
+				       "--tmpfs", "/tmp", "--tmpfs",
+				       ISOLATE_HOME, "--bind", gocache.buf,
+				       ISOLATE_HOME "/.cache/go-build",
+				       "--bind", gomod.buf,
+				       ISOLATE_HOME "/go/pkg/mod", NULL });
 
 	strbuf_addstr(&path_env, "/usr/local/go/bin:/usr/local/bin:/usr/bin:"
 				 "/bin:" ISOLATE_HOME "/go/bin");
@@ -565,20 +604,43 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
-	strvec_pushv(args, (const char *[]){
-		"--bind", cfg->claim_dir, ISOLATE_WORKDIR,
-		"--chdir", ISOLATE_WORKDIR, "--clearenv",
-		"--setenv", "PATH", path_env.buf,
-		"--setenv", "HOME", ISOLATE_HOME,
-		"--setenv", "USER", "sandbox",
-		"--setenv", "GOPATH", ISOLATE_HOME "/go",
-		"--setenv", "GOCACHE", ISOLATE_HOME "/.cache/go-build",
-		"--setenv", "GOMODCACHE", ISOLATE_HOME "/go/pkg/mod",
-		"--setenv", "GOTOOLCHAIN", "local",
-		"--setenv", "CGO_ENABLED", "0",
-		"--setenv", "GOFLAGS", "-buildvcs=false",
-		"--setenv", "LANG", "C.UTF-8",
-		NULL });
+	strvec_pushv(args, (const char *[]){ "--bind",
+					     cfg->claim_dir,
+					     ISOLATE_WORKDIR,
+					     "--chdir",
+					     ISOLATE_WORKDIR,
+					     "--clearenv",
+					     "--setenv",
+					     "PATH",
+					     path_env.buf,
+					     "--setenv",
+					     "HOME",
+					     ISOLATE_HOME,
+					     "--setenv",
+					     "USER",
+					     "sandbox",
+					     "--setenv",
+					     "GOPATH",
+					     ISOLATE_HOME "/go",
+					     "--setenv",
+					     "GOCACHE",
+					     ISOLATE_HOME "/.cache/go-build",
+					     "--setenv",
+					     "GOMODCACHE",
+					     ISOLATE_HOME "/go/pkg/mod",
+					     "--setenv",
+					     "GOTOOLCHAIN",
+					     "local",
+					     "--setenv",
+					     "CGO_ENABLED",
+					     "0",
+					     "--setenv",
+					     "GOFLAGS",
+					     "-buildvcs=false",
+					     "--setenv",
+					     "LANG",
+					     "C.UTF-8",
+					     NULL });
 	if (!cfg->network)
 		strvec_pushv(args, (const char *[]){ "--setenv", "GOPROXY",
 						     "off", NULL });
@@ -597,15 +659,14 @@ out:
 static void systemd_prefix(const struct isolate_config *cfg,
 			   const struct limit_plan *pl, struct strvec *args)
 {
-	strvec_pushv(args, (const char *[]){ "systemd-run", "--user",
-					     "--scope", "--quiet",
-					     "--collect", NULL });
+	strvec_pushv(args, (const char *[]){ "systemd-run", "--user", "--scope",
+					     "--quiet", "--collect", NULL });
 	strvec_pushf(args, "--unit=%s%s", SYSTEMD_PREFIX, cfg->claim_name);
 	if (pl->want & CGROUP_BIT(CGROUP_MEMORY)) {
 		strvec_push(args, "-p");
 		strvec_pushf(args, "MemoryMax=%" PRId64, pl->lim.memory_bytes);
-		strvec_pushv(args, (const char *[]){ "-p", "MemorySwapMax=0",
-						     NULL });
+		strvec_pushv(args,
+			     (const char *[]){ "-p", "MemorySwapMax=0", NULL });
 	}
 	if (pl->want & CGROUP_BIT(CGROUP_PIDS)) {
 		strvec_push(args, "-p");
@@ -623,8 +684,12 @@ static void systemd_prefix(const struct isolate_config *cfg,
 /* --- spawning ----------------------------------------------------- */
 
 enum child_stage {
-	STAGE_SESSION = 1, STAGE_STDIO, STAGE_CGROUP, STAGE_RLIMIT,
-	STAGE_FDS, STAGE_EXEC,
+	STAGE_SESSION = 1,
+	STAGE_STDIO,
+	STAGE_CGROUP,
+	STAGE_RLIMIT,
+	STAGE_FDS,
+	STAGE_EXEC,
 };
 
 struct child_report {
@@ -634,7 +699,7 @@ struct child_report {
 
 struct child_ctx {
 	const struct isolate_config *cfg;
-	const struct cgroup *join;	/* NULL: none */
+	const struct cgroup *join; /* NULL: none */
 	struct rlimit nofile, fsize;
 	int set_fsize;
 	int keep_fds[2];
@@ -679,8 +744,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 		child_fail(ctx, STAGE_RLIMIT);
 	/* no descriptor of ours leaks into the sandbox */
 	if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */)) {
-		for (fd = 3; fd < (int)ctx->nofile.rlim_cur && fd < 65536;
-		     fd++)
+		for (fd = 3; fd < (int)ctx->nofile.rlim_cur && fd < 65536; fd++)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
 	for (i = 0; i < 2; i++)
@@ -774,7 +838,8 @@ static int locate_scope(const struct cgroup_host *host, pid_t pid,
 	}
 	if (ret)
 		error("cannot create sandbox: cgroup: systemd did not put "
-		      "the sandbox into '%s'", unit);
+		      "the sandbox into '%s'",
+		      unit);
 out:
 	strbuf_release(&sb);
 	strbuf_release(&path);
@@ -784,9 +849,9 @@ out:
 /* fail closed: make sure systemd really wrote what was asked */
 static int verify_scope(const struct cgroup *cg, const struct limit_plan *pl)
 {
-	static const char *const files[CGROUP_NR_CTL] = {
-		"memory.max", "pids.max", "cpu.max"
-	};
+	static const char *const files[CGROUP_NR_CTL] = { "memory.max",
+							  "pids.max",
+							  "cpu.max" };
 	int c, ret = 0;
 
 	for (c = 0; c < CGROUP_NR_CTL && !ret; c++) {
@@ -799,8 +864,8 @@ static int verify_scope(const struct cgroup *cg, const struct limit_plan *pl)
 		    starts_with(sb.buf, "max"))
 			ret = error("cannot create sandbox: cgroup %s "
 				    "controller: the systemd scope has no "
-				    "limit in '%s'", cgroup_ctl_name(c),
-				    path.buf);
+				    "limit in '%s'",
+				    cgroup_ctl_name(c), path.buf);
 		strbuf_release(&path);
 		strbuf_release(&sb);
 	}
@@ -820,12 +885,11 @@ static unsigned applied_bits(unsigned want)
 	return bits;
 }
 
-static int plan_rlimits(const struct isolate_config *cfg,
-			struct child_ctx *ctx)
+static int plan_rlimits(const struct isolate_config *cfg, struct child_ctx *ctx)
 {
 	struct rlimit cur;
-	rlim_t nofile = cfg->nofile > 0 ? (rlim_t)cfg->nofile :
-					  (rlim_t)ISOLATE_DEFAULT_NOFILE;
+	rlim_t nofile = cfg->nofile > 0 ? (rlim_t)cfg->nofile
+					: (rlim_t)ISOLATE_DEFAULT_NOFILE;
 
 	if (getrlimit(RLIMIT_NOFILE, &cur))
 		return error_errno("cannot create sandbox: rlimits");
@@ -833,7 +897,8 @@ static int plan_rlimits(const struct isolate_config *cfg,
 		if (cfg->nofile_explicit)
 			return error("cannot create sandbox: rlimits: open "
 				     "files %" PRId64 " is above the hard "
-				     "limit %llu", cfg->nofile,
+				     "limit %llu",
+				     cfg->nofile,
 				     (unsigned long long)cur.rlim_max);
 		nofile = cur.rlim_max;
 	}
@@ -844,6 +909,38 @@ static int plan_rlimits(const struct isolate_config *cfg,
 			(rlim_t)cfg->fsize_bytes;
 	}
 	return 0;
+}
+
+/*
+ * Create the groups. When that fails for a default limit (e.g. a v2
+ * subtree_control that refuses to delegate), warn once and go on with
+ * the explicit limits alone; an explicit one never degrades.
+ */
+static int create_groups(const struct isolate_config *cfg,
+			 const struct cgroup_host *host, struct limit_plan *pl,
+			 struct cgroup *cg)
+{
+	struct strbuf why = STRBUF_INIT;
+	const char *msg;
+	int ret = 0;
+
+	if (!cgroup_create_why(host, cfg->cgroup_parent, cfg->claim_name,
+			       pl->want, &pl->lim, cg, &why))
+		goto out;
+	if ((pl->want & pl->explicit_ctls) == pl->want) {
+		ret = error("%s", why.buf);
+		goto out;
+	}
+	if (!skip_prefix(why.buf, "cannot create sandbox: ", &msg))
+		msg = why.buf;
+	warn_skipped_once(msg);
+	pl->want &= pl->explicit_ctls;
+	if (pl->want)
+		ret = cgroup_create(host, cfg->cgroup_parent, cfg->claim_name,
+				    pl->want, &pl->lim, cg);
+out:
+	strbuf_release(&why);
+	return ret;
 }
 
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
@@ -871,6 +968,14 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			     "be an absolute path");
 	if (!cfg->argv.nr)
 		return error("cannot create sandbox: no command to run");
+	/*
+	 * bwrap reports a missing bind source only after its pid 1 exists,
+	 * like an exit of the command: check the sources first.
+	 */
+	if (!is_dir(cfg->claim_dir))
+		return error_errno("cannot create sandbox: claim directory "
+				   "'%s'",
+				   cfg->claim_dir);
 	cgroup_host_detect(&host);
 	if (find_bwrap(&exe)) {
 		error("cannot create sandbox: namespaces: bwrap not found "
@@ -900,9 +1005,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		}
 	} else {
 		strvec_push(&args, exe.buf);
-		if (pl.want && cgroup_create(&host, cfg->cgroup_parent,
-					     cfg->claim_name, pl.want,
-					     &pl.lim, &h->cg))
+		if (pl.want && create_groups(cfg, &host, &pl, &h->cg))
 			goto out;
 		if (pl.want)
 			ctx.join = &h->cg;
@@ -933,7 +1036,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	n = read_in_full(rep[0], &report, sizeof(report));
 	if (n == sizeof(report)) {
 		errno = report.err;
-		error_errno("cannot create sandbox: %s", stage_name(report.stage));
+		error_errno("cannot create sandbox: %s",
+			    stage_name(report.stage));
 		goto reap;
 	}
 	h->child_pid = read_child_pid(info[0]);
@@ -945,8 +1049,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		error("cannot create sandbox: namespaces: bwrap failed "
 		      "(%s %d; its message is above)",
 		      WIFSIGNALED(status) ? "signal" : "exit status",
-		      WIFSIGNALED(status) ? WTERMSIG(status) :
-					    WEXITSTATUS(status));
+		      WIFSIGNALED(status) ? WTERMSIG(status)
+					  : WEXITSTATUS(status));
 		goto fail;
 	}
 	h->start = proc_start_time(pid);
@@ -1003,8 +1107,7 @@ int isolate_wait(struct isolate_handle *h, int timeout_ms, int *status)
 	if (h->pid <= 0)
 		return error("isolate_wait: no sandbox process");
 	for (;;) {
-		pid_t r = waitpid(h->pid, status,
-				  timeout_ms < 0 ? 0 : WNOHANG);
+		pid_t r = waitpid(h->pid, status, timeout_ms < 0 ? 0 : WNOHANG);
 
 		if (r == h->pid) {
 			h->reaped = 1;
@@ -1109,8 +1212,9 @@ int isolate_state_parse(struct isolate_handle *h, const char *text)
 
 const char *isolate_check_status_name(enum isolate_check_status s)
 {
-	return s == ISOLATE_CHECK_OK ? "ok" :
-	       s == ISOLATE_CHECK_WARN ? "warn" : "fail";
+	return s == ISOLATE_CHECK_OK	 ? "ok"
+	       : s == ISOLATE_CHECK_WARN ? "warn"
+					 : "fail";
 }
 
 static void add_check(struct isolate_check **v, size_t *nr, size_t *alloc,
@@ -1163,29 +1267,33 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 	strbuf_release(&out);
 }
 
-static const char *limit_fix(const struct cgroup_host *host,
-			     enum cgroup_ctl c, struct strbuf *fix)
+static const char *limit_fix(const struct cgroup_host *host, enum cgroup_ctl c,
+			     struct strbuf *fix)
 {
 	int version = cgroup_host_version(host, c);
 
 	if (!version && host->layout == CGROUP_LAYOUT_V2)
-		strbuf_addf(fix, "enable the controller for sub-groups: "
+		strbuf_addf(fix,
+			    "enable the controller for sub-groups: "
 			    "echo +%s > %s/cgroup.subtree_control (or boot "
-			    "with it enabled)", cgroup_ctl_name(c),
-			    host->v2_path);
+			    "with it enabled)",
+			    cgroup_ctl_name(c), host->v2_path);
 	else if (!version)
-		strbuf_addf(fix, "mount the v1 %s hierarchy (mount -t cgroup "
+		strbuf_addf(fix,
+			    "mount the v1 %s hierarchy (mount -t cgroup "
 			    "-o %s cgroup %s/%s) or boot with cgroup v2 "
 			    "(systemd.unified_cgroup_hierarchy=1)",
-			    cgroup_ctl_name(c), cgroup_ctl_name(c),
-			    host->root, cgroup_ctl_name(c));
+			    cgroup_ctl_name(c), cgroup_ctl_name(c), host->root,
+			    cgroup_ctl_name(c));
 	else if (version == 2)
-		strbuf_addf(fix, "run as root, or log in through systemd so "
+		strbuf_addf(fix,
+			    "run as root, or log in through systemd so "
 			    "that 'systemd-run --user --scope' works and "
 			    "delegates %s (Delegate= in user@.service)",
 			    cgroup_ctl_name(c));
 	else
-		strbuf_addf(fix, "run as root, or let an administrator "
+		strbuf_addf(fix,
+			    "run as root, or let an administrator "
 			    "create %s/gosbx owned by uid %d",
 			    host->v1_path[c], (int)getuid());
 	return fix->buf;
@@ -1224,9 +1332,17 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	/* user namespaces: really try one */
 	strbuf_reset(&out);
 	if (bwrap.len) {
-		const char *argv[] = { bwrap.buf, "--unshare-user",
-				       "--unshare-pid", "--ro-bind", "/", "/",
-				       "--proc", "/proc", "--", "true", NULL };
+		const char *argv[] = { bwrap.buf,
+				       "--unshare-user",
+				       "--unshare-pid",
+				       "--ro-bind",
+				       "/",
+				       "/",
+				       "--proc",
+				       "/proc",
+				       "--",
+				       "true",
+				       NULL };
 
 		if (exited_ok(run_capture(argv, &out))) {
 			add_check(&v, &n, &alloc, "user namespaces",
@@ -1236,23 +1352,25 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 			struct strbuf msg = STRBUF_INIT;
 
 			first_line(&out);
-			strbuf_addf(&msg, "'bwrap --unshare-user true' "
-				    "failed: %s", out.buf);
+			strbuf_addf(&msg,
+				    "'bwrap --unshare-user true' "
+				    "failed: %s",
+				    out.buf);
 			strbuf_reset(&out);
 			strbuf_addbuf(&out, &msg);
 			strbuf_release(&msg);
-			add_check(&v, &n, &alloc, "user namespaces",
-				  ISOLATE_CHECK_FAIL, out.buf,
-				  "allow unprivileged user namespaces: sysctl "
-				  "kernel.unprivileged_userns_clone=1 (Debian), "
-				  "sysctl user.max_user_namespaces=15000, or on "
-				  "Ubuntu 24.04+ sysctl kernel.apparmor_restrict_"
-				  "unprivileged_userns=0");
+			add_check(
+				&v, &n, &alloc, "user namespaces",
+				ISOLATE_CHECK_FAIL, out.buf,
+				"allow unprivileged user namespaces: sysctl "
+				"kernel.unprivileged_userns_clone=1 (Debian), "
+				"sysctl user.max_user_namespaces=15000, or on "
+				"Ubuntu 24.04+ sysctl kernel.apparmor_restrict_"
+				"unprivileged_userns=0");
 		}
 	} else {
-		add_check(&v, &n, &alloc, "user namespaces",
-			  ISOLATE_CHECK_FAIL, "not tried: bwrap is missing",
-			  "install bubblewrap");
+		add_check(&v, &n, &alloc, "user namespaces", ISOLATE_CHECK_FAIL,
+			  "not tried: bwrap is missing", "install bubblewrap");
 	}
 
 	/* seccomp */
@@ -1260,10 +1378,12 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	if (seccomp_filter_available(&out))
 		add_check(&v, &n, &alloc, "seccomp", ISOLATE_CHECK_OK,
 			  "the kernel filters system calls and libseccomp "
-			  "builds the gosbx filter", NULL);
+			  "builds the gosbx filter",
+			  NULL);
 	else
 		add_check(&v, &n, &alloc, "seccomp", ISOLATE_CHECK_FAIL,
-			  out.buf, "use a kernel built with CONFIG_SECCOMP "
+			  out.buf,
+			  "use a kernel built with CONFIG_SECCOMP "
 			  "and CONFIG_SECCOMP_FILTER");
 
 	/* cgroups */
@@ -1271,8 +1391,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	strbuf_reset(&out);
 	cgroup_host_describe(&host, &out);
 	add_check(&v, &n, &alloc, "cgroups",
-		  host.layout == CGROUP_LAYOUT_NONE ? ISOLATE_CHECK_WARN :
-						      ISOLATE_CHECK_OK,
+		  host.layout == CGROUP_LAYOUT_NONE ? ISOLATE_CHECK_WARN
+						    : ISOLATE_CHECK_OK,
 		  out.buf, "mount cgroup2 on /sys/fs/cgroup");
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
 		struct strbuf why = STRBUF_INIT, fix = STRBUF_INIT;
@@ -1290,8 +1410,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 		else
 			strbuf_addf(&out, "cannot be applied: %s", why.buf);
 		add_check(&v, &n, &alloc, name,
-			  mode == MODE_NONE ? ISOLATE_CHECK_WARN :
-					      ISOLATE_CHECK_OK,
+			  mode == MODE_NONE ? ISOLATE_CHECK_WARN
+					    : ISOLATE_CHECK_OK,
 			  out.buf, limit_fix(&host, c, &fix));
 		strbuf_release(&why);
 		strbuf_release(&fix);

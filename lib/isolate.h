@@ -35,6 +35,15 @@
  * explicitly) that the host cannot apply is skipped with one warning
  * per process.
  *
+ * Cgroups: as root, <hierarchy>/gosbx/<claim_name> in v2 where its
+ * controllers exist, else in the v1 hierarchy; as another user, a
+ * parent group "gosbx" the user may write (made by an administrator),
+ * else on v2 a systemd scope gosbx-<claim_name>.scope whose limits
+ * are read back after start (fail closed if systemd did not apply
+ * them). The systemd path could not be exercised on the development
+ * host (no user session bus); the direct v1 path and, with fake
+ * trees, the v2 files are tested.
+ *
  * Environment: GOSBX_CGROUP_ROOT replaces /sys/fs/cgroup (tests);
  * GOSBX_BWRAP replaces `bwrap` found on PATH.
  */
@@ -82,15 +91,15 @@ struct isolate_config {
 	 * never degrades; otherwise it is a default that is skipped with
 	 * a warning when this host cannot apply it.
 	 */
-	int64_t memory_bytes;	/* memory incl. swap, bytes */
+	int64_t memory_bytes; /* memory incl. swap, bytes */
 	int memory_explicit;
-	int64_t pids;		/* tasks */
+	int64_t pids; /* tasks */
 	int pids_explicit;
-	double cpus;		/* CPU bandwidth, e.g. 1.5 */
+	double cpus; /* CPU bandwidth, e.g. 1.5 */
 	int cpus_explicit;
-	int64_t nofile;		/* RLIMIT_NOFILE (soft and hard) */
+	int64_t nofile; /* RLIMIT_NOFILE (soft and hard) */
 	int nofile_explicit;
-	int64_t fsize_bytes;	/* RLIMIT_FSIZE, bytes; 0 = none */
+	int64_t fsize_bytes; /* RLIMIT_FSIZE, bytes; 0 = none */
 	/* cgroup parent group name; NULL = "gosbx" */
 	const char *cgroup_parent;
 	/* the command run inside, argv[0] looked up on the sandbox PATH */
@@ -115,14 +124,14 @@ void isolate_config_release(struct isolate_config *cfg);
 #define ISOLATE_LIMIT_CPU (1u << 2)
 
 struct isolate_handle {
-	pid_t pid;		/* bwrap on the host (our child after spawn) */
-	uint64_t start;		/* its start time, clock ticks since boot */
-	pid_t child_pid;	/* the sandbox's pid 1, host pid namespace */
+	pid_t pid;	 /* bwrap on the host (our child after spawn) */
+	uint64_t start;	 /* its start time, clock ticks since boot */
+	pid_t child_pid; /* the sandbox's pid 1, host pid namespace */
 	uint64_t child_start;
-	struct cgroup cg;	/* the sandbox's groups (maybe none in use) */
-	unsigned limits;	/* ISOLATE_LIMIT_* applied */
-	int reaped;		/* isolate_wait() collected the status */
-	int status;		/* wait status once reaped */
+	struct cgroup cg; /* the sandbox's groups (maybe none in use) */
+	unsigned limits;  /* ISOLATE_LIMIT_* applied */
+	int reaped;	  /* isolate_wait() collected the status */
+	int status;	  /* wait status once reaped */
 };
 
 /* Zero the handle (pid -1). */
@@ -130,12 +139,18 @@ void isolate_handle_init(struct isolate_handle *h);
 
 /*
  * Start the sandbox. On success h describes it (pid is our child) and
- * 0 is returned; bwrap may still be setting up the namespaces when
- * this returns, but its pid 1 exists and every process is already in
- * the cgroups. On failure returns -1 after error("cannot create
- * sandbox: <layer>: <cause>"), with nothing left running and no
- * cgroup left behind. h must be initialised; free with
- * isolate_release() or isolate_handle_free().
+ * 0 is returned; bwrap may still be setting up the mounts when this
+ * returns (wait for a sign from the command itself, e.g. its socket),
+ * but its pid 1 exists and every process is already in the cgroups.
+ * On failure returns -1 after error("cannot create sandbox: <layer>:
+ * <cause>"), with nothing left running and no cgroup left behind.
+ * The claim directory and every bind source must exist (checked
+ * here); bwrap's own messages ("bwrap: ...") go to cfg->stderr_fd.
+ * A failure of bwrap after its pid 1 exists (rare: a mount that
+ * fails) looks like the command exiting with status 1.
+ * Not async-signal-safe; safe in a threaded program (the child only
+ * makes async-signal-safe calls before exec). h must be initialised;
+ * free with isolate_release() or isolate_handle_free().
  */
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h);
 
@@ -148,7 +163,8 @@ int isolate_wait(struct isolate_handle *h, int timeout_ms, int *status);
 
 /*
  * True if the sandbox still runs: its pid 1 (or bwrap) exists with
- * the recorded start time, so a reused pid is never mistaken for it.
+ * the recorded start time, so a reused pid is never mistaken for it;
+ * a zombie (an orphan the host's init did not reap) counts as ended.
  * Works from any process of the same user.
  */
 int isolate_alive(const struct isolate_handle *h);
@@ -184,8 +200,7 @@ void isolate_handle_free(struct isolate_handle *h);
  * "child-start N", "limits N" and the cgroup_state_format() lines.
  * Appends to out.
  */
-void isolate_state_format(const struct isolate_handle *h,
-			  struct strbuf *out);
+void isolate_state_format(const struct isolate_handle *h, struct strbuf *out);
 /*
  * Load isolate_state_format() text into an initialised h. Returns 0
  * or -1 with error(). Unknown lines are ignored.
@@ -200,10 +215,10 @@ enum isolate_check_status {
 };
 
 struct isolate_check {
-	char *name;		/* e.g. "bwrap", "user namespaces" */
+	char *name; /* e.g. "bwrap", "user namespaces" */
 	enum isolate_check_status status;
-	char *message;		/* what was found */
-	char *fix;		/* how to fix it, or NULL when ok */
+	char *message; /* what was found */
+	char *fix;     /* how to fix it, or NULL when ok */
 };
 
 /*

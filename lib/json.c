@@ -27,6 +27,7 @@ int json_dump_into(struct strbuf *out, const json_t *v)
 }
 
 /* 1 for bytes that need an escape in a JSON string */
+/* clang-format off */
 static const unsigned char needs_escape[256] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -46,6 +47,7 @@ static const unsigned char needs_escape[256] = {
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
+/* clang-format on */
 
 /*
  * Non-zero if any of the eight bytes in w needs a look: below 0x20,
@@ -65,8 +67,7 @@ static inline uint64_t word_needs_look(uint64_t w)
  * The escaper; with strict, invalid UTF-8 makes it stop, restore out
  * and return -1 instead of writing U+FFFD.
  */
-static int add_string(struct strbuf *out, const char *s, size_t len,
-		      int strict)
+static int add_string(struct strbuf *out, const char *s, size_t len, int strict)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
@@ -130,8 +131,8 @@ static int add_string(struct strbuf *out, const char *s, size_t len,
 			strbuf_add(out, "\\f", 2);
 			break;
 		default: {
-			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4],
-				      hex[c & 15] };
+			char u[6] = { '\\', 'u',	 '0',
+				      '0',  hex[c >> 4], hex[c & 15] };
 			strbuf_add(out, u, 6);
 		}
 		}

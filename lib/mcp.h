@@ -155,4 +155,46 @@ const char *mcp_session_label(struct mcp_session *s);
 /* Log one line to stderr (never stdout), as given: no prefix. */
 void mcp_log_stderr(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
+/* ---- the server (lib/mcp.c, lib/mcp-http.c), for `gosbx mcp` ---- */
+
+/*
+ * A server offering the tools of the given toolsets (in that order in
+ * tools/list). o is copied (its strings must outlive the server).
+ * Returns NULL with error() when a tool's schema is not valid JSON or
+ * two tools share a name. Free with mcp_server_free() after serving.
+ */
+struct mcp_server *mcp_server_new(const struct mcp_options *o,
+				  const struct mcp_toolset *const *toolsets,
+				  size_t nr);
+void mcp_server_free(struct mcp_server *srv);
+
+/*
+ * Serve one session over stdio (newline-delimited JSON-RPC, spec/mcp.md
+ * "Protocol"): read in_fd, write frames to out_fd. Returns 0 when in_fd
+ * reached EOF (the client went away) or stop_fd became readable (a
+ * signal): running calls are cancelled, waited for (at most 3 s) and
+ * the session ends (toolsets close their sandboxes). -1 with error()
+ * only when in_fd cannot be read at all.
+ */
+int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd,
+		    int stop_fd);
+
+/* Options of the streamable HTTP transport. */
+struct mcp_http_opts {
+	const char *addr;	/* "127.0.0.1:5555", "[::1]:0", ":5555" */
+	const char *token;	/* bearer token; NULL only with dev */
+	int dev;		/* no Authorization needed */
+	int64_t session_idle_ms; /* idle sessions end; 0: 1 h */
+};
+
+/*
+ * Serve streamable HTTP on h->addr, path /mcp (spec/mcp.md), until
+ * stop_fd becomes readable; then all sessions end. Prints
+ * "listening on http://<host>:<port>/mcp" to stderr once ready (the
+ * real port when the address asks for port 0). Returns 0, or -1 with
+ * error() when it cannot listen.
+ */
+int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
+		   int stop_fd);
+
 #endif /* MCP_H */

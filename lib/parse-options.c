@@ -225,8 +225,7 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 		if (o->long_name)
 			strbuf_addf(&sb, "--%s", o->long_name);
 		if (opt_takes_arg(o))
-			strbuf_addf(&sb, "%s%s",
-				    o->long_name ? "=" : " ",
+			strbuf_addf(&sb, "%s%s", o->long_name ? "=" : " ",
 				    o->argh ? o->argh : "<value>");
 		if (sb.len >= 30) {
 			fprintf(fp, "%s\n", sb.buf);
@@ -243,9 +242,8 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 	fputc('\n', fp);
 }
 
-static const struct option *find_long(const struct option *opts,
-				      const char *name, size_t len,
-				      int *negated)
+static const struct option *
+find_long(const struct option *opts, const char *name, size_t len, int *negated)
 {
 	*negated = 0;
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
@@ -256,7 +254,8 @@ static const struct option *find_long(const struct option *opts,
 			return o;
 	}
 	if (len > 3 && !strncmp(name, "no-", 3)) {
-		for (const struct option *o = opts; o->type != OPTION_END; o++) {
+		for (const struct option *o = opts; o->type != OPTION_END;
+		     o++) {
 			if (!o->long_name || o->type == OPTION_INT ||
 			    o->type == OPTION_DURATION ||
 			    o->type == OPTION_SIZE)
@@ -308,8 +307,8 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 			const char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			int negated;
-			const struct option *o = find_long(opts, name, len,
-							   &negated);
+			const struct option *o =
+				find_long(opts, name, len, &negated);
 			const char *val = NULL;
 
 			if (!o) {

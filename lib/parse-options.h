@@ -12,42 +12,69 @@
 enum parse_opt_type {
 	OPTION_END,
 	OPTION_GROUP,
-	OPTION_BOOL,     /* int *: 1 for --x, 0 for --no-x */
-	OPTION_STRING,   /* const char **: last one wins */
-	OPTION_INT,      /* int * */
-	OPTION_DURATION, /* int64_t *, milliseconds; "1m30s", "500ms", "2" = 2s */
-	OPTION_SIZE,     /* int64_t *, bytes; "2g", "512m", "64k", "100" */
+	OPTION_BOOL,	 /* int *: 1 for --x, 0 for --no-x */
+	OPTION_STRING,	 /* const char **: last one wins */
+	OPTION_INT,	 /* int * */
+	OPTION_DURATION, /* int64_t *, milliseconds; "1m30s", "500ms", "2" = 2s
+			  */
+	OPTION_SIZE,	 /* int64_t *, bytes; "2g", "512m", "64k", "100" */
 	OPTION_STRING_LIST, /* struct strvec *: each use appends */
 };
 
 struct option {
 	enum parse_opt_type type;
-	int short_name;		/* 0 for none */
-	const char *long_name;	/* NULL for none */
+	int short_name;	       /* 0 for none */
+	const char *long_name; /* NULL for none */
 	void *value;
-	const char *argh;	/* "<name>" shown in help */
+	const char *argh; /* "<name>" shown in help */
 	const char *help;
-	const char *env;	/* environment variable giving the default */
+	const char *env; /* environment variable giving the default */
 };
 
-#define OPT_END() { OPTION_END, 0, NULL, NULL, NULL, NULL, NULL }
-#define OPT_GROUP(h) { OPTION_GROUP, 0, NULL, NULL, NULL, (h), NULL }
-#define OPT_BOOL(s, l, v, h) { OPTION_BOOL, (s), (l), (v), NULL, (h), NULL }
-#define OPT_STRING(s, l, v, a, h) \
-	{ OPTION_STRING, (s), (l), (v), (a), (h), NULL }
-#define OPT_STRING_ENV(s, l, v, a, h, e) \
-	{ OPTION_STRING, (s), (l), (v), (a), (h), (e) }
-#define OPT_INT(s, l, v, h) { OPTION_INT, (s), (l), (v), "<n>", (h), NULL }
-#define OPT_DURATION(s, l, v, h) \
-	{ OPTION_DURATION, (s), (l), (v), "<duration>", (h), NULL }
-#define OPT_DURATION_ENV(s, l, v, h, e) \
-	{ OPTION_DURATION, (s), (l), (v), "<duration>", (h), (e) }
-#define OPT_SIZE(s, l, v, h) { OPTION_SIZE, (s), (l), (v), "<size>", (h), NULL }
-#define OPT_STRING_LIST(s, l, v, a, h) \
-	{ OPTION_STRING_LIST, (s), (l), (v), (a), (h), NULL }
+#define OPT_END()                                                              \
+	{                                                                      \
+		OPTION_END, 0, NULL, NULL, NULL, NULL, NULL                    \
+	}
+#define OPT_GROUP(h)                                                           \
+	{                                                                      \
+		OPTION_GROUP, 0, NULL, NULL, NULL, (h), NULL                   \
+	}
+#define OPT_BOOL(s, l, v, h)                                                   \
+	{                                                                      \
+		OPTION_BOOL, (s), (l), (v), NULL, (h), NULL                    \
+	}
+#define OPT_STRING(s, l, v, a, h)                                              \
+	{                                                                      \
+		OPTION_STRING, (s), (l), (v), (a), (h), NULL                   \
+	}
+#define OPT_STRING_ENV(s, l, v, a, h, e)                                       \
+	{                                                                      \
+		OPTION_STRING, (s), (l), (v), (a), (h), (e)                    \
+	}
+#define OPT_INT(s, l, v, h)                                                    \
+	{                                                                      \
+		OPTION_INT, (s), (l), (v), "<n>", (h), NULL                    \
+	}
+#define OPT_DURATION(s, l, v, h)                                               \
+	{                                                                      \
+		OPTION_DURATION, (s), (l), (v), "<duration>", (h), NULL        \
+	}
+#define OPT_DURATION_ENV(s, l, v, h, e)                                        \
+	{                                                                      \
+		OPTION_DURATION, (s), (l), (v), "<duration>", (h), (e)         \
+	}
+#define OPT_SIZE(s, l, v, h)                                                   \
+	{                                                                      \
+		OPTION_SIZE, (s), (l), (v), "<size>", (h), NULL                \
+	}
+#define OPT_STRING_LIST(s, l, v, a, h)                                         \
+	{                                                                      \
+		OPTION_STRING_LIST, (s), (l), (v), (a), (h), NULL              \
+	}
 
 /* flags for parse_options() */
-#define PARSE_OPT_STOP_AT_NON_OPTION (1 << 0) /* first non-option ends options */
+#define PARSE_OPT_STOP_AT_NON_OPTION                                           \
+	(1 << 0) /* first non-option ends options */
 #define PARSE_OPT_KEEP_ARGV0 (1 << 1)
 
 /* negative return values of parse_options() */

@@ -15,23 +15,23 @@
 
 /* denied with EPERM everywhere */
 static const char *const denied[] = {
-	"ptrace", "process_vm_readv", "process_vm_writev",
-	"mount", "umount2", "umount", "pivot_root", "fsopen", "fsmount",
-	"move_mount", "open_tree", "fspick", "mount_setattr",
-	"kexec_load", "kexec_file_load",
-	"init_module", "finit_module", "delete_module",
-	"bpf", "perf_event_open",
-	"keyctl", "add_key", "request_key",
-	"reboot", "swapon", "swapoff",
-	"unshare", "setns",
-	"userfaultfd", "open_by_handle_at", "acct",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-	"stime",
+	"ptrace",	 "process_vm_readv", "process_vm_writev",
+	"mount",	 "umount2",	     "umount",
+	"pivot_root",	 "fsopen",	     "fsmount",
+	"move_mount",	 "open_tree",	     "fspick",
+	"mount_setattr", "kexec_load",	     "kexec_file_load",
+	"init_module",	 "finit_module",     "delete_module",
+	"bpf",		 "perf_event_open",  "keyctl",
+	"add_key",	 "request_key",	     "reboot",
+	"swapon",	 "swapoff",	     "unshare",
+	"setns",	 "userfaultfd",	     "open_by_handle_at",
+	"acct",		 "settimeofday",     "clock_settime",
+	"clock_adjtime", "adjtimex",	     "stime",
 };
 
 static const unsigned long ns_flags[] = {
-	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
-	CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP,
+	CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
+	CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP,
 };
 
 /*
@@ -52,7 +52,8 @@ static int add(scmp_filter_ctx ctx, uint32_t action, const char *name,
 	if (r < 0) {
 		errno = -r;
 		return error_errno("cannot create sandbox: seccomp rule for "
-				   "'%s'", name);
+				   "'%s'",
+				   name);
 	}
 	return 0;
 }
@@ -61,9 +62,11 @@ static int add_rules(scmp_filter_ctx ctx, int allow_network)
 {
 	uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	/* s390 passes the stack first, the flags second */
-	unsigned flag_arg = seccomp_arch_native() == SCMP_ARCH_S390X ||
-				    seccomp_arch_native() == SCMP_ARCH_S390 ?
-			    1 : 0;
+	unsigned flag_arg =
+		seccomp_arch_native() == SCMP_ARCH_S390X ||
+				seccomp_arch_native() == SCMP_ARCH_S390
+			? 1
+			: 0;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(denied); i++)
@@ -72,9 +75,8 @@ static int add_rules(scmp_filter_ctx ctx, int allow_network)
 	if (add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL))
 		return -1;
 	for (i = 0; i < ARRAY_SIZE(ns_flags); i++) {
-		struct scmp_arg_cmp cmp = {
-			flag_arg, SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]
-		};
+		struct scmp_arg_cmp cmp = { flag_arg, SCMP_CMP_MASKED_EQ,
+					    ns_flags[i], ns_flags[i] };
 
 		if (add(ctx, eperm, "clone", 1, &cmp))
 			return -1;
@@ -206,7 +208,7 @@ int seccomp_filter_available(struct strbuf *why)
 
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
 		strbuf_addstr(why, "the kernel has no seccomp support "
-			      "(CONFIG_SECCOMP)");
+				   "(CONFIG_SECCOMP)");
 		return 0;
 	}
 	ctx = build(0);

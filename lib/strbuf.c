@@ -131,8 +131,7 @@ void strbuf_remove(struct strbuf *sb, size_t pos, size_t len)
 	strbuf_setlen(sb, sb->len - len);
 }
 
-void strbuf_insert(struct strbuf *sb, size_t pos, const void *data,
-		   size_t len)
+void strbuf_insert(struct strbuf *sb, size_t pos, const void *data, size_t len)
 {
 	if (pos > sb->len)
 		die("strbuf_insert: out of range");

@@ -16,7 +16,10 @@ struct strbuf {
 };
 
 extern char strbuf_slopbuf[];
-#define STRBUF_INIT { 0, 0, strbuf_slopbuf }
+#define STRBUF_INIT                                                            \
+	{                                                                      \
+		0, 0, strbuf_slopbuf                                           \
+	}
 
 void strbuf_init(struct strbuf *sb, size_t hint);
 /* Free the memory and reset to the empty state. */
@@ -45,8 +48,7 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
  * programming error: they die (exit 128) instead of corrupting memory.
  */
 void strbuf_remove(struct strbuf *sb, size_t pos, size_t len);
-void strbuf_insert(struct strbuf *sb, size_t pos, const void *data,
-		   size_t len);
+void strbuf_insert(struct strbuf *sb, size_t pos, const void *data, size_t len);
 
 void strbuf_rtrim(struct strbuf *sb);
 void strbuf_ltrim(struct strbuf *sb);

@@ -14,7 +14,10 @@ struct strvec {
 };
 
 extern const char *empty_strvec[];
-#define STRVEC_INIT { empty_strvec, 0, 0 }
+#define STRVEC_INIT                                                            \
+	{                                                                      \
+		empty_strvec, 0, 0                                             \
+	}
 
 void strvec_init(struct strvec *sv);
 /* Append a copy of s; returns the copy (owned by sv). */

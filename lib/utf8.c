@@ -27,8 +27,8 @@ size_t utf8_seq_len(const unsigned char *s, size_t len)
 		return 3;
 	}
 	if (c < 0xf5) {
-		if (len < 4 || (s[1] & 0xc0) != 0x80 ||
-		    (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+		if (len < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[3] & 0xc0) != 0x80)
 			return 0;
 		if (c == 0xf0 && s[1] < 0x90)
 			return 0; /* overlong */

@@ -25,8 +25,8 @@ int workpath_clean(const char *path, struct strbuf *out)
 			if (out->len == base)
 				return -1;
 			slash = memrchr(out->buf + base, '/', out->len - base);
-			strbuf_setlen(out, slash ? (size_t)(slash - out->buf) :
-						   base);
+			strbuf_setlen(out, slash ? (size_t)(slash - out->buf)
+						 : base);
 			continue;
 		}
 		if (out->len > base)

@@ -83,4 +83,23 @@ test_expect_success SANDBOX,PYTHON 'with --network the host listener answers' '
 	test_cmp expect out
 '
 
+test_expect_success SANDBOX 'a file past --disk cannot be written; smaller ones can' '
+	gosbx open -q --name=smalldisk --disk=1m >/dev/null &&
+	# the writer dies of SIGXFSZ (25): exit 128 + 25
+	test_expect_code 153 gosbx exec --claim=smalldisk -- \
+		"head -c 2000000 /dev/zero >big" &&
+	gosbx exec --claim=smalldisk -- "wc -c <big" >out &&
+	echo 1048576 >expect &&
+	test_cmp expect out &&
+	gosbx exec --claim=smalldisk -- "head -c 500000 /dev/zero >ok; wc -c <ok" >out &&
+	echo 500000 >expect &&
+	test_cmp expect out &&
+	gosbx close smalldisk
+'
+
+test_expect_success 'bad --disk values are usage errors' '
+	test_expect_code 129 gosbx open --disk=lots &&
+	test_expect_code 129 gosbx exec --disk=-1 -- true
+'
+
 test_done

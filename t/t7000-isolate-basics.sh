@@ -6,6 +6,11 @@ test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
 bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 	test_skip_all 'unprivileged user namespaces do not work here'
 
+# run a command with its stderr in the file "err"
+with_err() {
+	"$@" 2>err
+}
+
 test_expect_success 'a command runs and its exit status passes through' '
 	isolate-run -- true &&
 	test_expect_code 3 isolate-run -- sh -c "exit 3"
@@ -117,6 +122,13 @@ test_expect_success 'the sandbox has its own pid namespace and hostname' '
 	tail -n 1 out >host &&
 	echo gosbx >expect &&
 	test_cmp expect host
+'
+
+test_expect_success 'a missing claim directory or bind source is an error' '
+	test_expect_code 125 with_err isolate-run --claim-dir="$PWD/nope" -- true &&
+	grep "cannot create sandbox: claim directory .*nope" err &&
+	test_expect_code 125 with_err isolate-run --ro-bind="$PWD/nope:/x" -- true &&
+	grep "cannot create sandbox: bind .*nope.*No such file" err
 '
 
 test_expect_success GO 'go version works inside' '

@@ -33,6 +33,27 @@ static int rename_state(const char *file)
 	return r;
 }
 
+/* --doctor: "<status> <name>: <message>" and "  fix: <fix>" lines */
+static int run_doctor(void)
+{
+	struct isolate_check *checks;
+	size_t nr, i;
+	int fails = 0;
+
+	if (isolate_doctor(&checks, &nr))
+		return 1;
+	for (i = 0; i < nr; i++) {
+		printf("%s %s: %s\n",
+		       isolate_check_status_name(checks[i].status),
+		       checks[i].name, checks[i].message);
+		if (checks[i].fix)
+			printf("  fix: %s\n", checks[i].fix);
+		fails += checks[i].status == ISOLATE_CHECK_FAIL;
+	}
+	isolate_checks_free(checks, nr);
+	return fails ? 1 : 0;
+}
+
 /* --kill: load a state written by --state and release the sandbox */
 static int kill_saved(const char *file)
 {
@@ -56,6 +77,7 @@ int main(int argc, const char **argv)
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
 	const char *state_file = NULL, *kill_file = NULL;
+	int doctor = 0, detach = 0;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -80,6 +102,11 @@ int main(int argc, const char **argv)
 			   "write the handle state there"),
 		OPT_STRING(0, "kill", &kill_file, "<file>",
 			   "end the sandbox saved by --state (another run)"),
+		OPT_BOOL(0, "detach", &detach,
+			 "leave the sandbox running (no --die-with-parent); "
+			 "needs --state"),
+		OPT_BOOL(0, "doctor", &doctor,
+			 "print the isolation checks and exit"),
 		OPT_END(),
 	};
 
@@ -90,6 +117,8 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (kill_file)
 		return kill_saved(kill_file);
+	if (doctor)
+		return run_doctor();
 	if (!argc) {
 		usage_with_options_to(stderr, usage_lines, opts);
 		return 129;
@@ -114,6 +143,9 @@ int main(int argc, const char **argv)
 	}
 	cfg.claim_name = name;
 	cfg.network = network;
+	cfg.die_with_parent = !detach;
+	if (detach && !state_file)
+		die("--detach needs --state");
 	if (memory >= 0) {
 		cfg.memory_bytes = memory;
 		cfg.memory_explicit = 1;
@@ -155,6 +187,12 @@ int main(int argc, const char **argv)
 		fprintf(stderr, "%s", sb.buf);
 		strbuf_release(&sb);
 	}
+	if (detach) {
+		/* bwrap is re-parented when we exit; --kill ends it */
+		isolate_handle_free(&h);
+		ret = 0;
+		goto out;
+	}
 	isolate_oom_kills(&h, &oom_before);
 	if (isolate_wait(&h, -1, &status) != 1) {
 		isolate_release(&h);
@@ -162,8 +200,7 @@ int main(int argc, const char **argv)
 	}
 	if (isolate_oom_kills(&h, &oom_after) == 0 && oom_after > oom_before)
 		fprintf(stderr, "isolate-run: oom\n");
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
-				  128 + WTERMSIG(status);
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (isolate_release(&h))
 		ret = ret ? ret : 125;
 out:

@@ -8,13 +8,14 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime
+# Sections: runtime local
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
 #   GOSBX_PERF_RUNTIME   the server program to measure (default:
 #                        $GOSBX_BUILD_DIR/gosbx-runtime); it must take
 #                        --addr=unix:<path>|<host:port>, --workdir, --log-level
+#   GOSBX_PERF_LOCAL_IDLE  idle sandboxes in the local section (default 50)
 #   GOSBX_PERF_QUICK=1   small runs (seconds instead of a minute), for
 #                        checking that the script works; numbers are noisy
 #
@@ -33,18 +34,26 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime"
+all_sections="runtime local"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
 	perf_warmup=20
 	perf_duration=1s
 	perf_stream_bytes=67108864
+	local_open_n=5
+	local_exec_n=20
+	local_go_n=2
+	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-10}
 else
 	perf_n=2000
 	perf_warmup=200
 	perf_duration=5s
 	perf_stream_bytes=1073741824
+	local_open_n=30
+	local_exec_n=100
+	local_go_n=10
+	local_idle_n=${GOSBX_PERF_LOCAL_IDLE:-50}
 fi
 perf_clients=8
 
@@ -54,9 +63,11 @@ results=$tmp/results
 perf_errors=0
 server_pid=
 server_log=
+local_root=
 
 cleanup() {
 	server_stop
+	local_cleanup
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -106,7 +117,13 @@ perf_goal() {
 
 # Run bench-runtime, echo its line as "# ..." and keep it in $line.
 bench() {
-	line=$("$BENCH" "$@" 2>"$tmp/bench.err")
+	bench_with "$BENCH" "$@"
+}
+
+# bench_with <program> <arg>...: the same for another helper (or for
+# `env ... helper ...`).
+bench_with() {
+	line=$("$@" 2>"$tmp/bench.err")
 	rc=$?
 	say "# $line"
 	if test -s "$tmp/bench.err"; then
@@ -325,13 +342,319 @@ section_runtime() {
 }
 
 # ---------------------------------------------------------------------
+# Section "local": sandboxes of the local backend (bubblewrap, seccomp
+# and cgroups around a resident gosbx-runtime), driven through the
+# gosbx command as a user runs it, with a temporary HOME,
+# XDG_STATE_HOME and XDG_CACHE_HOME (never the user's own claims or
+# caches); every claim is closed at the end, also on Ctrl-C.
+#   1. gosbx open to ready (it returns once the runtime answers):
+#      p50 <= 15 ms, p90 shown
+#   2. gosbx exec --claim=X true vs sh -c true, both whole processes:
+#      added latency at the median <= 3 ms
+#   3. go run hello.go in a warm sandbox vs on the host (warm
+#      GOCACHE each): ratio of medians <= 1.05
+#   4. 50 idle kept sandboxes: mean RSS of all the processes of one
+#      sandbox <= 2 MiB (mean PSS shown)
+
+GOSBX=$GOSBX_BUILD_DIR/gosbx
+BENCH_LOCAL=$GOSBX_BUILD_DIR/t/helper/bench-local
+
+# The gosbx of this benchmark: local backend, the temporary state.
+lgosbx() {
+	"$GOSBX" --backend=local "$@"
+}
+
+# Close every claim of the temporary state (EXIT trap).
+local_cleanup() {
+	test -n "$local_root" || return 0
+	if test -d "$XDG_STATE_HOME/gosbx/claims" &&
+		test -n "$(ls "$XDG_STATE_HOME/gosbx/claims")"; then
+		lgosbx close --all >/dev/null 2>&1 ||
+			say "warning: gosbx close --all failed" \
+				"(claims in $XDG_STATE_HOME)" >&2
+	fi
+	# the Go module cache is read-only
+	chmod -R u+w "$local_root" 2>/dev/null
+	local_root=
+}
+
+local_setup() {
+	local_root=$tmp/local
+	mkdir -p "$local_root/home" "$local_root/state" "$local_root/cache" \
+		"$local_root/hello"
+	HOME=$local_root/home
+	XDG_STATE_HOME=$local_root/state
+	XDG_CACHE_HOME=$local_root/cache
+	XDG_CONFIG_HOME=$local_root/home/.config
+	export HOME XDG_STATE_HOME XDG_CACHE_HOME XDG_CONFIG_HOME GOSBX
+	unset GOSBX_BACKEND GOSBX_URL GOSBX_CLAIM
+	cat >"$local_root/hello/hello.go" <<-\GO
+	package main
+
+	import "fmt"
+
+	func main() {
+		fmt.Println("hello, world")
+	}
+	GO
+	printf 'module hello\n\ngo 1.19\n' >"$local_root/hello/go.mod"
+}
+
+# local_open <name>: open a kept sandbox; on failure show why.
+local_open() {
+	if lgosbx open -q --name="$1" >/dev/null 2>"$tmp/open.err"; then
+		return 0
+	fi
+	sed 's/^/#   /' "$tmp/open.err" | head -n 10
+	return 1
+}
+
+# sandbox_pids <meta file>: the pids of a sandbox, its bwrap processes
+# ("pid", "child-pid") and all their descendants.
+sandbox_pids() {
+	todo=$(sed -n 's/^pid //p; s/^child-pid //p' "$1")
+	seen=
+	while test -n "$todo"; do
+		next=
+		for p in $todo; do
+			case " $seen " in
+			*" $p "*) continue ;;
+			esac
+			test -d "/proc/$p" || continue
+			seen="$seen $p"
+			next="$next $(cat /proc/"$p"/task/*/children \
+				2>/dev/null)"
+		done
+		# shellcheck disable=SC2086 # squeeze the blanks
+		todo=$(say $next)
+	done
+	# shellcheck disable=SC2086
+	say $seen
+}
+
+# sandbox_mem <meta file>: "<procs> <VmRSS kB> <Pss kB> <RssAnon kB>"
+# summed over the processes of the sandbox; with a second argument,
+# also one "# " line per process.
+sandbox_mem() {
+	files=
+	for p in $(sandbox_pids "$1"); do
+		test -r "/proc/$p/smaps_rollup" &&
+			files="$files /proc/$p/status /proc/$p/smaps_rollup"
+	done
+	test -n "$files" || { say "0 0 0 0"; return; }
+	# shellcheck disable=SC2086 # one word per file
+	awk -v show="$2" '
+	FILENAME ~ /status$/ && $1 == "Name:" { n++; name = $2 }
+	FILENAME ~ /status$/ && $1 == "Pid:" { pid = $2 }
+	FILENAME ~ /status$/ && $1 == "VmRSS:" { rss += $2; r = $2 }
+	FILENAME ~ /status$/ && $1 == "RssAnon:" { anon += $2; a = $2 }
+	FILENAME ~ /smaps_rollup$/ && $1 == "Pss:" {
+		pss += $2
+		if (show != "")
+			printf "#   pid %s %s: VmRSS=%dkB RssAnon=%dkB" \
+				" Pss=%dkB\n", pid, name, r, a, $2
+	}
+	END { print n, rss, pss, anon }' $files
+}
+
+# local 1: gosbx open to ready, each claim closed outside the timing
+local_open_bench() {
+	# shellcheck disable=SC2016 # expanded by bench-local's sh -c
+	after='"$GOSBX" --backend=local close perf-open-{} >/dev/null 2>&1'
+	if bench_with "$BENCH_LOCAL" run --n="$local_open_n" --warmup=2 \
+		--after="$after" \
+		-- "$GOSBX" --backend=local open -q --name=perf-open-{}
+	then
+		perf_goal "local: gosbx open to ready (p50)" \
+			"$(us_to_ms "$(kv "$line" median_us)")" ms "<=" 15 \
+			"$local_open_n opens"
+		perf_info "local: gosbx open to ready (p90)" \
+			"$(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "local: gosbx open"
+	fi
+}
+
+# local 2: gosbx exec --claim true vs sh -c true, alternating
+local_exec_bench() {
+	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
+		-- sh -c true \
+		--vs "$GOSBX" --backend=local exec --claim=perf-warm true
+	then
+		sh_med=$(kv "$line" median_us)
+		ex_med=$(kv "$line" vs_median_us)
+		perf_info "local: sh -c true (process): median" \
+			"$(us_to_ms "$sh_med") ms"
+		perf_info "local: gosbx exec --claim true: median" \
+			"$(us_to_ms "$ex_med") ms" \
+			"$(awk -v a="$ex_med" -v b="$sh_med" \
+				'BEGIN { printf "%.1fx sh", (b > 0) ? a / b : 0 }')"
+		perf_info "local: gosbx exec --claim true: p90" \
+			"$(us_to_ms "$(kv "$line" vs_p90_us)") ms"
+		perf_goal "local: exec added latency (median)" \
+			"$(awk -v a="$ex_med" -v b="$sh_med" \
+				'BEGIN { printf "%.3f", (a - b) / 1000 }')" \
+			ms "<=" 3 "$local_exec_n runs each"
+	else
+		perf_error "local: gosbx exec true vs sh -c true"
+	fi
+	# the floor of any gosbx command: starting the program
+	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
+		-- "$GOSBX" --version
+	then
+		perf_info "local: gosbx --version (process): median" \
+			"$(us_to_ms "$(kv "$line" median_us)") ms"
+	else
+		perf_error "local: gosbx --version"
+	fi
+}
+
+# local 3: go run hello.go, host vs the warm sandbox, alternating; the
+# first (warm-up) run of each fills its empty build cache. The host
+# runs with the sandbox's Go environment and its own temporary GOCACHE.
+local_go_bench() {
+	if ! command -v go >/dev/null 2>&1; then
+		perf_error "local: no go on the host"
+		return
+	fi
+	if ! lgosbx exec --claim=perf-warm -f "$local_root/hello/hello.go" \
+		-f "$local_root/hello/go.mod" true 2>"$tmp/exec.err"
+	then
+		sed 's/^/#   /' "$tmp/exec.err" | head -n 10
+		perf_error "local: cannot put hello.go into the sandbox"
+		return
+	fi
+	say "# host: $(go version 2>&1);" \
+		"sandbox: $(lgosbx exec --claim=perf-warm go version 2>&1)"
+	olddir=$PWD
+	cd "$local_root/hello" || return
+	if bench_with env GOCACHE="$local_root/host-gocache" \
+		GOPATH="$HOME/go" GOMODCACHE="$HOME/go/pkg/mod" \
+		GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+		GOPROXY=off "$BENCH_LOCAL" run --n="$local_go_n" --warmup=1 \
+		--timeout=300s -- go run hello.go \
+		--vs "$GOSBX" --backend=local exec --claim=perf-warm \
+		-- go run hello.go
+	then
+		host=$(kv "$line" median_us)
+		sbx=$(kv "$line" vs_median_us)
+		perf_info "local: go run hello.go, host: median" \
+			"$(us_to_ms "$host") ms"
+		perf_info "local: go run hello.go, sandbox: median" \
+			"$(us_to_ms "$sbx") ms"
+		perf_goal "local: go run hello.go, sandbox/host" \
+			"$(awk -v a="$sbx" -v b="$host" \
+				'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')" \
+			x "<=" 1.05 "$local_go_n runs each"
+	else
+		perf_error "local: go run hello.go"
+	fi
+	cd "$olddir" || return
+}
+
+# local 4: many idle kept sandboxes, their memory, closing them
+local_idle_bench() {
+	n=$local_idle_n
+	if ! bench_with "$BENCH_LOCAL" run --n="$n" --warmup=0 \
+		-- "$GOSBX" --backend=local open -q --name=perf-idle-{}
+	then
+		perf_error "local: opening $n sandboxes"
+		lgosbx close --all >/dev/null 2>&1
+		return
+	fi
+	perf_info "local: gosbx open with 0..$((n - 1)) others open" \
+		"$(us_to_ms "$(kv "$line" median_us)") ms" \
+		"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	sleep 1
+	: >"$tmp/idle.mem"
+	i=0
+	while test $i -lt "$n"; do
+		meta=$XDG_STATE_HOME/gosbx/claims/perf-idle-$i/meta
+		if test $i = 0; then
+			say "# idle sandbox perf-idle-0:"
+			sandbox_mem "$meta" show | sed -n '/^#/p'
+		fi
+		sandbox_mem "$meta" >>"$tmp/idle.mem"
+		i=$((i + 1))
+	done
+	mem=$(awk '{ n++; p += $1; r += $2; s += $3; a += $4
+		if ($1 < 3) bad++ }
+		END { printf "%.1f %.0f %.0f %.0f %d", p / n, r / n, s / n,
+			a / n, bad }' "$tmp/idle.mem")
+	# shellcheck disable=SC2086 # the five numbers
+	set -- $mem
+	say "# idle sandboxes: $n, per sandbox: processes=$1" \
+		"VmRSS=${2}kB Pss=${3}kB RssAnon=${4}kB;" \
+		"$5 with fewer than 3 processes"
+	if test "$5" != 0; then
+		perf_error "local: $5 of the $n idle sandboxes are not running"
+	else
+		perf_goal "local: idle sandbox RSS, mean of $n" \
+			"$(kb_to_mib "$2")" MiB "<=" 2 \
+			"anon $(kb_to_mib "$4") MiB"
+		perf_info "local: idle sandbox PSS, mean of $n" \
+			"$(kb_to_mib "$3") MiB" "$1 processes each"
+	fi
+	names=
+	i=0
+	while test $i -lt "$n"; do
+		names="$names perf-idle-$i"
+		i=$((i + 1))
+	done
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086 # one word per name
+	if lgosbx close $names >/dev/null 2>"$tmp/close.err"; then
+		perf_info "local: gosbx close of $n sandboxes" \
+			"$(awk -v a="$t0" -v b="$(date +%s%N)" \
+				'BEGIN { printf "%.0f ms", (b - a) / 1e6 }')"
+	else
+		sed 's/^/#   /' "$tmp/close.err" | head -n 10
+		perf_error "local: gosbx close of $n sandboxes"
+	fi
+}
+
+section_local() {
+	for f in "$GOSBX" "$GOSBX_BUILD_DIR/gosbx-runtime" "$BENCH_LOCAL"; do
+		if ! test -x "$f"; then
+			perf_error "local: no '$f' (make it first)"
+			return
+		fi
+	done
+	local_setup
+	say "# local: $(bwrap --version 2>&1), temporary state in" \
+		"$local_root"
+	if ! local_open perf-warm; then
+		perf_error "local: gosbx open failed (see gosbx doctor)"
+		return
+	fi
+	local_open_bench
+	local_exec_bench
+	local_go_bench
+	lgosbx close perf-warm >/dev/null 2>&1
+	local_idle_bench
+	local_cleanup
+}
+
+# ---------------------------------------------------------------------
 
 print_table() {
 	say
 	say "gosbx perf: $(nproc 2>/dev/null || echo '?') cores," \
 		"$(uname -sr), $(sed -n 's/^model name[[:space:]]*: //p' \
 			/proc/cpuinfo 2>/dev/null | head -n 1)"
-	say "server: $RUNTIME (${server_name:--} ${server_version:--})"
+	case " $sections " in
+	*" runtime "*)
+		say "server: $RUNTIME (${server_name:--}" \
+			"${server_version:--})"
+		;;
+	esac
+	case " $sections " in
+	*" local "*)
+		say "local: $("$GOSBX" --version 2>&1), $(bwrap --version \
+			2>&1), $(go version 2>&1 | sed 's/^go version //'); load" \
+			"average before: $load_before"
+		;;
+	esac
 	awk -F '\t' '
 	BEGIN {
 		printf "%-46s %-14s %-14s %-30s %s\n", "metric", "value",
@@ -349,6 +672,7 @@ print_table() {
 }
 
 sections=${*:-$all_sections}
+load_before=$(cut -d ' ' -f 1-3 /proc/loadavg)
 start=$(date +%s)
 for s in $sections; do
 	case " $all_sections " in

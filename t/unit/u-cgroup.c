@@ -197,7 +197,7 @@ static void test_v2_without_controllers_fails(void **state)
 	cgroup_init(&cg);
 	assert_int_equal(cgroup_create(&host, NULL, "c3", ~0u, &lim, &cg), -1);
 	assert_non_null(strstr(errors.buf, "cgroup memory controller not "
-				   "available"));
+					   "available"));
 	assert_non_null(strstr(errors.buf, "has none, v1 not mounted"));
 	assert_false(exists("gosbx/c3"));
 	assert_false(cgroup_in_use(&cg));
@@ -281,8 +281,8 @@ static void test_v1_without_memsw(void **state)
 	cgroup_init(&cg);
 	assert_int_equal(cgroup_create(&host, NULL, "c6", ~0u, &lim, &cg), -1);
 	assert_non_null(strstr(errors.buf, "cgroup pids controller not "
-				   "available (no v2 hierarchy, v1 not "
-				   "mounted)"));
+					   "available (no v2 hierarchy, v1 not "
+					   "mounted)"));
 	assert_false(exists("memory/gosbx/c6"));
 	cgroup_release(&cg);
 	cgroup_host_release(&host);
@@ -314,6 +314,31 @@ static void test_bad_names(void **state)
 	assert_int_equal(cgroup_create(&host, "a/b", "x", ~0u, &lim, &cg), -1);
 	assert_int_equal(cgroup_create(&host, NULL, "", ~0u, &lim, &cg), -1);
 	assert_false(cgroup_in_use(&cg));
+	cgroup_host_release(&host);
+}
+
+static void test_create_why_captures(void **state)
+{
+	struct cgroup_host host;
+	struct cgroup cg;
+	struct cgroup_limits lim = { 1 << 20, 0, 0 };
+	struct strbuf why = STRBUF_INIT;
+
+	put("cgroup.controllers", "memory\n");
+	put("cgroup.subtree_control/x", ""); /* a directory: not writable */
+	cgroup_host_detect(&host);
+	cgroup_init(&cg);
+	assert_int_equal(
+		cgroup_create_why(&host, NULL, "c7", ~0u, &lim, &cg, &why), -1);
+	assert_true(starts_with(why.buf, "cannot create sandbox: cgroup "
+					 "memory controller: cannot enable"));
+	assert_string_equal(errors.buf, ""); /* nothing printed */
+	assert_false(cgroup_in_use(&cg));
+	/* without a buffer the same failure is an error() */
+	assert_int_equal(cgroup_create(&host, NULL, "c7", ~0u, &lim, &cg), -1);
+	assert_non_null(strstr(errors.buf, "error: cannot create sandbox"));
+	strbuf_release(&why);
+	cgroup_release(&cg);
 	cgroup_host_release(&host);
 }
 
@@ -351,8 +376,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_v2_limits, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_v2_only_some_limits,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_only_some_limits, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_v2_without_controllers_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hybrid_v1_limits, setup,
@@ -362,6 +387,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_root, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_create_why_captures, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_state_roundtrip, setup,
 						teardown),

@@ -1,0 +1,299 @@
+/*
+ * gosbx mcp: the MCP server (spec/mcp.md, DESIGN.md "The MCP server"),
+ * on stdio by default or on streamable HTTP with --http. The protocol
+ * is lib/mcp.c and lib/mcp-http.c; the tools are the toolsets chosen
+ * with --tools.
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "mcp.h"
+#include "parse-options.h"
+#include "session.h"
+#include "strbuf.h"
+#include "usage.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+
+static const char *const mcp_usage[] = {
+	"gosbx mcp [--http=<addr>] [--dev] [--token-file=<path>] "
+	"[--tools=<list>] [--namespace=<ns>] [--template=<name>] "
+	"[--claim=<name>] [--persistent] [--ephemeral] "
+	"[--open-timeout=<duration>] [--memory=<size>] [--cpus=<n>] "
+	"[--pids=<n>] [--network]",
+	NULL,
+};
+
+/* written by the signal handler; the server polls the read end */
+static int stop_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	/* a full pipe means a stop is pending anyway */
+	if (write(stop_pipe[1], &c, 1) < 0)
+		errno = saved;
+	errno = saved;
+}
+
+static int catch_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK))
+		return error_errno("cannot create a pipe");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return 0;
+}
+
+/* --tools=go,sandbox,jobs. 0 or -1 with error(). */
+static int parse_tools(const char *list, struct mcp_options *o)
+{
+	struct strbuf item = STRBUF_INIT;
+	const char *p = list;
+	int ret = 0;
+
+	o->tools_go = o->tools_sandbox = o->tools_jobs = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		strbuf_reset(&item);
+		strbuf_add(&item, p, n);
+		strbuf_trim(&item);
+		if (!strcmp(item.buf, "go"))
+			o->tools_go = 1;
+		else if (!strcmp(item.buf, "sandbox"))
+			o->tools_sandbox = 1;
+		else if (!strcmp(item.buf, "jobs"))
+			o->tools_jobs = 1;
+		else {
+			ret = error("unknown toolset '%s' in --tools "
+				    "(expected go, sandbox, jobs)",
+				    item.buf);
+			break;
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	strbuf_release(&item);
+	if (!ret && !o->tools_go && !o->tools_sandbox && !o->tools_jobs)
+		ret = error("--tools names no toolset (expected go, sandbox, "
+			    "jobs)");
+	return ret;
+}
+
+/* the token of --token-file (trimmed) into out; 0 or -1 */
+static int read_token(const char *path, struct strbuf *out)
+{
+	if (strbuf_read_file(out, path, 128) < 0)
+		return error_errno("cannot read token file '%s'", path);
+	strbuf_trim(out);
+	if (!out->len)
+		return error("token file '%s' is empty", path);
+	if (strchr(out->buf, '\n'))
+		return error("token file '%s' holds more than one line", path);
+	return 0;
+}
+
+/* -1 (a usage error was printed) or 0 */
+static int sandbox_limits(struct session_opts *o, int64_t memory,
+			  const char *cpus, int pids, int network)
+{
+	if (memory >= 0) {
+		o->memory_bytes = memory ? memory : -1;
+		o->memory_set = 1;
+	}
+	if (pids != INT_MIN) {
+		if (pids < 0)
+			return error("option '--pids' expects a number of "
+				     "processes (0 for no limit), not '%d'",
+				     pids);
+		o->pids = pids ? pids : -1;
+		o->pids_set = 1;
+	}
+	if (cpus) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(cpus, &end);
+		if (errno || end == cpus || *end || !isfinite(v) || v < 0 ||
+		    v > 4096)
+			return error("option '--cpus' expects a number of "
+				     "CPUs such as '1.5' (0 for no limit), "
+				     "not '%s'",
+				     cpus);
+		o->cpus = v > 0 ? v : -1;
+		o->cpus_set = 1;
+	}
+	o->network = network;
+	return 0;
+}
+
+int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
+{
+	struct mcp_options o;
+	struct mcp_http_opts h = { 0 };
+	const char *http = NULL, *token_file = NULL, *tools = NULL;
+	const char *cpus = NULL, *env_token;
+	int64_t memory = -1, open_timeout = -1;
+	int pids = INT_MIN, network = 0, dev = 0, ret = 0;
+	int in_fd = -1, out_fd = -1, null_fd;
+	const struct mcp_toolset *sets[3];
+	struct strbuf token = STRBUF_INIT;
+	struct mcp_server *srv = NULL;
+	size_t nr = 0;
+	struct option opts[] = {
+		OPT_STRING(0, "http", &http, "<addr>",
+			   "serve streamable HTTP on host:port, path /mcp "
+			   "(default: stdio)"),
+		OPT_BOOL(0, "dev", &dev,
+			 "HTTP without a bearer token (trusted machines "
+			 "only)"),
+		OPT_STRING(0, "token-file", &token_file, "<path>",
+			   "file holding the HTTP bearer token (else "
+			   "$GOSBX_MCP_TOKEN)"),
+		OPT_STRING(0, "tools", &tools, "<list>",
+			   "toolsets: go, sandbox, jobs (default go)"),
+		OPT_STRING(0, "namespace", NULL, "<ns>",
+			   "namespace of the sandboxes (default default)"),
+		OPT_STRING(0, "template", NULL, "<name>",
+			   "sandbox template (default go-runtime-template)"),
+		OPT_STRING(0, "claim", NULL, "<name>",
+			   "run_go_code reattaches to this claim"),
+		OPT_BOOL(0, "persistent", NULL,
+			 "keep the sandboxes when the client goes away"),
+		OPT_BOOL(0, "ephemeral", NULL,
+			 "wipe /app before every run_go_code call"),
+		OPT_DURATION(0, "open-timeout", &open_timeout,
+			     "longest wait for a new sandbox (default 5m)"),
+		OPT_SIZE(0, "memory", &memory,
+			 "memory limit of new sandboxes (default 2g, 0: "
+			 "none)"),
+		OPT_STRING(0, "cpus", &cpus, "<n>",
+			   "CPU limit of new sandboxes (default 2, 0: none)"),
+		OPT_INT(0, "pids", &pids,
+			"process limit of new sandboxes (default 512, 0: "
+			"none)"),
+		OPT_BOOL(0, "network", &network,
+			 "give new sandboxes network access"),
+		OPT_END(),
+	};
+
+	mcp_options_init(&o);
+	opts[4].value = &o.namespace;
+	opts[5].value = &o.template;
+	opts[6].value = &o.claim;
+	opts[7].value = &o.persistent;
+	opts[8].value = &o.ephemeral;
+	argc = parse_options(argc, argv, opts, mcp_usage, 0);
+	if (argc < 0)
+		return parse_options_status(argc);
+	if (argc) {
+		error("unexpected argument '%s'", argv[0]);
+		usage_with_options_to(stderr, mcp_usage, opts);
+		return 129;
+	}
+	if (tools && parse_tools(tools, &o) < 0)
+		return 129;
+	if (open_timeout == 0) {
+		error("option '--open-timeout' expects a duration above "
+		      "zero");
+		return 129;
+	}
+	if (open_timeout > 0)
+		o.open_timeout_ms = open_timeout;
+	if (o.claim && strcmp(ctx->backend, "url") &&
+	    session_check_claim_name(o.claim) < 0)
+		return 129;
+	ctx_session_opts(ctx, &o.sandbox);
+	o.sandbox.purpose = "mcp";
+	o.sandbox.namespace = o.namespace;
+	o.sandbox.template = o.template;
+	o.sandbox.open_timeout_ms = o.open_timeout_ms;
+	if (sandbox_limits(&o.sandbox, memory, cpus, pids, network) < 0)
+		return 129;
+
+	if (http) {
+		h.addr = http;
+		h.dev = dev;
+		env_token = getenv("GOSBX_MCP_TOKEN");
+		if (token_file) {
+			if (read_token(token_file, &token) < 0)
+				return 129;
+			h.token = token.buf;
+		} else if (env_token && *env_token) {
+			h.token = env_token;
+		} else if (!dev) {
+			error("--http needs a bearer token: write one to a "
+			      "file and pass --token-file=<path> (e.g. "
+			      "'head -c 32 /dev/urandom | base64 >token'), "
+			      "or set GOSBX_MCP_TOKEN; --dev serves without "
+			      "one (trusted machines only)");
+			return 129;
+		}
+	} else if (dev || token_file) {
+		error("--dev and --token-file need --http");
+		return 129;
+	}
+
+	if (o.tools_go)
+		sets[nr++] = &mcp_toolset_go;
+	if (o.tools_sandbox)
+		sets[nr++] = &mcp_toolset_sandbox;
+	if (o.tools_jobs)
+		sets[nr++] = &mcp_toolset_jobs;
+	if (!(srv = mcp_server_new(&o, sets, nr))) {
+		strbuf_release(&token);
+		return 1;
+	}
+	if (catch_signals() < 0) {
+		ret = 1;
+		goto out;
+	}
+
+	if (http) {
+		if (mcp_serve_http(srv, &h, stop_pipe[0]) < 0)
+			ret = 1;
+		goto out;
+	}
+	/*
+	 * stdout carries only protocol frames: keep private copies of
+	 * stdin and stdout and point fds 0 and 1 elsewhere, so that no
+	 * stray write and no child process touches the client's pipes.
+	 */
+	in_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in_fd < 0 || out_fd < 0 || null_fd < 0) {
+		ret = error_errno("cannot set up standard input and output");
+		goto out;
+	}
+	dup2(null_fd, 0);
+	dup2(2, 1);
+	close(null_fd);
+	mcp_log_stderr("gosbx mcp: serving MCP on stdio (tools:%s%s%s)",
+		       o.tools_go ? " go" : "",
+		       o.tools_sandbox ? " sandbox" : "",
+		       o.tools_jobs ? " jobs" : "");
+	if (mcp_serve_stdio(srv, in_fd, out_fd, stop_pipe[0]) < 0)
+		ret = 1;
+out:
+	if (in_fd >= 0)
+		close(in_fd);
+	if (out_fd >= 0)
+		close(out_fd);
+	mcp_server_free(srv);
+	strbuf_release(&token);
+	return ret;
+}

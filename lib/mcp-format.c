@@ -1,0 +1,109 @@
+#include "compat.h"
+#include "mcp-format.h"
+#include "session.h"
+#include "utf8.h"
+
+/* "──": U+2500 BOX DRAWINGS LIGHT HORIZONTAL twice, in UTF-8 */
+#define RULE "\xe2\x94\x80\xe2\x94\x80"
+
+/* "ss", "ss.f", "ss.ff", "ss.fff": seconds with trailing zeros cut */
+static void add_seconds(struct strbuf *out, uint64_t ms)
+{
+	unsigned frac = (unsigned)(ms % 1000);
+
+	strbuf_addf(out, "%" PRIu64, ms / 1000);
+	if (frac) {
+		char digits[4];
+		int n = 3;
+
+		digits[0] = '0' + frac / 100;
+		digits[1] = '0' + frac / 10 % 10;
+		digits[2] = '0' + frac % 10;
+		while (n > 0 && digits[n - 1] == '0')
+			n--;
+		strbuf_addch(out, '.');
+		strbuf_add(out, digits, n);
+	}
+	strbuf_addch(out, 's');
+}
+
+void mcp_format_duration(struct strbuf *out, int64_t ms)
+{
+	uint64_t u;
+
+	if (!ms) {
+		strbuf_addstr(out, "0s");
+		return;
+	}
+	if (ms < 0) {
+		strbuf_addch(out, '-');
+		u = (uint64_t)0 - (uint64_t)ms;
+	} else {
+		u = (uint64_t)ms;
+	}
+	/* Go: under one second the largest unit that fits, here ms */
+	if (u < 1000) {
+		strbuf_addf(out, "%" PRIu64 "ms", u);
+		return;
+	}
+	/* else [<h>h][<m>m]<s>s, minutes shown whenever hours are */
+	if (u >= 3600000) {
+		strbuf_addf(out, "%" PRIu64 "h%" PRIu64 "m", u / 3600000,
+			    u / 60000 % 60);
+	} else if (u >= 60000) {
+		strbuf_addf(out, "%" PRIu64 "m", u / 60000);
+	}
+	add_seconds(out, u % 60000);
+}
+
+int64_t mcp_round_ns_to_ms(int64_t ns)
+{
+	int64_t q = ns / 1000000, r = ns % 1000000;
+
+	if (r >= 500000)
+		q++;
+	else if (r <= -500000)
+		q--;
+	return q;
+}
+
+int mcp_format_stream(struct strbuf *out, const char *buf, size_t len)
+{
+	struct strbuf raw = STRBUF_INIT;
+	int shortened;
+
+	strbuf_add(&raw, buf, len);
+	shortened = session_truncate_head_tail(&raw);
+	utf8_sanitize_into(out, raw.buf, raw.len);
+	strbuf_release(&raw);
+	return shortened;
+}
+
+static void add_block(struct strbuf *out, const char *name, const char *text,
+		      size_t n)
+{
+	strbuf_addf(out, "\n" RULE " %s " RULE "\n", name);
+	strbuf_add(out, text, n);
+	if (text[n - 1] != '\n')
+		strbuf_addch(out, '\n');
+}
+
+void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
+{
+	strbuf_addf(out, "exit=%d  (", r->exit_code);
+	mcp_format_duration(out, r->duration_ms);
+	strbuf_addch(out, ')');
+	if (r->out_truncated && r->err_truncated)
+		strbuf_addstr(out, "  [truncated: stdout, stderr]");
+	else if (r->out_truncated)
+		strbuf_addstr(out, "  [truncated: stdout]");
+	else if (r->err_truncated)
+		strbuf_addstr(out, "  [truncated: stderr]");
+	strbuf_addch(out, '\n');
+	if (r->out_len)
+		add_block(out, "stdout", r->out, r->out_len);
+	if (r->err_len)
+		add_block(out, "stderr", r->err, r->err_len);
+	if (!r->out_len && !r->err_len)
+		strbuf_addstr(out, "\n(no output)\n");
+}

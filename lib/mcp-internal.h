@@ -1,0 +1,147 @@
+#ifndef MCP_INTERNAL_H
+#define MCP_INTERNAL_H
+
+#include "compat.h"
+#include "mcp.h"
+
+#include <stdatomic.h>
+
+/*
+ * Shared by the MCP protocol core (lib/mcp.c) and the streamable HTTP
+ * transport (lib/mcp-http.c); not for toolsets or commands.
+ */
+
+/* Protocol revisions, oldest first (spec/mcp.md "Protocol"). */
+enum mcp_rev {
+	MCP_REV_NONE = -1, /* no handshake yet */
+	MCP_REV_2024_11_05 = 0,
+	MCP_REV_2025_03_26,
+	MCP_REV_2025_06_18,
+	MCP_REV_2025_11_25,
+	MCP_REV_2026_07_28,
+	MCP_REV_NR
+};
+
+/* "2025-06-18" -> MCP_REV_2025_06_18; MCP_REV_NONE if unknown. */
+int mcp_rev_parse(const char *s);
+const char *mcp_rev_name(int rev);
+
+/* the _meta keys of 2026-07-28 (mcp-wire.md section 3.2) */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_LOGLEVEL "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+
+/*
+ * Where the answers to messages go: stdout (stdio), one HTTP exchange
+ * (a POST's JSON body or SSE stream), or a batch collector. Reference
+ * counted: each running tools/call holds a reference, so the channel
+ * outlives a client that went away.
+ */
+struct mcp_chan {
+	atomic_int refs;
+	/*
+	 * Deliver one message. final: it is the answer to a request (or
+	 * to an invalid message) and each such message gets exactly one
+	 * final send; msg NULL means "no answer" (a cancelled request).
+	 * final 0: a notification related to the request (progress, log).
+	 * http_status: the HTTP status the answer deserves (200, 400 for
+	 * malformed messages, 404 for an unknown 2026-07-28 method).
+	 */
+	void (*send)(struct mcp_chan *ch, const char *msg, size_t len,
+		     int final, int http_status);
+	/* free the channel (refs reached 0) */
+	void (*destroy)(struct mcp_chan *ch);
+};
+
+void mcp_chan_init(struct mcp_chan *ch);
+void mcp_chan_ref(struct mcp_chan *ch);
+void mcp_chan_unref(struct mcp_chan *ch);
+
+/*
+ * Sessions. A session is busy while a transport uses it (handler
+ * reference) or a tools/call of it runs; it ends (toolsets'
+ * session_end) when mcp_session_end() was called and it is no longer
+ * busy.
+ */
+
+/*
+ * A new session of srv; id is the HTTP session id (copied) or NULL
+ * for stdio; label as mcp_session_label(). shared: the one session of
+ * all 2026-07-28 HTTP traffic (notifications/cancelled is ignored
+ * there: its request ids are not unique). Returns a session nobody
+ * holds (busy 0).
+ */
+struct mcp_session *mcp_session_new(struct mcp_server *srv, const char *id,
+				    const char *label, int shared);
+const char *mcp_session_id(struct mcp_session *s);
+/* take / drop a busy reference */
+void mcp_session_get(struct mcp_session *s);
+void mcp_session_put(struct mcp_session *s);
+/* 1 while busy (references or calls), else 0 */
+int mcp_session_busy(struct mcp_session *s);
+/* monotonic ms of the last message handled */
+uint64_t mcp_session_last_used(struct mcp_session *s);
+/* the negotiated handshake revision or MCP_REV_NONE */
+int mcp_session_rev(struct mcp_session *s);
+/*
+ * End the session: no new calls, running ones are cancelled, then
+ * wait up to timeout_ms (<0: forever) for them. If they finished, the
+ * toolsets' session_end run here and s is freed: returns 0. Otherwise
+ * the last call to finish does that later: returns 1 (s must not be
+ * used any more either way). The caller holds no busy reference.
+ */
+int mcp_session_end(struct mcp_session *s, int64_t timeout_ms);
+/* Cancel the running calls whose answers go to ch (stream closed). */
+void mcp_session_cancel_chan(struct mcp_session *s, struct mcp_chan *ch);
+
+/*
+ * Messages. mcp_handle_message() serves one decoded JSON-RPC message
+ * (any JSON value) of session s: answers go to ch (answers of
+ * tools/call later, from a worker thread). mcp_handle_batch() serves
+ * an array (JSON-RPC batch, revision 2025-03-26): one final send to
+ * ch with the array of answers, or NULL when there is none.
+ */
+void mcp_handle_message(struct mcp_session *s, json_t *msg,
+			struct mcp_chan *ch);
+void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch);
+
+/*
+ * 1 if the message gets a final send (a request, or anything that is
+ * neither a valid notification nor a response), else 0.
+ */
+int mcp_message_expects_answer(const json_t *msg);
+/* 1 if msg is a request carrying the 2026-07-28 _meta version key */
+int mcp_message_is_modern(const json_t *msg);
+/* the method of msg or NULL */
+const char *mcp_message_method(const json_t *msg);
+/*
+ * 1 if answering msg may involve notifications before the result
+ * (tools/call with a progressToken or a log level), so that an HTTP
+ * client that accepts it should get an SSE stream.
+ */
+int mcp_message_may_stream(struct mcp_session *s, const json_t *msg);
+
+/*
+ * Append {"jsonrpc":"2.0","id":<id or null>,"error":{...}} to out;
+ * data may be NULL.
+ */
+void mcp_error_msg(struct strbuf *out, const json_t *id, int code,
+		   const char *message, const json_t *data);
+
+/* JSON-RPC and MCP error codes (mcp-wire.md section 1.3) */
+#define MCP_PARSE_ERROR (-32700)
+#define MCP_INVALID_REQUEST (-32600)
+#define MCP_METHOD_NOT_FOUND (-32601)
+#define MCP_INVALID_PARAMS (-32602)
+#define MCP_INTERNAL_ERROR (-32603)
+#define MCP_HEADER_MISMATCH (-32020)
+#define MCP_UNSUPPORTED_VERSION (-32022)
+
+/* The largest message accepted on stdio or HTTP (bytes). */
+#define MCP_MAX_MESSAGE ((size_t)64 << 20)
+
+/* the server (lib/mcp.c) */
+const struct mcp_options *mcp_server_options(struct mcp_server *srv);
+
+#endif /* MCP_INTERNAL_H */

@@ -1,0 +1,501 @@
+#include "compat.h"
+#include "mcp.h"
+#include "json.h"
+#include "mcp-format.h"
+#include "session.h"
+#include "usage.h"
+#include "utf8.h"
+
+/*
+ * The toolset "go": the seed's one tool, run_go_code (spec/mcp.md
+ * "Tool run_go_code", seed 000). Each MCP session has one sandbox,
+ * opened on the first call and reused, so files, the build cache and
+ * built binaries persist across calls; calls of one session run one
+ * at a time. When the session ends the sandbox is deleted, or kept
+ * with --persistent.
+ */
+
+static const char run_go_code_description[] =
+	"Build and run Go code in an isolated sandbox.\n"
+	"\n"
+	"How it works:\n"
+	"- Optionally write a set of files under /app (the sandbox's "
+	"working directory). Paths are relative and may be nested "
+	"(e.g. \"greet/greet.go\").\n"
+	"- Then run a shell command in /app via 'sh -c'.\n"
+	"- Get back the exit code, the duration, stdout and stderr (long "
+	"output keeps its head and its tail).\n"
+	"\n"
+	"State persists across calls within this session: files you "
+	"wrote stay, the Go build cache stays warm, and binaries you "
+	"built remain executable. To start fresh, run a command like "
+	"\"rm -rf -- *\".\n"
+	"\n"
+	"Examples:\n"
+	"- {files: {\"go.mod\":\"module x\\ngo 1.19\\n\","
+	"\"main.go\":\"package main\\nimport \\\"fmt\\\"\\n"
+	"func main(){fmt.Println(\\\"hi\\\")}\\n\"}, "
+	"command: \"go run main.go\"}\n"
+	"- {command: \"go build -o app . && ./app\"}\n"
+	"- {files: {\"greet/greet.go\":\"package greet\\n...\"}, "
+	"command: \"go test ./...\"}\n";
+
+static const char run_go_code_input_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"files\":{\"type\":\"object\","
+	"\"additionalProperties\":{\"type\":\"string\"},"
+	"\"description\":\"files to write under /app before running the "
+	"command, keyed by relative path (e.g. 'main.go', "
+	"'greet/greet.go'). Existing files not in this map are left "
+	"alone. Omit to run a command against existing sandbox state.\"},"
+	"\"command\":{\"type\":\"string\","
+	"\"description\":\"shell command run via 'sh -c' in /app. "
+	"Examples: 'go run main.go', 'go test ./...', "
+	"'go build -o app . && ./app'. State persists across calls.\"}},"
+	"\"required\":[\"command\"],\"additionalProperties\":false}";
+
+/* structuredContent of a result (2025-06-18 on) */
+static const char run_go_code_output_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"exit_code\":{\"type\":\"integer\",\"description\":"
+	"\"exit status of the command; -1 when it was killed by a "
+	"signal or did not start\"},"
+	"\"stdout\":{\"type\":\"string\",\"description\":"
+	"\"standard output, head and tail kept when longer than 16 KiB, "
+	"invalid UTF-8 replaced\"},"
+	"\"stderr\":{\"type\":\"string\",\"description\":"
+	"\"standard error, shortened like stdout\"},"
+	"\"duration_ms\":{\"type\":\"integer\",\"description\":"
+	"\"run time in milliseconds\"},"
+	"\"reason\":{\"type\":\"string\",\"description\":"
+	"\"why the command ended: exited, signaled, timeout, oom, "
+	"cancelled, output_limit, start_failed\"},"
+	"\"truncation\":{\"type\":\"object\",\"properties\":{"
+	"\"stdout\":{\"type\":\"boolean\"},\"stderr\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"stdout\",\"stderr\"]}},"
+	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\","
+	"\"reason\",\"truncation\"]}";
+
+/* The seed's per-call limit (goruntime's defaultExecuteTimeout): 5 min */
+#define RUN_TIMEOUT_MS (5 * 60 * 1000)
+
+/*
+ * Live output: at most this many progress notifications a second;
+ * lines beyond that wait and go together with the next one.
+ */
+#define PROGRESS_PER_SECOND 20
+/* A line longer than this is sent in pieces; pending text is capped. */
+#define PROGRESS_LINE_MAX 4096
+#define PROGRESS_PENDING_MAX 16384
+
+/* The per-session state of the toolset. */
+struct go_state {
+	pthread_mutex_t lock; /* one call at a time; guards the rest */
+	struct session sbx;
+	int open; /* sbx is open */
+};
+
+static struct go_state *get_state(struct mcp_session *s)
+{
+	struct go_state *st;
+	void **slot;
+
+	mcp_session_lock(s);
+	slot = mcp_session_state(s, &mcp_toolset_go);
+	if (!*slot) {
+		st = xcalloc(1, sizeof(*st));
+		pthread_mutex_init(&st->lock, NULL);
+		*slot = st;
+	}
+	st = *slot;
+	mcp_session_unlock(s);
+	return st;
+}
+
+static const char *json_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+/*
+ * Check the arguments against the input schema and the seed's path
+ * rules. Fills *command and files (borrowed from args). Returns 0, or
+ * -1 with the reason in why.
+ */
+static int check_args(json_t *args, const char **command,
+		      struct session_file **files, size_t *nr_files,
+		      struct strbuf *why)
+{
+	json_t *cmd = json_object_get(args, "command");
+	json_t *fmap = json_object_get(args, "files");
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach(args, key, v)
+	{
+		if (strcmp(key, "command") && strcmp(key, "files")) {
+			strbuf_addf(why,
+				    "invalid arguments: unknown "
+				    "property '%s' (run_go_code takes "
+				    "'files' and 'command')",
+				    key);
+			return -1;
+		}
+	}
+	if (!cmd) {
+		strbuf_addstr(why, "missing required 'command' field");
+		return -1;
+	}
+	if (!json_is_string(cmd)) {
+		strbuf_addf(why,
+			    "invalid arguments: 'command' must be a "
+			    "string, not %s",
+			    json_type_name(cmd));
+		return -1;
+	}
+	if (!json_string_length(cmd)) {
+		strbuf_addstr(why, "invalid arguments: 'command' must not "
+				   "be empty");
+		return -1;
+	}
+	if (strlen(json_string_value(cmd)) != json_string_length(cmd)) {
+		strbuf_addstr(why, "invalid arguments: 'command' must not "
+				   "contain NUL characters");
+		return -1;
+	}
+	*command = json_string_value(cmd);
+	*files = NULL;
+	*nr_files = 0;
+	if (!fmap)
+		return 0;
+	if (!json_is_object(fmap)) {
+		strbuf_addf(why,
+			    "invalid arguments: 'files' must be an "
+			    "object mapping relative paths to file "
+			    "contents, not %s",
+			    json_type_name(fmap));
+		return -1;
+	}
+	*files = xcalloc(json_object_size(fmap) + 1, sizeof(**files));
+	json_object_foreach(fmap, key, v)
+	{
+		if (!json_is_string(v)) {
+			strbuf_addf(why,
+				    "invalid arguments: files['%s'] "
+				    "must be a string (the file's "
+				    "contents), not %s",
+				    key, json_type_name(v));
+			goto fail;
+		}
+		if (session_check_path(key) < 0) {
+			strbuf_addf(why, "invalid arguments: %s", last_error());
+			goto fail;
+		}
+		(*files)[n].path = key;
+		(*files)[n].data = json_string_value(v);
+		(*files)[n].len = json_string_length(v);
+		n++;
+	}
+	*nr_files = n;
+	return 0;
+fail:
+	free(*files);
+	*files = NULL;
+	return -1;
+}
+
+/* ---- live output as progress notifications ---- */
+
+struct progress {
+	struct mcp_call *call;
+	double n;	       /* the last progress value sent */
+	struct strbuf line[2]; /* partial lines of stdout, stderr */
+	struct strbuf pending; /* complete lines not sent yet */
+	uint64_t window_ms;    /* start of the current second */
+	int sent;	       /* notifications sent in it */
+};
+
+/* May one more notification go now? */
+static int progress_may_send(struct progress *p)
+{
+	uint64_t now = monotonic_ms();
+
+	if (now - p->window_ms >= 1000) {
+		p->window_ms = now;
+		p->sent = 0;
+	}
+	return p->sent < PROGRESS_PER_SECOND;
+}
+
+static void progress_send(struct progress *p, const char *msg, size_t len)
+{
+	struct strbuf clean = STRBUF_INIT;
+
+	utf8_sanitize_into(&clean, msg, len);
+	p->n += 1;
+	p->sent++;
+	mcp_call_progress(p->call, p->n, 0, clean.buf);
+	strbuf_release(&clean);
+}
+
+static void progress_flush(struct progress *p)
+{
+	if (!p->pending.len)
+		return;
+	progress_send(p, p->pending.buf, p->pending.len);
+	strbuf_reset(&p->pending);
+}
+
+static void progress_line(struct progress *p, int stream, const char *buf,
+			  size_t len)
+{
+	if (p->pending.len)
+		strbuf_addch(&p->pending, '\n');
+	if (stream == 2)
+		strbuf_addstr(&p->pending, "[stderr] ");
+	strbuf_add(&p->pending, buf, len);
+	if (p->pending.len > PROGRESS_PENDING_MAX) {
+		/* a flood: keep the newest lines */
+		size_t cut = p->pending.len - PROGRESS_PENDING_MAX;
+		const char *nl = memchr(p->pending.buf + cut, '\n',
+					p->pending.len - cut);
+
+		cut = nl ? (size_t)(nl + 1 - p->pending.buf) : cut;
+		strbuf_remove(&p->pending, 0, cut);
+	}
+}
+
+static void on_phase(const char *phase, void *data)
+{
+	struct progress *p = data;
+
+	progress_flush(p);
+	progress_may_send(p);
+	progress_send(p, phase, strlen(phase));
+}
+
+static int on_output(int stream, const char *buf, size_t len, void *data)
+{
+	struct progress *p = data;
+	struct strbuf *line = &p->line[stream == 2];
+
+	while (len) {
+		size_t room = PROGRESS_LINE_MAX - line->len;
+		/* a newline right after a full piece ends that piece */
+		const char *nl =
+			memchr(buf, '\n', len < room + 1 ? len : room + 1);
+		size_t n = nl ? (size_t)(nl - buf) : len < room ? len : room;
+
+		strbuf_add(line, buf, n);
+		if (nl || line->len >= PROGRESS_LINE_MAX) {
+			/* a complete line, or a piece of a long one */
+			progress_line(p, stream, line->buf, line->len);
+			strbuf_reset(line);
+		}
+		buf += n + !!nl;
+		len -= n + !!nl;
+	}
+	if (p->pending.len && progress_may_send(p))
+		progress_flush(p);
+	return 0;
+}
+
+static void progress_finish(struct progress *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->line[i].len)
+			progress_line(p, i + 1, p->line[i].buf, p->line[i].len);
+		strbuf_release(&p->line[i]);
+	}
+	progress_flush(p);
+	strbuf_release(&p->pending);
+}
+
+/* ---- the tool ---- */
+
+static int open_sandbox(struct mcp_session *s, struct go_state *st,
+			struct mcp_result *res)
+{
+	const struct mcp_options *o = mcp_session_options(s);
+	struct session_opts so = o->sandbox;
+
+	so.purpose = "mcp";
+	so.keep = o->persistent;
+	so.claim = o->claim && *o->claim ? o->claim : NULL;
+	so.namespace = o->namespace ? o->namespace : "default";
+	so.template = o->template ? o->template : "go-runtime-template";
+	so.open_timeout_ms = o->open_timeout_ms;
+	mcp_log_stderr(
+		"opening sandbox (namespace=%s template=%s claim=\"%s\")",
+		so.namespace, so.template, so.claim ? so.claim : "");
+	if (session_open(&st->sbx, &so) < 0) {
+		mcp_result_error(res, "could not open sandbox: %s",
+				 last_error());
+		return -1;
+	}
+	st->open = 1;
+	mcp_log_stderr("sandbox open: claim=%s", st->sbx.claim);
+	return 0;
+}
+
+static json_t *structured(const struct session_result *sr,
+			  const struct strbuf *out, const struct strbuf *err,
+			  int out_trunc, int err_trunc)
+{
+	json_t *trunc = json_object(), *o = json_object();
+
+	json_object_set_new(o, "exit_code", json_integer(sr->exit_code));
+	json_object_set_new(o, "stdout", json_stringn(out->buf, out->len));
+	json_object_set_new(o, "stderr", json_stringn(err->buf, err->len));
+	json_object_set_new(o, "duration_ms", json_integer(sr->duration_ms));
+	json_object_set_new(o, "reason",
+			    json_string(sr->reason ? sr->reason : "exited"));
+	json_object_set_new(trunc, "stdout", json_boolean(out_trunc));
+	json_object_set_new(trunc, "stderr", json_boolean(err_trunc));
+	json_object_set_new(o, "truncation", trunc);
+	return o;
+}
+
+static int run_go_code(struct mcp_call *call, struct mcp_result *res)
+{
+	const struct mcp_options *o = mcp_session_options(call->session);
+	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	struct session_file *files = NULL;
+	struct session_exec e = { 0 };
+	struct session_result sr;
+	struct progress p = { 0 };
+	struct mcp_run_text text = { 0 };
+	struct go_state *st;
+	int ret;
+
+	session_result_init(&sr);
+	if (check_args(call->args, &e.command, &files, &e.nr_files, &why) < 0) {
+		mcp_result_error(res, "%s", why.buf);
+		goto done;
+	}
+	e.files = files;
+
+	st = get_state(call->session);
+	pthread_mutex_lock(&st->lock);
+	if (!st->open && open_sandbox(call->session, st, res) < 0)
+		goto unlock;
+	if (o->ephemeral && session_reset(&st->sbx) < 0) {
+		const char *msg = last_error();
+
+		if (starts_with(msg, "reset failed: "))
+			msg += strlen("reset failed: ");
+		mcp_result_error(res, "reset failed: %s", msg);
+		goto unlock;
+	}
+
+	p.call = call;
+	strbuf_init(&p.line[0], 0);
+	strbuf_init(&p.line[1], 0);
+	strbuf_init(&p.pending, 0);
+	p.window_ms = monotonic_ms();
+	e.on_output = on_output;
+	e.on_phase = on_phase;
+	e.data = &p;
+	e.cancel = &call->cancelled;
+	e.timeout_ms = RUN_TIMEOUT_MS;
+	ret = session_execute(&st->sbx, &e, &sr);
+	progress_finish(&p);
+	if (ret < 0) {
+		mcp_result_error(res, "execute failed: %s", last_error());
+		goto unlock;
+	}
+	if (ret > 0) {
+		/* the core sends no answer to a cancelled request */
+		mcp_result_error(res, "cancelled");
+		goto unlock;
+	}
+
+	text.exit_code = sr.exit_code;
+	text.duration_ms = sr.duration_ms;
+	text.out_truncated = mcp_format_stream(&out, sr.out.buf, sr.out.len) ||
+			     sr.out_truncated;
+	text.err_truncated = mcp_format_stream(&err, sr.err.buf, sr.err.len) ||
+			     sr.err_truncated;
+	text.out = out.buf;
+	text.out_len = out.len;
+	text.err = err.buf;
+	text.err_len = err.len;
+	strbuf_reset(&res->text);
+	mcp_format_result(&res->text, &text);
+	res->is_error = sr.exit_code != 0;
+	json_decref(res->structured);
+	res->structured = structured(&sr, &out, &err, text.out_truncated,
+				     text.err_truncated);
+unlock:
+	pthread_mutex_unlock(&st->lock);
+done:
+	free(files);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	session_result_release(&sr);
+	return 0;
+}
+
+static void go_session_end(struct mcp_session *s, void *state)
+{
+	const struct mcp_options *o = mcp_session_options(s);
+	struct go_state *st = state;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->lock);
+	if (st->open) {
+		if (o->persistent) {
+			mcp_log_stderr("disconnecting (claim %s preserved)",
+				       st->sbx.claim);
+			session_disconnect(&st->sbx);
+		} else {
+			mcp_log_stderr("closing (deleting sandbox %s)",
+				       st->sbx.claim);
+			/* a reattached --claim is deleted too (seed 001) */
+			st->sbx.keep = 0;
+			session_close(&st->sbx);
+		}
+		st->open = 0;
+	}
+	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static const struct mcp_tool go_tools[] = {
+	{
+		.name = "run_go_code",
+		.title = "Run Go code",
+		.description = run_go_code_description,
+		.input_schema = run_go_code_input_schema,
+		.output_schema = run_go_code_output_schema,
+		/* it runs any command in /app, rm -rf included */
+		.hints = MCP_HINT_DESTRUCTIVE,
+		.call = run_go_code,
+	},
+};
+
+const struct mcp_toolset mcp_toolset_go = {
+	.name = "go",
+	.tools = go_tools,
+	.nr_tools = ARRAY_SIZE(go_tools),
+	.session_end = go_session_end,
+};

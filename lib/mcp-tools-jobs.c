@@ -1,0 +1,812 @@
+#include "compat.h"
+#include "json.h"
+#include "mcp.h"
+#include "session.h"
+#include "strbuf.h"
+#include "usage.h"
+#include "utf8.h"
+
+#include <pthread.h>
+#include <sys/random.h>
+#include <time.h>
+
+/*
+ * Toolset "jobs" (spec/mcp.md "Toolset jobs", seed 003: sandrun's MCP
+ * tools): execute_python, execute_javascript, execute_bash run one job
+ * each in a fresh sandbox (no network, 512 MiB memory, 5 minute
+ * limit) that is deleted after the job; check_job_status and
+ * get_job_logs look at jobs of this MCP session.
+ *
+ * Status: "queued" (accepted, sandbox not asked for yet), "running",
+ * "completed" (the program ran and exited, whatever its exit code:
+ * exit_code says how), "failed" (it could not run: the sandbox did not
+ * open, the transport failed; or it was killed: timeout, oom,
+ * cancelled, signal; reason says which).
+ *
+ * Limits per MCP session: at most jobs_max_concurrent jobs queued or
+ * running, and a CPU budget of jobs_cpu_budget_ms CPU-ms over the
+ * finished jobs of the last 60 s. Over either: "rate limit exceeded,
+ * retry after N s". GOSBX_JOBS_CPU_BUDGET_MS and
+ * GOSBX_JOBS_MAX_CONCURRENT override the options (tests).
+ */
+
+#define JOB_MEMORY_BYTES ((int64_t)512 << 20)
+#define JOB_TIMEOUT_MS (5 * 60 * 1000)
+#define WINDOW_MS 60000
+#define KEEP_FINISHED 100
+#define END_WAIT_MS 30000
+
+enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_COMPLETED, JOB_FAILED };
+static const char *const status_names[] = { "queued", "running", "completed",
+					    "failed" };
+
+enum job_lang { LANG_PYTHON, LANG_JS, LANG_BASH };
+
+struct job {
+	char id[17]; /* 16 hex digits */
+	enum job_lang lang;
+	char *code;
+	size_t code_len;
+	enum job_status status;
+	int exit_code;		/* valid when completed */
+	const char *reason;	/* static */
+	char *error;		/* why it failed to run, or NULL */
+	struct strbuf out, err; /* so far while running */
+	int out_truncated, err_truncated;
+	int64_t cpu_ms, peak_rss_kb, duration_ms;
+	uint64_t finished_ms; /* monotonic; 0 while not done */
+	volatile sig_atomic_t cancel;
+	pthread_t thread;
+	int joined;
+	int held; /* a wait=true caller still reads it */
+	struct jobs_state *st;
+};
+
+struct cpu_use {
+	uint64_t at_ms;
+	int64_t cpu_ms;
+};
+
+struct jobs_state {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a job finished, or a caller left */
+	struct job **jobs;
+	size_t nr, alloc;
+	struct cpu_use *uses; /* finished jobs of the window */
+	size_t nr_uses, alloc_uses;
+	int active;  /* queued or running */
+	int waiters; /* callers waiting for a job */
+	int ending;
+	/* what the options say, read once */
+	int64_t budget_ms;
+	int max_concurrent;
+	struct session_opts sandbox;
+};
+
+static const struct mcp_toolset *self(void)
+{
+	return &mcp_toolset_jobs;
+}
+
+static int64_t env_int(const char *name, int64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	long long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || *end || n < 0)
+		return dflt;
+	return n;
+}
+
+/* The session's state, created on first use. */
+static struct jobs_state *get_state(struct mcp_session *s)
+{
+	void **slot;
+	struct jobs_state *st;
+
+	mcp_session_lock(s);
+	slot = mcp_session_state(s, self());
+	st = *slot;
+	if (!st) {
+		const struct mcp_options *o = mcp_session_options(s);
+		st = xcalloc(1, sizeof(*st));
+		pthread_mutex_init(&st->lock, NULL);
+		pthread_cond_init(&st->cond, NULL);
+		st->budget_ms = o->jobs_cpu_budget_ms > 0
+					? o->jobs_cpu_budget_ms
+					: 10000;
+		st->max_concurrent =
+			o->jobs_max_concurrent > 0 ? o->jobs_max_concurrent : 2;
+		st->budget_ms =
+			env_int("GOSBX_JOBS_CPU_BUDGET_MS", st->budget_ms);
+		st->max_concurrent = (int)env_int("GOSBX_JOBS_MAX_CONCURRENT",
+						  st->max_concurrent);
+		st->sandbox = o->sandbox;
+		*slot = st;
+	}
+	mcp_session_unlock(s);
+	return st;
+}
+
+static void job_free(struct job *j)
+{
+	free(j->code);
+	free(j->error);
+	strbuf_release(&j->out);
+	strbuf_release(&j->err);
+	free(j);
+}
+
+static struct job *find_job_locked(struct jobs_state *st, const char *id)
+{
+	for (size_t i = 0; i < st->nr; i++)
+		if (!strcmp(st->jobs[i]->id, id))
+			return st->jobs[i];
+	return NULL;
+}
+
+/* Join the threads of finished jobs (they no longer take the lock). */
+static void reap_locked(struct jobs_state *st)
+{
+	for (size_t i = 0; i < st->nr; i++) {
+		struct job *j = st->jobs[i];
+		if (j->finished_ms && !j->joined) {
+			pthread_join(j->thread, NULL);
+			j->joined = 1;
+		}
+	}
+}
+
+/* Keep at most KEEP_FINISHED finished jobs (the oldest go). */
+static void prune_locked(struct jobs_state *st)
+{
+	size_t finished = 0;
+
+	for (size_t i = 0; i < st->nr; i++)
+		if (st->jobs[i]->finished_ms && st->jobs[i]->joined)
+			finished++;
+	for (size_t i = 0; i < st->nr && finished > KEEP_FINISHED;) {
+		struct job *j = st->jobs[i];
+		if (!j->finished_ms || !j->joined || j->held) {
+			i++;
+			continue;
+		}
+		job_free(j);
+		memmove(st->jobs + i, st->jobs + i + 1,
+			(st->nr - i - 1) * sizeof(*st->jobs));
+		st->nr--;
+		finished--;
+	}
+}
+
+/*
+ * 0 when a new job may start, else the seconds to wait (>= 1) with why
+ * in msg. Drops uses older than the window.
+ */
+static int64_t rate_check_locked(struct jobs_state *st, uint64_t now,
+				 struct strbuf *msg)
+{
+	int64_t sum = 0;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < st->nr_uses; i++)
+		if (st->uses[i].at_ms + WINDOW_MS > now)
+			st->uses[keep++] = st->uses[i];
+	st->nr_uses = keep;
+	for (size_t i = 0; i < st->nr_uses; i++)
+		sum += st->uses[i].cpu_ms;
+	if (st->active >= st->max_concurrent) {
+		strbuf_addf(msg,
+			    "%d job%s already running (limit %d per "
+			    "client)",
+			    st->active, st->active == 1 ? " is" : "s are",
+			    st->max_concurrent);
+		return 1;
+	}
+	if (sum >= st->budget_ms) {
+		/* uses are in finishing order: wait until enough expire */
+		int64_t left = sum;
+		uint64_t until = now;
+		for (size_t i = 0; i < st->nr_uses && left >= st->budget_ms;
+		     i++) {
+			left -= st->uses[i].cpu_ms;
+			until = st->uses[i].at_ms + WINDOW_MS;
+		}
+		strbuf_addf(msg,
+			    "%.1f CPU-seconds used in the last 60 s (budget "
+			    "%.1f per minute)",
+			    sum / 1000.0, st->budget_ms / 1000.0);
+		return until > now ? (int64_t)((until - now + 999) / 1000) : 1;
+	}
+	return 0;
+}
+
+/* ---- running a job ---- */
+
+static int on_output(int stream, const char *buf, size_t len, void *data)
+{
+	struct job *j = data;
+
+	pthread_mutex_lock(&j->st->lock);
+	strbuf_add(stream == 1 ? &j->out : &j->err, buf, len);
+	pthread_mutex_unlock(&j->st->lock);
+	return j->cancel ? -1 : 0;
+}
+
+static void run_job(struct job *j)
+{
+	struct jobs_state *st = j->st;
+	struct session_opts opts = st->sandbox;
+	struct session_exec e = { 0 };
+	struct session_file file;
+	struct session_result r;
+	struct session sess;
+	struct strbuf name = STRBUF_INIT, why = STRBUF_INIT;
+	static const char *const files[] = { "main.py", "main.js", "main.sh" };
+	static const char *const cmds[] = { "python3 main.py", "node main.js",
+					    "bash main.sh" };
+	int ret;
+
+	session_result_init(&r);
+	pthread_mutex_lock(&st->lock);
+	j->status = JOB_RUNNING;
+	pthread_mutex_unlock(&st->lock);
+
+	/* "job-" and half the id: short for the local socket path */
+	strbuf_addf(&name, "job-%.8s", j->id);
+	opts.claim = NULL;
+	opts.name = name.buf;
+	opts.keep = 0;
+	opts.network = 0;
+	opts.memory_bytes = JOB_MEMORY_BYTES;
+	opts.memory_set = 1;
+	opts.purpose = "mcp-jobs";
+	if (j->cancel) {
+		ret = -1;
+		strbuf_addstr(&why, "cancelled before it started");
+	} else if (session_open(&sess, &opts) < 0) {
+		ret = -1;
+		strbuf_addf(&why, "could not open sandbox: %s", last_error());
+	} else {
+		file.path = files[j->lang];
+		file.data = j->code;
+		file.len = j->code_len;
+		e.files = &file;
+		e.nr_files = 1;
+		e.command = cmds[j->lang];
+		e.timeout_ms = JOB_TIMEOUT_MS;
+		e.on_output = on_output;
+		e.data = j;
+		e.cancel = &j->cancel;
+		ret = session_execute(&sess, &e, &r);
+		if (ret < 0)
+			strbuf_addf(&why, "execute failed: %s", last_error());
+		if (session_close(&sess) < 0)
+			mcp_log_stderr("jobs: closing the sandbox of job %s: "
+				       "%s",
+				       j->id, last_error());
+	}
+
+	pthread_mutex_lock(&st->lock);
+	if (ret < 0) {
+		j->status = JOB_FAILED;
+		j->reason = "start_failed";
+		j->error = strbuf_detach(&why, NULL);
+	} else {
+		/* the complete output replaces what streamed in */
+		strbuf_reset(&j->out);
+		strbuf_addbuf(&j->out, &r.out);
+		strbuf_reset(&j->err);
+		strbuf_addbuf(&j->err, &r.err);
+		j->out_truncated = r.out_truncated;
+		j->err_truncated = r.err_truncated;
+		j->reason = ret == 1 ? "cancelled" : r.reason;
+		j->exit_code = r.exit_code;
+		j->status = strcmp(j->reason, "exited") ? JOB_FAILED
+							: JOB_COMPLETED;
+		j->duration_ms = r.duration_ms;
+	}
+	j->cpu_ms = r.cpu_ms;
+	j->peak_rss_kb = r.peak_rss_kb;
+	j->finished_ms = monotonic_ms();
+	if (j->finished_ms == 0)
+		j->finished_ms = 1;
+	if (j->cpu_ms > 0) {
+		ALLOC_GROW(st->uses, st->nr_uses + 1, st->alloc_uses);
+		st->uses[st->nr_uses].at_ms = j->finished_ms;
+		st->uses[st->nr_uses].cpu_ms = j->cpu_ms;
+		st->nr_uses++;
+	}
+	st->active--;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	session_result_release(&r);
+	strbuf_release(&name);
+	strbuf_release(&why);
+}
+
+static void *job_thread(void *arg)
+{
+	run_job(arg);
+	return NULL;
+}
+
+/* ---- formatting ---- */
+
+/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
+static void dump_text(struct strbuf *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+					JSON_REAL_PRECISION(12));
+
+	if (s)
+		strbuf_addstr(out, s);
+	free(s);
+}
+
+static json_t *json_text(const char *s, size_t len)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	json_t *v;
+
+	utf8_sanitize_into(&tmp, s, len);
+	v = json_stringn(tmp.buf, tmp.len);
+	strbuf_release(&tmp);
+	return v;
+}
+
+static void add_stream(struct strbuf *text, const char *title,
+		       const struct strbuf *src)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!src->len)
+		return;
+	strbuf_addbuf(&sb, src);
+	session_truncate_head_tail(&sb);
+	strbuf_addf(text, "\n── %s ──\n", title);
+	utf8_sanitize_into(text, sb.buf, sb.len);
+	if (sb.buf[sb.len - 1] != '\n')
+		strbuf_addch(text, '\n');
+	strbuf_release(&sb);
+}
+
+/* status object of a job; st->lock held */
+static json_t *job_json_locked(const struct job *j, int with_logs)
+{
+	json_t *o = json_object();
+	int done = j->status == JOB_COMPLETED || j->status == JOB_FAILED;
+
+	json_object_set_new(o, "job_id", json_string(j->id));
+	json_object_set_new(o, "status", json_string(status_names[j->status]));
+	if (done && j->reason && !j->error)
+		json_object_set_new(o, "exit_code", json_integer(j->exit_code));
+	if (done && j->reason)
+		json_object_set_new(o, "reason", json_string(j->reason));
+	if (j->error)
+		json_object_set_new(o, "error",
+				    json_text(j->error, strlen(j->error)));
+	if (done && j->cpu_ms >= 0)
+		json_object_set_new(o, "cpu_seconds",
+				    json_real(j->cpu_ms / 1000.0));
+	if (done && j->peak_rss_kb >= 0)
+		json_object_set_new(o, "peak_memory_mb",
+				    json_real(j->peak_rss_kb / 1024.0));
+	if (done && !j->error)
+		json_object_set_new(o, "duration_ms",
+				    json_integer(j->duration_ms));
+	if (with_logs) {
+		json_object_set_new(o, "stdout",
+				    json_text(j->out.buf, j->out.len));
+		json_object_set_new(o, "stderr",
+				    json_text(j->err.buf, j->err.len));
+	}
+	return o;
+}
+
+/*
+ * Text of a finished job:
+ *   job <id> completed: exit=<N>  (<ms>ms)  cpu=<s>s  peak_memory=<MB>MB
+ *   <blank line>
+ *   ── stdout ── ...  ── stderr ── ...  (or "(no output)")
+ */
+static void job_text_locked(struct strbuf *text, const struct job *j)
+{
+	strbuf_addf(text, "job %s %s", j->id, status_names[j->status]);
+	if (j->error) {
+		strbuf_addf(text, ": could not run: %s\n", j->error);
+		return;
+	}
+	if (j->status != JOB_COMPLETED && j->status != JOB_FAILED) {
+		strbuf_addch(text, '\n');
+		return;
+	}
+	strbuf_addf(text, ": exit=%d  (%" PRId64 "ms)", j->exit_code,
+		    j->duration_ms);
+	if (strcmp(j->reason, "exited"))
+		strbuf_addf(text, "  reason=%s", j->reason);
+	if (j->cpu_ms >= 0)
+		strbuf_addf(text, "  cpu=%.3fs", j->cpu_ms / 1000.0);
+	if (j->peak_rss_kb >= 0)
+		strbuf_addf(text, "  peak_memory=%.1fMB",
+			    j->peak_rss_kb / 1024.0);
+	if (j->out_truncated || j->err_truncated)
+		strbuf_addstr(text, "  [truncated]");
+	strbuf_addch(text, '\n');
+	if (!j->out.len && !j->err.len)
+		strbuf_addstr(text, "\n(no output)\n");
+	add_stream(text, "stdout", &j->out);
+	add_stream(text, "stderr", &j->err);
+}
+
+/* ---- tools ---- */
+
+static int check_args(struct mcp_result *res, const json_t *args,
+		      const char *code_key)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach ((json_t *)args, key, v) {
+		if (strcmp(key, code_key) && strcmp(key, "wait")) {
+			mcp_result_error(res, "unknown argument '%s'", key);
+			return -1;
+		}
+	}
+	v = json_object_get(args, code_key);
+	if (!v || json_is_null(v)) {
+		mcp_result_error(res, "missing argument '%s'", code_key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		mcp_result_error(res, "argument '%s' must be a string",
+				 code_key);
+		return -1;
+	}
+	v = json_object_get(args, "wait");
+	if (v && !json_is_null(v) && !json_is_boolean(v)) {
+		mcp_result_error(res, "argument 'wait' must be a boolean");
+		return -1;
+	}
+	return 0;
+}
+
+static void random_id(char *out /* 17 bytes */)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[8];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		uint64_t t = monotonic_us() ^ ((uint64_t)getpid() << 40);
+		memcpy(rnd, &t, sizeof(rnd));
+	}
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = hex[rnd[i] >> 4];
+		out[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	out[16] = '\0';
+}
+
+static int execute(struct mcp_call *call, struct mcp_result *res,
+		   enum job_lang lang, const char *code_key)
+{
+	struct jobs_state *st;
+	struct strbuf why = STRBUF_INIT;
+	json_t *v;
+	struct job *j;
+	int wait = 1;
+	int64_t retry;
+
+	if (check_args(res, call->args, code_key) < 0)
+		return 0;
+	v = json_object_get(call->args, "wait");
+	if (json_is_boolean(v))
+		wait = json_is_true(v);
+	st = get_state(call->session);
+
+	j = xcalloc(1, sizeof(*j));
+	v = json_object_get(call->args, code_key);
+	j->code_len = json_string_length(v);
+	j->code = xmalloc(j->code_len + 1);
+	memcpy(j->code, json_string_value(v), j->code_len + 1);
+	j->lang = lang;
+	j->status = JOB_QUEUED;
+	j->cpu_ms = j->peak_rss_kb = -1;
+	strbuf_init(&j->out, 0);
+	strbuf_init(&j->err, 0);
+	j->st = st;
+
+	pthread_mutex_lock(&st->lock);
+	if (st->ending) {
+		pthread_mutex_unlock(&st->lock);
+		job_free(j);
+		mcp_result_error(res, "the session is ending");
+		return 0;
+	}
+	reap_locked(st);
+	prune_locked(st);
+	retry = rate_check_locked(st, monotonic_ms(), &why);
+	if (retry) {
+		pthread_mutex_unlock(&st->lock);
+		job_free(j);
+		mcp_result_error(res,
+				 "rate limit exceeded, retry after %" PRId64
+				 " s: %s",
+				 retry, why.buf);
+		strbuf_release(&why);
+		return 0;
+	}
+	do
+		random_id(j->id);
+	while (find_job_locked(st, j->id));
+	if (pthread_create(&j->thread, NULL, job_thread, j)) {
+		pthread_mutex_unlock(&st->lock);
+		job_free(j);
+		mcp_result_error(res, "cannot start a job thread");
+		return 0;
+	}
+	st->active++;
+	ALLOC_GROW(st->jobs, st->nr + 1, st->alloc);
+	st->jobs[st->nr++] = j;
+	mcp_call_log(call, "info", "job %s started (%s)", j->id,
+		     lang == LANG_PYTHON ? "python"
+		     : lang == LANG_JS	 ? "javascript"
+					 : "bash");
+
+	if (!wait) {
+		res->structured = job_json_locked(j, 0);
+		strbuf_reset(&res->text);
+		strbuf_addf(&res->text,
+			    "job %s submitted; poll it with check_job_status "
+			    "and read its output with get_job_logs",
+			    j->id);
+		pthread_mutex_unlock(&st->lock);
+		return 0;
+	}
+
+	/* wait for it, passing on a cancellation of this call */
+	st->waiters++;
+	j->held = 1;
+	while (!j->finished_ms) {
+		struct timespec ts;
+		if (call->cancelled)
+			j->cancel = 1;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
+	}
+	strbuf_reset(&res->text);
+	job_text_locked(&res->text, j);
+	res->structured = job_json_locked(j, 1);
+	res->is_error = j->status != JOB_COMPLETED || j->exit_code != 0;
+	j->held = 0;
+	st->waiters--;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+static int tool_python(struct mcp_call *call, struct mcp_result *res)
+{
+	return execute(call, res, LANG_PYTHON, "code");
+}
+
+static int tool_javascript(struct mcp_call *call, struct mcp_result *res)
+{
+	return execute(call, res, LANG_JS, "code");
+}
+
+static int tool_bash(struct mcp_call *call, struct mcp_result *res)
+{
+	return execute(call, res, LANG_BASH, "script");
+}
+
+/* Look up the job of call's job_id; st->lock held on success. */
+static struct job *lookup(struct mcp_call *call, struct mcp_result *res,
+			  struct jobs_state **stp)
+{
+	const char *key, *id;
+	struct jobs_state *st;
+	struct job *j;
+	json_t *v;
+
+	json_object_foreach (call->args, key, v) {
+		if (strcmp(key, "job_id")) {
+			mcp_result_error(res, "unknown argument '%s'", key);
+			return NULL;
+		}
+	}
+	id = json_object_str(call->args, "job_id");
+	if (!id) {
+		mcp_result_error(res, "missing argument 'job_id' (a string)");
+		return NULL;
+	}
+	st = get_state(call->session);
+	pthread_mutex_lock(&st->lock);
+	reap_locked(st);
+	prune_locked(st);
+	j = find_job_locked(st, id);
+	if (!j) {
+		pthread_mutex_unlock(&st->lock);
+		mcp_result_error(res, "unknown job_id '%s'", id);
+		return NULL;
+	}
+	*stp = st;
+	return j;
+}
+
+static int tool_status(struct mcp_call *call, struct mcp_result *res)
+{
+	struct jobs_state *st;
+	struct job *j = lookup(call, res, &st);
+
+	if (!j)
+		return 0;
+	res->structured = job_json_locked(j, 0);
+	strbuf_reset(&res->text);
+	dump_text(&res->text, res->structured);
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+static int tool_logs(struct mcp_call *call, struct mcp_result *res)
+{
+	struct jobs_state *st;
+	struct job *j = lookup(call, res, &st);
+
+	if (!j)
+		return 0;
+	res->structured = job_json_locked(j, 1);
+	strbuf_reset(&res->text);
+	job_text_locked(&res->text, j);
+	if (j->status == JOB_QUEUED || j->status == JOB_RUNNING) {
+		strbuf_addstr(&res->text, "(output so far)\n");
+		if (!j->out.len && !j->err.len)
+			strbuf_addstr(&res->text, "\n(no output)\n");
+		add_stream(&res->text, "stdout", &j->out);
+		add_stream(&res->text, "stderr", &j->err);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+static void jobs_session_end(struct mcp_session *s, void *state)
+{
+	struct jobs_state *st = state;
+	uint64_t deadline = monotonic_ms() + END_WAIT_MS;
+
+	(void)s;
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->lock);
+	st->ending = 1;
+	for (size_t i = 0; i < st->nr; i++)
+		if (!st->jobs[i]->finished_ms)
+			st->jobs[i]->cancel = 1;
+	/* jobs and callers that wait for them end soon after a cancel */
+	while ((st->active || st->waiters) && monotonic_ms() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
+	}
+	if (st->active || st->waiters) {
+		/* cannot free what a stuck thread still uses */
+		mcp_log_stderr("jobs: %d job(s) did not stop; leaking them",
+			       st->active);
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	pthread_mutex_unlock(&st->lock);
+	for (size_t i = 0; i < st->nr; i++) {
+		if (!st->jobs[i]->joined)
+			pthread_join(st->jobs[i]->thread, NULL);
+		job_free(st->jobs[i]);
+	}
+	free(st->jobs);
+	free(st->uses);
+	pthread_cond_destroy(&st->cond);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+#define RUN_DESC(what, lang)                                                           \
+	"Execute " what " in a fresh, isolated sandbox (no network, 512 MB "           \
+	"memory, 5 minute limit, deleted afterwards) with " lang ". With "             \
+	"wait true (the default) the answer comes when the job is done: "              \
+	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "                  \
+	"peak_memory=<MB>MB`, then `── stdout ──` and `── stderr ──` " \
+	"sections, and structuredContent {job_id, status, exit_code, "                 \
+	"reason, cpu_seconds, peak_memory_mb, duration_ms, stdout, "                   \
+	"stderr}; isError when the exit code is not 0 or the job failed. "             \
+	"With wait false the answer is a job_id at once: poll "                        \
+	"check_job_status and read get_job_logs. status is completed when "            \
+	"the program exited (any exit code), failed when it could not run "            \
+	"or was killed (timeout, oom). Each client may run a limited "                 \
+	"number of jobs at a time and has a CPU budget per minute; over "              \
+	"either the answer is \"rate limit exceeded, retry after N s\"."
+
+#define RUN_SCHEMA(key, what)                                                  \
+	"{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":"          \
+	"\"string\",\"description\":\"" what "\"},\"wait\":{\"type\":"         \
+	"\"boolean\",\"default\":true,\"description\":\"Wait for the job "     \
+	"to finish (true) or return a job_id at once (false)\"}},"             \
+	"\"required\":[\"" key "\"],\"additionalProperties\":false}"
+
+#define JOB_ID_SCHEMA                                                          \
+	"{\"type\":\"object\",\"properties\":{\"job_id\":{\"type\":"           \
+	"\"string\",\"description\":\"The job_id an execute_* tool "           \
+	"returned\"}},\"required\":[\"job_id\"],"                              \
+	"\"additionalProperties\":false}"
+
+static const struct mcp_tool jobs_tools[] = {
+	{
+		"execute_python",
+		"Execute Python",
+		RUN_DESC("Python code", "python3"),
+		RUN_SCHEMA("code", "Python code to execute"),
+		NULL,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_python,
+	},
+	{
+		"execute_javascript",
+		"Execute JavaScript",
+		RUN_DESC("JavaScript code", "Node.js"),
+		RUN_SCHEMA("code", "JavaScript (Node.js) code to execute"),
+		NULL,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_javascript,
+	},
+	{
+		"execute_bash",
+		"Execute Bash",
+		RUN_DESC("a Bash script", "bash and the usual Unix tools"),
+		RUN_SCHEMA("script", "Bash script to execute"),
+		NULL,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_bash,
+	},
+	{
+		"check_job_status",
+		"Check job status",
+		"Status of a job of this client: JSON {job_id, status "
+		"(queued|running|completed|failed), and when done exit_code, "
+		"reason, cpu_seconds, peak_memory_mb, duration_ms; error when "
+		"it could not run}. completed means the program exited, "
+		"whatever its exit code; failed means it could not run or was "
+		"killed (timeout, oom).",
+		JOB_ID_SCHEMA,
+		NULL,
+		MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT,
+		tool_status,
+	},
+	{
+		"get_job_logs",
+		"Get job logs",
+		"stdout and stderr of a job of this client (the output so far "
+		"while it runs), as text sections and structuredContent "
+		"{job_id, status, stdout, stderr, ...}. The last 100 finished "
+		"jobs are kept.",
+		JOB_ID_SCHEMA,
+		NULL,
+		MCP_HINT_READ_ONLY,
+		tool_logs,
+	},
+};
+
+const struct mcp_toolset mcp_toolset_jobs = {
+	"jobs",
+	jobs_tools,
+	ARRAY_SIZE(jobs_tools),
+	jobs_session_end,
+};

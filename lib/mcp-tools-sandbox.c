@@ -1,0 +1,1079 @@
+#include "compat.h"
+#include "json.h"
+#include "mcp.h"
+#include "session.h"
+#include "strbuf.h"
+#include "strvec.h"
+#include "usage.h"
+#include "utf8.h"
+
+#include <pthread.h>
+#include <sys/random.h>
+#include <time.h>
+
+/*
+ * Toolset "sandbox" (spec/mcp.md "Toolset sandbox", seed 002:
+ * microsandbox's MCP tools): named sandboxes, started and stopped by
+ * the client, kept in the MCP session's state under (namespace, name).
+ *
+ * Choices this file makes (also said in the tool descriptions):
+ * - sandbox_start of a name that is already running is an error (the
+ *   config could differ; stop it first), not a silent success.
+ * - `image` only picks a runtime profile on the local backend: every
+ *   profile runs the same host toolchains; unknown images are refused.
+ * - `volumes` and `ports` cannot be honoured locally: refused, never
+ *   ignored.
+ * - A command of a sandbox runs while holding that sandbox's lock, so
+ *   commands of one sandbox run one after the other; sandbox_stop
+ *   waits for the running one to end.
+ */
+
+/* One started sandbox. */
+struct sbx {
+	char *ns, *name;
+	char *image;
+	struct strvec env;    /* "K=V" of config.envs */
+	pthread_mutex_t lock; /* held while the session is in use */
+	struct session sess;
+	int opened; /* sess is open */
+	int gone;   /* stopped or failed to start */
+	int refs;   /* guarded by the MCP session lock */
+};
+
+struct sbx_state {
+	struct sbx **v;
+	size_t nr, alloc;
+};
+
+static const char *const known_images[] = {
+	"microsandbox/python",
+	"python",
+	"microsandbox/node",
+	"node",
+	"nodejs",
+	"go",
+	"golang",
+	"bash",
+	"shell",
+};
+
+static struct sbx_state *get_state(struct mcp_session *s)
+{
+	void **slot = mcp_session_state(s, &mcp_toolset_sandbox);
+
+	if (!*slot)
+		*slot = xcalloc(1, sizeof(struct sbx_state));
+	return *slot;
+}
+
+static void sbx_free(struct sbx *b)
+{
+	free(b->ns);
+	free(b->name);
+	free(b->image);
+	strvec_clear(&b->env);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+/* Drop a reference; the MCP session lock must be held. */
+static void sbx_unref_locked(struct sbx *b)
+{
+	if (--b->refs == 0)
+		sbx_free(b);
+}
+
+static void sbx_unref(struct mcp_session *s, struct sbx *b)
+{
+	mcp_session_lock(s);
+	sbx_unref_locked(b);
+	mcp_session_unlock(s);
+}
+
+static ssize_t find_locked(struct sbx_state *st, const char *ns,
+			   const char *name)
+{
+	for (size_t i = 0; i < st->nr; i++)
+		if (!strcmp(st->v[i]->ns, ns) && !strcmp(st->v[i]->name, name))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void remove_locked(struct sbx_state *st, struct sbx *b)
+{
+	for (size_t i = 0; i < st->nr; i++) {
+		if (st->v[i] != b)
+			continue;
+		memmove(st->v + i, st->v + i + 1,
+			(st->nr - i - 1) * sizeof(*st->v));
+		st->nr--;
+		sbx_unref_locked(b);
+		return;
+	}
+}
+
+/* Look a sandbox up and take a reference, or NULL. */
+static struct sbx *sbx_get(struct mcp_session *s, const char *ns,
+			   const char *name)
+{
+	struct sbx_state *st;
+	struct sbx *b = NULL;
+	ssize_t i;
+
+	mcp_session_lock(s);
+	st = get_state(s);
+	i = find_locked(st, ns, name);
+	if (i >= 0) {
+		b = st->v[i];
+		b->refs++;
+	}
+	mcp_session_unlock(s);
+	return b;
+}
+
+/*
+ * Lock a sandbox for use. Returns 0 with b->lock held, or -1 (lock
+ * released) when it is not running (any more).
+ */
+static int sbx_lock_open(struct sbx *b)
+{
+	pthread_mutex_lock(&b->lock);
+	if (b->opened && !b->gone)
+		return 0;
+	pthread_mutex_unlock(&b->lock);
+	return -1;
+}
+
+static void not_running(struct mcp_result *res, const char *ns,
+			const char *name)
+{
+	mcp_result_error(res,
+			 "sandbox '%s/%s' is not running; start it with "
+			 "sandbox_start",
+			 ns, name);
+}
+
+/* ---- argument helpers ---- */
+
+/* A required non-empty string argument, or NULL with res set. */
+static const char *arg_str(struct mcp_call *call, struct mcp_result *res,
+			   const char *key)
+{
+	json_t *v = json_object_get(call->args, key);
+
+	if (!v || json_is_null(v)) {
+		mcp_result_error(res, "missing argument '%s'", key);
+		return NULL;
+	}
+	if (!json_is_string(v)) {
+		mcp_result_error(res, "argument '%s' must be a string", key);
+		return NULL;
+	}
+	if (!*json_string_value(v)) {
+		mcp_result_error(res, "argument '%s' must not be empty", key);
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+/* sandbox and namespace: required, printable, at most 128 bytes */
+static int arg_target(struct mcp_call *call, struct mcp_result *res,
+		      const char **ns, const char **name)
+{
+	const char *keys[2] = { "namespace", "sandbox" };
+	const char **out[2] = { ns, name };
+
+	for (int i = 0; i < 2; i++) {
+		const char *v = arg_str(call, res, keys[i]);
+		if (!v)
+			return -1;
+		if (strlen(v) > 128) {
+			mcp_result_error(res,
+					 "argument '%s' is longer than "
+					 "128 bytes",
+					 keys[i]);
+			return -1;
+		}
+		for (const char *p = v; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f ||
+			    (*p == '/' && i == 1)) {
+				mcp_result_error(
+					res,
+					"argument '%s' must not contain "
+					"control characters%s",
+					keys[i], i ? " or '/'" : "");
+				return -1;
+			}
+		*out[i] = v;
+	}
+	return 0;
+}
+
+static int check_unknown(struct mcp_call *call, struct mcp_result *res,
+			 const json_t *obj, const char *const *allowed,
+			 size_t nr, const char *where)
+{
+	const char *key;
+	json_t *v;
+
+	(void)call;
+	json_object_foreach ((json_t *)obj, key, v) {
+		size_t i;
+		for (i = 0; i < nr; i++)
+			if (!strcmp(key, allowed[i]))
+				break;
+		if (i == nr) {
+			mcp_result_error(res, "unknown %s '%s'", where, key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
+static void dump_text(struct strbuf *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+					JSON_REAL_PRECISION(12));
+
+	if (s)
+		strbuf_addstr(out, s);
+	free(s);
+}
+
+static void add_stream(struct strbuf *text, const char *title,
+		       struct strbuf *sb)
+{
+	if (!sb->len)
+		return;
+	session_truncate_head_tail(sb);
+	strbuf_addf(text, "\n── %s ──\n", title);
+	utf8_sanitize_into(text, sb->buf, sb->len);
+	if (sb->buf[sb->len - 1] != '\n')
+		strbuf_addch(text, '\n');
+}
+
+static json_t *json_text(const struct strbuf *sb)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	json_t *v;
+
+	utf8_sanitize_into(&tmp, sb->buf, sb->len);
+	v = json_stringn(tmp.buf, tmp.len);
+	strbuf_release(&tmp);
+	return v;
+}
+
+/*
+ * The result of a command: text
+ *   exit=<N>  (<ms>ms)[  reason=<why>][  [truncated: ...]]
+ *   <blank line>
+ *   ── stdout ── ...  ── stderr ── ...   (or "(no output)")
+ * isError when the exit code is not 0, structuredContent
+ * {exit_code, stdout, stderr, duration_ms}.
+ */
+static void command_result(struct mcp_result *res, struct session_result *r)
+{
+	int trunc_o = r->out_truncated, trunc_e = r->err_truncated;
+	json_t *o;
+
+	o = json_object();
+	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(o, "stdout", json_text(&r->out));
+	json_object_set_new(o, "stderr", json_text(&r->err));
+	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
+	if (strcmp(r->reason, "exited"))
+		json_object_set_new(o, "reason", json_string(r->reason));
+
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text, "exit=%d  (%" PRId64 "ms)", r->exit_code,
+		    r->duration_ms);
+	if (strcmp(r->reason, "exited"))
+		strbuf_addf(&res->text, "  reason=%s", r->reason);
+	if (trunc_o || trunc_e)
+		strbuf_addf(&res->text, "  [truncated: %s%s%s]",
+			    trunc_o ? "stdout" : "",
+			    trunc_o && trunc_e ? ", " : "",
+			    trunc_e ? "stderr" : "");
+	strbuf_addch(&res->text, '\n');
+	if (!r->out.len && !r->err.len)
+		strbuf_addstr(&res->text, "\n(no output)\n");
+	add_stream(&res->text, "stdout", &r->out);
+	add_stream(&res->text, "stderr", &r->err);
+	res->is_error = r->exit_code != 0;
+	json_decref(res->structured);
+	res->structured = o;
+}
+
+struct phase_data {
+	struct mcp_call *call;
+	double n;
+};
+
+/* notifications/progress at each phase (when the client asked) */
+static void on_phase(const char *phase, void *data)
+{
+	struct phase_data *pd = data;
+
+	mcp_call_progress(pd->call, ++pd->n, 0, phase);
+}
+
+/* Run one command in a started sandbox and fill res. */
+static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
+		  const char *name, const char *command,
+		  const struct session_file *files, size_t nr_files)
+{
+	struct session_exec e = { 0 };
+	struct session_result r;
+	struct phase_data pd = { call, 0 };
+	struct sbx *b = sbx_get(call->session, ns, name);
+	int ret;
+
+	if (!b || sbx_lock_open(b) < 0) {
+		not_running(res, ns, name);
+		if (b)
+			sbx_unref(call->session, b);
+		return 0;
+	}
+	e.files = files;
+	e.nr_files = nr_files;
+	e.command = command;
+	e.env = b->env.nr ? b->env.v : NULL;
+	e.cancel = &call->cancelled;
+	e.on_phase = on_phase;
+	e.data = &pd;
+	session_result_init(&r);
+	ret = session_execute(&b->sess, &e, &r);
+	pthread_mutex_unlock(&b->lock);
+	sbx_unref(call->session, b);
+	if (ret < 0)
+		mcp_result_error(res, "execute failed: %s", last_error());
+	else
+		command_result(res, &r);
+	session_result_release(&r);
+	return 0;
+}
+
+/* ---- sandbox_start ---- */
+
+static void add_random(struct strbuf *sb, size_t n)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[16];
+
+	if (n > sizeof(rnd))
+		n = sizeof(rnd);
+	if (getrandom(rnd, n, 0) != (ssize_t)n) {
+		uint64_t t = monotonic_us() ^ (uint64_t)getpid() << 32;
+		for (size_t i = 0; i < n; i++, t >>= 5)
+			rnd[i] = (unsigned char)t;
+	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_addch(sb, chars[rnd[i] % (sizeof(chars) - 1)]);
+}
+
+/*
+ * "<namespace>-<sandbox>-<5 random>" made a valid claim name
+ * ([a-z0-9][a-z0-9-]{0,62}): lower case, other characters become '-',
+ * no doubled or leading '-', at most 26 characters.
+ */
+static void claim_name(struct strbuf *out, const char *ns, const char *name)
+{
+	struct strbuf raw = STRBUF_INIT;
+
+	strbuf_addf(&raw, "%s-%s", ns, name);
+	/* short: the local backend's socket path must fit in sun_path */
+	for (size_t i = 0; i < raw.len && out->len < 20; i++) {
+		int c = (unsigned char)raw.buf[i];
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			c = '-';
+		if (c == '-' && (!out->len || out->buf[out->len - 1] == '-'))
+			continue;
+		strbuf_addch(out, c);
+	}
+	if (out->len && out->buf[out->len - 1] != '-')
+		strbuf_addch(out, '-');
+	add_random(out, 5);
+	strbuf_release(&raw);
+}
+
+static int check_env(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || eq == kv)
+		return -1;
+	for (const char *p = kv; p < eq; p++)
+		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= 'a' && *p <= 'z') ||
+		      (p > kv && *p >= '0' && *p <= '9')))
+			return -1;
+	return 0;
+}
+
+/* Parse config into opts, image and env; -1 with res set. */
+static int parse_config(struct mcp_result *res, const json_t *cfg,
+			struct session_opts *opts, const char **image,
+			struct strvec *env)
+{
+	static const char *const keys[] = {
+		"image", "memory", "cpus", "volumes", "ports", "envs",
+	};
+	json_t *v;
+
+	if (!cfg || json_is_null(cfg))
+		return 0;
+	if (!json_is_object(cfg)) {
+		mcp_result_error(res, "argument 'config' must be an object");
+		return -1;
+	}
+	if (check_unknown(NULL, res, cfg, keys, ARRAY_SIZE(keys),
+			  "config field") < 0)
+		return -1;
+
+	v = json_object_get(cfg, "image");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		if (!json_is_string(v)) {
+			mcp_result_error(res, "config.image must be a string");
+			return -1;
+		}
+		for (i = 0; i < ARRAY_SIZE(known_images); i++)
+			if (!strcmp(json_string_value(v), known_images[i]))
+				break;
+		if (i == ARRAY_SIZE(known_images)) {
+			struct strbuf list = STRBUF_INIT;
+			for (i = 0; i < ARRAY_SIZE(known_images); i++)
+				strbuf_addf(&list, "%s%s", i ? ", " : "",
+					    known_images[i]);
+			mcp_result_error(res,
+					 "unknown image '%s'; known images: %s",
+					 json_string_value(v), list.buf);
+			strbuf_release(&list);
+			return -1;
+		}
+		*image = json_string_value(v);
+	}
+
+	v = json_object_get(cfg, "memory");
+	if (v && !json_is_null(v)) {
+		json_int_t mib;
+		if (!json_is_integer(v) || (mib = json_integer_value(v)) <= 0 ||
+		    mib > (json_int_t)1 << 30) {
+			mcp_result_error(res,
+					 "config.memory must be a positive "
+					 "integer (MiB)");
+			return -1;
+		}
+		opts->memory_bytes = (int64_t)mib << 20;
+		opts->memory_set = 1;
+	}
+
+	v = json_object_get(cfg, "cpus");
+	if (v && !json_is_null(v)) {
+		if (!json_is_number(v) || json_number_value(v) <= 0 ||
+		    json_number_value(v) > 1024) {
+			mcp_result_error(res, "config.cpus must be a positive "
+					      "number");
+			return -1;
+		}
+		opts->cpus = json_number_value(v);
+		opts->cpus_set = 1;
+	}
+
+	for (int i = 0; i < 2; i++) {
+		const char *k = i ? "ports" : "volumes";
+		v = json_object_get(cfg, k);
+		if (!v || json_is_null(v))
+			continue;
+		if (!json_is_array(v)) {
+			mcp_result_error(res, "config.%s must be an array", k);
+			return -1;
+		}
+		if (json_array_size(v)) {
+			mcp_result_error(
+				res,
+				"config.%s is not supported on the "
+				"'%s' backend: %s",
+				k, opts->backend ? opts->backend : "local",
+				i ? "sandboxes have no network port "
+				    "mappings"
+				  : "sandboxes see only their own /app;"
+				    " copy files in with "
+				    "sandbox_run_command or run_code");
+			return -1;
+		}
+	}
+
+	v = json_object_get(cfg, "envs");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		json_t *e;
+		if (!json_is_array(v)) {
+			mcp_result_error(res, "config.envs must be an array of "
+					      "\"NAME=value\" strings");
+			return -1;
+		}
+		json_array_foreach (v, i, e) {
+			if (!json_is_string(e) ||
+			    check_env(json_string_value(e)) < 0 ||
+			    strlen(json_string_value(e)) !=
+				    json_string_length(e)) {
+				mcp_result_error(res,
+						 "config.envs[%zu] is not a "
+						 "\"NAME=value\" string",
+						 i);
+				return -1;
+			}
+			strvec_push(env, json_string_value(e));
+		}
+	}
+	return 0;
+}
+
+static int tool_start(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "config" };
+	const struct mcp_options *mo = mcp_session_options(call->session);
+	struct session_opts opts = mo->sandbox;
+	struct strvec env = STRVEC_INIT;
+	struct strbuf claim = STRBUF_INIT;
+	const char *ns, *name, *image = NULL;
+	struct sbx_state *st;
+	struct sbx *b;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    parse_config(res, json_object_get(call->args, "config"), &opts,
+			 &image, &env) < 0) {
+		strvec_clear(&env);
+		return 0;
+	}
+
+	b = xcalloc(1, sizeof(*b));
+	b->ns = xstrdup(ns);
+	b->name = xstrdup(name);
+	b->image = xstrdup(image ? image : "default");
+	b->env = env;
+	pthread_mutex_init(&b->lock, NULL);
+	b->refs = 2; /* the table's and ours */
+	pthread_mutex_lock(&b->lock);
+
+	mcp_session_lock(call->session);
+	st = get_state(call->session);
+	if (find_locked(st, ns, name) >= 0) {
+		mcp_session_unlock(call->session);
+		pthread_mutex_unlock(&b->lock);
+		sbx_free(b);
+		mcp_result_error(res,
+				 "sandbox '%s/%s' is already running; stop it "
+				 "with sandbox_stop first",
+				 ns, name);
+		return 0;
+	}
+	ALLOC_GROW(st->v, st->nr + 1, st->alloc);
+	st->v[st->nr++] = b;
+	mcp_session_unlock(call->session);
+
+	claim_name(&claim, ns, name);
+	opts.claim = NULL;
+	opts.name = claim.buf;
+	opts.keep = 0;
+	opts.purpose = "mcp-sandbox";
+	if (!opts.namespace)
+		opts.namespace = mo->namespace;
+	if (!opts.template)
+		opts.template = mo->template;
+	if (!opts.open_timeout_ms)
+		opts.open_timeout_ms = mo->open_timeout_ms;
+	mcp_log_stderr("opening sandbox '%s/%s' (image=%s claim=%s)", ns, name,
+		       b->image, claim.buf);
+	if (session_open(&b->sess, &opts) < 0) {
+		mcp_result_error(res, "could not open sandbox: %s",
+				 last_error());
+		b->gone = 1;
+		pthread_mutex_unlock(&b->lock);
+		mcp_session_lock(call->session);
+		remove_locked(get_state(call->session), b);
+		sbx_unref_locked(b);
+		mcp_session_unlock(call->session);
+		strbuf_release(&claim);
+		return 0;
+	}
+	b->opened = 1;
+	mcp_log_stderr("sandbox open: claim=%s", b->sess.claim);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s)",
+		    ns, name, b->image, b->sess.claim);
+	res->structured = json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", name,
+				    "namespace", ns, "image", b->image, "claim",
+				    b->sess.claim, "running", 1);
+	pthread_mutex_unlock(&b->lock);
+	sbx_unref(call->session, b);
+	strbuf_release(&claim);
+	return 0;
+}
+
+/* ---- sandbox_stop ---- */
+
+/* Close (or with persistent, disconnect) an open sandbox; lock held. */
+static void sbx_shut(struct sbx *b, int persistent)
+{
+	if (!b->opened)
+		return;
+	if (persistent) {
+		mcp_log_stderr("disconnecting (claim %s preserved)",
+			       b->sess.claim);
+		session_disconnect(&b->sess);
+	} else {
+		mcp_log_stderr("closing (deleting sandbox %s)", b->sess.claim);
+		session_close(&b->sess);
+	}
+	b->opened = 0;
+}
+
+static int tool_stop(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace" };
+	const char *ns, *name;
+	struct sbx_state *st;
+	struct sbx *b = NULL;
+	ssize_t i;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0)
+		return 0;
+	mcp_session_lock(call->session);
+	st = get_state(call->session);
+	i = find_locked(st, ns, name);
+	if (i >= 0) {
+		b = st->v[i];
+		b->refs++;
+		remove_locked(st, b);
+	}
+	mcp_session_unlock(call->session);
+	if (!b) {
+		not_running(res, ns, name);
+		return 0;
+	}
+	/* waits for a command that is running in it */
+	pthread_mutex_lock(&b->lock);
+	if (!b->opened) {
+		/* it failed to start while we waited */
+		pthread_mutex_unlock(&b->lock);
+		sbx_unref(call->session, b);
+		not_running(res, ns, name);
+		return 0;
+	}
+	sbx_shut(b, 0);
+	b->gone = 1;
+	pthread_mutex_unlock(&b->lock);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text, "sandbox '%s/%s' stopped", ns, name);
+	sbx_unref(call->session, b);
+	return 0;
+}
+
+/* ---- sandbox_run_code ---- */
+
+static int tool_run_code(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "code",
+					    "language" };
+	const char *ns, *name, *code, *lang;
+	struct strbuf dir = STRBUF_INIT, cmd = STRBUF_INIT;
+	struct strbuf p1 = STRBUF_INIT, p2 = STRBUF_INIT;
+	struct session_file files[2];
+	size_t nr = 0;
+	json_t *jcode;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(lang = arg_str(call, res, "language")))
+		return 0;
+	jcode = json_object_get(call->args, "code");
+	if (!json_is_string(jcode)) {
+		mcp_result_error(res, jcode ? "argument 'code' must be a string"
+					    : "missing argument 'code'");
+		return 0;
+	}
+	code = json_string_value(jcode);
+
+	/* a private directory under /app, removed after the run */
+	strbuf_addstr(&dir, ".gosbx-run-");
+	add_random(&dir, 8);
+	files[0].data = code;
+	files[0].len = json_string_length(jcode);
+	if (!strcmp(lang, "python") || !strcmp(lang, "python3")) {
+		strbuf_addf(&p1, "%s/main.py", dir.buf);
+		strbuf_addf(&cmd, "python3 %s/main.py", dir.buf);
+	} else if (!strcmp(lang, "nodejs") || !strcmp(lang, "node") ||
+		   !strcmp(lang, "javascript")) {
+		strbuf_addf(&p1, "%s/main.js", dir.buf);
+		strbuf_addf(&cmd, "node %s/main.js", dir.buf);
+	} else if (!strcmp(lang, "bash")) {
+		strbuf_addf(&p1, "%s/main.sh", dir.buf);
+		strbuf_addf(&cmd, "bash %s/main.sh", dir.buf);
+	} else if (!strcmp(lang, "go")) {
+		static const char gomod[] = "module main\n\ngo 1.19\n";
+		strbuf_addf(&p1, "%s/main.go", dir.buf);
+		strbuf_addf(&p2, "%s/go.mod", dir.buf);
+		files[1].path = p2.buf;
+		files[1].data = gomod;
+		files[1].len = sizeof(gomod) - 1;
+		nr = 1;
+		/* built in its directory, run from /app */
+		strbuf_addf(&cmd, "(cd %s && go build -o main .) && %s/main",
+			    dir.buf, dir.buf);
+	} else {
+		mcp_result_error(res,
+				 "unknown language '%s'; use python, nodejs, "
+				 "go or bash",
+				 lang);
+		goto out;
+	}
+	files[0].path = p1.buf;
+	nr++;
+	strbuf_addf(&cmd, "; rc=$?; rm -rf %s; exit $rc", dir.buf);
+	run_in(call, res, ns, name, cmd.buf, files, nr);
+out:
+	strbuf_release(&dir);
+	strbuf_release(&cmd);
+	strbuf_release(&p1);
+	strbuf_release(&p2);
+	return 0;
+}
+
+/* ---- sandbox_run_command ---- */
+
+/* Append s in single quotes: ' becomes '\'' */
+static void sq_quote(struct strbuf *out, const char *s)
+{
+	strbuf_addch(out, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			strbuf_addstr(out, "'\\''");
+		else
+			strbuf_addch(out, *s);
+	}
+	strbuf_addch(out, '\'');
+}
+
+static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "command",
+					    "args" };
+	struct strbuf cmd = STRBUF_INIT;
+	const char *ns, *name, *command;
+	json_t *args, *a;
+	size_t i;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(command = arg_str(call, res, "command")))
+		return 0;
+	strbuf_addstr(&cmd, command);
+	args = json_object_get(call->args, "args");
+	if (args && !json_is_null(args) && !json_is_array(args)) {
+		mcp_result_error(res, "argument 'args' must be an array of "
+				      "strings");
+		goto out;
+	}
+	json_array_foreach (args, i, a) {
+		if (!json_is_string(a) ||
+		    strlen(json_string_value(a)) != json_string_length(a)) {
+			mcp_result_error(res,
+					 "args[%zu] must be a string "
+					 "without NUL bytes",
+					 i);
+			goto out;
+		}
+		strbuf_addch(&cmd, ' ');
+		sq_quote(&cmd, json_string_value(a));
+	}
+	run_in(call, res, ns, name, cmd.buf, NULL, 0);
+out:
+	strbuf_release(&cmd);
+	return 0;
+}
+
+/* ---- sandbox_get_metrics ---- */
+
+static json_t *metrics_of(struct sbx *b, const char *ns, const char *name)
+{
+	double cpu = 0, mem = 0;
+	int64_t disk = 0;
+	int running = 0, busy = 0;
+	json_t *o;
+
+	if (b) {
+		struct timespec ts;
+		int rc;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 2;
+		rc = pthread_mutex_timedlock(&b->lock, &ts);
+		if (rc == ETIMEDOUT) {
+			running = 1; /* a command holds it */
+			busy = 1;
+		} else if (!rc) {
+			if (b->opened && !b->gone) {
+				running = 1;
+				session_metrics(&b->sess, &cpu, &mem, &disk,
+						NULL);
+			}
+			pthread_mutex_unlock(&b->lock);
+		}
+	}
+	o = json_object();
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "namespace", json_string(ns));
+	json_object_set_new(o, "running", json_boolean(running));
+	if (busy) {
+		/* usage unknown while a command holds the connection */
+		json_object_set_new(o, "cpu_usage", json_null());
+		json_object_set_new(o, "memory_usage", json_null());
+		json_object_set_new(o, "disk_usage", json_null());
+	} else {
+		json_object_set_new(o, "cpu_usage", json_real(cpu));
+		json_object_set_new(o, "memory_usage", json_real(mem));
+		json_object_set_new(o, "disk_usage", json_integer(disk));
+	}
+	if (b)
+		json_object_set_new(o, "image", json_string(b->image));
+	return o;
+}
+
+static int tool_metrics(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace" };
+	const char *ns, *name = NULL;
+	struct sbx **list = NULL;
+	size_t nr = 0, alloc = 0;
+	struct sbx_state *st;
+	json_t *arr, *v;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    !(ns = arg_str(call, res, "namespace")))
+		return 0;
+	v = json_object_get(call->args, "sandbox");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v) || !*json_string_value(v)) {
+			mcp_result_error(res, "argument 'sandbox' must be a "
+					      "non-empty string");
+			return 0;
+		}
+		name = json_string_value(v);
+	}
+
+	mcp_session_lock(call->session);
+	st = get_state(call->session);
+	for (size_t i = 0; i < st->nr; i++) {
+		struct sbx *b = st->v[i];
+		if ((strcmp(ns, "*") && strcmp(ns, b->ns)) ||
+		    (name && strcmp(name, b->name)))
+			continue;
+		b->refs++;
+		ALLOC_GROW(list, nr + 1, alloc);
+		list[nr++] = b;
+	}
+	mcp_session_unlock(call->session);
+
+	arr = json_array();
+	for (size_t i = 0; i < nr; i++) {
+		json_array_append_new(
+			arr, metrics_of(list[i], list[i]->ns, list[i]->name));
+		sbx_unref(call->session, list[i]);
+	}
+	if (!nr && name)
+		json_array_append_new(arr, metrics_of(NULL, ns, name));
+	free(list);
+	res->structured = json_pack("{s:o}", "sandboxes", arr);
+	strbuf_reset(&res->text);
+	dump_text(&res->text, res->structured);
+	return 0;
+}
+
+/* ---- the toolset ---- */
+
+static void sandbox_session_end(struct mcp_session *s, void *state)
+{
+	struct sbx_state *st = state;
+	int persistent = mcp_session_options(s)->persistent;
+
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nr; i++) {
+		struct sbx *b = st->v[i];
+		pthread_mutex_lock(&b->lock);
+		sbx_shut(b, persistent);
+		b->gone = 1;
+		pthread_mutex_unlock(&b->lock);
+		sbx_unref_locked(b);
+	}
+	free(st->v);
+	free(st);
+}
+
+#define TARGET_PROPS                                                           \
+	"\"sandbox\":{\"type\":\"string\",\"description\":"                    \
+	"\"Name of the sandbox\"},"                                            \
+	"\"namespace\":{\"type\":\"string\",\"description\":"                  \
+	"\"Namespace of the sandbox\"}"
+
+#define RUN_OUTPUT_SCHEMA                                                      \
+	"{\"type\":\"object\",\"properties\":{"                                \
+	"\"exit_code\":{\"type\":\"integer\"},"                                \
+	"\"stdout\":{\"type\":\"string\"},"                                    \
+	"\"stderr\":{\"type\":\"string\"},"                                    \
+	"\"duration_ms\":{\"type\":\"integer\"},"                              \
+	"\"reason\":{\"type\":\"string\"}},"                                   \
+	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\"]}"
+
+#define RUN_RESULT_DOC                                                               \
+	" The result is text: a first line `exit=<code>  (<ms>ms)`, with "           \
+	"`  reason=<why>` when the command did not simply exit (timeout, "           \
+	"oom, cancelled, signaled) and `  [truncated: stdout|stderr]` when "         \
+	"the server dropped output, then a blank line, then `── stdout ──` " \
+	"and `── stderr ──` sections (a stream that is empty is left out; "  \
+	"`(no output)` when both are). A stream longer than 16 KiB keeps "           \
+	"its first and last 8 KiB. isError is true when the exit code is "           \
+	"not 0. structuredContent: {exit_code, stdout, stderr, "                     \
+	"duration_ms}."
+
+static const struct mcp_tool sandbox_tools[] = {
+	{
+		"sandbox_start",
+		"Start a sandbox",
+		"Start a new named sandbox (an isolated Linux environment "
+		"with its own /app working directory) that later calls "
+		"address by sandbox and namespace. config is optional: "
+		"image picks the runtime profile (microsandbox/python, "
+		"python, microsandbox/node, node, nodejs, go, golang, bash, "
+		"shell; on the local backend every profile has python3, "
+		"node, go and bash), memory is the memory limit in MiB, cpus "
+		"the CPU limit, envs a list of \"NAME=value\" set for every "
+		"command of the sandbox. volumes and ports are not supported "
+		"on the local backend and are refused. Starting a sandbox "
+		"that is already running is an error: stop it first. Always "
+		"stop a sandbox when done; all of them are deleted when the "
+		"client disconnects.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"config\":{\"type\":\"object\",\"description\":"
+		"\"Sandbox configuration\",\"properties\":{"
+		"\"image\":{\"type\":\"string\",\"description\":"
+		"\"Runtime image, e.g. microsandbox/python or "
+		"microsandbox/node\"},"
+		"\"memory\":{\"type\":\"integer\",\"description\":"
+		"\"Memory limit in MiB\"},"
+		"\"cpus\":{\"type\":\"number\",\"description\":"
+		"\"Number of CPUs\"},"
+		"\"volumes\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Volume mounts (not supported "
+		"on the local backend)\"},"
+		"\"ports\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Port mappings (not supported "
+		"on the local backend)\"},"
+		"\"envs\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Environment variables as "
+		"NAME=value\"}},\"additionalProperties\":false}},"
+		"\"required\":[\"sandbox\",\"namespace\"],"
+		"\"additionalProperties\":false}",
+		NULL,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_start,
+	},
+	{
+		"sandbox_stop",
+		"Stop a sandbox",
+		"Stop a running sandbox and delete it with everything in it. "
+		"Waits for a command that is running in it to finish. "
+		"Stopping a sandbox that is not running is an error.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS "},"
+		"\"required\":[\"sandbox\",\"namespace\"],"
+		"\"additionalProperties\":false}",
+		NULL,
+		MCP_HINT_DESTRUCTIVE,
+		tool_stop,
+	},
+	{
+		"sandbox_run_code",
+		"Run code in a sandbox",
+		"Run code in a sandbox that was started with sandbox_start "
+		"(running in a sandbox that is not running fails). language: "
+		"python (python3), nodejs (node), go (a main package, built "
+		"with go 1.19 in a module of its own) or bash. The code is "
+		"written to a temporary directory under /app, removed after "
+		"the run; it runs with /app as its working directory, so "
+		"files under /app persist between calls." RUN_RESULT_DOC,
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"code\":{\"type\":\"string\",\"description\":"
+		"\"Code to execute\"},"
+		"\"language\":{\"type\":\"string\",\"enum\":[\"python\","
+		"\"nodejs\",\"go\",\"bash\"],\"description\":"
+		"\"Programming language\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"code\","
+		"\"language\"],\"additionalProperties\":false}",
+		RUN_OUTPUT_SCHEMA,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_run_code,
+	},
+	{
+		"sandbox_run_command",
+		"Run a command in a sandbox",
+		"Run a shell command in a sandbox that was started with "
+		"sandbox_start (running in a sandbox that is not running "
+		"fails), in /app. command is used as given (it may be a "
+		"shell snippet); each of args is appended single-quoted, so "
+		"args are passed literally: command \"ls\" with args "
+		"[\"-la\", \"/app\"] runs ls '-la' '/app'." RUN_RESULT_DOC,
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"command\":{\"type\":\"string\",\"description\":"
+		"\"Command to execute\"},"
+		"\"args\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Command arguments\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"command\"],"
+		"\"additionalProperties\":false}",
+		RUN_OUTPUT_SCHEMA,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_run_command,
+	},
+	{
+		"sandbox_get_metrics",
+		"Get sandbox metrics",
+		"Get status and metrics of this client's sandboxes: all of a "
+		"namespace, all of them with namespace \"*\", or one named "
+		"sandbox. Returns JSON {\"sandboxes\":[{name, namespace, "
+		"running, cpu_usage (percent), memory_usage (MiB), "
+		"disk_usage (bytes), image}]}. A named sandbox that is not "
+		"running is listed with running false; usage fields are null "
+		"while a command holds the sandbox busy.",
+		"{\"type\":\"object\",\"properties\":{"
+		"\"namespace\":{\"type\":\"string\",\"description\":"
+		"\"Namespace to query (* for all namespaces)\"},"
+		"\"sandbox\":{\"type\":\"string\",\"description\":"
+		"\"Optional sandbox name\"}},"
+		"\"required\":[\"namespace\"],\"additionalProperties\":false}",
+		"{\"type\":\"object\",\"properties\":{\"sandboxes\":{"
+		"\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
+		"\"required\":[\"sandboxes\"]}",
+		MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT,
+		tool_metrics,
+	},
+};
+
+const struct mcp_toolset mcp_toolset_sandbox = {
+	"sandbox",
+	sandbox_tools,
+	ARRAY_SIZE(sandbox_tools),
+	sandbox_session_end,
+};

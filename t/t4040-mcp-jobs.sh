@@ -1,0 +1,318 @@
+#!/bin/sh
+test_description='gosbx mcp --tools=jobs: the jobs toolset (seed 003)'
+. "$(dirname "$0")/test-lib.sh"
+
+test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
+test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
+bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
+	test_skip_all 'unprivileged user namespaces do not work here'
+
+# The limits are set with GOSBX_JOBS_CPU_BUDGET_MS and
+# GOSBX_JOBS_MAX_CONCURRENT (read by the toolset).
+MCP_SERVER="gosbx mcp --tools=jobs"
+export MCP_SERVER
+
+# A short state directory: the runtime's unix socket lives under it,
+# and the trash directory's path is long for sun_path (108 bytes).
+XDG_STATE_HOME=$(mktemp -d /tmp/gosbx-t4040.XXXXXX) || exit 1
+export XDG_STATE_HOME
+test_atexit 'rm -rf "$XDG_STATE_HOME"'
+test_atexit 'gosbx close --all'
+
+# mcp_run <script>: run a python program with the client of mcpc.py
+# ("Client", ok(), err()); the server's stderr goes to server.err
+mcp_run() {
+	python3 -c "from mcpc import *
+$1"
+}
+
+no_claims() {
+	gosbx claims -o json >claims.json &&
+	python3 -c 'import json,sys; l=json.load(open("claims.json")); sys.exit(1 if l else 0)' || {
+		cat claims.json >&4
+		return 1
+	}
+}
+
+test_expect_success 'setup: the test client' '
+	cat >mcpc.py <<-\EOF
+	import json, os, subprocess, sys
+
+	SERVER = os.environ["MCP_SERVER"].split()
+
+	class Client:
+	    def __init__(self, *args):
+	        self.p = subprocess.Popen(SERVER + list(args),
+	                                  stdin=subprocess.PIPE,
+	                                  stdout=subprocess.PIPE,
+	                                  stderr=open("server.err", "ab"))
+	        self.next_id = 0
+	        self.pending = {}
+	        r = self.request("initialize", {
+	            "protocolVersion": "2025-06-18", "capabilities": {},
+	            "clientInfo": {"name": "t4040", "version": "0"}})
+	        assert "result" in r, r
+	        self.send({"jsonrpc": "2.0",
+	                   "method": "notifications/initialized"})
+
+	    def send(self, msg):
+	        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+	        self.p.stdin.flush()
+
+	    def start(self, method, params):
+	        self.next_id += 1
+	        self.send({"jsonrpc": "2.0", "id": self.next_id,
+	                   "method": method, "params": params})
+	        return self.next_id
+
+	    def wait(self, id):
+	        while id not in self.pending:
+	            line = self.p.stdout.readline()
+	            assert line, "the server closed stdout"
+	            msg = json.loads(line)
+	            if "id" in msg and ("result" in msg or "error" in msg):
+	                self.pending[msg["id"]] = msg
+	        return self.pending.pop(id)
+
+	    def request(self, method, params):
+	        return self.wait(self.start(method, params))
+
+	    def call(self, name, **args):
+	        r = self.request("tools/call",
+	                         {"name": name, "arguments": args})
+	        assert "result" in r, r
+	        res = r["result"]
+	        text = "".join(b.get("text", "") for b in res["content"])
+	        return res, text
+
+	    def close(self):
+	        self.p.stdin.close()
+	        rc = self.p.wait(timeout=300)
+	        assert rc == 0, "the server exited %d" % rc
+
+	def ok(r):
+	    res, text = r
+	    assert not res.get("isError"), text
+	    return res, text
+
+	def err(r):
+	    res, text = r
+	    assert res.get("isError") is True, text
+	    return res, text
+
+	NS = "default"
+	EOF
+	mcp_run "c = Client(); c.close()"
+'
+
+test_expect_success 'tools/list: five tools, wait defaults to true' '
+	mcp_run "
+c = Client()
+tools = {t[\"name\"]: t for t in c.request(\"tools/list\", {})[\"result\"][\"tools\"]}
+assert sorted(tools) == [\"check_job_status\", \"execute_bash\",
+    \"execute_javascript\", \"execute_python\", \"get_job_logs\"], tools
+assert tools[\"execute_bash\"][\"inputSchema\"][\"required\"] == [\"script\"]
+assert tools[\"execute_python\"][\"inputSchema\"][\"properties\"][\"wait\"][\"default\"] is True
+assert tools[\"check_job_status\"][\"annotations\"][\"readOnlyHint\"] is True
+c.close()
+"
+'
+
+test_expect_success 'wait=true: output, exit code and metrics in python, node, bash' '
+	mcp_run "
+c = Client()
+res, text = ok(c.call(\"execute_python\", code=\"import sys\nprint(sum(range(10)))\nprint(\\\"warn\\\", file=sys.stderr)\"))
+s = res[\"structuredContent\"]
+assert s[\"status\"] == \"completed\" and s[\"exit_code\"] == 0, s
+assert s[\"stdout\"] == \"45\n\" and s[\"stderr\"] == \"warn\n\", s
+assert s[\"cpu_seconds\"] >= 0 and s[\"peak_memory_mb\"] > 0, s
+assert len(s[\"job_id\"]) == 16 and int(s[\"job_id\"], 16) >= 0, s
+assert \"completed: exit=0  (\" in text and \"cpu=\" in text and \"peak_memory=\" in text, text
+assert \"── stdout ──\n45\n\" in text and \"── stderr ──\nwarn\n\" in text, text
+res, text = ok(c.call(\"execute_javascript\", code=\"console.log([1,2,3].map(x => x * 2).join(\\\",\\\"))\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"2,4,6\n\", res
+res, text = ok(c.call(\"execute_bash\", script=\"echo hello | tr a-z A-Z; pwd\", wait=True))
+assert res[\"structuredContent\"][\"stdout\"] == \"HELLO\n/app\n\", res
+# the job is remembered: status and logs by id
+jid = res[\"structuredContent\"][\"job_id\"]
+res, text = ok(c.call(\"check_job_status\", job_id=jid))
+assert res[\"structuredContent\"][\"status\"] == \"completed\", res
+assert res[\"structuredContent\"][\"exit_code\"] == 0, res
+res, text = ok(c.call(\"get_job_logs\", job_id=jid))
+assert res[\"structuredContent\"][\"stdout\"] == \"HELLO\n/app\n\", res
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'a failing script shows its exit code' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"execute_bash\", script=\"echo partial; echo oops >&2; exit 3\"))
+s = res[\"structuredContent\"]
+assert s[\"status\"] == \"completed\" and s[\"exit_code\"] == 3, s
+assert \"exit=3\" in text and \"oops\" in text, text
+res, text = err(c.call(\"execute_python\", code=\"raise SystemExit(5)\"))
+assert res[\"structuredContent\"][\"exit_code\"] == 5, res
+res, text = err(c.call(\"execute_javascript\", code=\"throw new Error(\\\"bad\\\")\"))
+assert res[\"structuredContent\"][\"exit_code\"] != 0, res
+assert \"Error: bad\" in res[\"structuredContent\"][\"stderr\"], res
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'wait=false: a job_id at once, status polling, then logs' '
+	mcp_run "
+import time
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=\"echo first; sleep 1; echo second; exit 4\", wait=False))
+jid = res[\"structuredContent\"][\"job_id\"]
+assert jid in text, text
+assert res[\"structuredContent\"][\"status\"] in (\"queued\", \"running\"), res
+seen = set()
+for i in range(600):
+    res, text = ok(c.call(\"check_job_status\", job_id=jid))
+    st = res[\"structuredContent\"][\"status\"]
+    seen.add(st)
+    assert st in (\"queued\", \"running\", \"completed\"), res
+    if st == \"completed\":
+        break
+    assert \"exit_code\" not in res[\"structuredContent\"], res
+    time.sleep(0.1)
+assert st == \"completed\", seen
+assert res[\"structuredContent\"][\"exit_code\"] == 4, res
+res, text = ok(c.call(\"get_job_logs\", job_id=jid))
+assert res[\"structuredContent\"][\"stdout\"] == \"first\nsecond\n\", res
+assert \"── stdout ──\nfirst\nsecond\n\" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'unknown job ids and bad arguments are tool errors' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"check_job_status\", job_id=\"0123456789abcdef\"))
+assert \"unknown job_id\" in text, text
+err(c.call(\"get_job_logs\", job_id=\"nope\"))
+err(c.call(\"get_job_logs\"))
+err(c.call(\"check_job_status\", job_id=7))
+res, text = err(c.call(\"execute_python\"))
+assert \"code\" in text, text
+err(c.call(\"execute_python\", code=1))
+err(c.call(\"execute_bash\", code=\"echo wrong key\"))
+err(c.call(\"execute_python\", code=\"print(1)\", wait=\"yes\"))
+c.close()
+"
+'
+
+test_expect_success 'job sandboxes have no network' '
+	mcp_run "
+import socket
+srv = socket.socket()
+srv.bind((\"127.0.0.1\", 0))
+srv.listen(5)
+port = srv.getsockname()[1]
+c = Client()
+code = \"\"\"import socket
+try:
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect((\\\"127.0.0.1\\\", %d))
+    print(\\\"connected\\\")
+except OSError as e:
+    print(\\\"blocked\\\", type(e).__name__)
+\"\"\" % port
+res, text = ok(c.call(\"execute_python\", code=code))
+assert res[\"structuredContent\"][\"stdout\"].startswith(\"blocked\"), res
+srv.settimeout(0.5)
+try:
+    srv.accept()
+    raise AssertionError(\"the job reached the host\")
+except socket.timeout:
+    pass
+# only a loopback interface in the network namespace of a job
+res, text = ok(c.call(\"execute_bash\", script=\"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \\\" \\\"\"))
+assert res[\"structuredContent\"][\"stdout\"] in (\"lo\\n\", \"\"), res
+c.close()
+"
+'
+
+test_expect_success 'each job runs in a fresh sandbox' '
+	mcp_run "
+c = Client()
+ok(c.call(\"execute_bash\", script=\"echo data >left-behind; ls\"))
+res, text = ok(c.call(\"execute_bash\", script=\"ls -A\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"main.sh\n\", res
+c.close()
+"
+'
+
+test_expect_success 'memory is limited to 512 MiB: a hog fails with reason oom' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"execute_python\", code=\"b = b\\\"x\\\" * (800 << 20)\nprint(len(b))\"))
+s = res[\"structuredContent\"]
+assert \"800\" not in s[\"stdout\"], s
+assert s[\"status\"] == \"failed\" and s[\"reason\"] == \"oom\", s
+assert s[\"peak_memory_mb\"] < 600, s
+assert \"reason=oom\" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'CPU budget: over it, rate limit exceeded with a retry time' '
+	GOSBX_JOBS_CPU_BUDGET_MS=300 mcp_run "
+import re
+c = Client()
+burn = \"import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5:\n    pass\nprint(\\\"burnt\\\")\"
+res, text = ok(c.call(\"execute_python\", code=burn))
+assert res[\"structuredContent\"][\"cpu_seconds\"] >= 0.3, res
+res, text = err(c.call(\"execute_python\", code=\"print(1)\"))
+m = re.search(r\"rate limit exceeded, retry after (\\d+) s\", text)
+assert m and 1 <= int(m.group(1)) <= 60, text
+res, text = err(c.call(\"execute_bash\", script=\"true\", wait=False))
+assert \"rate limit exceeded, retry after \" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'concurrency limit: one job at a time; session end cancels it' '
+	GOSBX_JOBS_MAX_CONCURRENT=1 mcp_run "
+import time
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=\"echo started; sleep 600\", wait=False))
+jid = res[\"structuredContent\"][\"job_id\"]
+res, text = err(c.call(\"execute_python\", code=\"print(1)\"))
+assert \"rate limit exceeded, retry after \" in text, text
+assert \"limit 1\" in text, text
+for i in range(600):
+    res, text = ok(c.call(\"get_job_logs\", job_id=jid))
+    if res[\"structuredContent\"][\"stdout\"] == \"started\n\":
+        break
+    time.sleep(0.1)
+assert res[\"structuredContent\"][\"status\"] == \"running\", res
+assert res[\"structuredContent\"][\"stdout\"] == \"started\n\", res
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success 'concurrent waiting jobs within the limit run side by side' '
+	GOSBX_JOBS_MAX_CONCURRENT=2 mcp_run "
+c = Client()
+a = c.start(\"tools/call\", {\"name\": \"execute_bash\", \"arguments\": {\"script\": \"echo a\"}})
+b = c.start(\"tools/call\", {\"name\": \"execute_bash\", \"arguments\": {\"script\": \"echo b\"}})
+ra = c.wait(a)[\"result\"]
+rb = c.wait(b)[\"result\"]
+assert ra[\"structuredContent\"][\"stdout\"] == \"a\n\", ra
+assert rb[\"structuredContent\"][\"stdout\"] == \"b\n\", rb
+c.close()
+" &&
+	no_claims
+'
+
+test_done
