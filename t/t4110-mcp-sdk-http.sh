@@ -146,7 +146,7 @@ test_expect_success '10 MB of output: head and tail with the elided count' '
 '
 
 test_expect_success 'the sandbox toolset' '
-	s="\"sandbox\":\"box1\",\"namespace\":\"t\"" &&
+	s="\"sandbox\":\"box1\",\"namespace\":\"default\"" &&
 	http call sandbox_start "{$s}" \
 		call sandbox_run_command "{$s,\"command\":\"echo\",\"args\":[\"hi there\"]}" \
 		call sandbox_run_code "{$s,\"language\":\"python\",\"code\":\"print(6*7)\"}" \
