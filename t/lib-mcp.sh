@@ -224,7 +224,9 @@ wait_no_claims() {
 }
 
 # A process whose whole command line is exactly $1 (a sleep that a tool
-# runs; the client's own command line holds more than that).
+# runs; the client's own command line holds more than that). Each script
+# sleeps for its own number of seconds (t4100: "sleep 4100.xxx"), so
+# that scripts running at the same time do not see each other's.
 mcp_running() {
 	pgrep -f "^$1\$" >/dev/null
 }

@@ -144,41 +144,41 @@ test_expect_success '2024-11-05: progress without message' '
 '
 
 test_expect_success 'an aborted call (AbortSignal) kills its process' '
-	echo "{\"command\":\"sleep 1000.654\"}" >sleep.json &&
+	echo "{\"command\":\"sleep 4100.654\"}" >sleep.json &&
 	mcp_client_bg abort --abort-on=abort-now call run_go_code @sleep.json \
 		call run_go_code "{\"command\":\"echo after\"}" \
 		-- "$MCP_STDIO" &&
-	wait_running "sleep 1000.654" &&
+	wait_running "sleep 4100.654" &&
 	>abort-now &&
 	test_expect_code 1 mcp_client_wait abort &&
 	mcp_check abort.out "!r[0].ok && r[1].ok &&
 		text(1).includes(\"after\")" &&
 	mcp_check abort.out "errs.length === 0" &&
-	wait_gone "sleep 1000.654" &&
+	wait_gone "sleep 4100.654" &&
 	wait_no_claims
 '
 
 test_expect_success 'a call that times out in the SDK is cancelled' '
 	mcp_client call run_go_code "{\"command\":\"true\"}" \
-		--timeout=2000 call run_go_code "{\"command\":\"sleep 1000.321\"}" \
+		--timeout=2000 call run_go_code "{\"command\":\"sleep 4100.321\"}" \
 		call run_go_code "{\"command\":\"echo after\"}" \
 		-- "$MCP_STDIO" >out 2>err
 	test $? = 1 &&
 	mcp_check out "!r[1].ok && r[1].error.code === -32001" &&
 	mcp_check out "r[2].ok && text(2).includes(\"after\")" &&
 	mcp_check out "errs.length === 0" &&
-	wait_gone "sleep 1000.321" &&
+	wait_gone "sleep 4100.321" &&
 	wait_no_claims
 '
 
 test_expect_success 'a killed client: the command and the sandbox go' '
-	echo "{\"command\":\"sleep 1000.111\"}" >sleep.json &&
+	echo "{\"command\":\"sleep 4100.111\"}" >sleep.json &&
 	mcp_client_bg killed call run_go_code @sleep.json -- "$MCP_STDIO" &&
-	wait_running "sleep 1000.111" &&
+	wait_running "sleep 4100.111" &&
 	server=$(pgrep -P "$(cat killed.pid)") &&
 	test -n "$server" &&
 	kill -9 "$(cat killed.pid)" &&
-	wait_gone "sleep 1000.111" &&
+	wait_gone "sleep 4100.111" &&
 	mcp_poll 30 eval "! kill -0 $server 2>/dev/null" &&
 	wait_no_claims
 '

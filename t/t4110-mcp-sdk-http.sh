@@ -114,17 +114,17 @@ test_expect_success 'progress notifications arrive before the result' '
 '
 
 test_expect_success 'an aborted call (AbortSignal) kills its process' '
-	echo "{\"command\":\"sleep 1000.654\"}" >sleep.json &&
+	echo "{\"command\":\"sleep 4110.654\"}" >sleep.json &&
 	mcp_client_bg abort --url="$(cat srv.url)" --token-file=srv.token \
 		--abort-on=abort-now call run_go_code @sleep.json \
 		call run_go_code "{\"command\":\"echo after\"}" &&
-	wait_running "sleep 1000.654" &&
+	wait_running "sleep 4110.654" &&
 	>abort-now &&
 	test_expect_code 1 mcp_client_wait abort &&
 	mcp_check abort.out "!r[0].ok && r[1].ok &&
 		text(1).includes(\"after\")" &&
 	mcp_check abort.out "errs.length === 0" &&
-	wait_gone "sleep 1000.654"
+	wait_gone "sleep 4110.654"
 '
 
 test_expect_success '10 MB of output: the SDK takes the truncated answer' '
@@ -201,12 +201,12 @@ test_expect_success '2026-07-28: the v2 client pinned to it, no session' '
 '
 
 test_expect_success 'a client killed mid-call: the command goes, the server serves on' '
-	echo "{\"command\":\"sleep 1000.987\"}" >sleep.json &&
+	echo "{\"command\":\"sleep 4110.987\"}" >sleep.json &&
 	mcp_client_bg killed --url="$(cat srv.url)" --token-file=srv.token \
 		call run_go_code @sleep.json &&
-	wait_running "sleep 1000.987" &&
+	wait_running "sleep 4110.987" &&
 	kill -9 "$(cat killed.pid)" &&
-	wait_gone "sleep 1000.987" &&
+	wait_gone "sleep 4110.987" &&
 	http info call run_go_code "{\"command\":\"echo still here\"}" \
 		>out 2>err &&
 	mcp_check out "r[1].ok && text(1).includes(\"still here\")"
