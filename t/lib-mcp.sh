@@ -5,8 +5,8 @@
 #	. "$(dirname "$0")"/test-lib.sh
 #	. "$TEST_DIRECTORY"/lib-mcp.sh
 #
-# Sourcing it skips the whole script unless node, npm, curl and a working
-# bubblewrap are here, and installs the clients once per checkout: `npm
+# Sourcing it skips the whole script unless node, npm, curl, a built gosbx
+# and a working bubblewrap are here (the local backend), and installs the clients once per checkout: `npm
 # ci` into t/mcp-client/node_modules when that is missing or was installed
 # from another lock file. A lock directory (t/trash/.mcp-client.lock)
 # keeps scripts that run in parallel from running npm at the same time.
@@ -22,8 +22,9 @@
 # errors the SDK reported outside a request (onerror), all = every line,
 # H("stdout") = the heading "── stdout ──"; a file that is one JSON
 # document (inspector-cli's output) is r[0]. Otherwise it shows the file
-# and fails. mcp_get FILE 'expression' prints
-# the value (a string raw).
+# and fails. mcp_get FILE 'expression' prints the value (a string raw).
+# mcp_client_bg <n> [client arguments] runs a client in the background
+# (<n>.out, <n>.err, <n>.pid); mcp_client_wait <n> returns its status.
 #
 # HTTP server: mcp_http_start [--name=<n>] [gosbx mcp options] starts
 # `gosbx mcp --http=127.0.0.1:<free port> --token-file=<n>.token` and

@@ -29,6 +29,7 @@
 //   --negotiate=auto the v2 client probes server/discover, falls back
 //   --trace=FILE     append every JSON-RPC message to FILE
 //   --ready=FILE     create FILE once connected
+//   --connect-timeout=MS  timeout of the initialize (or server/discover)
 //   --no-list        no tools/list before the first call (by default the
 //                    client lists the tools first, so that the SDK checks
 //                    structuredContent against each tool's outputSchema)
