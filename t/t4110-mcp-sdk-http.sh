@@ -197,7 +197,13 @@ test_expect_success '2026-07-28: the v2 client pinned to it, no session' '
 	mcp_check out "r[1].result.tools.some((t) => t.name === \"run_go_code\")" &&
 	mcp_check out "r[2].ok && text(2).includes(H(\"stdout\") + \"\\nmodern\\n\")" &&
 	http --negotiate=auto info >out 2>err &&
-	mcp_check out "r[0].protocolVersion === \"2026-07-28\""
+	mcp_check out "r[0].protocolVersion === \"2026-07-28\"" &&
+	http --protocol=2026-07-28 --trace=trace list >out 2>err &&
+	mcp_check trace "r.some((l) => l.dir === \"out\" &&
+		l.msg.method === \"server/discover\")" &&
+	mcp_check trace "!r.some((l) => l.msg.method === \"initialize\")" &&
+	mcp_check trace "r.filter((l) => l.dir === \"in\" &&
+		l.msg.result).every((l) => l.msg.result.resultType === \"complete\")"
 '
 
 test_expect_success 'a client killed mid-call: the command goes, the server serves on' '
