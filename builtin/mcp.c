@@ -8,12 +8,12 @@
 #include "builtin.h"
 #include "mcp.h"
 #include "parse-options.h"
+#include "sandbox-limits.h"
 #include "session.h"
 #include "strbuf.h"
 #include "usage.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 
 static const char *const mcp_usage[] = {
@@ -21,7 +21,8 @@ static const char *const mcp_usage[] = {
 	"[--tools=<list>] [--namespace=<ns>] [--template=<name>] "
 	"[--claim=<name>] [--persistent] [--ephemeral] "
 	"[--open-timeout=<duration>] [--memory=<size>] [--cpus=<n>] "
-	"[--pids=<n>] [--network]",
+	"[--pids=<n>] [--disk=<size>] [--network] "
+	"[--jobs-cpu-budget=<duration>] [--jobs-max-concurrent=<n>]",
 	NULL,
 };
 
@@ -105,49 +106,15 @@ static int read_token(const char *path, struct strbuf *out)
 	return 0;
 }
 
-/* -1 (a usage error was printed) or 0 */
-static int sandbox_limits(struct session_opts *o, int64_t memory,
-			  const char *cpus, int pids, int network)
-{
-	if (memory >= 0) {
-		o->memory_bytes = memory ? memory : -1;
-		o->memory_set = 1;
-	}
-	if (pids != INT_MIN) {
-		if (pids < 0)
-			return error("option '--pids' expects a number of "
-				     "processes (0 for no limit), not '%d'",
-				     pids);
-		o->pids = pids ? pids : -1;
-		o->pids_set = 1;
-	}
-	if (cpus) {
-		char *end;
-		double v;
-
-		errno = 0;
-		v = strtod(cpus, &end);
-		if (errno || end == cpus || *end || !isfinite(v) || v < 0 ||
-		    v > 4096)
-			return error("option '--cpus' expects a number of "
-				     "CPUs such as '1.5' (0 for no limit), "
-				     "not '%s'",
-				     cpus);
-		o->cpus = v > 0 ? v : -1;
-		o->cpus_set = 1;
-	}
-	o->network = network;
-	return 0;
-}
-
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct mcp_options o;
 	struct mcp_http_opts h = { 0 };
 	const char *http = NULL, *token_file = NULL, *tools = NULL;
-	const char *cpus = NULL, *env_token;
-	int64_t memory = -1, open_timeout = -1;
-	int pids = INT_MIN, network = 0, dev = 0, ret = 0;
+	struct limit_args la = LIMIT_ARGS_INIT;
+	const char *env_token;
+	int64_t open_timeout = -1, jobs_budget = -1;
+	int jobs_max = INT_MIN, dev = 0, ret = 0;
 	int in_fd = -1, out_fd = -1, null_fd;
 	const struct mcp_toolset *sets[3];
 	struct strbuf token = STRBUF_INIT;
@@ -165,37 +132,30 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 			   "$GOSBX_MCP_TOKEN)"),
 		OPT_STRING(0, "tools", &tools, "<list>",
 			   "toolsets: go, sandbox, jobs (default go)"),
-		OPT_STRING(0, "namespace", NULL, "<ns>",
+		OPT_STRING(0, "namespace", &o.namespace, "<ns>",
 			   "namespace of the sandboxes (default default)"),
-		OPT_STRING(0, "template", NULL, "<name>",
+		OPT_STRING(0, "template", &o.template, "<name>",
 			   "sandbox template (default go-runtime-template)"),
-		OPT_STRING(0, "claim", NULL, "<name>",
+		OPT_STRING(0, "claim", &o.claim, "<name>",
 			   "run_go_code reattaches to this claim"),
-		OPT_BOOL(0, "persistent", NULL,
+		OPT_BOOL(0, "persistent", &o.persistent,
 			 "keep the sandboxes when the client goes away"),
-		OPT_BOOL(0, "ephemeral", NULL,
+		OPT_BOOL(0, "ephemeral", &o.ephemeral,
 			 "wipe /app before every run_go_code call"),
 		OPT_DURATION(0, "open-timeout", &open_timeout,
 			     "longest wait for a new sandbox (default 5m)"),
-		OPT_SIZE(0, "memory", &memory,
-			 "memory limit of new sandboxes (default 2g, 0: "
-			 "none)"),
-		OPT_STRING(0, "cpus", &cpus, "<n>",
-			   "CPU limit of new sandboxes (default 2, 0: none)"),
-		OPT_INT(0, "pids", &pids,
-			"process limit of new sandboxes (default 512, 0: "
-			"none)"),
-		OPT_BOOL(0, "network", &network,
-			 "give new sandboxes network access"),
+		OPT_GROUP("new sandboxes"),
+		OPT_SANDBOX_LIMITS(&la),
+		OPT_GROUP("jobs toolset, per client"),
+		OPT_DURATION(0, "jobs-cpu-budget", &jobs_budget,
+			     "CPU time a client's jobs may use per minute "
+			     "(default 10s)"),
+		OPT_INT(0, "jobs-max-concurrent", &jobs_max,
+			"jobs a client may run at once (default 2)"),
 		OPT_END(),
 	};
 
 	mcp_options_init(&o);
-	opts[4].value = &o.namespace;
-	opts[5].value = &o.template;
-	opts[6].value = &o.claim;
-	opts[7].value = &o.persistent;
-	opts[8].value = &o.ephemeral;
 	argc = parse_options(argc, argv, opts, mcp_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
@@ -221,8 +181,17 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	o.sandbox.namespace = o.namespace;
 	o.sandbox.template = o.template;
 	o.sandbox.open_timeout_ms = o.open_timeout_ms;
-	if (sandbox_limits(&o.sandbox, memory, cpus, pids, network) < 0)
+	if (limit_args_apply(&la, &o.sandbox) < 0)
 		return 129;
+	if (jobs_budget == 0 || (jobs_max != INT_MIN && jobs_max <= 0)) {
+		error("--jobs-cpu-budget and --jobs-max-concurrent must be "
+		      "above zero");
+		return 129;
+	}
+	if (jobs_budget > 0)
+		o.jobs_cpu_budget_ms = jobs_budget;
+	if (jobs_max != INT_MIN)
+		o.jobs_max_concurrent = jobs_max;
 
 	if (http) {
 		h.addr = http;

@@ -6,15 +6,7 @@ test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
 bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 	test_skip_all 'unprivileged user namespaces do not work here'
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
-# The server under test: gosbx mcp; until the protocol core exists, the
-# toolset behind t/helper/mcp-tool-run's minimal stdio stand-in.
-if gosbx mcp -h >/dev/null 2>&1; then
-	server='gosbx mcp'
-else
-	server='mcp-tool-run --stdio'
-	say "# gosbx has no mcp command: testing through mcp-tool-run --stdio"
-fi
-test "$server" = "gosbx mcp" && test_set_prereq REAL_MCP
+gosbx mcp -h >/dev/null 2>&1 || test_skip_all 'gosbx has no mcp command'
 
 claims_dir="$XDG_STATE_HOME/gosbx/claims"
 
@@ -181,7 +173,7 @@ EOF
 # mcp [options]: run gosbx mcp with the options over the steps file
 mcp() {
 	rm -f [0-9]*.txt [0-9]*.err [0-9]*.json [0-9]*.progress status log &&
-	python3 drive.py $server "$@" &&
+	python3 drive.py gosbx mcp "$@" &&
 	cat log >&4 &&
 	echo 0 >expect-status &&
 	test_cmp expect-status status
@@ -505,7 +497,7 @@ test_expect_success '--namespace and --template show in the log line' '
 	no_claims
 '
 
-test_expect_success REAL_MCP 'calls of one session run one at a time' '
+test_expect_success 'calls of one session run one at a time' '
 	cat >steps <<-\EOF &&
 	!pair {"command":"mkdir busy || exit 9; sleep 1; rmdir busy; echo done"}
 	!pair {"command":"mkdir busy || exit 9; sleep 1; rmdir busy; echo done"}
@@ -521,7 +513,7 @@ test_expect_success REAL_MCP 'calls of one session run one at a time' '
 	no_claims
 '
 
-test_expect_success REAL_MCP 'a cancelled call is killed and gets no answer' '
+test_expect_success 'a cancelled call is killed and gets no answer' '
 	cat >steps <<-\EOF &&
 	!cancel {"command":"echo started; sleep 61; echo never"}
 	{"command":"echo next"}
