@@ -18,6 +18,8 @@
 /* the upstream per-stream cap, also applied to streamed output */
 #define STREAM_CAP (8u << 20)
 #define SEED_UPLOAD_TAR ".goruntime-upload.tar"
+/* the seed's head and tail of long output, bytes each */
+#define HEAD_TAIL 8192
 
 void session_result_init(struct session_result *res)
 {
@@ -27,12 +29,16 @@ void session_result_init(struct session_result *res)
 	res->peak_rss_kb = -1;
 	strbuf_init(&res->out, 0);
 	strbuf_init(&res->err, 0);
+	strbuf_init(&res->out_tail, 0);
+	strbuf_init(&res->err_tail, 0);
 }
 
 void session_result_release(struct session_result *res)
 {
 	strbuf_release(&res->out);
 	strbuf_release(&res->err);
+	strbuf_release(&res->out_tail);
+	strbuf_release(&res->err_tail);
 }
 
 const struct backend_ops *backend_find(const char *name)
@@ -114,6 +120,35 @@ int session_truncate_head_tail(struct strbuf *sb)
 	strbuf_release(sb);
 	*sb = out;
 	return 1;
+}
+
+static int head_tail(struct strbuf *sb, const struct strbuf *tail,
+		     size_t total, int *truncated)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	if (total <= 2 * HEAD_TAIL || sb->len < HEAD_TAIL ||
+	    tail->len < HEAD_TAIL)
+		return session_truncate_head_tail(sb) ? (*truncated = 1) : 0;
+	strbuf_grow(&out, 2 * HEAD_TAIL + 48);
+	strbuf_add(&out, sb->buf, HEAD_TAIL);
+	strbuf_addf(&out, "\n... [%zu bytes elided] ...\n",
+		    total - 2 * HEAD_TAIL);
+	strbuf_add(&out, tail->buf + tail->len - HEAD_TAIL, HEAD_TAIL);
+	strbuf_release(sb);
+	*sb = out;
+	*truncated = 1;
+	return 1;
+}
+
+int session_result_head_tail(struct session_result *res)
+{
+	int a = head_tail(&res->out, &res->out_tail, res->out_total,
+			  &res->out_truncated);
+	int b = head_tail(&res->err, &res->err_tail, res->err_total,
+			  &res->err_truncated);
+
+	return a || b;
 }
 
 static void read_features(struct session *s, json_t *root)
@@ -205,11 +240,27 @@ struct stream_state {
 	int bad;
 };
 
+/* Keep the last HEAD_TAIL to 2 * HEAD_TAIL bytes seen in tail. */
+static void add_tail(struct strbuf *tail, const char *buf, size_t len)
+{
+	if (len >= HEAD_TAIL) {
+		strbuf_reset(tail);
+		strbuf_add(tail, buf + len - HEAD_TAIL, HEAD_TAIL);
+		return;
+	}
+	strbuf_add(tail, buf, len);
+	if (tail->len > 2 * HEAD_TAIL)
+		strbuf_remove(tail, 0, tail->len - HEAD_TAIL);
+}
+
 static void keep_output(struct session_result *res, int stream,
 			const char *buf, size_t len)
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
+
+	add_tail(stream == 1 ? &res->out_tail : &res->err_tail, buf, len);
+	*(stream == 1 ? &res->out_total : &res->err_total) += len;
 
 	if (sb->len + len > STREAM_CAP) {
 		len = sb->len < STREAM_CAP ? STREAM_CAP - sb->len : 0;
@@ -455,11 +506,11 @@ static int run_plain(struct session *s, const struct session_exec *e,
 		json_t *o = json_object_get(ans, "stdout");
 		json_t *er = json_object_get(ans, "stderr");
 		if (json_is_string(o))
-			strbuf_add(&res->out, json_string_value(o),
-				   json_string_length(o));
+			keep_output(res, 1, json_string_value(o),
+				    json_string_length(o));
 		if (json_is_string(er))
-			strbuf_add(&res->err, json_string_value(er),
-				   json_string_length(er));
+			keep_output(res, 2, json_string_value(er),
+				    json_string_length(er));
 	}
 	json_decref(ans);
 	if (e->on_output) {

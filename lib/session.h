@@ -112,10 +112,14 @@ struct session_result {
 	int64_t duration_ms;	/* as measured by the runtime, else the client */
 	int64_t cpu_ms;		/* -1 when the server does not say */
 	int64_t peak_rss_kb;	/* -1 when the server does not say */
-	struct strbuf out;	/* stdout, complete as received (capped by the server) */
+	struct strbuf out;	/* stdout as received, its first 8 MiB */
 	struct strbuf err;
-	int out_truncated;	/* the server dropped bytes */
+	int out_truncated;	/* bytes were dropped (here or by the server) */
 	int err_truncated;
+	size_t out_total;	/* bytes of stdout received, kept or not */
+	size_t err_total;
+	struct strbuf out_tail;	/* the last 8,192 to 16,384 bytes received */
+	struct strbuf err_tail;
 };
 
 void session_result_init(struct session_result *res);
@@ -189,6 +193,17 @@ int session_disconnect(struct session *s);
  * Returns 1 if sb was shortened, else 0.
  */
 int session_truncate_head_tail(struct strbuf *sb);
+
+/*
+ * The same seed truncation applied to everything the command wrote,
+ * not just the 8 MiB kept in res->out/err: each stream of res whose
+ * total is past 16,384 bytes is replaced by its first 8,192 bytes, the
+ * marker with N = total - 16,384, and its last 8,192 bytes (from the
+ * tail window), so the final error or panic of a long output survives.
+ * Sets *_truncated for a stream that was cut. Returns 1 if a stream
+ * was cut, else 0. For MCP tool results (spec/mcp.md).
+ */
+int session_result_head_tail(struct session_result *res);
 
 /*
  * Validate a relative file path as the seed's client does. Returns 0,
