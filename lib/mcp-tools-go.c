@@ -351,6 +351,8 @@ static int open_sandbox(struct mcp_session *s, struct go_state *st,
 	}
 	st->open = 1;
 	mcp_log_stderr("sandbox open: claim=%s", st->sbx.claim);
+	/* an idle agent must not lose its sandbox to the idle TTL */
+	session_keepalive_start(&st->sbx, MCP_KEEPALIVE_MS);
 	return 0;
 }
 

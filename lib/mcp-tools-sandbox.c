@@ -610,6 +610,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	}
 	b->opened = 1;
 	mcp_log_stderr("sandbox open: claim=%s", b->sess.claim);
+	session_keepalive_start(&b->sess, MCP_KEEPALIVE_MS);
 	strbuf_reset(&res->text);
 	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s)",
 		    ns, name, b->image, b->sess.claim);

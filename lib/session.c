@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 
 /* the upstream per-stream cap, also applied to streamed output */
 #define STREAM_CAP (8u << 20)
@@ -176,6 +177,107 @@ static void read_features(struct session *s, json_t *root)
 		else if (!strcmp(name, "files"))
 			s->features |= SESSION_FEAT_FILES;
 	}
+}
+
+struct session_keepalive {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int stop;
+	int64_t interval_ms;
+	struct http_client *http; /* its own connection */
+	struct session *s;
+};
+
+static void *keepalive_thread(void *arg)
+{
+	struct session_keepalive *k = arg;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+
+	req.path = "/";
+	req.timeout_ms = 10000;
+	pthread_mutex_lock(&k->mu);
+	while (!k->stop) {
+		struct timespec ts;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ns = (uint64_t)ts.tv_nsec + (uint64_t)k->interval_ms * 1000000;
+		ts.tv_sec += ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) != ETIMEDOUT ||
+		    k->stop)
+			continue;
+		pthread_mutex_unlock(&k->mu);
+		/* errors are not ours to report: the next command will */
+		if (http_request(k->http, &req, &resp) == 0 &&
+		    k->s->ops->touch)
+			k->s->ops->touch(k->s);
+		pthread_mutex_lock(&k->mu);
+	}
+	pthread_mutex_unlock(&k->mu);
+	http_resp_release(&resp);
+	return NULL;
+}
+
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+}
+
+static void *keepalive_main(void *arg)
+{
+	set_error_routine(quiet_report, NULL);
+	return keepalive_thread(arg);
+}
+
+int session_keepalive_start(struct session *s, int64_t interval_ms)
+{
+	struct session_keepalive *k;
+	pthread_condattr_t ca;
+
+	if (s->keepalive || interval_ms <= 0)
+		return 0;
+	k = xcalloc(1, sizeof(*k));
+	k->interval_ms = interval_ms;
+	k->s = s;
+	k->http = http_client_dup(s->http);
+	if (!k->http) {
+		free(k);
+		return -1;
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&k->thread, NULL, keepalive_main, k)) {
+		pthread_cond_destroy(&k->cond);
+		pthread_mutex_destroy(&k->mu);
+		http_client_free(k->http);
+		free(k);
+		return error("cannot start the keepalive thread");
+	}
+	s->keepalive = k;
+	return 0;
+}
+
+static void keepalive_stop(struct session *s)
+{
+	struct session_keepalive *k = s->keepalive;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->mu);
+	k->stop = 1;
+	pthread_cond_signal(&k->cond);
+	pthread_mutex_unlock(&k->mu);
+	pthread_join(k->thread, NULL);
+	pthread_cond_destroy(&k->cond);
+	pthread_mutex_destroy(&k->mu);
+	http_client_free(k->http);
+	free(k);
+	s->keepalive = NULL;
 }
 
 static void session_free(struct session *s)
@@ -839,6 +941,7 @@ int session_close(struct session *s)
 		return 0;
 	if (s->keep)
 		return session_disconnect(s);
+	keepalive_stop(s);
 	http_client_free(s->http);
 	s->http = NULL;
 	ret = s->ops->destroy(s);
@@ -850,6 +953,7 @@ int session_disconnect(struct session *s)
 {
 	if (!s->ops)
 		return 0;
+	keepalive_stop(s);
 	if (s->ops->detach)
 		s->ops->detach(s);
 	session_free(s);

@@ -62,6 +62,7 @@ struct session_opts {
 
 struct backend_ops;
 struct http_client;
+struct session_keepalive;
 
 struct session {
 	const struct backend_ops *ops;
@@ -71,6 +72,7 @@ struct session {
 	unsigned features;	/* SESSION_FEAT_* */
 	char *server;		/* "gosbx-runtime" or "" for upstream servers */
 	int keep;		/* close() disconnects instead of deleting */
+	struct session_keepalive *keepalive; /* see session_keepalive_start */
 };
 
 /* One file to write under /app before a command. */
@@ -177,6 +179,17 @@ int session_reset(struct session *s);
  */
 int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
 		    int64_t *disk_bytes, int *processes);
+
+/*
+ * Keep an idle sandbox alive while its user lives: a thread touches the
+ * sandbox (GET / on its own connection, and the backend's touch) every
+ * interval_ms, so the local runtime's idle TTL (and, later, a
+ * Kubernetes claim's shutdownTime) does not end a sandbox that a
+ * long-lived client (gosbx mcp) still holds; when the client dies the
+ * touches stop and the TTL cleans up. Stopped by session_close() and
+ * session_disconnect(). Returns 0, or -1 with error().
+ */
+int session_keepalive_start(struct session *s, int64_t interval_ms);
 
 /* Delete the sandbox and free s. Returns 0 or -1 (s freed anyway). */
 int session_close(struct session *s);
