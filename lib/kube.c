@@ -699,28 +699,31 @@ static long ms_now(void)
 static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
 {
 	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT, f = STRBUF_INIT;
+	struct strbuf rv = STRBUF_INIT;
 	json_t *items = NULL;
 	int ret;
 
 	claims_path(&p, kc, ns, NULL);
 	strbuf_addf(&f, "metadata.name=%s", w->name);
 	http_query_add(&q, "fieldSelector", f.buf);
-	ret = kube_list(kc, p.buf, q.buf, "cannot list claims", &items,
-			&w->rv);
-	if (!ret) {
-		if (json_array_size(items))
-			watch_check(w, json_array_get(items, 0));
-		else if (w->seen) {
+	ret = kube_list(kc, p.buf, q.buf, "cannot list claims", &items, &rv);
+	if (!ret && !json_array_size(items)) {
+		if (w->seen)
 			ret = error("claim %s was deleted while waiting for "
 				    "it to be Ready", w->name);
-		} else {
+		else
 			ret = error("claim %s not found", w->name);
-		}
+	} else if (!ret) {
+		watch_check(w, json_array_get(items, 0));
+		/* watch from the list's version, not the item's */
+		if (rv.len)
+			set_str(&w->rv, rv.buf);
 	}
 	json_decref(items);
 	strbuf_release(&p);
 	strbuf_release(&q);
 	strbuf_release(&f);
+	strbuf_release(&rv);
 	return ret;
 }
 
