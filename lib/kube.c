@@ -46,8 +46,9 @@ int kube_client_init(struct kube_client *kc, struct kube_config *cfg,
 {
 	memset(kc, 0, sizeof(*kc));
 	kc->cfg = cfg;
-	kc->namespace = xstrdup(namespace ? namespace :
-				cfg->namespace ? cfg->namespace : "default");
+	kc->namespace = xstrdup(namespace	 ? namespace
+				: cfg->namespace ? cfg->namespace
+						 : "default");
 	kc->has_exec = cfg->user.exec != NULL || cfg->user.token_file;
 	snprintf(kc->claim_version, sizeof(kc->claim_version), "v1alpha1");
 	snprintf(kc->sandbox_version, sizeof(kc->sandbox_version), "v1alpha1");
@@ -170,8 +171,7 @@ static int serves(json_t *d, const char *v)
 	json_t *vs = json_object_get(d, "versions"), *it;
 	size_t i;
 
-	json_array_foreach(vs, i, it)
-	{
+	json_array_foreach (vs, i, it) {
 		const char *s = json_object_str(it, "version");
 		if (s && !strcmp(s, v))
 			return 1;
@@ -204,7 +204,8 @@ static int discover_group(struct kube_client *kc, const char *group,
 	if (force) {
 		if (!serves(d, force)) {
 			ret = error("the API group %s does not serve version "
-				    "%s", group, force);
+				    "%s",
+				    group, force);
 			goto out;
 		}
 		snprintf(dst, dstlen, "%s", force);
@@ -214,7 +215,8 @@ static int discover_group(struct kube_client *kc, const char *group,
 		snprintf(dst, dstlen, "v1alpha1");
 	} else {
 		ret = error("the API group %s serves no version this client "
-			    "supports (v1beta1, v1alpha1)", group);
+			    "supports (v1beta1, v1alpha1)",
+			    group);
 		goto out;
 	}
 	ret = 0;
@@ -228,7 +230,8 @@ int kube_discover(struct kube_client *kc, const char *force)
 {
 	if (force && strcmp(force, "v1alpha1") && strcmp(force, "v1beta1"))
 		return error("unsupported agent-sandbox API version '%s' "
-			     "(v1alpha1 or v1beta1)", force);
+			     "(v1alpha1 or v1beta1)",
+			     force);
 	if (discover_group(kc, CLAIM_GROUP, force, kc->claim_version,
 			   sizeof(kc->claim_version)) < 0)
 		return -1;
@@ -344,8 +347,7 @@ static void claim_from(struct kube_claim *c, json_t *o)
 	c->ready = 0;
 	strbuf_reset(&c->reason);
 	strbuf_reset(&c->message);
-	json_array_foreach(conds, i, it)
-	{
+	json_array_foreach (conds, i, it) {
 		const char *t = json_object_str(it, "type");
 		const char *s = json_object_str(it, "status");
 		if (!t || strcmp(t, "Ready"))
@@ -407,8 +409,7 @@ int kube_claim_get(struct kube_client *kc, const char *ns, const char *name,
 	return ret;
 }
 
-int kube_claim_delete(struct kube_client *kc, const char *ns,
-		      const char *name)
+int kube_claim_delete(struct kube_client *kc, const char *ns, const char *name)
 {
 	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
 	json_t *ans = NULL;
@@ -470,8 +471,8 @@ int kube_claim_list(struct kube_client *kc, const char *ns,
 	return ret;
 }
 
-int kube_claim_renew(struct kube_client *kc, const char *ns,
-		     const char *name, time_t shutdown)
+int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
+		     time_t shutdown)
 {
 	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT, what = STRBUF_INIT;
 	json_t *body, *ans = NULL;
@@ -518,17 +519,16 @@ static void push_ips(struct strvec *sv, json_t *arr)
 	json_t *it;
 	size_t i;
 
-	json_array_foreach(arr, i, it)
-	{
-		const char *s = json_is_string(it) ? json_string_value(it) :
-						     json_object_str(it, "ip");
+	json_array_foreach (arr, i, it) {
+		const char *s = json_is_string(it) ? json_string_value(it)
+						   : json_object_str(it, "ip");
 		if (s)
 			strvec_push(sv, s);
 	}
 }
 
-int kube_sandbox_get(struct kube_client *kc, const char *ns,
-		     const char *name, struct kube_sandbox *out)
+int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
+		     struct kube_sandbox *out)
 {
 	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
 	json_t *ans = NULL, *md;
@@ -580,17 +580,21 @@ void kube_ready_release(struct kube_ready *r)
 }
 
 static const char *const terminal_reasons[] = {
-	"TemplateNotFound",	    "WarmPoolNotFound",
-	"InvalidMetadata",	    "EnvVarsInjectionRejected",
-	"VolumeClaimTemplatesError", "ClaimExpired",
-	"SandboxExpired",	    NULL,
+	"TemplateNotFound",
+	"WarmPoolNotFound",
+	"InvalidMetadata",
+	"EnvVarsInjectionRejected",
+	"VolumeClaimTemplatesError",
+	"ClaimExpired",
+	"SandboxExpired",
+	NULL,
 };
 
 enum watch_state {
 	W_RUNNING = 0,
 	W_READY,
-	W_FAILED,  /* error() printed */
-	W_GONE,	   /* 410: list and watch again */
+	W_FAILED, /* error() printed */
+	W_GONE,	  /* 410: list and watch again */
 };
 
 struct watch {
@@ -626,8 +630,8 @@ static void watch_check(struct watch *w, json_t *obj)
 		return;
 	for (i = 0; terminal_reasons[i]; i++) {
 		if (!strcmp(c->reason.buf, terminal_reasons[i])) {
-			error("claim %s failed: %s: %s", w->name,
-			      c->reason.buf, c->message.buf);
+			error("claim %s failed: %s: %s", w->name, c->reason.buf,
+			      c->message.buf);
 			w->state = W_FAILED;
 			return;
 		}
@@ -649,8 +653,8 @@ static void watch_event(struct watch *w, const char *buf, size_t len)
 		if (rv && *rv)
 			set_str(&w->rv, rv);
 	} else if (!strcmp(type, "ERROR")) {
-		json_int_t code = json_integer_value(
-			json_object_get(obj, "code"));
+		json_int_t code =
+			json_integer_value(json_object_get(obj, "code"));
 		if (code == 410) {
 			w->state = W_GONE;
 		} else {
@@ -710,7 +714,8 @@ static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
 	if (!ret && !json_array_size(items)) {
 		if (w->seen)
 			ret = error("claim %s was deleted while waiting for "
-				    "it to be Ready", w->name);
+				    "it to be Ready",
+				    w->name);
 		else
 			ret = error("claim %s not found", w->name);
 	} else if (!ret) {
@@ -729,8 +734,7 @@ static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
 
 int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 			  const char *name, const char *rv, long timeout_ms,
-			  volatile sig_atomic_t *cancel,
-			  struct kube_ready *out)
+			  volatile sig_atomic_t *cancel, struct kube_ready *out)
 {
 	struct watch w = { 0 };
 	long deadline = ms_now() + timeout_ms;
@@ -853,10 +857,8 @@ int kube_router_pods(struct kube_client *kc, const char *ns,
 		       "kubernetes.io/service-name=sandbox-router-svc");
 	ret = kube_list(kc, p.buf, q.buf, "cannot list router endpoints",
 			&items, NULL);
-	json_array_foreach(items, i, sl)
-	{
-		json_array_foreach(json_object_get(sl, "endpoints"), j, ep)
-		{
+	json_array_foreach (items, i, sl) {
+		json_array_foreach (json_object_get(sl, "endpoints"), j, ep) {
 			json_t *cond = json_object_get(ep, "conditions");
 			json_t *rdy = json_object_get(cond, "ready");
 			json_t *addr = json_object_get(ep, "addresses");
@@ -867,11 +869,11 @@ int kube_router_pods(struct kube_client *kc, const char *ns,
 			    !json_array_size(addr))
 				continue;
 			strvec_push(names, pod);
-			strvec_push(ips, json_string_value(
-						 json_array_get(addr, 0)) ?
-						 json_string_value(json_array_get(
-							 addr, 0)) :
-						 "");
+			strvec_push(ips,
+				    json_string_value(json_array_get(addr, 0))
+					    ? json_string_value(
+						      json_array_get(addr, 0))
+					    : "");
 		}
 	}
 	json_decref(items);
@@ -889,12 +891,13 @@ int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
 	long st;
 	int ret = 0;
 
-	strbuf_add(&res, resource, slash ? (size_t)(slash - resource) :
-					   strlen(resource));
+	strbuf_add(&res, resource,
+		   slash ? (size_t)(slash - resource) : strlen(resource));
 	attrs = json_pack("{s:s, s:s, s:s}", "verb", verb, "group",
 			  group ? group : "", "resource", res.buf);
 	if (slash)
-		json_object_set_new(attrs, "subresource", json_string(slash + 1));
+		json_object_set_new(attrs, "subresource",
+				    json_string(slash + 1));
 	if (ns)
 		json_object_set_new(attrs, "namespace", json_string(ns));
 	body = json_pack("{s:s, s:s, s:{s:o}}", "apiVersion",
@@ -918,8 +921,8 @@ int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
 	return ret;
 }
 
-int kube_events_for(struct kube_client *kc, const char *ns,
-		    const char *kind, const char *name, json_t **out)
+int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
+		    const char *name, json_t **out)
 {
 	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT, f = STRBUF_INIT;
 	int ret;

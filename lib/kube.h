@@ -69,10 +69,10 @@ struct kube_claim {
 	struct strbuf name;
 	struct strbuf namespace;
 	struct strbuf resource_version;
-	struct strbuf sandbox;	    /* status.sandbox.name, "" if unset */
-	int ready;		    /* condition Ready is True */
-	struct strbuf reason;	    /* Ready condition reason */
-	struct strbuf message;	    /* Ready condition message */
+	struct strbuf sandbox;	     /* status.sandbox.name, "" if unset */
+	int ready;		     /* condition Ready is True */
+	struct strbuf reason;	     /* Ready condition reason */
+	struct strbuf message;	     /* Ready condition message */
 	struct strbuf shutdown_time; /* spec.lifecycle.shutdownTime */
 	json_t *obj;		     /* the whole object (owned) */
 };
@@ -110,8 +110,7 @@ int kube_claim_create(struct kube_client *kc,
 int kube_claim_get(struct kube_client *kc, const char *ns, const char *name,
 		   struct kube_claim *out);
 /* DELETE a claim; 404 counts as done. */
-int kube_claim_delete(struct kube_client *kc, const char *ns,
-		      const char *name);
+int kube_claim_delete(struct kube_client *kc, const char *ns, const char *name);
 /*
  * List claims matching the label selector (NULL: all) in ns (NULL:
  * kc->namespace; "*": all namespaces). *out gets a new JSON array of
@@ -123,8 +122,8 @@ int kube_claim_list(struct kube_client *kc, const char *ns,
  * Merge patch (application/merge-patch+json) of
  * spec.lifecycle.shutdownTime to shutdown (seconds since the epoch).
  */
-int kube_claim_renew(struct kube_client *kc, const char *ns,
-		     const char *name, time_t shutdown);
+int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
+		     time_t shutdown);
 
 struct kube_sandbox {
 	struct strbuf name;
@@ -134,8 +133,8 @@ struct kube_sandbox {
 void kube_sandbox_init(struct kube_sandbox *s);
 void kube_sandbox_release(struct kube_sandbox *s);
 /* GET a Sandbox. Returns 0, 1 when missing (404), -1 with error(). */
-int kube_sandbox_get(struct kube_client *kc, const char *ns,
-		     const char *name, struct kube_sandbox *out);
+int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
+		     struct kube_sandbox *out);
 
 struct kube_ready {
 	struct strbuf sandbox; /* status.sandbox.name */
@@ -180,7 +179,7 @@ int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
  * Events about an object (fieldSelector involvedObject.kind=kind,
  * involvedObject.name=name) in ns: *out gets a new JSON array.
  */
-int kube_events_for(struct kube_client *kc, const char *ns,
-		    const char *kind, const char *name, json_t **out);
+int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
+		    const char *name, json_t **out);
 
 #endif /* KUBE_H */

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "dir.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "strbuf.h"
@@ -8,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -30,8 +32,8 @@ struct answer {
 	int hang; /* after body, keep the stream open until stop */
 };
 
-typedef void (*route_fn)(const char *method, const char *uri,
-			 const char *body, struct answer *a);
+typedef void (*route_fn)(const char *method, const char *uri, const char *body,
+			 struct answer *a);
 
 static struct {
 	struct MHD_Daemon *d;
@@ -41,6 +43,7 @@ static struct {
 	struct strbuf log;   /* "METHOD uri\n" per request */
 	struct strbuf body;  /* last request body */
 	struct strbuf ctype; /* last request Content-Type */
+	struct strbuf auth;  /* last request Authorization */
 	int watches;	     /* watch requests so far */
 	volatile int stop;
 } fk;
@@ -135,9 +138,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	ct = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
-					 "Content-Type");
+	ct = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Content-Type");
 	pthread_mutex_lock(&fk.lock);
+	strbuf_reset(&fk.auth);
+	if (MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization"))
+		strbuf_addstr(&fk.auth,
+			      MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							  "Authorization"));
 	strbuf_addf(&fk.log, "%s %s\n", method, r->uri.buf);
 	strbuf_reset(&fk.body);
 	strbuf_addbuf(&fk.body, &r->body);
@@ -158,8 +165,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		resp = MHD_create_response_from_callback(
 			MHD_SIZE_UNKNOWN, 4096, hang_read, h, hang_free);
 	} else {
-		resp = MHD_create_response_from_buffer(
-			a.body.len, a.body.buf, MHD_RESPMEM_MUST_COPY);
+		resp = MHD_create_response_from_buffer(a.body.len, a.body.buf,
+						       MHD_RESPMEM_MUST_COPY);
 		strbuf_release(&a.body);
 	}
 	MHD_add_response_header(resp, "Content-Type", "application/json");
@@ -182,14 +189,13 @@ static int setup(void **state)
 	strbuf_init(&fk.log, 0);
 	strbuf_init(&fk.body, 0);
 	strbuf_init(&fk.ctype, 0);
+	strbuf_init(&fk.auth, 0);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fk.d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
-					MHD_USE_INTERNAL_POLLING_THREAD,
-				0, NULL, NULL, handler, NULL,
-				MHD_OPTION_SOCK_ADDR, &sa,
-				MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-				MHD_OPTION_END);
+	fk.d = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+		0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	if (!fk.d)
 		return -1;
 	di = MHD_get_daemon_info(fk.d, MHD_DAEMON_INFO_BIND_PORT);
@@ -210,6 +216,11 @@ static int setup(void **state)
 		fk.port);
 	fclose(f);
 	unsetenv("KUBERNETES_SERVICE_HOST");
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/cache", tmp);
+	setenv("XDG_CACHE_HOME", sb.buf, 1);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/config", tmp);
 	lo.kubeconfig = sb.buf;
 	if (kube_config_load(&cfg, &lo) < 0)
 		return -1;
@@ -222,7 +233,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct strbuf sb = STRBUF_INIT;
 
 	set_error_routine(NULL, NULL);
 	fk.stop = 1;
@@ -232,12 +242,9 @@ static int teardown(void **state)
 	strbuf_release(&fk.log);
 	strbuf_release(&fk.body);
 	strbuf_release(&fk.ctype);
+	strbuf_release(&fk.auth);
 	strbuf_release(&errs);
-	strbuf_addf(&sb, "%s/config", tmp);
-	unlink(sb.buf);
-	strbuf_release(&sb);
-	rmdir(tmp);
-	return 0;
+	return remove_tree(tmp);
 }
 
 /* Before each test: a fresh log, the given route. */
@@ -290,11 +297,10 @@ static void route_none(const char *m, const char *uri, const char *b,
 		       struct answer *a)
 {
 	a->code = 404;
-	strbuf_addstr(&a->body,
-		      "{\"kind\":\"Status\",\"status\":\"Failure\","
-		      "\"message\":\"the server could not find the "
-		      "requested resource\",\"reason\":\"NotFound\","
-		      "\"code\":404}");
+	strbuf_addstr(&a->body, "{\"kind\":\"Status\",\"status\":\"Failure\","
+				"\"message\":\"the server could not find the "
+				"requested resource\",\"reason\":\"NotFound\","
+				"\"code\":404}");
 }
 
 static void test_discovery(void **state)
@@ -346,8 +352,8 @@ static void route_create(const char *m, const char *uri, const char *b,
 static void check_time(const char *s, int nanos)
 {
 	size_t i;
-	const char *shape = nanos ? "dddd-dd-ddTdd:dd:dd.dddddddddZ" :
-				    "dddd-dd-ddTdd:dd:ddZ";
+	const char *shape = nanos ? "dddd-dd-ddTdd:dd:dd.dddddddddZ"
+				  : "dddd-dd-ddTdd:dd:ddZ";
 
 	assert_int_equal(strlen(s), strlen(shape));
 	for (i = 0; shape[i]; i++) {
@@ -384,12 +390,12 @@ static void check_claim_body(const char *version)
 	assert_string_equal(json_string_value(json_object_get(
 				    labels, "agents.x-k8s.io/created-by")),
 			    "gosbx");
-	assert_string_equal(json_string_value(
-				    json_object_get(labels, "gosbx/persistent")),
-			    "true");
-	assert_string_equal(json_string_value(
-				    json_object_get(labels, "gosbx/session")),
-			    "s-1");
+	assert_string_equal(
+		json_string_value(json_object_get(labels, "gosbx/persistent")),
+		"true");
+	assert_string_equal(
+		json_string_value(json_object_get(labels, "gosbx/session")),
+		"s-1");
 	t = json_string_value(
 		json_object_get(json_object_get(md, "annotations"),
 				"agents.x-k8s.io/client-first-requested-at"));
@@ -515,11 +521,12 @@ static void route_objects(const char *m, const char *uri, const char *b,
 	else if (strstr(uri, "/sandboxes/sb2"))
 		strbuf_addstr(&a->body, "{\"metadata\":{\"name\":\"sb2\"}}");
 	else if (strstr(uri, "/sandboxclaims/c1"))
-		strbuf_addstr(&a->body,
-			      "{\"metadata\":{\"name\":\"c1\",\"resourceVersion\""
-			      ":\"7\"},\"status\":{\"sandbox\":{\"name\":\"sb1\"}"
-			      ",\"conditions\":[{\"type\":\"Ready\",\"status\":"
-			      "\"True\",\"reason\":\"Ready\"}]}}");
+		strbuf_addstr(
+			&a->body,
+			"{\"metadata\":{\"name\":\"c1\",\"resourceVersion\""
+			":\"7\"},\"status\":{\"sandbox\":{\"name\":\"sb1\"}"
+			",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+			"\"True\",\"reason\":\"Ready\"}]}}");
 	else if (strstr(uri, "sandboxclaims"))
 		strbuf_addstr(&a->body,
 			      "{\"kind\":\"SandboxClaimList\",\"metadata\":{"
@@ -594,12 +601,11 @@ static void test_renew(void **state)
 			       "/namespaces/ns1/sandboxclaims/c1\n"));
 	b = json_loads(fk.body.buf, 0, NULL);
 	assert_non_null(b);
-	assert_string_equal(
-		json_string_value(json_object_get(
-			json_object_get(json_object_get(b, "spec"),
-					"lifecycle"),
-			"shutdownTime")),
-		"2023-11-14T22:13:20Z");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(b, "spec"),
+						    "lifecycle"),
+				    "shutdownTime")),
+			    "2023-11-14T22:13:20Z");
 	assert_int_equal(json_object_size(b), 1);
 	json_decref(b);
 }
@@ -618,8 +624,7 @@ static void test_can_i_events(void **state)
 	assert_non_null(doc);
 	assert_string_equal(json_string_value(json_object_get(doc, "kind")),
 			    "SelfSubjectAccessReview");
-	b = json_object_get(json_object_get(doc, "spec"),
-			    "resourceAttributes");
+	b = json_object_get(json_object_get(doc, "spec"), "resourceAttributes");
 	assert_string_equal(json_string_value(json_object_get(b, "resource")),
 			    "pods");
 	assert_string_equal(
@@ -627,8 +632,7 @@ static void test_can_i_events(void **state)
 		"portforward");
 	assert_null(json_object_get(b, "name"));
 	json_decref(doc);
-	assert_int_equal(kube_can_i(&kc, "delete",
-				    "extensions.agents.x-k8s.io",
+	assert_int_equal(kube_can_i(&kc, "delete", "extensions.agents.x-k8s.io",
 				    "sandboxclaims", "ns1", &allowed),
 			 0);
 	assert_int_equal(allowed, 0);
@@ -636,10 +640,10 @@ static void test_can_i_events(void **state)
 	assert_int_equal(kube_events_for(&kc, NULL, "Pod", "pod-x", &ev), 0);
 	assert_int_equal(json_array_size(ev), 1);
 	json_decref(ev);
-	assert_non_null(strstr(fk.log.buf,
-			       "GET /api/v1/namespaces/ns1/events?fieldSelector="
-			       "involvedObject.name%3Dpod-x%2CinvolvedObject."
-			       "kind%3DPod\n"));
+	assert_non_null(strstr(
+		fk.log.buf, "GET /api/v1/namespaces/ns1/events?fieldSelector="
+			    "involvedObject.name%3Dpod-x%2CinvolvedObject."
+			    "kind%3DPod\n"));
 }
 
 static void route_router(const char *m, const char *uri, const char *b,
@@ -700,11 +704,15 @@ static void route_watch(const char *m, const char *uri, const char *b,
 	}
 	switch (wait_case) {
 	case 0: /* ADDED then MODIFIED Ready */
-		strbuf_addstr(&a->body,
-			      "{\"type\":\"ADDED\",\"object\":" CLAIM_OBJ(
-				      "11", PENDING_STATUS) "}\n"
-			      "{\"type\":\"MODIFIED\",\"object\":" CLAIM_OBJ(
-				      "12", READY_STATUS) "}\n");
+		strbuf_addstr(
+			&a->body,
+			"{\"type\":\"ADDED\",\"object\":" CLAIM_OBJ(
+				"11",
+				PENDING_STATUS) "}\n"
+						"{\"type\":\"MODIFIED\","
+						"\"object\":" CLAIM_OBJ(
+							"12",
+							READY_STATUS) "}\n");
 		a->hang = 1;
 		break;
 	case 1: /* bookmark, stream ends; re-watch from the bookmark */
@@ -714,9 +722,10 @@ static void route_watch(const char *m, const char *uri, const char *b,
 				      "\"kind\":\"SandboxClaim\",\"metadata\":"
 				      "{\"resourceVersion\":\"20\"}}}\n");
 		} else if (strstr(uri, "resourceVersion=20&")) {
-			strbuf_addstr(&a->body,
-				      "{\"type\":\"MODIFIED\",\"object\":"
-				      CLAIM_OBJ("21", READY_STATUS) "}\n");
+			strbuf_addstr(
+				&a->body,
+				"{\"type\":\"MODIFIED\",\"object\":" CLAIM_OBJ(
+					"21", READY_STATUS) "}\n");
 			a->hang = 1;
 		} else {
 			a->code = 400;
@@ -730,16 +739,18 @@ static void route_watch(const char *m, const char *uri, const char *b,
 				      "\"50\"},\"items\":[" CLAIM_OBJ(
 					      "45", PENDING_STATUS) "]}");
 		} else if (strstr(uri, "resourceVersion=10&")) {
-			strbuf_addstr(&a->body,
-				      "{\"type\":\"ERROR\",\"object\":{\"kind\":"
-				      "\"Status\",\"code\":410,\"reason\":"
-				      "\"Expired\",\"message\":\"too old "
-				      "resource version\"}}\n");
+			strbuf_addstr(
+				&a->body,
+				"{\"type\":\"ERROR\",\"object\":{\"kind\":"
+				"\"Status\",\"code\":410,\"reason\":"
+				"\"Expired\",\"message\":\"too old "
+				"resource version\"}}\n");
 			a->hang = 1;
 		} else if (strstr(uri, "resourceVersion=50&")) {
-			strbuf_addstr(&a->body,
-				      "{\"type\":\"MODIFIED\",\"object\":"
-				      CLAIM_OBJ("51", READY_STATUS) "}\n");
+			strbuf_addstr(
+				&a->body,
+				"{\"type\":\"MODIFIED\",\"object\":" CLAIM_OBJ(
+					"51", READY_STATUS) "}\n");
 			a->hang = 1;
 		} else {
 			a->code = 400;
@@ -783,8 +794,8 @@ static void route_watch(const char *m, const char *uri, const char *b,
 	}
 }
 
-static int run_wait(int which, long timeout_ms,
-		    volatile sig_atomic_t *cancel, struct kube_ready *r)
+static int run_wait(int which, long timeout_ms, volatile sig_atomic_t *cancel,
+		    struct kube_ready *r)
 {
 	int ret;
 
@@ -941,6 +952,89 @@ static void test_connect_error(void **state)
 	strbuf_release(&sb);
 }
 
+/* 401 for every token but the plugin's second one. */
+static void route_auth(const char *m, const char *uri, const char *b,
+		       struct answer *a)
+{
+	if (strcmp(fk.auth.buf, "Bearer tok2")) {
+		a->code = 401;
+		strbuf_addstr(&a->body, "{\"kind\":\"Status\",\"message\":"
+					"\"Unauthorized\",\"code\":401}");
+		return;
+	}
+	route_objects(m, uri, b, a);
+}
+
+static void write_file(const char *path, const char *text, int mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static void test_exec_refresh_on_401(void **state)
+{
+	struct kube_config c2;
+	struct kube_client k2;
+	struct kube_load_opts lo = { 0 };
+	struct strbuf cf = STRBUF_INIT, plug = STRBUF_INIT, sb = STRBUF_INIT;
+	struct kube_claim c;
+
+	strbuf_addf(&plug, "%s/plugin", tmp);
+	strbuf_addf(&sb,
+		    "#!/bin/sh\n"
+		    "n=$(cat %s/count 2>/dev/null || echo 0)\n"
+		    "n=$((n + 1))\necho $n > %s/count\n"
+		    "printf '{\"apiVersion\":\"client.authentication.k8s.io/"
+		    "v1\",\"kind\":\"ExecCredential\",\"status\":"
+		    "{\"token\":\"tok%%s\"}}' $n\n",
+		    tmp, tmp);
+	write_file(plug.buf, sb.buf, 0755);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb,
+		    "apiVersion: v1\nkind: Config\n"
+		    "clusters:\n- name: c\n  cluster:\n"
+		    "    server: http://127.0.0.1:%d\n"
+		    "users:\n- name: u\n  user:\n    exec:\n"
+		    "      apiVersion: client.authentication.k8s.io/v1\n"
+		    "      command: %s\n"
+		    "      interactiveMode: Never\n"
+		    "contexts:\n- name: x\n  context:\n    cluster: c\n"
+		    "    user: u\n"
+		    "current-context: x\n",
+		    fk.port, plug.buf);
+	strbuf_addf(&cf, "%s/config3", tmp);
+	write_file(cf.buf, sb.buf, 0600);
+	lo.kubeconfig = cf.buf;
+	assert_int_equal(kube_config_load(&c2, &lo), 0);
+	assert_int_equal(kube_client_init(&k2, &c2, "ns1"), 0);
+	use(route_auth);
+	kube_claim_init(&c);
+	assert_int_equal(kube_claim_get(&k2, NULL, "c1", &c), 0);
+	assert_string_equal(c.sandbox.buf, "sb1");
+	/* one 401 with tok1, then the retry with tok2 */
+	assert_string_equal(
+		fk.log.buf,
+		"GET /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/ns1"
+		"/sandboxclaims/c1\n"
+		"GET /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/ns1"
+		"/sandboxclaims/c1\n");
+	kube_claim_release(&c);
+	kube_client_release(&k2);
+	kube_config_release(&c2);
+	unlink(cf.buf);
+	unlink(plug.buf);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/count", tmp);
+	unlink(sb.buf);
+	strbuf_release(&cf);
+	strbuf_release(&plug);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -958,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_wait_failures),
 		cmocka_unit_test(test_wait_cancel_during_watch),
 		cmocka_unit_test(test_connect_error),
+		cmocka_unit_test(test_exec_refresh_on_401),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
