@@ -87,9 +87,7 @@ static int kube_do(struct kube_client *kc, struct http_req *req,
 			return -1;
 		ret = http_request(kc->http, req, resp);
 	}
-	if (ret == -1)
-		return error("cannot reach the Kubernetes API server %s: %s",
-			     kc->server, http_client_last_error(kc->http));
+	/* on -1, http_request() printed an error naming the server */
 	return ret;
 }
 
@@ -603,6 +601,7 @@ struct watch {
 	struct strbuf rv;
 	struct kube_claim claim; /* last state seen */
 	int seen;		 /* claim seen at least once */
+	int events;		 /* events in the current stream */
 	enum watch_state state;
 	struct kube_ready *out;
 };
@@ -647,6 +646,7 @@ static void watch_event(struct watch *w, const char *buf, size_t len)
 
 	if (!type)
 		goto out;
+	w->events++;
 	if (!strcmp(type, "BOOKMARK")) {
 		rv = json_object_str(json_object_get(obj, "metadata"),
 				     "resourceVersion");
@@ -697,6 +697,19 @@ static long ms_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Sleep ms, in slices, stopping at the deadline or on *cancel. */
+static void pause_ms(long ms, long deadline, volatile sig_atomic_t *cancel)
+{
+	long end = ms_now() + ms;
+
+	if (end > deadline)
+		end = deadline;
+	while (ms_now() < end && !(cancel && *cancel)) {
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* LIST the claim by name: state and a fresh rv. */
@@ -794,11 +807,16 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		http_query_add(&q, "timeoutSeconds", ts.buf);
 		req.path = p.buf;
 		req.query = q.buf;
-		req.timeout_ms = left;
+		/*
+		 * The server ends the stream after timeoutSeconds; the
+		 * grace only bounds a server that does not.
+		 */
+		req.timeout_ms = left + 10000;
 		req.on_data = watch_data;
 		req.on_data_arg = &w;
 		req.cancel = cancel;
 		strbuf_reset(&w.line);
+		w.events = 0;
 		r = kube_do(kc, &req, &resp);
 		if (!r && resp.status == 410) {
 			w.state = W_GONE;
@@ -831,10 +849,17 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 			/* transport failure: retry a few times */
 			if (++failures >= 3)
 				break;
+			pause_ms(1000, deadline, cancel);
 			continue;
 		}
 		failures = 0;
-		/* stream ended: watch again from the last rv */
+		/*
+		 * The stream ended: watch again from the last rv, after a
+		 * pause when it brought nothing (a server that closes at
+		 * once must not be hammered).
+		 */
+		if (!w.events)
+			pause_ms(1000, deadline, cancel);
 	}
 	strbuf_release(&w.line);
 	strbuf_release(&w.rv);
