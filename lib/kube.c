@@ -361,10 +361,18 @@ int kube_claim_create(struct kube_client *kc,
 		      struct kube_claim *out)
 {
 	struct strbuf p = STRBUF_INIT;
-	json_t *body = kube_claim_body(kc, spec), *ans = NULL;
+	json_t *body, *ans = NULL;
 	long st;
 	int ret = -1;
 
+	if (!strcmp(kc->claim_version, "v1beta1") ? !spec->warm_pool
+						  : !spec->template_name)
+		return error("cannot create claim: a %s claim names a %s",
+			     kc->claim_version,
+			     !strcmp(kc->claim_version, "v1beta1")
+				     ? "warm pool"
+				     : "template");
+	body = kube_claim_body(kc, spec);
 	claims_path(&p, kc, spec->namespace, NULL);
 	st = kube_json(kc, "POST", p.buf, NULL, body, NULL, &ans);
 	if (st < 0)
@@ -700,7 +708,8 @@ static long ms_now(void)
 }
 
 /* Sleep ms, in slices, stopping at the deadline or on *cancel. */
-static void pause_ms(long ms, long deadline, volatile sig_atomic_t *cancel)
+static void pause_ms(long ms, long deadline,
+		     const volatile sig_atomic_t *cancel)
 {
 	long end = ms_now() + ms;
 

@@ -15,9 +15,18 @@
  * and v0.5.x) over lib/http.h, with credentials from lib/kubeconfig.h.
  * Contract: spec/kubernetes.md ("Objects", "From claim to a reachable
  * sandbox", "RBAC"). Every function returns 0 on success and -1 with
- * error() on failure; Kubernetes Status messages are passed through
- * ("cannot create claim: sandboxclaims... is forbidden: ..."), and
- * connection errors name the server.
+ * error() on failure (one line); Kubernetes Status messages are passed
+ * through ("cannot create claim: sandboxclaims... is forbidden: ..."),
+ * and connection errors name the server (lib/http.h's message:
+ * "cannot reach 'https://10.0.0.1:6443': ...").
+ *
+ * Credentials: an exec plugin credential within 60 s of its expiry is
+ * fetched anew before a request; a 401 answer makes the client forget
+ * the cached credential (kube_config_forget_credential()), fetch it
+ * again and retry the request once (exec plugins and token files).
+ *
+ * Threads: one client per thread (a credential refresh replaces
+ * kc->http).
  */
 
 struct kube_config;
@@ -97,8 +106,11 @@ json_t *kube_claim_body(const struct kube_client *kc,
 			const struct kube_claim_spec *spec);
 
 /*
- * POST the claim; out (initialised) gets name, namespace and
- * resourceVersion.
+ * POST the claim (kube_claim_body()); out (initialised) gets name,
+ * namespace and resourceVersion. Errors: no template_name (v1alpha1)
+ * or warm_pool (v1beta1); the server's Status message, e.g. "cannot
+ * create claim: sandboxclaims.extensions.agents.x-k8s.io is
+ * forbidden: User "x" cannot create ...".
  */
 int kube_claim_create(struct kube_client *kc,
 		      const struct kube_claim_spec *spec,

@@ -128,7 +128,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 	struct answer a = { 200, STRBUF_INIT, 0 };
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	const char *ct, *t;
+	const char *ct;
 
 	if (!r->started) {
 		r->started = 1;
@@ -161,6 +161,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 	pthread_mutex_unlock(&fk.lock);
 	if (a.hang || strstr(r->uri.buf, "watch=1")) {
 		struct hang *h = xcalloc(1, sizeof(*h));
+		const char *t;
 		h->body = a.body;
 		h->hang = a.hang;
 		t = strstr(r->uri.buf, "timeoutSeconds=");
@@ -486,6 +487,14 @@ static void test_create_forbidden(void **state)
 			    "error: cannot create claim: "
 			    "sandboxclaims.extensions.agents.x-k8s.io is "
 			    "forbidden: User \"x\" cannot create resource\n");
+
+	/* a v1alpha1 claim without a template is not sent */
+	use(route_forbidden);
+	sp.template_name = NULL;
+	assert_int_equal(kube_claim_create(&kc, &sp, &c), -1);
+	assert_string_equal(errs.buf, "error: cannot create claim: a "
+				      "v1alpha1 claim names a template\n");
+	assert_string_equal(fk.log.buf, "");
 	kube_claim_release(&c);
 }
 
