@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "crd-schema.h"
 #include "dir.h"
 #include "kube.h"
 #include "kubeconfig.h"
@@ -368,6 +369,57 @@ static void check_time(const char *s, int nanos)
 	}
 }
 
+/* The shared CRDs (spec/kubernetes.md), or NULL when absent. */
+static const char *crd_root(void)
+{
+	static const char *const dirs[] = { "../../shared/crds",
+					    "../shared/crds",
+					    "/work/shared/crds" };
+	const char *env = getenv("GOSBX_CRDS_DIR");
+	struct stat st;
+	size_t i;
+
+	if (env && !stat(env, &st))
+		return env;
+	for (i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (!stat(dirs[i], &st))
+			return dirs[i];
+	return NULL;
+}
+
+/*
+ * Validate a claim body against the SandboxClaim CRD of a release
+ * (strict: unknown fields are errors), as the API server would.
+ */
+static void check_schema(json_t *body, const char *release)
+{
+	struct crd_set set = CRD_SET_INIT;
+	struct strvec errors = STRVEC_INIT, warnings = STRVEC_INIT;
+	struct strbuf dir = STRBUF_INIT;
+	const struct crd *crd;
+	const char *root = crd_root();
+	size_t i;
+
+	if (!root) {
+		printf("# skip schema check: no shared/crds directory\n");
+		return;
+	}
+	strbuf_addf(&dir, "%s/%s", root, release);
+	assert_true(crd_set_load_dir(&set, dir.buf) > 0);
+	crd = crd_set_find(
+		&set, json_string_value(json_object_get(body, "apiVersion")),
+		"SandboxClaim");
+	assert_non_null(crd);
+	crd_validate_object(crd, body, 0, &errors, &warnings);
+	for (i = 0; i < errors.nr; i++)
+		printf("# %s: %s\n", release, errors.v[i]);
+	assert_int_equal(errors.nr, 0);
+	strvec_clear(&errors);
+	strvec_clear(&warnings);
+	strbuf_release(&dir);
+	crd_set_release(&set);
+}
+
 static void check_claim_body(const char *version)
 {
 	json_t *b = json_loads(fk.body.buf, 0, NULL);
@@ -427,6 +479,10 @@ static void check_claim_body(const char *version)
 	t = json_string_value(json_object_get(lc, "shutdownTime"));
 	assert_non_null(t);
 	check_time(t, 0);
+	/* v0.4.6 serves v1alpha1 only; v0.5.6 stores v1beta1 */
+	check_schema(b, !strcmp(version, "v1beta1") ? "v0.5.6" : "v0.4.6");
+	if (!strcmp(version, "v1alpha1"))
+		check_schema(b, "v0.5.6");
 	assert_int_equal(kube_parse_rfc3339(t, &shut), 0);
 	/* now + 600 s, whatever the clock did in between (loose) */
 	assert_true(shut > time(NULL) + 300 && shut <= time(NULL) + 600);
