@@ -1067,23 +1067,35 @@ static void write_file(const char *path, const char *text, int mode)
 	chmod(path, mode);
 }
 
-static void test_exec_refresh_on_401(void **state)
+/*
+ * A client whose user has an exec plugin counting its runs and
+ * answering the token "tok<run>", expiring in 30 s when expiring (so
+ * within the 60 s refresh margin: every request fetches anew).
+ */
+static void exec_client(int expiring, struct kube_config *c2,
+			struct kube_client *k2)
 {
-	struct kube_config c2;
-	struct kube_client k2;
 	struct kube_load_opts lo = { 0 };
 	struct strbuf cf = STRBUF_INIT, plug = STRBUF_INIT, sb = STRBUF_INIT;
-	struct kube_claim c;
 
+	strbuf_addf(&sb, "%s/count", tmp);
+	unlink(sb.buf);
+	strbuf_reset(&sb);
 	strbuf_addf(&plug, "%s/plugin", tmp);
 	strbuf_addf(&sb,
 		    "#!/bin/sh\n"
 		    "n=$(cat %s/count 2>/dev/null || echo 0)\n"
 		    "n=$((n + 1))\necho $n > %s/count\n"
-		    "printf '{\"apiVersion\":\"client.authentication.k8s.io/"
-		    "v1\",\"kind\":\"ExecCredential\",\"status\":"
-		    "{\"token\":\"tok%%s\"}}' $n\n",
+		    "exp=\n",
 		    tmp, tmp);
+	if (expiring)
+		strbuf_addstr(&sb, "exp=\",\\\"expirationTimestamp\\\":\\\"$("
+				   "date -u -d '+30 seconds' "
+				   "+%Y-%m-%dT%H:%M:%SZ)\\\"\"\n");
+	strbuf_addstr(&sb,
+		      "printf '{\"apiVersion\":\"client.authentication.k8s.io/"
+		      "v1\",\"kind\":\"ExecCredential\",\"status\":"
+		      "{\"token\":\"tok%s\"%s}}' $n \"$exp\"\n");
 	write_file(plug.buf, sb.buf, 0755);
 	strbuf_reset(&sb);
 	strbuf_addf(&sb,
@@ -1101,8 +1113,20 @@ static void test_exec_refresh_on_401(void **state)
 	strbuf_addf(&cf, "%s/config3", tmp);
 	write_file(cf.buf, sb.buf, 0600);
 	lo.kubeconfig = cf.buf;
-	assert_int_equal(kube_config_load(&c2, &lo), 0);
-	assert_int_equal(kube_client_init(&k2, &c2, "ns1"), 0);
+	assert_int_equal(kube_config_load(c2, &lo), 0);
+	assert_int_equal(kube_client_init(k2, c2, "ns1"), 0);
+	strbuf_release(&cf);
+	strbuf_release(&plug);
+	strbuf_release(&sb);
+}
+
+static void test_exec_refresh_on_401(void **state)
+{
+	struct kube_config c2;
+	struct kube_client k2;
+	struct kube_claim c;
+
+	exec_client(0, &c2, &k2);
 	use(route_auth);
 	kube_claim_init(&c);
 	assert_int_equal(kube_claim_get(&k2, NULL, "c1", &c), 0);
@@ -1114,17 +1138,30 @@ static void test_exec_refresh_on_401(void **state)
 		"/sandboxclaims/c1\n"
 		"GET /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/ns1"
 		"/sandboxclaims/c1\n");
+	assert_string_equal(fk.auth.buf, "Bearer tok2");
+	assert_string_equal(errs.buf, "");
 	kube_claim_release(&c);
 	kube_client_release(&k2);
 	kube_config_release(&c2);
-	unlink(cf.buf);
-	unlink(plug.buf);
-	strbuf_reset(&sb);
-	strbuf_addf(&sb, "%s/count", tmp);
-	unlink(sb.buf);
-	strbuf_release(&cf);
-	strbuf_release(&plug);
-	strbuf_release(&sb);
+}
+
+static void test_exec_refresh_on_expiry(void **state)
+{
+	struct kube_config c2;
+	struct kube_client k2;
+	struct kube_claim c;
+
+	exec_client(1, &c2, &k2); /* tok1 */
+	use(route_objects);
+	kube_claim_init(&c);
+	assert_int_equal(kube_claim_get(&k2, NULL, "c1", &c), 0);
+	assert_string_equal(fk.auth.buf, "Bearer tok2");
+	assert_int_equal(kube_claim_get(&k2, NULL, "c1", &c), 0);
+	assert_string_equal(fk.auth.buf, "Bearer tok3");
+	assert_string_equal(errs.buf, "");
+	kube_claim_release(&c);
+	kube_client_release(&k2);
+	kube_config_release(&c2);
 }
 
 int main(void)
@@ -1145,6 +1182,7 @@ int main(void)
 		cmocka_unit_test(test_wait_cancel_during_watch),
 		cmocka_unit_test(test_connect_error),
 		cmocka_unit_test(test_exec_refresh_on_401),
+		cmocka_unit_test(test_exec_refresh_on_expiry),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
