@@ -214,7 +214,8 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 	size_t hlen;
 	int status, ret = -1;
 
-	while (!(end = strstr(hdr.buf, "\r\n\r\n"))) {
+	/* frames may follow the header in the same read: use memmem */
+	while (!(end = memmem(hdr.buf, hdr.len, "\r\n\r\n", 4))) {
 		size_t n = 0;
 		CURLcode rc;
 
@@ -222,7 +223,7 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 			set_error(f, "port-forward: upgrade answer header too large");
 			goto out;
 		}
-		rc = curl_easy_recv(c->curl, buf, sizeof(buf) - 1, &n);
+		rc = curl_easy_recv(c->curl, buf, sizeof(buf), &n);
 		if (rc == CURLE_AGAIN) {
 			if (wait_fd(f, c->sock, POLLIN) < 0)
 				goto out;
@@ -233,11 +234,6 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 				  "the upgrade answer%s%s",
 				  rc ? ": " : "",
 				  rc ? curl_easy_strerror(rc) : "");
-			goto out;
-		}
-		buf[n] = '\0';
-		if (memchr(buf, '\0', n)) {
-			set_error(f, "port-forward: NUL in upgrade answer");
 			goto out;
 		}
 		strbuf_add(&hdr, buf, n);
@@ -557,9 +553,8 @@ static int read_local(struct fwd_conn *c, wslay_event_context_ptr ctx)
 		return errno == EINTR || errno == EAGAIN ||
 			       errno == EWOULDBLOCK ? 0 : -1;
 	if (!n) {
+		/* the close frame is queued once the data is sent */
 		c->local_eof = 1;
-		wslay_event_queue_close(ctx, WSLAY_CODE_NORMAL_CLOSURE,
-					NULL, 0);
 		return 0;
 	}
 	buf[0] = 0;
@@ -579,6 +574,7 @@ static void pump(struct fwd_conn *c)
 		.on_msg_recv_callback = ws_on_msg,
 	};
 	wslay_event_context_ptr ctx;
+	int close_queued = 0;
 
 	if (wslay_event_context_client_init(&ctx, &cb, c)) {
 		set_error(f, "port-forward: cannot create a wslay context");
@@ -612,6 +608,17 @@ static void pump(struct fwd_conn *c)
 			break;
 		if (c->ws_failed)
 			break;
+		/*
+		 * wslay sends control frames before queued data: close
+		 * only when all data went out.
+		 */
+		if (c->local_eof && !close_queued &&
+		    !wslay_event_get_queued_msg_count(ctx)) {
+			close_queued = 1;
+			wslay_event_queue_close(
+				ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+			continue;
+		}
 		if (want_local)
 			p[0].events |= POLLIN;
 		if (c->out_off < c->out.len)
