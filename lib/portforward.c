@@ -324,6 +324,17 @@ static int split_base(const char *base, struct strbuf *host,
 	return 0;
 }
 
+/* Abort a connect in progress when the forward stops. */
+static int connect_progress(void *data, curl_off_t dt, curl_off_t dn,
+			    curl_off_t ut, curl_off_t un)
+{
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return stopping(data);
+}
+
 /* Connect, TLS, upgrade. 0 or -1 with the error set. */
 static int ws_connect(struct fwd_conn *c)
 {
@@ -361,10 +372,15 @@ static int ws_connect(struct fwd_conn *c)
 	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
 			 (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, connect_progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, f);
 	if (getenv("GOSBX_HTTP_TRACE"))
 		curl_easy_setopt(c->curl, CURLOPT_VERBOSE, 1L);
 	rc = curl_easy_perform(c->curl);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		goto out; /* stopping */
 	if (rc != CURLE_OK) {
 		set_error(f, "port-forward: cannot reach '%s': %s", base,
 			  *errbuf ? errbuf : curl_easy_strerror(rc));
@@ -433,8 +449,8 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 		return -1;
 	}
 	if (rc != CURLE_OK || !n) {
-		if (rc != CURLE_OK)
-			c->ws_failed = 1;
+		/* error, or EOF without a close frame: a broken tunnel */
+		c->ws_failed = 1;
 		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
 		return -1;
 	}

@@ -34,6 +34,8 @@ enum mode {
 	M_KILL,     /* echo the first message, then drop the TCP link */
 	M_CH1,      /* prefixes, then an error text on channel 1 */
 	M_BADPORT,  /* a port prefix for another port */
+	M_HTTP,     /* an HTTP/1.1 server behind the tunnel */
+	M_HTTP1,    /* the same, but one answer per tunnel, then a drop */
 };
 
 #define PORT 8080
@@ -57,6 +59,8 @@ struct sconn {
 	enum mode mode;
 	int echoed;
 	int kill;
+	int id;              /* upgrade number */
+	struct strbuf req;   /* M_HTTP: request bytes not answered yet */
 	pthread_t th;
 };
 
@@ -119,6 +123,27 @@ static void s_on_msg(wslay_event_context_ptr ctx,
 	if (arg->opcode != WSLAY_BINARY_FRAME || arg->msg_length < 1 ||
 	    arg->msg[0] != 0)
 		return;
+	if (c->mode == M_HTTP || c->mode == M_HTTP1) {
+		struct strbuf a = STRBUF_INIT;
+		char *end;
+
+		strbuf_add(&c->req, arg->msg + 1, arg->msg_length - 1);
+		while ((end = strstr(c->req.buf, "\r\n\r\n"))) {
+			char body[32];
+
+			xsnprintf(body, sizeof(body), "tunnel %d", c->id);
+			strbuf_addf(&a, "HTTP/1.1 200 OK\r\nContent-Type: "
+				    "text/plain\r\nContent-Length: %zu\r\n"
+				    "\r\n%s", strlen(body), body);
+			strbuf_remove(&c->req, 0, end + 4 - c->req.buf);
+			if (c->mode == M_HTTP1)
+				c->kill = 1;
+		}
+		if (a.len)
+			queue(ctx, 0, a.buf, a.len);
+		strbuf_release(&a);
+		return;
+	}
 	queue(ctx, 0, arg->msg + 1, arg->msg_length - 1);
 	if (c->mode == M_KILL)
 		c->kill = 1;
@@ -186,6 +211,7 @@ static void *s_thread(void *data)
 	pthread_mutex_lock(&S.lock);
 	S.live--;
 	pthread_mutex_unlock(&S.lock);
+	strbuf_release(&c->req);
 	free(c);
 	return NULL;
 }
@@ -205,6 +231,8 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls,
 	c->urh = urh;
 	pthread_mutex_lock(&S.lock);
 	c->mode = S.mode;
+	c->id = S.upgrades;
+	strbuf_init(&c->req, 0);
 	S.live++;
 	pthread_mutex_unlock(&S.lock);
 	pthread_create(&c->th, NULL, s_thread, c);
@@ -696,6 +724,59 @@ static void test_stop_open(void **state)
 	}
 }
 
+static void get(struct http_client *h, const char *want)
+{
+	struct http_resp r = HTTP_RESP_INIT;
+	struct http_req q = { .path = "/x" };
+
+	assert_int_equal(http_request(h, &q, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body.buf, want);
+	http_resp_release(&r);
+}
+
+static void test_http_client(void **state)
+{
+	struct http_client_opts ho = { 0 };
+	struct http_client *h;
+	struct fx x;
+
+	(void)state;
+	set_mode(M_HTTP);
+	fx_start(&x, 0);
+	ho.unix_socket = kube_forward_address(x.f);
+	h = http_client_new("http://localhost", &ho);
+	assert_non_null(h);
+	/* keep-alive: both requests over one tunnel */
+	get(h, "tunnel 1");
+	get(h, "tunnel 1");
+	assert_int_equal(upgrades(), 1);
+	http_client_free(h);
+	fx_stop(&x);
+}
+
+static void test_http_client_reconnect(void **state)
+{
+	struct http_client *h;
+	struct fx x;
+
+	(void)state;
+	set_mode(M_HTTP1);
+	fx_start(&x, 1);
+	h = http_client_new(kube_forward_address(x.f), NULL);
+	assert_non_null(h);
+	/*
+	 * Each tunnel dies after one answer: libcurl notices the closed
+	 * keep-alive connection and the next request gets a new tunnel.
+	 */
+	get(h, "tunnel 1");
+	get(h, "tunnel 2");
+	get(h, "tunnel 3");
+	assert_int_equal(upgrades(), 3);
+	http_client_free(h);
+	fx_stop(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -715,6 +796,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_open, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_http_client, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_http_client_reconnect,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
