@@ -61,7 +61,6 @@ struct sconn {
 	int kill;
 	int id;              /* upgrade number */
 	struct strbuf req;   /* M_HTTP: request bytes not answered yet */
-	pthread_t th;
 };
 
 static ssize_t s_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
@@ -221,6 +220,7 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls,
 		       struct MHD_UpgradeResponseHandle *urh)
 {
 	struct sconn *c = calloc(1, sizeof(*c));
+	pthread_t th;
 
 	(void)cls;
 	(void)conn;
@@ -235,8 +235,9 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls,
 	strbuf_init(&c->req, 0);
 	S.live++;
 	pthread_mutex_unlock(&S.lock);
-	pthread_create(&c->th, NULL, s_thread, c);
-	pthread_detach(c->th);
+	/* c may be freed by the thread at once: use a local handle */
+	if (!pthread_create(&th, NULL, s_thread, c))
+		pthread_detach(th);
 }
 
 static void accept_key(const char *key, char *out, size_t outlen)
