@@ -27,17 +27,17 @@
 struct fwd_conn {
 	struct kube_forward *f;
 	pthread_t thread;
-	int fd;        /* local connection */
-	int done;      /* thread finished (under f->lock) */
+	int fd;	  /* local connection */
+	int done; /* thread finished (under f->lock) */
 	struct fwd_conn *next;
 
 	CURL *curl;
-	int sock;      /* curl's socket */
-	struct strbuf pre;  /* bytes read after the 101 header */
+	int sock;	   /* curl's socket */
+	struct strbuf pre; /* bytes read after the 101 header */
 	size_t pre_off;
-	struct strbuf out;  /* channel 0 data waiting for the local fd */
+	struct strbuf out; /* channel 0 data waiting for the local fd */
 	size_t out_off;
-	int seen_port[2];   /* port prefix seen on channel 0 / 1 */
+	int seen_port[2]; /* port prefix seen on channel 0 / 1 */
 	int ws_failed;
 	int local_eof;
 };
@@ -47,7 +47,7 @@ struct kube_forward {
 	char *ns, *pod, *token;
 	int lfd;
 	int stop_pipe[2];
-	char *dir;     /* private dir of the unix socket, or NULL */
+	char *dir; /* private dir of the unix socket, or NULL */
 	char *addr;
 	pthread_t accept_thread;
 	pthread_mutex_t lock;
@@ -190,8 +190,8 @@ static int send_all(struct fwd_conn *c, const char *buf, size_t len)
 static void status_message(const char *body, size_t len, struct strbuf *out)
 {
 	json_t *j = json_loadb(body, len, 0, NULL);
-	const char *msg = j ? json_string_value(json_object_get(j, "message"))
-			    : NULL;
+	const char *msg =
+		j ? json_string_value(json_object_get(j, "message")) : NULL;
 
 	if (msg)
 		strbuf_addstr(out, msg);
@@ -220,7 +220,8 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 		CURLcode rc;
 
 		if (hdr.len > MAX_HDR) {
-			set_error(f, "port-forward: upgrade answer header too large");
+			set_error(f, "port-forward: upgrade answer header too "
+				     "large");
 			goto out;
 		}
 		rc = curl_easy_recv(c->curl, buf, sizeof(buf), &n);
@@ -230,7 +231,8 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 			continue;
 		}
 		if (rc != CURLE_OK || !n) {
-			set_error(f, "port-forward: connection closed before "
+			set_error(f,
+				  "port-forward: connection closed before "
 				  "the upgrade answer%s%s",
 				  rc ? ": " : "",
 				  rc ? curl_easy_strerror(rc) : "");
@@ -259,8 +261,8 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 			want_len = MAX_HDR;
 		while (hdr.len - hlen < want_len) {
 			size_t n = 0;
-			CURLcode rc = curl_easy_recv(c->curl, buf, sizeof(buf),
-						     &n);
+			CURLcode rc =
+				curl_easy_recv(c->curl, buf, sizeof(buf), &n);
 
 			if (rc == CURLE_AGAIN) {
 				if (wait_fd(f, c->sock, POLLIN) < 0)
@@ -272,8 +274,10 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 			strbuf_add(&hdr, buf, n);
 		}
 		status_message(hdr.buf + hlen, hdr.len - hlen, &msg);
-		set_error(f, "port-forward to pod '%s/%s' port %u refused: "
-			  "HTTP %d: %s", f->ns, f->pod, f->o.port, status,
+		set_error(f,
+			  "port-forward to pod '%s/%s' port %u refused: "
+			  "HTTP %d: %s",
+			  f->ns, f->pod, f->o.port, status,
 			  msg.len ? msg.buf : "(no message)");
 		strbuf_release(&msg);
 		goto out;
@@ -293,8 +297,10 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 		goto out;
 	}
 	if (!proto || strcmp(proto, WS_PROTO)) {
-		set_error(f, "port-forward: server chose subprotocol '%s', "
-			  "not '" WS_PROTO "'", proto ? proto : "(none)");
+		set_error(f,
+			  "port-forward: server chose subprotocol '%s', "
+			  "not '" WS_PROTO "'",
+			  proto ? proto : "(none)");
 		goto out;
 	}
 	strbuf_add(&c->pre, hdr.buf + hlen, hdr.len - hlen);
@@ -353,13 +359,16 @@ static int ws_connect(struct fwd_conn *c)
 		set_error(f, "port-forward: bad API server URL '%s'", base);
 		goto out;
 	}
-	strbuf_addf(&url, "/api/v1/namespaces/%s/pods/%s/portforward"
-		    "?ports=%u", f->ns, f->pod, f->o.port);
+	strbuf_addf(&url,
+		    "/api/v1/namespaces/%s/pods/%s/portforward"
+		    "?ports=%u",
+		    f->ns, f->pod, f->o.port);
 	strbuf_addbuf(&path, &url);
 	strbuf_reset(&url);
 	strbuf_addstr(&url, base);
-	strbuf_addstr(&url, path.buf + (path.len - strlen(
-		      strstr(path.buf, "/api/v1/namespaces/"))));
+	strbuf_addstr(&url, path.buf + (path.len -
+					strlen(strstr(path.buf,
+						      "/api/v1/namespaces/"))));
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		set_error(f, "port-forward: cannot create a curl handle");
@@ -386,8 +395,8 @@ static int ws_connect(struct fwd_conn *c)
 			  *errbuf ? errbuf : curl_easy_strerror(rc));
 		goto out;
 	}
-	if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &s) !=
-		    CURLE_OK || s == CURL_SOCKET_BAD) {
+	if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK ||
+	    s == CURL_SOCKET_BAD) {
 		set_error(f, "port-forward: no socket from libcurl");
 		goto out;
 	}
@@ -398,7 +407,8 @@ static int ws_connect(struct fwd_conn *c)
 		goto out;
 	}
 	b64(raw, sizeof(raw), &key);
-	strbuf_addf(&req, "GET %s HTTP/1.1\r\n"
+	strbuf_addf(&req,
+		    "GET %s HTTP/1.1\r\n"
 		    "Host: %s\r\n"
 		    "Connection: Upgrade\r\n"
 		    "Upgrade: websocket\r\n"
@@ -487,8 +497,7 @@ static int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 }
 
 static void ws_on_msg(wslay_event_context_ptr ctx,
-		      const struct wslay_event_on_msg_recv_arg *arg,
-		      void *data)
+		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
 {
 	struct fwd_conn *c = data;
 	struct kube_forward *f = c->f;
@@ -507,14 +516,18 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		unsigned port;
 
 		if (len < 2) {
-			set_error(f, "port-forward: short port prefix on "
-				  "channel %d", ch);
+			set_error(f,
+				  "port-forward: short port prefix on "
+				  "channel %d",
+				  ch);
 			goto fail;
 		}
 		port = p[0] | p[1] << 8;
 		if (port != f->o.port) {
-			set_error(f, "port-forward: channel %d is for port %u, "
-				  "not %u", ch, port, f->o.port);
+			set_error(f,
+				  "port-forward: channel %d is for port %u, "
+				  "not %u",
+				  ch, port, f->o.port);
 			goto fail;
 		}
 		c->seen_port[ch] = 1;
@@ -527,8 +540,8 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		strbuf_add(&c->out, p, len);
 		return;
 	}
-	set_error(f, "port-forward to pod '%s/%s' port %u: %.*s", f->ns,
-		  f->pod, f->o.port, (int)(len > 4096 ? 4096 : len), p);
+	set_error(f, "port-forward to pod '%s/%s' port %u: %.*s", f->ns, f->pod,
+		  f->o.port, (int)(len > 4096 ? 4096 : len), p);
 fail:
 	c->ws_failed = 1;
 	wslay_event_shutdown_read(ctx);
@@ -566,8 +579,9 @@ static int read_local(struct fwd_conn *c, wslay_event_context_ptr ctx)
 
 	n = recv(c->fd, buf + 1, sizeof(buf) - 1, MSG_DONTWAIT);
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ||
-			       errno == EWOULDBLOCK ? 0 : -1;
+		return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK
+			       ? 0
+			       : -1;
 	if (!n) {
 		/* the close frame is queued once the data is sent */
 		c->local_eof = 1;
@@ -611,8 +625,7 @@ static void pump(struct fwd_conn *c)
 
 		if (flush_local(c) < 0)
 			break; /* local peer gone */
-		if (!wslay_event_want_read(ctx) &&
-		    !wslay_event_want_write(ctx))
+		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
 			break;
 		/* TLS may hold decrypted bytes: always try a read */
 		if (rd_ok && wslay_event_want_read(ctx) &&
@@ -631,8 +644,8 @@ static void pump(struct fwd_conn *c)
 		if (c->local_eof && !close_queued &&
 		    !wslay_event_get_queued_msg_count(ctx)) {
 			close_queued = 1;
-			wslay_event_queue_close(
-				ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+			wslay_event_queue_close(ctx, WSLAY_CODE_NORMAL_CLOSURE,
+						NULL, 0);
 			continue;
 		}
 		if (want_local)
@@ -644,8 +657,7 @@ static void pump(struct fwd_conn *c)
 			p[1].events |= POLLIN;
 		if (wslay_event_want_write(ctx))
 			p[1].events |= POLLOUT;
-		if (!wslay_event_want_read(ctx) &&
-		    !wslay_event_want_write(ctx))
+		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
 			break;
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
@@ -662,8 +674,8 @@ static void pump(struct fwd_conn *c)
 	}
 	/* give the peer what was received before the tunnel ended */
 	while (c->out_off < c->out.len && !stopping(f)) {
-		if (flush_local(c) < 0 || (c->out_off < c->out.len &&
-		    wait_fd(f, c->fd, POLLOUT) < 0))
+		if (flush_local(c) < 0 ||
+		    (c->out_off < c->out.len && wait_fd(f, c->fd, POLLOUT) < 0))
 			break;
 	}
 	if (c->ws_failed && !c->local_eof) {
@@ -781,7 +793,8 @@ static int listen_local(struct kube_forward *f)
 		    listen(f->lfd, 64) < 0 ||
 		    getsockname(f->lfd, (void *)&a, &alen) < 0)
 			return error("port-forward: cannot listen on "
-				     "127.0.0.1: %s", strerror(errno));
+				     "127.0.0.1: %s",
+				     strerror(errno));
 		strbuf_addf(&sb, "http://127.0.0.1:%u", ntohs(a.sin_port));
 	} else {
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -804,8 +817,8 @@ static int listen_local(struct kube_forward *f)
 		f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (f->lfd < 0 || bind(f->lfd, (void *)&a, sizeof(a)) < 0 ||
 		    listen(f->lfd, 64) < 0) {
-			error("port-forward: cannot listen on '%s': %s",
-			      sb.buf, strerror(errno));
+			error("port-forward: cannot listen on '%s': %s", sb.buf,
+			      strerror(errno));
 			strbuf_release(&sb);
 			return -1;
 		}

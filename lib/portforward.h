@@ -44,7 +44,7 @@ struct kube_forward_opts {
 	const char *bearer_token;
 	const char *namespace; /* pod namespace */
 	const char *pod;       /* pod name */
-	unsigned port;         /* pod port, 1..65535 */
+	unsigned port;	       /* pod port, 1..65535 */
 	/*
 	 * 0: listen on a unix socket in a private (0700) directory made
 	 * under $TMPDIR (or /tmp); 1: listen on 127.0.0.1, a free port.
