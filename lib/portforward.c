@@ -659,6 +659,9 @@ static void pump(struct fwd_conn *c)
 			p[1].events |= POLLOUT;
 		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
 			break;
+		/* POLLHUP comes without asking: skip an idle local fd */
+		if (!p[0].events)
+			p[0].fd = -1;
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;

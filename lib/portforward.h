@@ -17,6 +17,12 @@
  * state machine linear and independent: a broken tunnel only ends its
  * own local connection.
  *
+ * Close: v4.channel.k8s.io has no half-close, so an EOF from the local
+ * peer sends what it wrote, then closes the WebSocket (close frame,
+ * code 1000); what the pod sent until the server's close frame is still
+ * delivered, then the local connection is closed. A WebSocket close or
+ * error closes the local connection after its pending bytes.
+ *
  * Recovery: when a WebSocket dies, its local connection is closed. The
  * next accepted connection opens a new WebSocket, so a client must
  * retry a request on a fresh connection when its old one was closed;
