@@ -44,7 +44,7 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline
+PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline libcrypto
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
