@@ -43,11 +43,41 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 {
 	o->backend = ctx->backend;
 	o->url = ctx->url;
+	o->kubeconfig = ctx->kubeconfig;
+	o->context = ctx->context;
+	o->namespace = ctx->namespace;
+	o->template = ctx->template;
+	o->warm_pool = ctx->warm_pool;
+	o->api_version = ctx->api_version;
+	o->gateway = ctx->gateway;
+	o->api_url = ctx->api_url;
+	o->router_token = ctx->router_token;
+}
+
+/* The router token: --router-token-file, else $GOSBX_ROUTER_TOKEN. */
+static int read_router_token(const char *path, struct strbuf *out)
+{
+	const char *env = getenv("GOSBX_ROUTER_TOKEN");
+
+	if (!path) {
+		if (env && *env)
+			strbuf_addstr(out, env);
+		return 0;
+	}
+	if (strbuf_read_file(out, path, 0) < 0)
+		return error_errno("cannot read router token file '%s'", path);
+	strbuf_trim(out);
+	if (!out->len)
+		return error("router token file '%s' is empty", path);
+	if (strchr(out->buf, '\n'))
+		return error("router token file '%s' holds more than one line",
+			     path);
+	return 0;
 }
 
 static const char *const gosbx_usage[] = {
 	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v] "
-	"<command> [<args>]",
+	"[<kube options>] <command> [<args>]",
 	NULL,
 };
 
@@ -94,6 +124,8 @@ static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 int main(int argc, const char **argv)
 {
 	struct gosbx_ctx ctx = { 0 };
+	static struct strbuf router_token = STRBUF_INIT;
+	const char *router_token_file = NULL;
 	int show_version = 0;
 	struct option opts[] = {
 		OPT_BOOL(0, "version", &show_version, "print the version"),
@@ -104,6 +136,33 @@ int main(int argc, const char **argv)
 			       "runtime base URL for the url backend",
 			       "GOSBX_URL"),
 		OPT_BOOL('v', "verbose", &ctx.verbose, "say more"),
+		OPT_GROUP("kube backend"),
+		OPT_STRING(0, "kubeconfig", &ctx.kubeconfig, "<path>",
+			   "kubeconfig file (default $KUBECONFIG, "
+			   "~/.kube/config, in-cluster)"),
+		OPT_STRING(0, "context", &ctx.context, "<name>",
+			   "kubeconfig context (default current-context)"),
+		OPT_STRING_ENV(0, "namespace", &ctx.namespace, "<ns>",
+			       "namespace of the claims (default the "
+			       "context's, else default)",
+			       "GOSBX_NAMESPACE"),
+		OPT_STRING(0, "template", &ctx.template, "<name>",
+			   "SandboxTemplate (default go-runtime-template)"),
+		OPT_STRING(0, "warm-pool", &ctx.warm_pool, "<name>",
+			   "warm pool of v1beta1 claims (default: the "
+			   "template's name)"),
+		OPT_STRING(0, "api-version", &ctx.api_version, "<v>",
+			   "claim API version: v1alpha1 or v1beta1 (default "
+			   "newest served)"),
+		OPT_STRING(0, "gateway", &ctx.gateway, "<addr>",
+			   "reach the sandbox-router at http://<addr> "
+			   "(default: port-forward)"),
+		OPT_STRING(0, "api-url", &ctx.api_url, "<url>",
+			   "reach the sandbox-router at this URL"),
+		OPT_STRING(0, "router-token-file", &router_token_file,
+			   "<path>",
+			   "bearer token for the router (else "
+			   "$GOSBX_ROUTER_TOKEN)"),
 		OPT_END(),
 	};
 	struct cmd_struct *c;
@@ -120,6 +179,17 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (!ctx.backend)
 		ctx.backend = "local";
+	if (ctx.api_version && strcmp(ctx.api_version, "v1alpha1") &&
+	    strcmp(ctx.api_version, "v1beta1")) {
+		error("option '--api-version' expects v1alpha1 or v1beta1, "
+		      "not '%s'",
+		      ctx.api_version);
+		return 129;
+	}
+	if (read_router_token(router_token_file, &router_token) < 0)
+		return 128;
+	if (router_token.len)
+		ctx.router_token = router_token.buf;
 	if (show_version) {
 		printf("gosbx version %s\n", GOSBX_VERSION);
 		return 0;

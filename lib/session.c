@@ -48,10 +48,8 @@ const struct backend_ops *backend_find(const char *name)
 		return &backend_local;
 	if (!strcmp(name, "url"))
 		return &backend_url;
-	if (!strcmp(name, "kube")) {
-		error("the kube backend is not available in this build yet");
-		return NULL;
-	}
+	if (!strcmp(name, "kube"))
+		return &backend_kube;
 	error("unknown backend '%s' (expected local, kube or url)", name);
 	return NULL;
 }

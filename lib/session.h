@@ -15,7 +15,7 @@
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
  * machine, lib/backend-local.c), "url" (any runtime server at a base
- * URL, lib/backend-url.c), "kube" (agent-sandbox, later). Above the
+ * URL, lib/backend-url.c), "kube" (agent-sandbox, lib/backend-kube.c). Above the
  * backend everything talks to the runtime server (spec/runtime-api.md)
  * and uses its extensions when GET / lists them.
  *
@@ -45,9 +45,26 @@ struct session_opts {
 	int keep;		/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	/* default "default" */
+	const char *namespace;	/* NULL: the kubeconfig context's, else
+				 * "default" */
 	const char *template;	/* default "go-runtime-template" */
 	int64_t open_timeout_ms;	/* 0: 5 min */
+	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
+				 * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	/* --context; NULL: current-context */
+	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
+					 * served (discovery) */
+	/*
+	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
+	 * pool named like the template. Unused by v1alpha1 claims.
+	 */
+	const char *warm_pool;
+	const char *gateway;	/* reach the router at http://<addr> */
+	const char *api_url;	/* reach the router at this URL */
+	/* NULL: a native port-forward to a ready router pod */
+	const char *router_token;	/* Authorization: Bearer to the router */
+	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
+	volatile sig_atomic_t *cancel;
 
 	/* a label that says who opened it, e.g. "mcp" or "exec" */
 	const char *purpose;
@@ -256,6 +273,7 @@ struct backend_ops {
 
 extern const struct backend_ops backend_local;
 extern const struct backend_ops backend_url;
+extern const struct backend_ops backend_kube;
 
 /* The backend named name, or NULL with error(). */
 const struct backend_ops *backend_find(const char *name);
