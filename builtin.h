@@ -36,6 +36,7 @@ struct gosbx_ctx {
 	const char *api_url;	/* --api-url */
 	/* from --router-token-file, else $GOSBX_ROUTER_TOKEN */
 	const char *router_token;
+	int64_t open_timeout_ms;	/* --open-timeout; 0: the default */
 };
 
 /*

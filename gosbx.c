@@ -52,6 +52,8 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 	o->gateway = ctx->gateway;
 	o->api_url = ctx->api_url;
 	o->router_token = ctx->router_token;
+	if (ctx->open_timeout_ms > 0)
+		o->open_timeout_ms = ctx->open_timeout_ms;
 }
 
 /* The router token: --router-token-file, else $GOSBX_ROUTER_TOKEN. */
@@ -159,6 +161,10 @@ int main(int argc, const char **argv)
 			   "(default: port-forward)"),
 		OPT_STRING(0, "api-url", &ctx.api_url, "<url>",
 			   "reach the sandbox-router at this URL"),
+		OPT_DURATION_ENV(0, "open-timeout", &ctx.open_timeout_ms,
+				 "longest wait for a new claim to be Ready "
+				 "(default 5m)",
+				 "GOSBX_OPEN_TIMEOUT"),
 		OPT_STRING(0, "router-token-file", &router_token_file,
 			   "<path>",
 			   "bearer token for the router (else "
@@ -168,6 +174,7 @@ int main(int argc, const char **argv)
 	struct cmd_struct *c;
 
 	progname = "gosbx";
+	ctx.open_timeout_ms = -1;
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		list_commands(stdout, opts);
@@ -186,6 +193,12 @@ int main(int argc, const char **argv)
 		      ctx.api_version);
 		return 129;
 	}
+	if (!ctx.open_timeout_ms) {
+		error("option '--open-timeout' expects a duration above zero");
+		return 129;
+	}
+	if (ctx.open_timeout_ms < 0)
+		ctx.open_timeout_ms = 0; /* not given */
 	if (read_router_token(router_token_file, &router_token) < 0)
 		return 128;
 	if (router_token.len)
