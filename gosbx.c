@@ -152,7 +152,7 @@ int main(int argc, const char **argv)
 			   "SandboxTemplate (default go-runtime-template)"),
 		OPT_STRING(0, "warm-pool", &ctx.warm_pool, "<name>",
 			   "warm pool of v1beta1 claims (default: the "
-			   "template's name)"),
+			   "template's pool)"),
 		OPT_STRING(0, "api-version", &ctx.api_version, "<v>",
 			   "claim API version: v1alpha1 or v1beta1 (default "
 			   "newest served)"),

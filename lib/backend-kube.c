@@ -85,6 +85,10 @@ static void kb_free(struct kube_backend *kb)
 	free(kb);
 }
 
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+}
+
 /* "/apis/extensions.agents.x-k8s.io/<v>/namespaces/<ns>/sandboxclaims" */
 static void claims_path(struct strbuf *p, struct kube_backend *kb)
 {
@@ -109,6 +113,57 @@ static void label_value(struct strbuf *out, const char *s)
 }
 
 /*
+ * v1beta1 claims name a warm pool: opts->warm_pool, else the first
+ * pool (by name) in the namespace whose sandboxTemplateRef is the
+ * template, else a pool named like the template (the controller then
+ * answers WarmPoolNotFound, which names it). Appended to out.
+ */
+static void choose_warm_pool(struct kube_backend *kb, const char *template,
+			     const struct session_opts *opts,
+			     struct strbuf *out)
+{
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct strbuf p = STRBUF_INIT;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	json_t *list = NULL, *it;
+	const char *best = NULL;
+	size_t i;
+
+	if (opts->warm_pool && *opts->warm_pool) {
+		strbuf_addstr(out, opts->warm_pool);
+		return;
+	}
+	strbuf_addf(&p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
+		    kb->kc.claim_version);
+	http_pct_encode_path(&p, kb->ns);
+	strbuf_addstr(&p, "/sandboxwarmpools");
+	req.path = p.buf;
+	req.headers = hdrs;
+	req.timeout_ms = 60000;
+	/* no pool list (RBAC, an old server): fall back quietly */
+	if (http_request(kb->kc.http, &req, &resp) == 0 &&
+	    resp.status == 200 &&
+	    (list = json_loadb(resp.body.buf, resp.body.len, 0, NULL))) {
+		json_array_foreach (json_object_get(list, "items"), i, it) {
+			const char *t = json_object_str(
+				json_object_get(json_object_get(it, "spec"),
+						"sandboxTemplateRef"),
+				"name");
+			const char *n = json_object_str(
+				json_object_get(it, "metadata"), "name");
+			if (t && n && !strcmp(t, template) &&
+			    (!best || strcmp(n, best) < 0))
+				best = n;
+		}
+	}
+	strbuf_addstr(out, best ? best : template);
+	json_decref(list);
+	http_resp_release(&resp);
+	strbuf_release(&p);
+}
+
+/*
  * POST the claim: kube_claim_body() plus the TTL annotation and, with
  * opts->name, a fixed name instead of generateName. name and rv get
  * what the server answered.
@@ -120,7 +175,7 @@ static int create_claim(struct kube_backend *kb,
 	struct kube_claim_spec spec = { 0 };
 	struct strbuf session = STRBUF_INIT, p = STRBUF_INIT;
 	struct strbuf ttl = STRBUF_INIT, msg = STRBUF_INIT;
-	struct strbuf text = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT, pool = STRBUF_INIT;
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	static const char *const hdrs[] = { "Accept: application/json", NULL };
@@ -130,8 +185,10 @@ static int create_claim(struct kube_backend *kb,
 
 	spec.template_name = opts->template ? opts->template
 					     : DEFAULT_TEMPLATE;
-	spec.warm_pool = opts->warm_pool ? opts->warm_pool
-					 : spec.template_name;
+	if (beta) {
+		choose_warm_pool(kb, spec.template_name, opts, &pool);
+		spec.warm_pool = pool.buf;
+	}
 	spec.persistent = opts->keep;
 	strbuf_addf(&session, "%s-%ld",
 		    opts->purpose ? opts->purpose : "gosbx", (long)getpid());
@@ -190,6 +247,7 @@ out:
 	strbuf_release(&ttl);
 	strbuf_release(&msg);
 	strbuf_release(&text);
+	strbuf_release(&pool);
 	return ret;
 }
 
@@ -369,10 +427,6 @@ static uint64_t now_ms(void)
 }
 
 static void kube_touch(struct session *s);
-
-static void quiet_report(const char *prefix, const char *msg, void *data)
-{
-}
 
 /*
  * While the claim is held, renew its shutdownTime every TTL/4 even

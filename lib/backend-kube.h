@@ -9,8 +9,9 @@
  * (opts->kubeconfig, opts->context), discover the served API version
  * (or opts->api_version), create a SandboxClaim: v1alpha1 names the
  * template (opts->template, default go-runtime-template), v1beta1 the
- * warm pool (opts->warm_pool, default: the pool named like the
- * template); labels agents.x-k8s.io/created-by=gosbx,
+ * warm pool (opts->warm_pool; default: the pool of the namespace whose
+ * sandboxTemplateRef is the template, the first by name, else a pool
+ * named like the template); labels agents.x-k8s.io/created-by=gosbx,
  * gosbx/persistent=<opts->keep>, gosbx/session=<purpose>-<pid>;
  * annotations agents.x-k8s.io/client-first-requested-at and
  * gosbx/ttl-seconds; spec.lifecycle shutdownTime now + opts->ttl_ms

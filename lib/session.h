@@ -56,7 +56,8 @@ struct session_opts {
 					 * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
-	 * pool named like the template. Unused by v1alpha1 claims.
+	 * namespace's pool of the template (lib/backend-kube.h). Unused
+	 * by v1alpha1 claims.
 	 */
 	const char *warm_pool;
 	const char *gateway;	/* reach the router at http://<addr> */

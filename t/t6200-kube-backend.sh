@@ -39,6 +39,7 @@ test_must_be_empty_() {
 	}
 }
 
+test_atexit "kube_stop kube"
 test_expect_success 'setup: fake-kube v0.4.6 with a template' '
 	kube_start -- --template=go-runtime-template
 '
