@@ -37,6 +37,7 @@ struct gosbx_ctx {
 	/* from --router-token-file, else $GOSBX_ROUTER_TOKEN */
 	const char *router_token;
 	int64_t open_timeout_ms;	/* --open-timeout; 0: the default */
+	const char *router_token_file;	/* --router-token-file, or NULL */
 };
 
 /*
@@ -45,6 +46,16 @@ struct gosbx_ctx {
  */
 struct session_opts;
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
+
+/*
+ * Append to argv the global options of ctx that were given (backend,
+ * url, -v, and the kube options), for a command that runs another gosbx
+ * (e.g. `gosbx smoke` starting `gosbx mcp`). The router token itself is
+ * never put on a command line: --router-token-file is passed on, and
+ * $GOSBX_ROUTER_TOKEN reaches the child through the environment.
+ */
+struct strvec;
+void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);

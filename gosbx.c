@@ -7,6 +7,7 @@
 #include "parse-options.h"
 #include "session.h"
 #include "strbuf.h"
+#include "strvec.h"
 #include "usage.h"
 
 #include <signal.h>
@@ -54,6 +55,38 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 	o->router_token = ctx->router_token;
 	if (ctx->open_timeout_ms > 0)
 		o->open_timeout_ms = ctx->open_timeout_ms;
+}
+
+void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
+{
+	if (ctx->backend)
+		strvec_pushf(argv, "--backend=%s", ctx->backend);
+	if (ctx->url)
+		strvec_pushf(argv, "--url=%s", ctx->url);
+	if (ctx->verbose)
+		strvec_push(argv, "-v");
+	if (ctx->kubeconfig)
+		strvec_pushf(argv, "--kubeconfig=%s", ctx->kubeconfig);
+	if (ctx->context)
+		strvec_pushf(argv, "--context=%s", ctx->context);
+	if (ctx->namespace)
+		strvec_pushf(argv, "--namespace=%s", ctx->namespace);
+	if (ctx->template)
+		strvec_pushf(argv, "--template=%s", ctx->template);
+	if (ctx->warm_pool)
+		strvec_pushf(argv, "--warm-pool=%s", ctx->warm_pool);
+	if (ctx->api_version)
+		strvec_pushf(argv, "--api-version=%s", ctx->api_version);
+	if (ctx->gateway)
+		strvec_pushf(argv, "--gateway=%s", ctx->gateway);
+	if (ctx->api_url)
+		strvec_pushf(argv, "--api-url=%s", ctx->api_url);
+	if (ctx->open_timeout_ms > 0)
+		strvec_pushf(argv, "--open-timeout=%" PRId64 "ms",
+			     ctx->open_timeout_ms);
+	if (ctx->router_token_file)
+		strvec_pushf(argv, "--router-token-file=%s",
+			     ctx->router_token_file);
 }
 
 /* The router token: --router-token-file, else $GOSBX_ROUTER_TOKEN. */
@@ -203,6 +236,7 @@ int main(int argc, const char **argv)
 		return 128;
 	if (router_token.len)
 		ctx.router_token = router_token.buf;
+	ctx.router_token_file = router_token_file;
 	if (show_version) {
 		printf("gosbx version %s\n", GOSBX_VERSION);
 		return 0;
