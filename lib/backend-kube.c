@@ -638,3 +638,37 @@ const char *kube_backend_namespace(const struct session *s)
 
 	return kb ? kb->ns : NULL;
 }
+
+int kube_backend_delete(const struct session_opts *opts, const char *name)
+{
+	struct kube_config cfg;
+	struct kube_client kc;
+	struct kube_load_opts lo = { 0 };
+	struct kube_claim c;
+	int r, ret = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	if (kube_config_load(&cfg, &lo) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	if (kube_client_init(&kc, &cfg, opts->namespace) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	kube_claim_init(&c);
+	if (kube_discover(&kc, opts->api_version) < 0)
+		goto out;
+	r = kube_claim_get(&kc, NULL, name, &c);
+	if (r > 0)
+		error("no claim '%s' in namespace '%s'", name, kc.namespace);
+	else if (!r)
+		ret = kube_claim_delete(&kc, NULL, name);
+out:
+	kube_claim_release(&c);
+	kube_client_release(&kc);
+	kube_config_release(&cfg);
+	return ret;
+}

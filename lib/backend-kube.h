@@ -44,4 +44,14 @@ const char *kube_backend_sandbox(const struct session *s);
 /* The namespace of an open kube session's claim, or NULL. */
 const char *kube_backend_namespace(const struct session *s);
 
+struct session_opts;
+/*
+ * Delete the claim name without connecting to its sandbox (for `gosbx
+ * close` of a claim that is not Ready, e.g. stuck pulling its image):
+ * kubeconfig, context, namespace and api_version come from opts.
+ * Returns 0, or -1 with error() (no such claim: "no claim '<name>' in
+ * namespace '<ns>'", API errors).
+ */
+int kube_backend_delete(const struct session_opts *opts, const char *name);
+
 #endif /* BACKEND_KUBE_H */
