@@ -45,6 +45,7 @@ struct kube_backend {
 	char *ns;		/* namespace of the claim */
 	char *sandbox;		/* bound Sandbox name */
 	char *pod_ip;		/* or NULL */
+	char *shutdown_time;	/* of a reattached claim, or NULL */
 	struct http_client *fwd_api; /* API client of the forward */
 	struct kube_forward *fwd;
 	struct strvec headers;	/* router headers, NULL-terminated */
@@ -78,6 +79,7 @@ static void kb_free(struct kube_backend *kb)
 	free(kb->ns);
 	free(kb->sandbox);
 	free(kb->pod_ip);
+	free(kb->shutdown_time);
 	strvec_clear(&kb->headers);
 	free(kb->router_token);
 	pthread_cond_destroy(&kb->cond);
@@ -87,6 +89,11 @@ static void kb_free(struct kube_backend *kb)
 
 static void quiet_report(const char *prefix, const char *msg, void *data)
 {
+}
+
+static uint64_t now_ms(void)
+{
+	return monotonic_ms();
 }
 
 /* "/apis/extensions.agents.x-k8s.io/<v>/namespaces/<ns>/sandboxclaims" */
@@ -310,6 +317,8 @@ static int find_claim(struct kube_backend *kb, const char *name)
 	ip = claim_pod_ip(c.obj);
 	if (ip && *ip)
 		kb->pod_ip = xstrdup(ip);
+	if (c.shutdown_time.len)
+		kb->shutdown_time = xstrdup(c.shutdown_time.buf);
 	ttl = claim_ttl(c.obj);
 	if (ttl > 0 && !kb->ttl_s)
 		kb->ttl_s = ttl;
@@ -317,6 +326,28 @@ static int find_claim(struct kube_backend *kb, const char *name)
 out:
 	kube_claim_release(&c);
 	return ret;
+}
+
+/*
+ * When was a reattached claim last renewed? shutdownTime - TTL, so a
+ * client that reattaches for one command does not PATCH the claim
+ * unless a quarter of its TTL has gone by. 0 (renew at the first
+ * touch) when shutdownTime is unknown or more than a TTL ahead.
+ */
+static void reattach_renewed(struct kube_backend *kb)
+{
+	time_t shutdown, now = time(NULL);
+	uint64_t ago_ms;
+
+	kb->renewed_ms = 0;
+	if (!kb->shutdown_time || kube_parse_rfc3339(kb->shutdown_time,
+						     &shutdown) < 0)
+		return;
+	if (shutdown <= now || shutdown - now > kb->ttl_s)
+		return;
+	ago_ms = (uint64_t)(kb->ttl_s - (shutdown - now)) * 1000;
+	if (now_ms() > ago_ms)
+		kb->renewed_ms = now_ms() - ago_ms;
 }
 
 /* The pod IP from the Sandbox when the claim did not say. */
@@ -421,11 +452,6 @@ out:
 	return ret;
 }
 
-static uint64_t now_ms(void)
-{
-	return monotonic_ms();
-}
-
 static void kube_touch(struct session *s);
 
 /*
@@ -525,7 +551,7 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 		strbuf_addstr(&name, opts->claim);
 		if (!kb->ttl_s)
 			kb->ttl_s = DEFAULT_TTL_MS / 1000;
-		kb->renewed_ms = 0; /* renew at the first touch */
+		reattach_renewed(kb);
 	} else {
 		if (!kb->ttl_s)
 			kb->ttl_s = DEFAULT_TTL_MS / 1000;

@@ -94,6 +94,37 @@ test_expect_success 'exec --claim reuses the claim; files persist' '
 	echo kept >expect && test_cmp expect out
 '
 
+# set_shutdown NAME SECONDS: move the claim's shutdownTime to now + SECONDS
+set_shutdown() {
+	_t=$(python3 -c "import time, sys; print(time.strftime(\"%Y-%m-%dT%H:%M:%SZ\", time.gmtime(time.time() + int(sys.argv[1]))))" "$2") &&
+	kube_req PATCH "$CLAIMS/$1" -H "Content-Type: application/merge-patch+json" \
+		--data-binary "{\"spec\":{\"lifecycle\":{\"shutdownTime\":\"$_t\"}}}" &&
+	test "$(cat status)" = 200 &&
+	echo "$_t" >set-time
+}
+
+shutdown_left() {
+	kube_curl "$CLAIMS/$1" >c.json &&
+	python3 -c "
+import calendar, json, time
+t = json.load(open(\"c.json\"))[\"spec\"][\"lifecycle\"][\"shutdownTime\"]
+print(calendar.timegm(time.strptime(t, \"%Y-%m-%dT%H:%M:%SZ\")) - int(time.time()))
+"
+}
+
+test_expect_success 'a command renews shutdownTime only when a quarter of the TTL is gone' '
+	name=$(cat name) &&
+	set_shutdown "$name" 3000 &&
+	gosbx exec --claim="$name" -- true &&
+	kube_curl "$CLAIMS/$name" >c.json &&
+	{ kube_py c.json "v[\"spec\"][\"lifecycle\"][\"shutdownTime\"]" && echo; } >now-time &&
+	test_cmp set-time now-time &&
+	set_shutdown "$name" 1000 &&
+	gosbx exec --claim="$name" -- true &&
+	left=$(shutdown_left "$name") &&
+	test "$left" -gt 3000
+'
+
 test_expect_success GO 'exec -f main.go -- go run main.go through the port-forward' '
 	name=$(cat name) &&
 	cat >main.go <<-\EOF &&
