@@ -21,23 +21,23 @@
 
 /* Global state the dispatcher prepares for a command. */
 struct gosbx_ctx {
-	const char *backend;	/* "local", "kube" or "url"; never NULL */
-	const char *url;	/* runtime base URL for the url backend */
+	const char *backend; /* "local", "kube" or "url"; never NULL */
+	const char *url;     /* runtime base URL for the url backend */
 	int verbose;
 
 	/* kube backend (spec/kubernetes.md); NULL: defaults */
-	const char *kubeconfig;	/* --kubeconfig */
-	const char *context;	/* --context */
-	const char *namespace;	/* --namespace, $GOSBX_NAMESPACE */
-	const char *template;	/* --template */
-	const char *warm_pool;	/* --warm-pool (v1beta1 claims) */
-	const char *api_version;	/* --api-version */
-	const char *gateway;	/* --gateway */
-	const char *api_url;	/* --api-url */
+	const char *kubeconfig;	 /* --kubeconfig */
+	const char *context;	 /* --context */
+	const char *namespace;	 /* --namespace, $GOSBX_NAMESPACE */
+	const char *template;	 /* --template */
+	const char *warm_pool;	 /* --warm-pool (v1beta1 claims) */
+	const char *api_version; /* --api-version */
+	const char *gateway;	 /* --gateway */
+	const char *api_url;	 /* --api-url */
 	/* from --router-token-file, else $GOSBX_ROUTER_TOKEN */
 	const char *router_token;
-	int64_t open_timeout_ms;	/* --open-timeout; 0: the default */
-	const char *router_token_file;	/* --router-token-file, or NULL */
+	int64_t open_timeout_ms;       /* --open-timeout; 0: the default */
+	const char *router_token_file; /* --router-token-file, or NULL */
 };
 
 /*

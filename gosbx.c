@@ -198,8 +198,7 @@ int main(int argc, const char **argv)
 				 "longest wait for a new claim to be Ready "
 				 "(default 5m)",
 				 "GOSBX_OPEN_TIMEOUT"),
-		OPT_STRING(0, "router-token-file", &router_token_file,
-			   "<path>",
+		OPT_STRING(0, "router-token-file", &router_token_file, "<path>",
 			   "bearer token for the router (else "
 			   "$GOSBX_ROUTER_TOKEN)"),
 		OPT_END(),

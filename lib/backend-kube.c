@@ -41,26 +41,26 @@
 struct kube_backend {
 	struct kube_config cfg;
 	struct kube_client kc;
-	int kc_ready;		/* kc initialised */
-	char *ns;		/* namespace of the claim */
-	char *sandbox;		/* bound Sandbox name */
-	char *pod_ip;		/* or NULL */
-	char *shutdown_time;	/* of a reattached claim, or NULL */
+	int kc_ready;		     /* kc initialised */
+	char *ns;		     /* namespace of the claim */
+	char *sandbox;		     /* bound Sandbox name */
+	char *pod_ip;		     /* or NULL */
+	char *shutdown_time;	     /* of a reattached claim, or NULL */
 	struct http_client *fwd_api; /* API client of the forward */
 	struct kube_forward *fwd;
-	struct strvec headers;	/* router headers, NULL-terminated */
+	struct strvec headers; /* router headers, NULL-terminated */
 	char *router_token;
 
-	pthread_mutex_t lock;	/* touch() runs on the keepalive thread */
+	pthread_mutex_t lock; /* touch() runs on the keepalive thread */
 	long ttl_s;
-	uint64_t renewed_ms;	/* monotonic time of the last renewal */
-	uint64_t tried_ms;	/* ... of the last attempt */
+	uint64_t renewed_ms; /* monotonic time of the last renewal */
+	uint64_t tried_ms;   /* ... of the last attempt */
 
 	/* the renewer thread: touches while this process holds the claim */
 	struct session *s;
 	pthread_t renewer;
 	int renewer_running;
-	int stop;		/* under lock */
+	int stop; /* under lock */
 	pthread_cond_t cond;
 };
 
@@ -149,8 +149,7 @@ static void choose_warm_pool(struct kube_backend *kb, const char *template,
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
 	/* no pool list (RBAC, an old server): fall back quietly */
-	if (http_request(kb->kc.http, &req, &resp) == 0 &&
-	    resp.status == 200 &&
+	if (http_request(kb->kc.http, &req, &resp) == 0 && resp.status == 200 &&
 	    (list = json_loadb(resp.body.buf, resp.body.len, 0, NULL))) {
 		json_array_foreach (json_object_get(list, "items"), i, it) {
 			const char *t = json_object_str(
@@ -190,15 +189,14 @@ static int create_claim(struct kube_backend *kb,
 	int beta = !strcmp(kb->kc.claim_version, "v1beta1");
 	int ret = -1;
 
-	spec.template_name = opts->template ? opts->template
-					     : DEFAULT_TEMPLATE;
+	spec.template_name = opts->template ? opts->template : DEFAULT_TEMPLATE;
 	if (beta) {
 		choose_warm_pool(kb, spec.template_name, opts, &pool);
 		spec.warm_pool = pool.buf;
 	}
 	spec.persistent = opts->keep;
-	strbuf_addf(&session, "%s-%ld",
-		    opts->purpose ? opts->purpose : "gosbx", (long)getpid());
+	strbuf_addf(&session, "%s-%ld", opts->purpose ? opts->purpose : "gosbx",
+		    (long)getpid());
 	strbuf_reset(&msg);
 	label_value(&msg, session.buf);
 	spec.session = msg.buf;
@@ -208,8 +206,8 @@ static int create_claim(struct kube_backend *kb,
 	body = kube_claim_body(&kb->kc, &spec);
 	md = json_object_get(body, "metadata");
 	strbuf_addf(&ttl, "%ld", kb->ttl_s);
-	json_object_set_new(json_object_get(md, "annotations"),
-			    TTL_ANNOTATION, json_string(ttl.buf));
+	json_object_set_new(json_object_get(md, "annotations"), TTL_ANNOTATION,
+			    json_string(ttl.buf));
 	if (opts->name) {
 		json_object_del(md, "generateName");
 		json_object_set_new(md, "name", json_string(opts->name));
@@ -309,8 +307,7 @@ static int find_claim(struct kube_backend *kb, const char *name)
 		else
 			error("claim '%s' is not Ready yet (no Ready "
 			      "condition%s)",
-			      name,
-			      c.sandbox.len ? "" : ", no sandbox bound");
+			      name, c.sandbox.len ? "" : ", no sandbox bound");
 		goto out;
 	}
 	kb->sandbox = xstrdup(c.sandbox.buf);
@@ -340,8 +337,8 @@ static void reattach_renewed(struct kube_backend *kb)
 	uint64_t ago_ms;
 
 	kb->renewed_ms = 0;
-	if (!kb->shutdown_time || kube_parse_rfc3339(kb->shutdown_time,
-						     &shutdown) < 0)
+	if (!kb->shutdown_time ||
+	    kube_parse_rfc3339(kb->shutdown_time, &shutdown) < 0)
 		return;
 	if (shutdown <= now || shutdown - now > kb->ttl_s)
 		return;
@@ -519,7 +516,7 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	struct strbuf name = STRBUF_INIT, rv = STRBUF_INIT;
 	struct kube_ready ready;
 	int64_t timeout = opts->open_timeout_ms > 0 ? opts->open_timeout_ms
-						     : DEFAULT_OPEN_TIMEOUT_MS;
+						    : DEFAULT_OPEN_TIMEOUT_MS;
 	int created = 0;
 
 	pthread_condattr_t ca;

@@ -15,9 +15,9 @@
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
  * machine, lib/backend-local.c), "url" (any runtime server at a base
- * URL, lib/backend-url.c), "kube" (agent-sandbox, lib/backend-kube.c). Above the
- * backend everything talks to the runtime server (spec/runtime-api.md)
- * and uses its extensions when GET / lists them.
+ * URL, lib/backend-url.c), "kube" (agent-sandbox, lib/backend-kube.c).
+ * Above the backend everything talks to the runtime server
+ * (spec/runtime-api.md) and uses its extensions when GET / lists them.
  *
  * Threads: one session may be used by one thread at a time, except
  * session_execute() calls on different sessions, which run in
@@ -41,7 +41,8 @@ struct session_opts {
 	int cpus_set;
 	int64_t disk_bytes;	/* largest file the sandbox may write; 0: none */
 	int network;		/* allow network access */
-	int64_t ttl_ms;		/* idle TTL of a kept claim; 0: 1 h */
+	int64_t ttl_ms;		/* idle TTL of a kept claim (kube: of every
+				 * claim, its shutdownTime); 0: 1 h */
 	int keep;		/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
