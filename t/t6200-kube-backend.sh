@@ -67,24 +67,25 @@ test_expect_success 'open prints the claim name and keeps it' '
 '
 
 test_expect_success 'the claim body: template, labels, annotations, lifecycle' '
-	name=$(cat name) &&
-	kube_curl "$CLAIMS/$name" >claim.json &&
-	test "$(kube_py claim.json "v[\"spec\"][\"sandboxTemplateRef\"][\"name\"]")" = go-runtime-template &&
-	test "$(kube_py claim.json "v[\"metadata\"][\"labels\"][\"agents.x-k8s.io/created-by\"]")" = gosbx &&
-	test "$(kube_py claim.json "v[\"metadata\"][\"labels\"][\"gosbx/persistent\"]")" = true &&
-	kube_py claim.json "v[\"metadata\"][\"labels\"][\"gosbx/session\"]" >session &&
-	grep "^[a-z]*-[0-9][0-9]*$" session &&
-	kube_py claim.json "v[\"metadata\"][\"annotations\"][\"agents.x-k8s.io/client-first-requested-at\"]" >first &&
-	grep "^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]\{9\}Z$" first &&
-	test "$(kube_py claim.json "v[\"metadata\"][\"annotations\"][\"gosbx/ttl-seconds\"]")" = 3600 &&
-	test "$(kube_py claim.json "v[\"spec\"][\"lifecycle\"][\"shutdownPolicy\"]")" = Delete &&
-	kube_py claim.json "v[\"spec\"][\"lifecycle\"][\"shutdownTime\"]" >shutdown &&
-	python3 -c "
-import datetime, sys
-t = datetime.datetime.strptime(open(\"shutdown\").read(), \"%Y-%m-%dT%H:%M:%SZ\")
-left = (t - datetime.datetime.utcnow()).total_seconds()
-sys.exit(0 if 3000 < left <= 3601 else 1)
-"
+	kube_curl "$CLAIMS/$(cat name)" >claim.json &&
+	python3 - <<-\EOF
+	import calendar, json, re, time
+	v = json.load(open("claim.json"))
+	md, spec = v["metadata"], v["spec"]
+	assert spec["sandboxTemplateRef"]["name"] == "go-runtime-template", v
+	labels, ann = md["labels"], md["annotations"]
+	assert labels["agents.x-k8s.io/created-by"] == "gosbx", labels
+	assert labels["gosbx/persistent"] == "true", labels
+	assert re.match("^[a-z]+-[0-9]+$", labels["gosbx/session"]), labels
+	first = ann["agents.x-k8s.io/client-first-requested-at"]
+	assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$", first), ann
+	assert ann["gosbx/ttl-seconds"] == "3600", ann
+	life = spec["lifecycle"]
+	assert life["shutdownPolicy"] == "Delete", life
+	t = calendar.timegm(time.strptime(life["shutdownTime"],
+	                                  "%Y-%m-%dT%H:%M:%SZ"))
+	assert 3000 < t - time.time() <= 3601, life
+	EOF
 '
 
 test_expect_success 'exec --claim reuses the claim; files persist' '
