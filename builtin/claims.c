@@ -240,8 +240,7 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 		c->ready = "Unknown";
 	if (!c->created || kube_parse_rfc3339(c->created, &c->created_t) < 0)
 		c->created_t = 0;
-	if (!c->shutdown ||
-	    kube_parse_rfc3339(c->shutdown, &c->shutdown_t) < 0)
+	if (!c->shutdown || kube_parse_rfc3339(c->shutdown, &c->shutdown_t) < 0)
 		c->shutdown_t = 0;
 }
 
@@ -249,9 +248,12 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 static int terminal_reason(const char *reason)
 {
 	static const char *const terminal[] = {
-		"TemplateNotFound",	    "WarmPoolNotFound",
-		"InvalidMetadata",	    "EnvVarsInjectionRejected",
-		"VolumeClaimTemplatesError", "ClaimExpired",
+		"TemplateNotFound",
+		"WarmPoolNotFound",
+		"InvalidMetadata",
+		"EnvVarsInjectionRejected",
+		"VolumeClaimTemplatesError",
+		"ClaimExpired",
 		"SandboxExpired",
 	};
 
@@ -306,8 +308,8 @@ static void kube_print_table(json_t *items, time_t now)
 		strbuf_addstr(&ready, c.ready);
 		if (strcmp(c.ready, "True") && c.reason && *c.reason)
 			strbuf_addf(&ready, " (%s)", c.reason);
-		printf("%-*s  %-*s  %-5s  %-*s  %5s  %7s  %s\n", wn, c.name, wns,
-		       c.ns, ready.buf, ws, *c.sandbox ? c.sandbox : "-",
+		printf("%-*s  %-*s  %-5s  %-*s  %5s  %7s  %s\n", wn, c.name,
+		       wns, c.ns, ready.buf, ws, *c.sandbox ? c.sandbox : "-",
 		       age.buf, exp.buf, c.persistent ? "yes" : "no");
 	}
 	strbuf_release(&age);
@@ -341,12 +343,14 @@ static int kube_print_json(json_t *items, time_t now)
 		json_object_set_new(e, "sandbox", str_or_null(c.sandbox));
 		json_object_set_new(e, "created", str_or_null(c.created));
 		json_object_set_new(e, "age_s",
-				    c.created_t ? json_integer(now - c.created_t)
-						: json_null());
-		json_object_set_new(e, "shutdown_time", str_or_null(c.shutdown));
-		json_object_set_new(e, "expired",
-				    json_boolean(c.shutdown_t &&
-						 c.shutdown_t <= now));
+				    c.created_t
+					    ? json_integer(now - c.created_t)
+					    : json_null());
+		json_object_set_new(e, "shutdown_time",
+				    str_or_null(c.shutdown));
+		json_object_set_new(
+			e, "expired",
+			json_boolean(c.shutdown_t && c.shutdown_t <= now));
 		json_object_set_new(e, "persistent",
 				    json_boolean(c.persistent));
 		json_object_set_new(e, "gosbx", json_boolean(c.gosbx));
@@ -427,7 +431,7 @@ static int kube_prune(struct kube_client *kc, json_t *items, int all_ns,
 
 static int claims_kube(const struct kube_claims_opts *o, int prune)
 {
-	struct kube_load_opts lo = {0};
+	struct kube_load_opts lo = { 0 };
 	struct kube_config cfg;
 	struct kube_client kc;
 	json_t *items = NULL;
@@ -449,8 +453,9 @@ static int claims_kube(const struct kube_claims_opts *o, int prune)
 	ns = o->all_namespaces ? "*" : NULL;
 	/* prune never touches claims gosbx did not make */
 	if (kube_claim_list(&kc, ns,
-			    o->all && !prune ? NULL
-					     : "agents.x-k8s.io/created-by=gosbx",
+			    o->all && !prune
+				    ? NULL
+				    : "agents.x-k8s.io/created-by=gosbx",
 			    &items, NULL) < 0)
 		goto out;
 	if (prune)
@@ -470,7 +475,7 @@ out:
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	struct kube_claims_opts ko = {0};
+	struct kube_claims_opts ko = { 0 };
 	const char *format = "table", *backend = NULL;
 	int dry_run = 0, ret;
 	struct local_claim_info *list;

@@ -29,9 +29,7 @@
 
 static const char *const doctor_usage[] = {
 	"gosbx doctor [--probe] [-o text|json]",
-	"gosbx doctor --backend=kube [--kubeconfig=<file>] [--context=<name>] "
-	"[-n <ns>] [--template=<name>] [--probe [--probe-timeout=<duration>]] "
-	"[-o text|json]",
+	"gosbx doctor --backend=kube [<kube-options>] [--probe] [-o text|json]",
 	NULL,
 };
 
@@ -497,14 +495,14 @@ static int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 #define CLAIM_GROUP "extensions.agents.x-k8s.io"
 #define SANDBOX_GROUP "agents.x-k8s.io"
 #define RBAC_FIX                                                               \
-	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "       \
+	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "        \
 	"gosbx-client to your user, group or service account"
 
 /* seed 001 "Deploy the router in the namespace you'll use" */
 #define ROUTER_INSTALL                                                         \
 	"deploy the router in namespace %s: curl -sfL "                        \
 	"\"https://raw.githubusercontent.com/kubernetes-sigs/agent-sandbox/"   \
-	"${AS_VERSION}/clients/python/agentic-sandbox-client/sandbox-router/" \
+	"${AS_VERSION}/clients/python/agentic-sandbox-client/sandbox-router/"  \
 	"sandbox_router.yaml\" | sed -e "                                      \
 	"\"s|\\${ROUTER_IMAGE}|$REG/sandbox-router:$AS_VERSION|g\" | "         \
 	"kubectl -n %s apply -f - && kubectl -n %s rollout status "            \
@@ -528,9 +526,9 @@ struct kube_doctor {
 	const char *ns;
 	const char *tmpl;
 	int have_client;
-	int gke;		/* server version says GKE */
-	int schema_service;	/* 1: served template schema has spec.service,
-				   0: lacks it, -1: unknown */
+	int gke;	    /* server version says GKE */
+	int schema_service; /* 1: served template schema has spec.service,
+			       0: lacks it, -1: unknown */
 	int template_found;
 };
 
@@ -539,11 +537,11 @@ struct kube_doctor {
  * parsed body (or NULL). Returns 0, or -1 with error() when no answer
  * arrived (the message names the server).
  */
-static int kube_get(struct kube_client *kc, const char *path,
-		    const char *query, long *status, json_t **out)
+static int kube_get(struct kube_client *kc, const char *path, const char *query,
+		    long *status, json_t **out)
 {
-	static const char *const hdrs[] = {"Accept: application/json", NULL};
-	struct http_req req = {0};
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct http_req req = { 0 };
 	struct http_resp resp = HTTP_RESP_INIT;
 
 	*out = NULL;
@@ -577,7 +575,7 @@ static void answer_text(struct strbuf *sb, long status, json_t *ans)
 static int check_kubeconfig(struct kube_doctor *kd)
 {
 	const struct doctor_opts *o = kd->o;
-	struct kube_load_opts lo = {0};
+	struct kube_load_opts lo = { 0 };
 	struct strbuf msg = STRBUF_INIT;
 	struct capture cap;
 	int r;
@@ -588,8 +586,7 @@ static int check_kubeconfig(struct kube_doctor *kd)
 	r = kube_config_load(&kd->cfg, &lo);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_FAIL,
-			  cap.err.buf,
+		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_FAIL, cap.err.buf,
 			  "fix the file at the line named, or point "
 			  "--kubeconfig (or KUBECONFIG) at a working "
 			  "kubeconfig; --context picks another context");
@@ -634,7 +631,8 @@ static void credential_fix(struct kube_doctor *kd, struct strbuf *fix)
 			    "renew the credentials of user '%s' in %s (an "
 			    "expired token or client certificate)",
 			    kd->cfg.context.user ? kd->cfg.context.user : "",
-			    kd->cfg.sources ? kd->cfg.sources : "the kubeconfig");
+			    kd->cfg.sources ? kd->cfg.sources
+					    : "the kubeconfig");
 	}
 }
 
@@ -676,8 +674,8 @@ static int check_api(struct kube_doctor *kd)
 			    "server address %s is right and reachable from "
 			    "here (VPN, proxy, firewall)",
 			    kd->kc.server);
-		check_add(kd->cl, "API server", ISOLATE_CHECK_FAIL,
-			  cap.err.buf, fix.buf);
+		check_add(kd->cl, "API server", ISOLATE_CHECK_FAIL, cap.err.buf,
+			  fix.buf);
 		r = -1;
 	} else if (st == 401) {
 		/* left to the credentials check */
@@ -713,8 +711,9 @@ static int group_serves(json_t *d, const char *v)
 	size_t i;
 
 	json_array_foreach (json_object_get(d, "versions"), i, e)
-		if (!strcmp(json_object_str(e, "version") ?
-				    json_object_str(e, "version") : "",
+		if (!strcmp(json_object_str(e, "version")
+				    ? json_object_str(e, "version")
+				    : "",
 			    v))
 			return 1;
 	return 0;
@@ -819,23 +818,23 @@ out:
 static const struct {
 	const char *group, *resource, *verb;
 } rbac_needs[] = {
-	{CLAIM_GROUP, "sandboxclaims", "create"},
-	{CLAIM_GROUP, "sandboxclaims", "get"},
-	{CLAIM_GROUP, "sandboxclaims", "list"},
-	{CLAIM_GROUP, "sandboxclaims", "watch"},
-	{CLAIM_GROUP, "sandboxclaims", "delete"},
-	{CLAIM_GROUP, "sandboxclaims", "patch"},
-	{SANDBOX_GROUP, "sandboxes", "get"},
-	{SANDBOX_GROUP, "sandboxes", "list"},
-	{SANDBOX_GROUP, "sandboxes", "watch"},
-	{CLAIM_GROUP, "sandboxtemplates", "get"},
-	{CLAIM_GROUP, "sandboxtemplates", "list"},
-	{CLAIM_GROUP, "sandboxwarmpools", "get"},
-	{CLAIM_GROUP, "sandboxwarmpools", "list"},
-	{"", "pods", "get"},
-	{"", "pods/portforward", "create"},
-	{"discovery.k8s.io", "endpointslices", "list"},
-	{"", "events", "list"},
+	{ CLAIM_GROUP, "sandboxclaims", "create" },
+	{ CLAIM_GROUP, "sandboxclaims", "get" },
+	{ CLAIM_GROUP, "sandboxclaims", "list" },
+	{ CLAIM_GROUP, "sandboxclaims", "watch" },
+	{ CLAIM_GROUP, "sandboxclaims", "delete" },
+	{ CLAIM_GROUP, "sandboxclaims", "patch" },
+	{ SANDBOX_GROUP, "sandboxes", "get" },
+	{ SANDBOX_GROUP, "sandboxes", "list" },
+	{ SANDBOX_GROUP, "sandboxes", "watch" },
+	{ CLAIM_GROUP, "sandboxtemplates", "get" },
+	{ CLAIM_GROUP, "sandboxtemplates", "list" },
+	{ CLAIM_GROUP, "sandboxwarmpools", "get" },
+	{ CLAIM_GROUP, "sandboxwarmpools", "list" },
+	{ "", "pods", "get" },
+	{ "", "pods/portforward", "create" },
+	{ "discovery.k8s.io", "endpointslices", "list" },
+	{ "", "events", "list" },
 };
 
 static void check_rbac(struct kube_doctor *kd)
@@ -848,9 +847,8 @@ static void check_rbac(struct kube_doctor *kd)
 
 	capture_start(&cap);
 	for (i = 0; i < ARRAY_SIZE(rbac_needs); i++) {
-		if (kube_can_i(&kd->kc, rbac_needs[i].verb,
-			       rbac_needs[i].group, rbac_needs[i].resource,
-			       kd->ns, &allowed) < 0)
+		if (kube_can_i(&kd->kc, rbac_needs[i].verb, rbac_needs[i].group,
+			       rbac_needs[i].resource, kd->ns, &allowed) < 0)
 			break;
 		if (allowed)
 			continue;
@@ -865,16 +863,14 @@ static void check_rbac(struct kube_doctor *kd)
 	if (i < ARRAY_SIZE(rbac_needs)) {
 		strbuf_addf(&msg, "cannot check the permissions: %s",
 			    cap.err.buf);
-		check_add(kd->cl, "RBAC", ISOLATE_CHECK_WARN, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "RBAC", ISOLATE_CHECK_WARN, msg.buf, fix.buf);
 	} else if (nr_missing) {
 		strbuf_addf(&msg,
 			    "%zu of %zu permissions missing in namespace "
 			    "'%s': %s",
 			    nr_missing, ARRAY_SIZE(rbac_needs), kd->ns,
 			    missing.buf);
-		check_add(kd->cl, "RBAC", ISOLATE_CHECK_FAIL, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "RBAC", ISOLATE_CHECK_FAIL, msg.buf, fix.buf);
 	} else {
 		strbuf_addf(&msg,
 			    "all %zu permissions gosbx needs are granted in "
@@ -937,8 +933,8 @@ static void check_controller(struct kube_doctor *kd)
 		json_object_int(status, "readyReplicas", &ready);
 		strbuf_addf(&msg,
 			    "deployment agent-sandbox-system/"
-			    "agent-sandbox-controller: %" PRId64
-			    " of %" PRId64 " replicas ready",
+			    "agent-sandbox-controller: %" PRId64 " of %" PRId64
+			    " replicas ready",
 			    ready, want);
 		if (ready > 0)
 			check_add(kd->cl, "controller", ISOLATE_CHECK_OK,
@@ -1052,9 +1048,9 @@ static void check_template_schema(struct kube_doctor *kd)
 		json_decref(ans); /* not allowed or absent: not checked */
 		return;
 	}
-	json_array_foreach (json_object_get(json_object_get(ans, "spec"),
-					    "versions"),
-			    i, v) {
+	json_array_foreach (
+		json_object_get(json_object_get(ans, "spec"), "versions"), i,
+		v) {
 		const char *name = json_object_str(v, "name");
 
 		if (!name || strcmp(name, kd->kc.claim_version))
@@ -1119,8 +1115,8 @@ static void check_template(struct kube_doctor *kd)
 		goto out;
 	}
 	if (st / 100 != 2) {
-		strbuf_addf(&msg, "cannot read SandboxTemplate '%s': ",
-			    kd->tmpl);
+		strbuf_addf(&msg,
+			    "cannot read SandboxTemplate '%s': ", kd->tmpl);
 		answer_text(&msg, st, ans);
 		strbuf_addf(&fix, RBAC_FIX, kd->ns);
 		check_add(kd->cl, "template", ISOLATE_CHECK_FAIL, msg.buf,
@@ -1204,8 +1200,8 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 	items = json_object_get(ans, "items");
 	json_array_foreach (items, i, wp) {
 		json_t *spec = json_object_get(wp, "spec");
-		const char *name =
-			json_object_str(json_object_get(wp, "metadata"), "name");
+		const char *name = json_object_str(
+			json_object_get(wp, "metadata"), "name");
 		const char *t = json_object_str(
 			json_object_get(spec, "sandboxTemplateRef"), "name");
 		int64_t want = 0, ready = 0;
@@ -1233,18 +1229,19 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 		}
 	}
 	if (!nr) {
-		strbuf_addf(&msg, "no SandboxWarmPool in '%s' uses template '%s'",
+		strbuf_addf(&msg,
+			    "no SandboxWarmPool in '%s' uses template '%s'",
 			    kd->ns, kd->tmpl);
-		strbuf_addf(&fix, "kubectl -n %s apply -f manifests/warmpool.yaml",
+		strbuf_addf(&fix,
+			    "kubectl -n %s apply -f manifests/warmpool.yaml",
 			    kd->ns);
 		if (beta) {
 			strbuf_addstr(&msg,
 				      ": v1beta1 claims name a warm pool");
 			status = ISOLATE_CHECK_FAIL;
 		} else {
-			strbuf_addstr(&msg,
-				      " (claims start cold, in tens of "
-				      "seconds)");
+			strbuf_addstr(&msg, " (claims start cold, in tens of "
+					    "seconds)");
 			status = ISOLATE_CHECK_OK;
 		}
 	}
@@ -1286,7 +1283,7 @@ static void add_events(struct kube_doctor *kd, const char *kind,
 /* a real claim, timed to Ready, then deleted */
 static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 {
-	struct kube_claim_spec spec = {0};
+	struct kube_claim_spec spec = { 0 };
 	struct kube_claim claim, now;
 	struct kube_ready rdy;
 	struct kube_sandbox sb;
@@ -1311,8 +1308,8 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 	if (!r)
 		r = kube_claim_wait_ready(&kd->kc, kd->ns, claim.name.buf,
 					  claim.resource_version.buf,
-					  (long)kd->o->probe_timeout_ms,
-					  NULL, &rdy);
+					  (long)kd->o->probe_timeout_ms, NULL,
+					  &rdy);
 	t1 = monotonic_ms();
 	capture_end(&cap);
 	if (!r) {
@@ -1371,7 +1368,7 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 
 static int doctor_kube(struct check_list *cl, const struct doctor_opts *o)
 {
-	struct kube_doctor kd = {0};
+	struct kube_doctor kd = { 0 };
 	struct strbuf pool = STRBUF_INIT;
 
 	kd.cl = cl;
@@ -1407,9 +1404,9 @@ static const struct {
 	const char *backend;
 	int (*run)(struct check_list *cl, const struct doctor_opts *o);
 } sections[] = {
-	{"local", doctor_local},
-	{"url", doctor_url},
-	{"kube", doctor_kube},
+	{ "local", doctor_local },
+	{ "url", doctor_url },
+	{ "kube", doctor_kube },
 };
 
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
