@@ -790,6 +790,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			  "upgrade gosbx");
 		goto out;
 	}
+	capture_release(&cap);
 	capture_start(&cap);
 	r = kube_discover(&kd->kc, NULL);
 	capture_end(&cap);
@@ -985,6 +986,7 @@ static void check_router(struct kube_doctor *kd)
 	strbuf_addstr(&p, "/api/v1/namespaces/");
 	http_pct_encode_path(&p, kd->ns);
 	strbuf_addstr(&p, "/services/sandbox-router-svc");
+	capture_release(&cap);
 	capture_start(&cap);
 	r = kube_get(&kd->kc, p.buf, NULL, &st, &ans);
 	capture_end(&cap);
@@ -1325,6 +1327,7 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 			const char *sbx = claim.name.buf;
 			const char *pod;
 
+			capture_release(&cap);
 			capture_start(&cap);
 			if (!kube_claim_get(&kd->kc, kd->ns, claim.name.buf,
 					    &now) &&
@@ -1351,11 +1354,13 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 			  fix.buf);
 	}
 	if (claim.name.len) {
+		capture_release(&cap);
 		capture_start(&cap);
-		if (kube_claim_delete(&kd->kc, kd->ns, claim.name.buf) < 0)
+		r = kube_claim_delete(&kd->kc, kd->ns, claim.name.buf);
+		capture_end(&cap);
+		if (r < 0)
 			warning("cannot delete the probe claim %s: %s",
 				claim.name.buf, cap.err.buf);
-		capture_end(&cap);
 	}
 	capture_release(&cap);
 	kube_claim_release(&claim);
