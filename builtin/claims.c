@@ -496,12 +496,11 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_STRING(0, "kubeconfig", &ko.kubeconfig, "<file>",
 			   "only this kubeconfig (default: KUBECONFIG, "
 			   "~/.kube/config)"),
-		OPT_STRING_ENV(0, "context", &ko.context, "<name>",
-			       "kubeconfig context (default: current)",
-			       "GOSBX_KUBE_CONTEXT"),
+		OPT_STRING(0, "context", &ko.context, "<name>",
+			   "kubeconfig context (default: current)"),
 		OPT_STRING_ENV('n', "namespace", &ko.namespace, "<ns>",
 			       "sandbox namespace (default: the context's)",
-			       "GOSBX_KUBE_NAMESPACE"),
+			       "GOSBX_NAMESPACE"),
 		OPT_END(),
 	};
 

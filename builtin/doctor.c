@@ -1434,16 +1434,13 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_STRING(0, "kubeconfig", &dopts.kubeconfig, "<file>",
 			   "only this kubeconfig (default: KUBECONFIG, "
 			   "~/.kube/config)"),
-		OPT_STRING_ENV(0, "context", &dopts.context, "<name>",
-			       "kubeconfig context (default: current)",
-			       "GOSBX_KUBE_CONTEXT"),
+		OPT_STRING(0, "context", &dopts.context, "<name>",
+			   "kubeconfig context (default: current)"),
 		OPT_STRING_ENV('n', "namespace", &dopts.namespace, "<ns>",
 			       "sandbox namespace (default: the context's)",
-			       "GOSBX_KUBE_NAMESPACE"),
-		OPT_STRING_ENV(0, "template", &dopts.template_name, "<name>",
-			       "SandboxTemplate (default: "
-			       "go-runtime-template)",
-			       "GOSBX_KUBE_TEMPLATE"),
+			       "GOSBX_NAMESPACE"),
+		OPT_STRING(0, "template", &dopts.template_name, "<name>",
+			   "SandboxTemplate (default: go-runtime-template)"),
 		OPT_DURATION_ENV(0, "probe-timeout", &dopts.probe_timeout_ms,
 				 "how long the probe claim may take to be "
 				 "Ready (default: 3m)",
