@@ -124,5 +124,7 @@ clean:
 
 .PHONY: all test unit perf install doc check clean
 .DELETE_ON_ERROR:
+# keep object files of helpers and unit tests (no "rm ..." after the tests)
+.SECONDARY:
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
