@@ -5,6 +5,8 @@ A healthy fake, missing permissions, a missing template, a template
 without spec.service, no router, a broken kubeconfig, bad credentials,
 an unreachable server, and --probe with a ready and a stuck pod.'
 . "$(dirname "$0")"/test-lib.sh
+test -f "$TEST_DIRECTORY"/lib-kube.sh ||
+	test_skip_all "t/lib-kube.sh (the fake API server) is not there yet"
 . "$TEST_DIRECTORY"/lib-kube.sh
 
 # doctor <kubeconfig> [options]: gosbx doctor for the kube backend

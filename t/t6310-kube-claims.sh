@@ -4,6 +4,8 @@ test_description='gosbx claims --backend=kube against fake-kube
 Listing (namespace, -A, --all, JSON) and prune of expired and failed
 claims gosbx made, never of others.'
 . "$(dirname "$0")"/test-lib.sh
+test -f "$TEST_DIRECTORY"/lib-kube.sh ||
+	test_skip_all "t/lib-kube.sh (the fake API server) is not there yet"
 . "$TEST_DIRECTORY"/lib-kube.sh
 
 CLAIMS=/apis/extensions.agents.x-k8s.io/v1alpha1/namespaces
