@@ -166,6 +166,18 @@ test_expect_success 'close --disconnect keeps the claim; close deletes it' '
 	rt_poll 10 no_claims
 '
 
+test_expect_success 'open --name gives the claim that name' '
+	gosbx open --name=my-claim -q >out &&
+	echo my-claim >expect && test_cmp expect out &&
+	kube_expect 200 GET "$CLAIMS/my-claim" &&
+	gosbx exec --claim=my-claim -- echo named >out &&
+	echo named >expect && test_cmp expect out &&
+	fails_err gosbx open --name=my-claim &&
+	test_grep "cannot create claim" err &&
+	gosbx close my-claim &&
+	rt_poll 10 no_claims
+'
+
 test_expect_success 'the namespace comes from --namespace or GOSBX_NAMESPACE' '
 	fails_err gosbx --namespace=elsewhere exec --claim=x -- true &&
 	test_grep "in namespace .elsewhere." err &&
