@@ -44,7 +44,7 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline
+PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline libcrypto
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
@@ -124,5 +124,7 @@ clean:
 
 .PHONY: all test unit perf install doc check clean
 .DELETE_ON_ERROR:
+# keep object files of helpers and unit tests (no "rm ..." after the tests)
+.SECONDARY:
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -21,9 +21,23 @@
 
 /* Global state the dispatcher prepares for a command. */
 struct gosbx_ctx {
-	const char *backend;	/* "local", "kube" or "url"; never NULL */
-	const char *url;	/* runtime base URL for the url backend */
+	const char *backend; /* "local", "kube" or "url"; never NULL */
+	const char *url;     /* runtime base URL for the url backend */
 	int verbose;
+
+	/* kube backend (spec/kubernetes.md); NULL: defaults */
+	const char *kubeconfig;	 /* --kubeconfig */
+	const char *context;	 /* --context */
+	const char *namespace;	 /* --namespace, $GOSBX_NAMESPACE */
+	const char *template;	 /* --template */
+	const char *warm_pool;	 /* --warm-pool (v1beta1 claims) */
+	const char *api_version; /* --api-version */
+	const char *gateway;	 /* --gateway */
+	const char *api_url;	 /* --api-url */
+	/* from --router-token-file, else $GOSBX_ROUTER_TOKEN */
+	const char *router_token;
+	int64_t open_timeout_ms;       /* --open-timeout; 0: the default */
+	const char *router_token_file; /* --router-token-file, or NULL */
 };
 
 /*
@@ -33,13 +47,25 @@ struct gosbx_ctx {
 struct session_opts;
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
+/*
+ * Append to argv the global options of ctx that were given (backend,
+ * url, -v, and the kube options), for a command that runs another gosbx
+ * (e.g. `gosbx smoke` starting `gosbx mcp`). The router token itself is
+ * never put on a command line: --router-token-file is passed on, and
+ * $GOSBX_ROUTER_TOKEN reaches the child through the environment.
+ */
+struct strvec;
+void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
+
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
 
 /*
  * The `gosbx exec --claim=<name>` REPL on a terminal (builtin/repl.c):

@@ -7,6 +7,7 @@
 #include "parse-options.h"
 #include "session.h"
 #include "strbuf.h"
+#include "strvec.h"
 #include "usage.h"
 
 #include <signal.h>
@@ -23,6 +24,8 @@ static struct cmd_struct commands[] = {
 	{ "claims", cmd_claims, NEED_BACKEND,
 	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
+	{ "demo", cmd_demo, NEED_BACKEND,
+	  "run the seed's demo flows in a sandbox" },
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
@@ -32,6 +35,8 @@ static struct cmd_struct commands[] = {
 	  "open a kept sandbox, print its name" },
 	{ "push", cmd_push, NEED_BACKEND,
 	  "copy local files and trees into a sandbox's /app" },
+	{ "smoke", cmd_smoke, NEED_BACKEND,
+	  "drive 'gosbx mcp' as an MCP client through the seed's flows" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -39,11 +44,75 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 {
 	o->backend = ctx->backend;
 	o->url = ctx->url;
+	o->kubeconfig = ctx->kubeconfig;
+	o->context = ctx->context;
+	o->namespace = ctx->namespace;
+	o->template = ctx->template;
+	o->warm_pool = ctx->warm_pool;
+	o->api_version = ctx->api_version;
+	o->gateway = ctx->gateway;
+	o->api_url = ctx->api_url;
+	o->router_token = ctx->router_token;
+	if (ctx->open_timeout_ms > 0)
+		o->open_timeout_ms = ctx->open_timeout_ms;
+}
+
+void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
+{
+	if (ctx->backend)
+		strvec_pushf(argv, "--backend=%s", ctx->backend);
+	if (ctx->url)
+		strvec_pushf(argv, "--url=%s", ctx->url);
+	if (ctx->verbose)
+		strvec_push(argv, "-v");
+	if (ctx->kubeconfig)
+		strvec_pushf(argv, "--kubeconfig=%s", ctx->kubeconfig);
+	if (ctx->context)
+		strvec_pushf(argv, "--context=%s", ctx->context);
+	if (ctx->namespace)
+		strvec_pushf(argv, "--namespace=%s", ctx->namespace);
+	if (ctx->template)
+		strvec_pushf(argv, "--template=%s", ctx->template);
+	if (ctx->warm_pool)
+		strvec_pushf(argv, "--warm-pool=%s", ctx->warm_pool);
+	if (ctx->api_version)
+		strvec_pushf(argv, "--api-version=%s", ctx->api_version);
+	if (ctx->gateway)
+		strvec_pushf(argv, "--gateway=%s", ctx->gateway);
+	if (ctx->api_url)
+		strvec_pushf(argv, "--api-url=%s", ctx->api_url);
+	if (ctx->open_timeout_ms > 0)
+		strvec_pushf(argv, "--open-timeout=%" PRId64 "ms",
+			     ctx->open_timeout_ms);
+	if (ctx->router_token_file)
+		strvec_pushf(argv, "--router-token-file=%s",
+			     ctx->router_token_file);
+}
+
+/* The router token: --router-token-file, else $GOSBX_ROUTER_TOKEN. */
+static int read_router_token(const char *path, struct strbuf *out)
+{
+	const char *env = getenv("GOSBX_ROUTER_TOKEN");
+
+	if (!path) {
+		if (env && *env)
+			strbuf_addstr(out, env);
+		return 0;
+	}
+	if (strbuf_read_file(out, path, 0) < 0)
+		return error_errno("cannot read router token file '%s'", path);
+	strbuf_trim(out);
+	if (!out->len)
+		return error("router token file '%s' is empty", path);
+	if (strchr(out->buf, '\n'))
+		return error("router token file '%s' holds more than one line",
+			     path);
+	return 0;
 }
 
 static const char *const gosbx_usage[] = {
 	"gosbx [--version] [--backend=<local|kube|url>] [--url=<url>] [-v] "
-	"<command> [<args>]",
+	"[<kube options>] <command> [<args>]",
 	NULL,
 };
 
@@ -90,6 +159,8 @@ static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 int main(int argc, const char **argv)
 {
 	struct gosbx_ctx ctx = { 0 };
+	static struct strbuf router_token = STRBUF_INIT;
+	const char *router_token_file = NULL;
 	int show_version = 0;
 	struct option opts[] = {
 		OPT_BOOL(0, "version", &show_version, "print the version"),
@@ -100,11 +171,42 @@ int main(int argc, const char **argv)
 			       "runtime base URL for the url backend",
 			       "GOSBX_URL"),
 		OPT_BOOL('v', "verbose", &ctx.verbose, "say more"),
+		OPT_GROUP("kube backend"),
+		OPT_STRING(0, "kubeconfig", &ctx.kubeconfig, "<path>",
+			   "kubeconfig file (default $KUBECONFIG, "
+			   "~/.kube/config, in-cluster)"),
+		OPT_STRING(0, "context", &ctx.context, "<name>",
+			   "kubeconfig context (default current-context)"),
+		OPT_STRING_ENV(0, "namespace", &ctx.namespace, "<ns>",
+			       "namespace of the claims (default the "
+			       "context's, else default)",
+			       "GOSBX_NAMESPACE"),
+		OPT_STRING(0, "template", &ctx.template, "<name>",
+			   "SandboxTemplate (default go-runtime-template)"),
+		OPT_STRING(0, "warm-pool", &ctx.warm_pool, "<name>",
+			   "warm pool of v1beta1 claims (default: the "
+			   "template's pool)"),
+		OPT_STRING(0, "api-version", &ctx.api_version, "<v>",
+			   "claim API version: v1alpha1 or v1beta1 (default "
+			   "newest served)"),
+		OPT_STRING(0, "gateway", &ctx.gateway, "<addr>",
+			   "reach the sandbox-router at http://<addr> "
+			   "(default: port-forward)"),
+		OPT_STRING(0, "api-url", &ctx.api_url, "<url>",
+			   "reach the sandbox-router at this URL"),
+		OPT_DURATION_ENV(0, "open-timeout", &ctx.open_timeout_ms,
+				 "longest wait for a new claim to be Ready "
+				 "(default 5m)",
+				 "GOSBX_OPEN_TIMEOUT"),
+		OPT_STRING(0, "router-token-file", &router_token_file, "<path>",
+			   "bearer token for the router (else "
+			   "$GOSBX_ROUTER_TOKEN)"),
 		OPT_END(),
 	};
 	struct cmd_struct *c;
 
 	progname = "gosbx";
+	ctx.open_timeout_ms = -1;
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		list_commands(stdout, opts);
@@ -116,6 +218,24 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (!ctx.backend)
 		ctx.backend = "local";
+	if (ctx.api_version && strcmp(ctx.api_version, "v1alpha1") &&
+	    strcmp(ctx.api_version, "v1beta1")) {
+		error("option '--api-version' expects v1alpha1 or v1beta1, "
+		      "not '%s'",
+		      ctx.api_version);
+		return 129;
+	}
+	if (!ctx.open_timeout_ms) {
+		error("option '--open-timeout' expects a duration above zero");
+		return 129;
+	}
+	if (ctx.open_timeout_ms < 0)
+		ctx.open_timeout_ms = 0; /* not given */
+	if (read_router_token(router_token_file, &router_token) < 0)
+		return 128;
+	if (router_token.len)
+		ctx.router_token = router_token.buf;
+	ctx.router_token_file = router_token_file;
 	if (show_version) {
 		printf("gosbx version %s\n", GOSBX_VERSION);
 		return 0;

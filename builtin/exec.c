@@ -38,6 +38,9 @@ static const char *const exec_usage[] = {
 	NULL,
 };
 
+/* idle TTL of a throwaway sandbox left behind by a killed gosbx exec */
+#define THROWAWAY_TTL_MS (5 * 60 * 1000)
+
 /* the signal that asked us to stop, 0 while none did */
 static volatile sig_atomic_t exec_signal;
 
@@ -413,6 +416,13 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
 	o.purpose = "exec";
+	/*
+	 * A throwaway sandbox is closed as soon as the command ends; if
+	 * gosbx itself is killed first, a short idle TTL ends it soon
+	 * (a running command is never idle, however long it runs).
+	 */
+	if (!claim)
+		o.ttl_ms = THROWAWAY_TTL_MS;
 
 	catch_signals();
 	if (session_open(&s, &o) < 0) {

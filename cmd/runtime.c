@@ -11,6 +11,7 @@
 #include "dir.h"
 #include "exec.h"
 #include "json.h"
+#include "listen.h"
 #include "log.h"
 #include "parse-options.h"
 #include "runtime.h"
@@ -19,14 +20,11 @@
 
 #include <ctype.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 struct runtime rt;
 static atomic_int inflight;
@@ -327,89 +325,6 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	strbuf_release(&sb);
 }
 
-/* Create, bind and listen the socket for --addr. Returns fd or -1. */
-static int listen_on(const char *addr, char **unix_path)
-{
-	const char *path;
-	int fd = -1, one = 1;
-
-	*unix_path = NULL;
-	if (skip_prefix(addr, "unix:", &path)) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		struct stat st;
-
-		if (strlen(path) >= sizeof(sun.sun_path))
-			return error("unix socket path too long: '%s'", path);
-		memcpy(sun.sun_path, path, strlen(path) + 1);
-		if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
-			unlink(path); /* a stale socket of an earlier run */
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return error_errno("cannot create socket");
-		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-			error_errno("cannot bind '%s'", addr);
-			close(fd);
-			return -1;
-		}
-		*unix_path = xstrdup(path);
-	} else {
-		struct addrinfo hints = { 0 }, *res = NULL, *ai;
-		const char *colon = strrchr(addr, ':');
-		struct strbuf host = STRBUF_INIT;
-		int rc;
-
-		if (!colon || !colon[1])
-			return error("bad address '%s' (want host:port, "
-				     ":port or unix:/path)",
-				     addr);
-		strbuf_add(&host, addr, colon - addr);
-		if (host.len >= 2 && host.buf[0] == '[' &&
-		    host.buf[host.len - 1] == ']') {
-			strbuf_remove(&host, 0, 1);
-			strbuf_setlen(&host, host.len - 1);
-		}
-		hints.ai_socktype = SOCK_STREAM;
-		hints.ai_flags = AI_PASSIVE;
-		hints.ai_family = host.len ? AF_UNSPEC : AF_INET6;
-		rc = getaddrinfo(host.len ? host.buf : NULL, colon + 1, &hints,
-				 &res);
-		if (rc && !host.len) {
-			hints.ai_family = AF_INET;
-			rc = getaddrinfo(NULL, colon + 1, &hints, &res);
-		}
-		strbuf_release(&host);
-		if (rc)
-			return error("bad address '%s': %s", addr,
-				     gai_strerror(rc));
-		for (ai = res; ai; ai = ai->ai_next) {
-			fd = socket(ai->ai_family,
-				    ai->ai_socktype | SOCK_CLOEXEC, 0);
-			if (fd < 0)
-				continue;
-			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
-				   sizeof(one));
-			if (ai->ai_family == AF_INET6) {
-				int zero = 0;
-				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
-					   sizeof(zero));
-			}
-			if (!bind(fd, ai->ai_addr, ai->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-		}
-		freeaddrinfo(res);
-		if (fd < 0)
-			return error_errno("cannot bind '%s'", addr);
-	}
-	if (listen(fd, 256) < 0) {
-		error_errno("cannot listen on '%s'", addr);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int prepare_workdir(const char *dir)
 {
 	struct strbuf probe = STRBUF_INIT;
@@ -487,7 +402,7 @@ int main(int argc, const char **argv)
 		OPT_END(),
 	};
 	struct MHD_Daemon *d;
-	char *unix_path = NULL;
+	struct listen_info li;
 	sigset_t set;
 	int lfd;
 
@@ -529,7 +444,7 @@ int main(int argc, const char **argv)
 	atomic_store(&last_activity_ms, rt.started_ms);
 	exec_setup_oom_source();
 
-	lfd = listen_on(addr, &unix_path);
+	lfd = listen_address(addr, NULL, 256, &li);
 	if (lfd < 0) {
 		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
 		return 1;
@@ -582,10 +497,9 @@ int main(int argc, const char **argv)
 		}
 	}
 	shutdown_server(d, grace_ms);
-	if (unix_path) {
-		unlink(unix_path);
-		free(unix_path);
-	}
+	if (li.unix_path)
+		unlink(li.unix_path);
+	listen_info_release(&li);
 	free(rt.root);
 	return 0;
 }

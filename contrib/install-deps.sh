@@ -17,7 +17,7 @@ apt-get update
 apt-get install -y --no-install-recommends \
 	build-essential pkg-config ca-certificates \
 	libcurl4-openssl-dev libwslay-dev libmicrohttpd-dev libjansson-dev \
-	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev \
+	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev libssl-dev \
 	bubblewrap \
 	golang-go python3 $node \
 	libcmocka-dev curl procps strace iproute2 \

@@ -1,5 +1,7 @@
 #include "compat.h"
+#include "dir.h"
 #include "isolate.h"
+#include "run-command.h"
 #include "seccomp-filter.h"
 #include "usage.h"
 
@@ -135,46 +137,7 @@ out:
 	return start;
 }
 
-/*
- * Run argv (stdin /dev/null) and collect stdout+stderr into out.
- * Returns the wait status, or -1 if it could not start.
- */
-static int run_capture(const char *const *argv, struct strbuf *out)
-{
-	int fds[2], status;
-	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (!pid) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	strbuf_read_fd(out, fds[0], 256);
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return status;
-}
-
-static int exited_ok(int status)
-{
-	return status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status);
-}
 
 static int is_dir(const char *path)
 {
@@ -189,25 +152,6 @@ static int is_dir(const char *path)
 	return 1;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = path;
-	int ret = 0;
-
-	while (*p) {
-		const char *slash = strchrnul(p + 1, '/');
-
-		strbuf_add(&sb, p, slash - p);
-		if (mkdir(sb.buf, mode) && errno != EEXIST) {
-			ret = -1;
-			break;
-		}
-		p = slash;
-	}
-	strbuf_release(&sb);
-	return ret;
-}
 
 /* --- limits: which controller goes where -------------------------- */
 
@@ -225,7 +169,7 @@ static int systemd_user_works(void)
 	struct strbuf out = STRBUF_INIT;
 
 	if (cached < 0) {
-		cached = exited_ok(run_capture(argv, &out));
+		cached = exited_ok(run_capture(argv, &out, 10000));
 		strbuf_release(&out);
 	}
 	return cached;
@@ -1250,7 +1194,7 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 	if (find_on_path(tool, &path)) {
 		strbuf_addf(&out, "'%s' not found on PATH", tool);
 		add_check(v, nr, alloc, tool, missing, out.buf, fix);
-	} else if (!exited_ok(run_capture(argv, &out))) {
+	} else if (!exited_ok(run_capture(argv, &out, 10000))) {
 		struct strbuf msg = STRBUF_INIT;
 
 		first_line(&out);
@@ -1316,7 +1260,7 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	} else {
 		const char *argv[] = { bwrap.buf, "--version", NULL };
 
-		if (exited_ok(run_capture(argv, &out))) {
+		if (exited_ok(run_capture(argv, &out, 10000))) {
 			first_line(&out);
 			strbuf_addf(&out, " (%s)", bwrap.buf);
 			add_check(&v, &n, &alloc, "bwrap", ISOLATE_CHECK_OK,
@@ -1344,7 +1288,7 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 				       "true",
 				       NULL };
 
-		if (exited_ok(run_capture(argv, &out))) {
+		if (exited_ok(run_capture(argv, &out, 10000))) {
 			add_check(&v, &n, &alloc, "user namespaces",
 				  ISOLATE_CHECK_OK,
 				  "'bwrap --unshare-user true' works", NULL);

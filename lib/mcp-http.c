@@ -12,14 +12,13 @@
  */
 #include "compat.h"
 #include "json.h"
+#include "listen.h"
 #include "mcp-internal.h"
 #include "strbuf.h"
 #include "usage.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -761,93 +760,29 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 
 /* ---- listening ---- */
 
-static int is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)ss;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)ss;
-
-		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
-	}
-	return 0;
-}
-
-/* bind and listen on addr; the socket, or -1 with error() */
+/* bind and listen on addr (loopback unless a host is named) */
 static int listen_on(const char *addr, struct strbuf *url)
 {
-	struct addrinfo hints = { 0 }, *res = NULL, *ai;
-	struct strbuf host = STRBUF_INIT;
-	const char *colon = strrchr(addr, ':'), *port;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char name[INET6_ADDRSTRLEN];
-	int fd = -1, one = 1, rc;
+	struct listen_info li;
+	int fd = listen_address(addr, "127.0.0.1", 64, &li);
 
-	if (!colon) {
-		port = addr;
-	} else {
-		strbuf_add(&host, addr, colon - addr);
-		port = colon + 1;
-	}
-	if (host.len >= 2 && host.buf[0] == '[' &&
-	    host.buf[host.len - 1] == ']') {
-		strbuf_remove(&host, 0, 1);
-		strbuf_setlen(&host, host.len - 1);
-	}
-	if (!host.len)
-		strbuf_addstr(&host, "127.0.0.1"); /* loopback by default */
-	if (!*port || strspn(port, "0123456789") != strlen(port)) {
-		strbuf_release(&host);
-		return error("bad --http address '%s' (want host:port, e.g. "
-			     "127.0.0.1:5555)",
-			     addr);
-	}
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	rc = getaddrinfo(host.buf, port, &hints, &res);
-	if (rc) {
-		error("bad --http address '%s': %s", addr, gai_strerror(rc));
-		strbuf_release(&host);
-		return -1;
-	}
-	strbuf_release(&host);
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
 	if (fd < 0)
-		return error_errno("cannot listen on '%s'", addr);
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		return -1;
+	if (li.unix_path) {
+		/* HTTP clients of MCP speak TCP: keep it simple */
 		close(fd);
-		return error_errno("getsockname");
+		unlink(li.unix_path);
+		listen_info_release(&li);
+		return error("--http wants host:port, not a unix socket");
 	}
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *in6 = (void *)&ss;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, name, sizeof(name));
-		strbuf_addf(url, "http://[%s]:%u/mcp", name,
-			    ntohs(in6->sin6_port));
-	} else {
-		struct sockaddr_in *in = (void *)&ss;
-
-		inet_ntop(AF_INET, &in->sin_addr, name, sizeof(name));
-		strbuf_addf(url, "http://%s:%u/mcp", name, ntohs(in->sin_port));
-	}
-	if (!is_loopback(&ss))
+	strbuf_addstr(url, "http://");
+	listen_describe(&li, url);
+	strbuf_addstr(url, "/mcp");
+	if (!listen_is_loopback(&li))
 		warning("--http=%s is not a loopback address: anyone who can "
 			"reach it and has the token can run code here",
 			addr);
+	listen_info_release(&li);
 	return fd;
 }
 

@@ -351,6 +351,8 @@ static int open_sandbox(struct mcp_session *s, struct go_state *st,
 	}
 	st->open = 1;
 	mcp_log_stderr("sandbox open: claim=%s", st->sbx.claim);
+	/* an idle agent must not lose its sandbox to the idle TTL */
+	session_keepalive_start(&st->sbx, MCP_KEEPALIVE_MS);
 	return 0;
 }
 
@@ -428,10 +430,12 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 
 	text.exit_code = sr.exit_code;
 	text.duration_ms = sr.duration_ms;
-	text.out_truncated = mcp_format_stream(&out, sr.out.buf, sr.out.len) ||
-			     sr.out_truncated;
-	text.err_truncated = mcp_format_stream(&err, sr.err.buf, sr.err.len) ||
-			     sr.err_truncated;
+	/* the seed's head and tail of ALL the output, not of what was kept */
+	session_result_head_tail(&sr);
+	utf8_sanitize_into(&out, sr.out.buf, sr.out.len);
+	utf8_sanitize_into(&err, sr.err.buf, sr.err.len);
+	text.out_truncated = sr.out_truncated;
+	text.err_truncated = sr.err_truncated;
 	text.out = out.buf;
 	text.out_len = out.len;
 	text.err = err.buf;

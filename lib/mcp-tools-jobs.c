@@ -298,7 +298,9 @@ static void run_job(struct job *j)
 		j->reason = "start_failed";
 		j->error = strbuf_detach(&why, NULL);
 	} else {
-		/* the complete output replaces what streamed in */
+		/* the complete output replaces what streamed in: the
+		 * seed's head and tail of everything the job wrote */
+		session_result_head_tail(&r);
 		strbuf_reset(&j->out);
 		strbuf_addbuf(&j->out, &r.out);
 		strbuf_reset(&j->err);
@@ -360,15 +362,17 @@ static json_t *json_text(const char *s, size_t len)
 	return v;
 }
 
+/* shaped: src is already the head and tail of a finished job */
 static void add_stream(struct strbuf *text, const char *title,
-		       const struct strbuf *src)
+		       const struct strbuf *src, int shaped)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	if (!src->len)
 		return;
 	strbuf_addbuf(&sb, src);
-	session_truncate_head_tail(&sb);
+	if (!shaped)
+		session_truncate_head_tail(&sb);
 	strbuf_addf(text, "\n── %s ──\n", title);
 	utf8_sanitize_into(text, sb.buf, sb.len);
 	if (sb.buf[sb.len - 1] != '\n')
@@ -440,8 +444,8 @@ static void job_text_locked(struct strbuf *text, const struct job *j)
 	strbuf_addch(text, '\n');
 	if (!j->out.len && !j->err.len)
 		strbuf_addstr(text, "\n(no output)\n");
-	add_stream(text, "stdout", &j->out);
-	add_stream(text, "stderr", &j->err);
+	add_stream(text, "stdout", &j->out, 1);
+	add_stream(text, "stderr", &j->err, 1);
 }
 
 /* ---- tools ---- */
@@ -672,8 +676,8 @@ static int tool_logs(struct mcp_call *call, struct mcp_result *res)
 		strbuf_addstr(&res->text, "(output so far)\n");
 		if (!j->out.len && !j->err.len)
 			strbuf_addstr(&res->text, "\n(no output)\n");
-		add_stream(&res->text, "stdout", &j->out);
-		add_stream(&res->text, "stderr", &j->err);
+		add_stream(&res->text, "stdout", &j->out, 0);
+		add_stream(&res->text, "stderr", &j->err, 0);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;

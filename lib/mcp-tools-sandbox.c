@@ -243,12 +243,12 @@ static void dump_text(struct strbuf *out, const json_t *v)
 	free(s);
 }
 
+/* sb is already cut to the seed's head and tail */
 static void add_stream(struct strbuf *text, const char *title,
 		       struct strbuf *sb)
 {
 	if (!sb->len)
 		return;
-	session_truncate_head_tail(sb);
 	strbuf_addf(text, "\n── %s ──\n", title);
 	utf8_sanitize_into(text, sb->buf, sb->len);
 	if (sb->buf[sb->len - 1] != '\n')
@@ -276,9 +276,12 @@ static json_t *json_text(const struct strbuf *sb)
  */
 static void command_result(struct mcp_result *res, struct session_result *r)
 {
-	int trunc_o = r->out_truncated, trunc_e = r->err_truncated;
+	int trunc_o, trunc_e;
 	json_t *o;
 
+	session_result_head_tail(r);
+	trunc_o = r->out_truncated;
+	trunc_e = r->err_truncated;
 	o = json_object();
 	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
 	json_object_set_new(o, "stdout", json_text(&r->out));
@@ -607,6 +610,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	}
 	b->opened = 1;
 	mcp_log_stderr("sandbox open: claim=%s", b->sess.claim);
+	session_keepalive_start(&b->sess, MCP_KEEPALIVE_MS);
 	strbuf_reset(&res->text);
 	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s)",
 		    ns, name, b->image, b->sess.claim);

@@ -28,6 +28,14 @@
 struct mcp_server;
 struct mcp_session;
 
+/*
+ * How often the toolsets touch the sandboxes they hold
+ * (session_keepalive_start): well inside the local backend's default
+ * idle TTL of 1 h, so a sandbox lives as long as its MCP session and
+ * expires after the TTL once the server is gone.
+ */
+#define MCP_KEEPALIVE_MS (5 * 60 * 1000)
+
 /* Server-wide options (seed 000 flags, spec/mcp.md "Lifecycle"). */
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */

@@ -14,10 +14,13 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 
 /* the upstream per-stream cap, also applied to streamed output */
 #define STREAM_CAP (8u << 20)
 #define SEED_UPLOAD_TAR ".goruntime-upload.tar"
+/* the seed's head and tail of long output, bytes each */
+#define HEAD_TAIL 8192
 
 void session_result_init(struct session_result *res)
 {
@@ -27,12 +30,16 @@ void session_result_init(struct session_result *res)
 	res->peak_rss_kb = -1;
 	strbuf_init(&res->out, 0);
 	strbuf_init(&res->err, 0);
+	strbuf_init(&res->out_tail, 0);
+	strbuf_init(&res->err_tail, 0);
 }
 
 void session_result_release(struct session_result *res)
 {
 	strbuf_release(&res->out);
 	strbuf_release(&res->err);
+	strbuf_release(&res->out_tail);
+	strbuf_release(&res->err_tail);
 }
 
 const struct backend_ops *backend_find(const char *name)
@@ -41,10 +48,8 @@ const struct backend_ops *backend_find(const char *name)
 		return &backend_local;
 	if (!strcmp(name, "url"))
 		return &backend_url;
-	if (!strcmp(name, "kube")) {
-		error("the kube backend is not available in this build yet");
-		return NULL;
-	}
+	if (!strcmp(name, "kube"))
+		return &backend_kube;
 	error("unknown backend '%s' (expected local, kube or url)", name);
 	return NULL;
 }
@@ -116,6 +121,35 @@ int session_truncate_head_tail(struct strbuf *sb)
 	return 1;
 }
 
+static int head_tail(struct strbuf *sb, const struct strbuf *tail,
+		     size_t total, int *truncated)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	if (total <= 2 * HEAD_TAIL || sb->len < HEAD_TAIL ||
+	    tail->len < HEAD_TAIL)
+		return session_truncate_head_tail(sb) ? (*truncated = 1) : 0;
+	strbuf_grow(&out, 2 * HEAD_TAIL + 48);
+	strbuf_add(&out, sb->buf, HEAD_TAIL);
+	strbuf_addf(&out, "\n... [%zu bytes elided] ...\n",
+		    total - 2 * HEAD_TAIL);
+	strbuf_add(&out, tail->buf + tail->len - HEAD_TAIL, HEAD_TAIL);
+	strbuf_release(sb);
+	*sb = out;
+	*truncated = 1;
+	return 1;
+}
+
+int session_result_head_tail(struct session_result *res)
+{
+	int a = head_tail(&res->out, &res->out_tail, res->out_total,
+			  &res->out_truncated);
+	int b = head_tail(&res->err, &res->err_tail, res->err_total,
+			  &res->err_truncated);
+
+	return a || b;
+}
+
 static void read_features(struct session *s, json_t *root)
 {
 	json_t *f = json_object_get(root, "features"), *v;
@@ -141,6 +175,107 @@ static void read_features(struct session *s, json_t *root)
 		else if (!strcmp(name, "files"))
 			s->features |= SESSION_FEAT_FILES;
 	}
+}
+
+struct session_keepalive {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int stop;
+	int64_t interval_ms;
+	struct http_client *http; /* its own connection */
+	struct session *s;
+};
+
+static void *keepalive_thread(void *arg)
+{
+	struct session_keepalive *k = arg;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+
+	req.path = "/";
+	req.timeout_ms = 10000;
+	pthread_mutex_lock(&k->mu);
+	while (!k->stop) {
+		struct timespec ts;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ns = (uint64_t)ts.tv_nsec + (uint64_t)k->interval_ms * 1000000;
+		ts.tv_sec += ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) != ETIMEDOUT ||
+		    k->stop)
+			continue;
+		pthread_mutex_unlock(&k->mu);
+		/* errors are not ours to report: the next command will */
+		if (http_request(k->http, &req, &resp) == 0 &&
+		    k->s->ops->touch)
+			k->s->ops->touch(k->s);
+		pthread_mutex_lock(&k->mu);
+	}
+	pthread_mutex_unlock(&k->mu);
+	http_resp_release(&resp);
+	return NULL;
+}
+
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+}
+
+static void *keepalive_main(void *arg)
+{
+	set_error_routine(quiet_report, NULL);
+	return keepalive_thread(arg);
+}
+
+int session_keepalive_start(struct session *s, int64_t interval_ms)
+{
+	struct session_keepalive *k;
+	pthread_condattr_t ca;
+
+	if (s->keepalive || interval_ms <= 0)
+		return 0;
+	k = xcalloc(1, sizeof(*k));
+	k->interval_ms = interval_ms;
+	k->s = s;
+	k->http = http_client_dup(s->http);
+	if (!k->http) {
+		free(k);
+		return -1;
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&k->thread, NULL, keepalive_main, k)) {
+		pthread_cond_destroy(&k->cond);
+		pthread_mutex_destroy(&k->mu);
+		http_client_free(k->http);
+		free(k);
+		return error("cannot start the keepalive thread");
+	}
+	s->keepalive = k;
+	return 0;
+}
+
+static void keepalive_stop(struct session *s)
+{
+	struct session_keepalive *k = s->keepalive;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->mu);
+	k->stop = 1;
+	pthread_cond_signal(&k->cond);
+	pthread_mutex_unlock(&k->mu);
+	pthread_join(k->thread, NULL);
+	pthread_cond_destroy(&k->cond);
+	pthread_mutex_destroy(&k->mu);
+	http_client_free(k->http);
+	free(k);
+	s->keepalive = NULL;
 }
 
 static void session_free(struct session *s)
@@ -205,11 +340,27 @@ struct stream_state {
 	int bad;
 };
 
+/* Keep the last HEAD_TAIL to 2 * HEAD_TAIL bytes seen in tail. */
+static void add_tail(struct strbuf *tail, const char *buf, size_t len)
+{
+	if (len >= HEAD_TAIL) {
+		strbuf_reset(tail);
+		strbuf_add(tail, buf + len - HEAD_TAIL, HEAD_TAIL);
+		return;
+	}
+	strbuf_add(tail, buf, len);
+	if (tail->len > 2 * HEAD_TAIL)
+		strbuf_remove(tail, 0, tail->len - HEAD_TAIL);
+}
+
 static void keep_output(struct session_result *res, int stream,
 			const char *buf, size_t len)
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
+
+	add_tail(stream == 1 ? &res->out_tail : &res->err_tail, buf, len);
+	*(stream == 1 ? &res->out_total : &res->err_total) += len;
 
 	if (sb->len + len > STREAM_CAP) {
 		len = sb->len < STREAM_CAP ? STREAM_CAP - sb->len : 0;
@@ -455,11 +606,11 @@ static int run_plain(struct session *s, const struct session_exec *e,
 		json_t *o = json_object_get(ans, "stdout");
 		json_t *er = json_object_get(ans, "stderr");
 		if (json_is_string(o))
-			strbuf_add(&res->out, json_string_value(o),
-				   json_string_length(o));
+			keep_output(res, 1, json_string_value(o),
+				    json_string_length(o));
 		if (json_is_string(er))
-			strbuf_add(&res->err, json_string_value(er),
-				   json_string_length(er));
+			keep_output(res, 2, json_string_value(er),
+				    json_string_length(er));
 	}
 	json_decref(ans);
 	if (e->on_output) {
@@ -788,6 +939,7 @@ int session_close(struct session *s)
 		return 0;
 	if (s->keep)
 		return session_disconnect(s);
+	keepalive_stop(s);
 	http_client_free(s->http);
 	s->http = NULL;
 	ret = s->ops->destroy(s);
@@ -799,6 +951,7 @@ int session_disconnect(struct session *s)
 {
 	if (!s->ops)
 		return 0;
+	keepalive_stop(s);
 	if (s->ops->detach)
 		s->ops->detach(s);
 	session_free(s);

@@ -15,9 +15,9 @@
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
  * machine, lib/backend-local.c), "url" (any runtime server at a base
- * URL, lib/backend-url.c), "kube" (agent-sandbox, later). Above the
- * backend everything talks to the runtime server (spec/runtime-api.md)
- * and uses its extensions when GET / lists them.
+ * URL, lib/backend-url.c), "kube" (agent-sandbox, lib/backend-kube.c).
+ * Above the backend everything talks to the runtime server
+ * (spec/runtime-api.md) and uses its extensions when GET / lists them.
  *
  * Threads: one session may be used by one thread at a time, except
  * session_execute() calls on different sessions, which run in
@@ -41,13 +41,32 @@ struct session_opts {
 	int cpus_set;
 	int64_t disk_bytes;	/* largest file the sandbox may write; 0: none */
 	int network;		/* allow network access */
-	int64_t ttl_ms;		/* idle TTL of a kept claim; 0: 1 h */
+	int64_t ttl_ms;		/* idle TTL of a kept claim (kube: of every
+				 * claim, its shutdownTime); 0: 1 h */
 	int keep;		/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	/* default "default" */
+	const char *namespace;	/* NULL: the kubeconfig context's, else
+				 * "default" */
 	const char *template;	/* default "go-runtime-template" */
 	int64_t open_timeout_ms;	/* 0: 5 min */
+	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
+				 * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	/* --context; NULL: current-context */
+	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
+					 * served (discovery) */
+	/*
+	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
+	 * namespace's pool of the template (lib/backend-kube.h). Unused
+	 * by v1alpha1 claims.
+	 */
+	const char *warm_pool;
+	const char *gateway;	/* reach the router at http://<addr> */
+	const char *api_url;	/* reach the router at this URL */
+	/* NULL: a native port-forward to a ready router pod */
+	const char *router_token;	/* Authorization: Bearer to the router */
+	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
+	volatile sig_atomic_t *cancel;
 
 	/* a label that says who opened it, e.g. "mcp" or "exec" */
 	const char *purpose;
@@ -62,6 +81,7 @@ struct session_opts {
 
 struct backend_ops;
 struct http_client;
+struct session_keepalive;
 
 struct session {
 	const struct backend_ops *ops;
@@ -71,6 +91,7 @@ struct session {
 	unsigned features;	/* SESSION_FEAT_* */
 	char *server;		/* "gosbx-runtime" or "" for upstream servers */
 	int keep;		/* close() disconnects instead of deleting */
+	struct session_keepalive *keepalive; /* see session_keepalive_start */
 };
 
 /* One file to write under /app before a command. */
@@ -112,10 +133,14 @@ struct session_result {
 	int64_t duration_ms;	/* as measured by the runtime, else the client */
 	int64_t cpu_ms;		/* -1 when the server does not say */
 	int64_t peak_rss_kb;	/* -1 when the server does not say */
-	struct strbuf out;	/* stdout, complete as received (capped by the server) */
+	struct strbuf out;	/* stdout as received, its first 8 MiB */
 	struct strbuf err;
-	int out_truncated;	/* the server dropped bytes */
+	int out_truncated;	/* bytes were dropped (here or by the server) */
 	int err_truncated;
+	size_t out_total;	/* bytes of stdout received, kept or not */
+	size_t err_total;
+	struct strbuf out_tail;	/* the last 8,192 to 16,384 bytes received */
+	struct strbuf err_tail;
 };
 
 void session_result_init(struct session_result *res);
@@ -174,6 +199,17 @@ int session_reset(struct session *s);
 int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
 		    int64_t *disk_bytes, int *processes);
 
+/*
+ * Keep an idle sandbox alive while its user lives: a thread touches the
+ * sandbox (GET / on its own connection, and the backend's touch) every
+ * interval_ms, so the local runtime's idle TTL (and, later, a
+ * Kubernetes claim's shutdownTime) does not end a sandbox that a
+ * long-lived client (gosbx mcp) still holds; when the client dies the
+ * touches stop and the TTL cleans up. Stopped by session_close() and
+ * session_disconnect(). Returns 0, or -1 with error().
+ */
+int session_keepalive_start(struct session *s, int64_t interval_ms);
+
 /* Delete the sandbox and free s. Returns 0 or -1 (s freed anyway). */
 int session_close(struct session *s);
 
@@ -189,6 +225,17 @@ int session_disconnect(struct session *s);
  * Returns 1 if sb was shortened, else 0.
  */
 int session_truncate_head_tail(struct strbuf *sb);
+
+/*
+ * The same seed truncation applied to everything the command wrote,
+ * not just the 8 MiB kept in res->out/err: each stream of res whose
+ * total is past 16,384 bytes is replaced by its first 8,192 bytes, the
+ * marker with N = total - 16,384, and its last 8,192 bytes (from the
+ * tail window), so the final error or panic of a long output survives.
+ * Sets *_truncated for a stream that was cut. Returns 1 if a stream
+ * was cut, else 0. For MCP tool results (spec/mcp.md).
+ */
+int session_result_head_tail(struct session_result *res);
 
 /*
  * Validate a relative file path as the seed's client does. Returns 0,
@@ -228,6 +275,7 @@ struct backend_ops {
 
 extern const struct backend_ops backend_local;
 extern const struct backend_ops backend_url;
+extern const struct backend_ops backend_kube;
 
 /* The backend named name, or NULL with error(). */
 const struct backend_ops *backend_find(const char *name);

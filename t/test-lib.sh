@@ -59,16 +59,24 @@ fi
 
 cd "$TRASH_DIRECTORY" || exit 1
 
-# Cleanup actions registered with test_atexit run when the script ends.
-test_atexit_cmds=
+# Cleanup actions registered with test_atexit run when the script ends,
+# last registered first. They are kept in a file, so that a test body
+# (which runs in a subshell) can register them too.
+test_atexit_file="$TRASH_DIRECTORY/.test-atexit"
+: >"$test_atexit_file"
 test_atexit() {
-	test_atexit_cmds="$*
-$test_atexit_cmds"
+	{
+		printf '%s\n' "$*"
+		cat "$test_atexit_file"
+	} >"$test_atexit_file.new" && mv "$test_atexit_file.new" "$test_atexit_file"
 }
 test_run_atexit() {
-	if test -n "$test_atexit_cmds"; then
-		eval "$test_atexit_cmds" >/dev/null 2>&1
-		test_atexit_cmds=
+	if test -s "$test_atexit_file"; then
+		# each line is one command: run them all, whatever fails
+		while IFS= read -r cmd; do
+			(eval "$cmd") >/dev/null 2>&1
+		done <"$test_atexit_file"
+		: >"$test_atexit_file"
 	fi
 }
 trap 'test_run_atexit' EXIT

@@ -1,0 +1,697 @@
+/*
+ * The kube backend (spec/kubernetes.md; DESIGN.md "Backends"): a
+ * sandbox is a SandboxClaim of agent-sandbox. Open creates the claim
+ * (or finds it), waits with one watch until it is Ready, and reaches
+ * its runtime through the sandbox-router: over a native port-forward
+ * to a ready router pod (lib/portforward.h), a gateway address or a
+ * direct URL. Every runtime request carries the router headers.
+ *
+ * The claim's spec.lifecycle.shutdownTime is now + TTL; touch() moves
+ * it forward (at most every TTL/4), so a client that dies stops the
+ * renewals and the controller deletes the claim at its shutdownTime.
+ * The TTL is kept in the claim's annotation gosbx/ttl-seconds so that
+ * a client reattaching by name renews it with the same TTL.
+ */
+#include "compat.h"
+#include "backend-kube.h"
+#include "http.h"
+#include "json.h"
+#include "kube.h"
+#include "kubeconfig.h"
+#include "portforward.h"
+#include "session.h"
+#include "strvec.h"
+#include "usage.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <time.h>
+
+#define DEFAULT_TEMPLATE "go-runtime-template"
+#define DEFAULT_TTL_MS (60 * 60 * 1000)
+#define DEFAULT_OPEN_TIMEOUT_MS (5 * 60 * 1000)
+#define ROUTER_PORT 8080
+#define RUNTIME_PORT "8888"
+/* X-Sandbox-Timeout: the router's wait for the sandbox, seconds */
+#define ROUTER_TIMEOUT_S 3600
+/* a failed renewal is tried again after this long, ms */
+#define RENEW_RETRY_MS 10000
+#define TTL_ANNOTATION "gosbx/ttl-seconds"
+
+struct kube_backend {
+	struct kube_config cfg;
+	struct kube_client kc;
+	int kc_ready;		     /* kc initialised */
+	char *ns;		     /* namespace of the claim */
+	char *sandbox;		     /* bound Sandbox name */
+	char *pod_ip;		     /* or NULL */
+	char *shutdown_time;	     /* of a reattached claim, or NULL */
+	struct http_client *fwd_api; /* API client of the forward */
+	struct kube_forward *fwd;
+	struct strvec headers; /* router headers, NULL-terminated */
+	char *router_token;
+
+	pthread_mutex_t lock; /* touch() runs on the keepalive thread */
+	long ttl_s;
+	uint64_t renewed_ms; /* monotonic time of the last renewal */
+	uint64_t tried_ms;   /* ... of the last attempt */
+
+	/* the renewer thread: touches while this process holds the claim */
+	struct session *s;
+	pthread_t renewer;
+	int renewer_running;
+	int stop; /* under lock */
+	pthread_cond_t cond;
+};
+
+static void renewer_stop(struct kube_backend *kb);
+
+static void kb_free(struct kube_backend *kb)
+{
+	if (!kb)
+		return;
+	renewer_stop(kb);
+	kube_forward_stop(kb->fwd);
+	http_client_free(kb->fwd_api);
+	if (kb->kc_ready)
+		kube_client_release(&kb->kc);
+	kube_config_release(&kb->cfg);
+	free(kb->ns);
+	free(kb->sandbox);
+	free(kb->pod_ip);
+	free(kb->shutdown_time);
+	strvec_clear(&kb->headers);
+	free(kb->router_token);
+	pthread_cond_destroy(&kb->cond);
+	pthread_mutex_destroy(&kb->lock);
+	free(kb);
+}
+
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+}
+
+static uint64_t now_ms(void)
+{
+	return monotonic_ms();
+}
+
+/* "/apis/extensions.agents.x-k8s.io/<v>/namespaces/<ns>/sandboxclaims" */
+static void claims_path(struct strbuf *p, struct kube_backend *kb)
+{
+	strbuf_addf(p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
+		    kb->kc.claim_version);
+	http_pct_encode_path(p, kb->ns);
+	strbuf_addstr(p, "/sandboxclaims");
+}
+
+/* A label value made of [A-Za-z0-9._-], at most 63 bytes. */
+static void label_value(struct strbuf *out, const char *s)
+{
+	for (; *s && out->len < 63; s++) {
+		char c = *s;
+		if (!isalnum((unsigned char)c) && c != '.' && c != '_' &&
+		    c != '-')
+			c = '-';
+		strbuf_addch(out, c);
+	}
+	while (out->len && !isalnum((unsigned char)out->buf[out->len - 1]))
+		strbuf_setlen(out, out->len - 1);
+}
+
+/*
+ * v1beta1 claims name a warm pool: opts->warm_pool, else the first
+ * pool (by name) in the namespace whose sandboxTemplateRef is the
+ * template, else a pool named like the template (the controller then
+ * answers WarmPoolNotFound, which names it). Appended to out.
+ */
+static void choose_warm_pool(struct kube_backend *kb, const char *template,
+			     const struct session_opts *opts,
+			     struct strbuf *out)
+{
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct strbuf p = STRBUF_INIT;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	json_t *list = NULL, *it;
+	const char *best = NULL;
+	size_t i;
+
+	if (opts->warm_pool && *opts->warm_pool) {
+		strbuf_addstr(out, opts->warm_pool);
+		return;
+	}
+	strbuf_addf(&p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
+		    kb->kc.claim_version);
+	http_pct_encode_path(&p, kb->ns);
+	strbuf_addstr(&p, "/sandboxwarmpools");
+	req.path = p.buf;
+	req.headers = hdrs;
+	req.timeout_ms = 60000;
+	/* no pool list (RBAC, an old server): fall back quietly */
+	if (http_request(kb->kc.http, &req, &resp) == 0 && resp.status == 200 &&
+	    (list = json_loadb(resp.body.buf, resp.body.len, 0, NULL))) {
+		json_array_foreach (json_object_get(list, "items"), i, it) {
+			const char *t = json_object_str(
+				json_object_get(json_object_get(it, "spec"),
+						"sandboxTemplateRef"),
+				"name");
+			const char *n = json_object_str(
+				json_object_get(it, "metadata"), "name");
+			if (t && n && !strcmp(t, template) &&
+			    (!best || strcmp(n, best) < 0))
+				best = n;
+		}
+	}
+	strbuf_addstr(out, best ? best : template);
+	json_decref(list);
+	http_resp_release(&resp);
+	strbuf_release(&p);
+}
+
+/*
+ * POST the claim: kube_claim_body() plus the TTL annotation and, with
+ * opts->name, a fixed name instead of generateName. name and rv get
+ * what the server answered.
+ */
+static int create_claim(struct kube_backend *kb,
+			const struct session_opts *opts, struct strbuf *name,
+			struct strbuf *rv)
+{
+	struct kube_claim_spec spec = { 0 };
+	struct strbuf session = STRBUF_INIT, p = STRBUF_INIT;
+	struct strbuf ttl = STRBUF_INIT, msg = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT, pool = STRBUF_INIT;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	json_t *body, *md, *ans = NULL;
+	int beta = !strcmp(kb->kc.claim_version, "v1beta1");
+	int ret = -1;
+
+	spec.template_name = opts->template ? opts->template : DEFAULT_TEMPLATE;
+	if (beta) {
+		choose_warm_pool(kb, spec.template_name, opts, &pool);
+		spec.warm_pool = pool.buf;
+	}
+	spec.persistent = opts->keep;
+	strbuf_addf(&session, "%s-%ld", opts->purpose ? opts->purpose : "gosbx",
+		    (long)getpid());
+	strbuf_reset(&msg);
+	label_value(&msg, session.buf);
+	spec.session = msg.buf;
+	spec.ttl_s = kb->ttl_s;
+	spec.namespace = kb->ns;
+
+	body = kube_claim_body(&kb->kc, &spec);
+	md = json_object_get(body, "metadata");
+	strbuf_addf(&ttl, "%ld", kb->ttl_s);
+	json_object_set_new(json_object_get(md, "annotations"), TTL_ANNOTATION,
+			    json_string(ttl.buf));
+	if (opts->name) {
+		json_object_del(md, "generateName");
+		json_object_set_new(md, "name", json_string(opts->name));
+	}
+	json_dump_into(&text, body);
+
+	claims_path(&p, kb);
+	req.method = "POST";
+	req.path = p.buf;
+	req.body = text.buf;
+	req.body_len = text.len;
+	req.content_type = "application/json";
+	req.headers = hdrs;
+	req.timeout_ms = 60000;
+	if (http_request(kb->kc.http, &req, &resp) < 0)
+		goto out;
+	ans = json_loadb(resp.body.buf, resp.body.len, 0, NULL);
+	if (resp.status / 100 != 2 || !json_is_object(ans)) {
+		strbuf_reset(&msg);
+		http_error_text(&msg, resp.status, &resp.body);
+		error("cannot create claim (%s %s in namespace '%s'): %s",
+		      beta ? "warm pool" : "template",
+		      beta ? spec.warm_pool : spec.template_name, kb->ns,
+		      msg.buf);
+		goto out;
+	}
+	md = json_object_get(ans, "metadata");
+	if (!json_object_str(md, "name")) {
+		error("cannot create claim: the answer has no name");
+		goto out;
+	}
+	strbuf_addstr(name, json_object_str(md, "name"));
+	if (json_object_str(md, "resourceVersion"))
+		strbuf_addstr(rv, json_object_str(md, "resourceVersion"));
+	ret = 0;
+out:
+	json_decref(body);
+	json_decref(ans);
+	http_resp_release(&resp);
+	strbuf_release(&session);
+	strbuf_release(&p);
+	strbuf_release(&ttl);
+	strbuf_release(&msg);
+	strbuf_release(&text);
+	strbuf_release(&pool);
+	return ret;
+}
+
+/* The TTL annotation of a claim object, seconds; 0 if absent. */
+static long claim_ttl(json_t *obj)
+{
+	const char *v = json_object_str(
+		json_object_get(json_object_get(obj, "metadata"),
+				"annotations"),
+		TTL_ANNOTATION);
+	char *end;
+	long n;
+
+	if (!v)
+		return 0;
+	n = strtol(v, &end, 10);
+	return *end || n <= 0 ? 0 : n;
+}
+
+/* First pod IP of a claim's status.sandbox.podIPs, or NULL. */
+static const char *claim_pod_ip(json_t *obj)
+{
+	json_t *ips = json_object_get(
+		json_object_get(json_object_get(obj, "status"), "sandbox"),
+		"podIPs");
+	json_t *it = json_array_get(ips, 0);
+
+	return json_is_string(it) ? json_string_value(it)
+				  : json_object_str(it, "ip");
+}
+
+/* Reattach: the claim must exist and be Ready. */
+static int find_claim(struct kube_backend *kb, const char *name)
+{
+	struct kube_claim c;
+	const char *ip;
+	long ttl;
+	int r, ret = -1;
+
+	kube_claim_init(&c);
+	r = kube_claim_get(&kb->kc, kb->ns, name, &c);
+	if (r > 0) {
+		error("no claim '%s' in namespace '%s'", name, kb->ns);
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	if (!c.ready || !c.sandbox.len) {
+		if (c.reason.len)
+			error("claim '%s' is not Ready: Ready=False %s: %s",
+			      name, c.reason.buf, c.message.buf);
+		else
+			error("claim '%s' is not Ready yet (no Ready "
+			      "condition%s)",
+			      name, c.sandbox.len ? "" : ", no sandbox bound");
+		goto out;
+	}
+	kb->sandbox = xstrdup(c.sandbox.buf);
+	ip = claim_pod_ip(c.obj);
+	if (ip && *ip)
+		kb->pod_ip = xstrdup(ip);
+	if (c.shutdown_time.len)
+		kb->shutdown_time = xstrdup(c.shutdown_time.buf);
+	ttl = claim_ttl(c.obj);
+	if (ttl > 0 && !kb->ttl_s)
+		kb->ttl_s = ttl;
+	ret = 0;
+out:
+	kube_claim_release(&c);
+	return ret;
+}
+
+/*
+ * When was a reattached claim last renewed? shutdownTime - TTL, so a
+ * client that reattaches for one command does not PATCH the claim
+ * unless a quarter of its TTL has gone by. 0 (renew at the first
+ * touch) when shutdownTime is unknown or more than a TTL ahead.
+ */
+static void reattach_renewed(struct kube_backend *kb)
+{
+	time_t shutdown, now = time(NULL);
+	uint64_t ago_ms;
+
+	kb->renewed_ms = 0;
+	if (!kb->shutdown_time ||
+	    kube_parse_rfc3339(kb->shutdown_time, &shutdown) < 0)
+		return;
+	if (shutdown <= now || shutdown - now > kb->ttl_s)
+		return;
+	ago_ms = (uint64_t)(kb->ttl_s - (shutdown - now)) * 1000;
+	if (now_ms() > ago_ms)
+		kb->renewed_ms = now_ms() - ago_ms;
+}
+
+/* The pod IP from the Sandbox when the claim did not say. */
+static void sandbox_pod_ip(struct kube_backend *kb)
+{
+	struct kube_sandbox sb;
+
+	if (kb->pod_ip)
+		return;
+	kube_sandbox_init(&sb);
+	if (kube_sandbox_get(&kb->kc, kb->ns, kb->sandbox, &sb) == 0 &&
+	    sb.pod_ips.nr && *sb.pod_ips.v[0])
+		kb->pod_ip = xstrdup(sb.pod_ips.v[0]);
+	kube_sandbox_release(&sb);
+}
+
+/* Start a port-forward to port 8080 of the first ready router pod. */
+static int start_forward(struct kube_backend *kb, struct strbuf *base,
+			 struct strbuf *sock)
+{
+	struct strvec names = STRVEC_INIT, ips = STRVEC_INIT;
+	struct kube_forward_opts fo = { 0 };
+	struct kube_auth a;
+	int ret = -1;
+
+	kube_auth_init(&a);
+	if (kube_router_pods(&kb->kc, kb->ns, &names, &ips) < 0)
+		goto out;
+	if (!names.nr) {
+		error("no ready sandbox-router pod in namespace '%s' "
+		      "(EndpointSlices of Service sandbox-router-svc); deploy "
+		      "the router, or use --gateway or --api-url",
+		      kb->ns);
+		goto out;
+	}
+	/*
+	 * The forward gets its own API client: kube_client replaces its
+	 * own on a credential refresh, and the forward must not see it
+	 * go away.
+	 */
+	if (kube_config_auth(&kb->cfg, &a) < 0)
+		goto out;
+	kb->fwd_api = http_client_dup(kb->kc.http);
+	if (!kb->fwd_api)
+		goto out;
+	fo.client = kb->fwd_api;
+	fo.bearer_token = a.bearer_token.len ? a.bearer_token.buf : NULL;
+	fo.namespace = kb->ns;
+	fo.pod = names.v[0];
+	fo.port = ROUTER_PORT;
+	kb->fwd = kube_forward_start(&fo);
+	if (!kb->fwd)
+		goto out;
+	strbuf_addstr(base, "http://localhost");
+	strbuf_addstr(sock, kube_forward_address(kb->fwd));
+	ret = 0;
+out:
+	kube_auth_release(&a);
+	strvec_clear(&names);
+	strvec_clear(&ips);
+	return ret;
+}
+
+/* Make s->http: the runtime through the router, with its headers. */
+static int connect_runtime(struct session *s, struct kube_backend *kb,
+			   const struct session_opts *opts)
+{
+	struct strbuf base = STRBUF_INIT, sock = STRBUF_INIT;
+	struct http_client_opts ho = { 0 };
+	int ret = -1;
+
+	strvec_pushf(&kb->headers, "X-Sandbox-ID: %s", kb->sandbox);
+	strvec_pushf(&kb->headers, "X-Sandbox-Namespace: %s", kb->ns);
+	strvec_push(&kb->headers, "X-Sandbox-Port: " RUNTIME_PORT);
+	if (kb->pod_ip)
+		strvec_pushf(&kb->headers, "X-Sandbox-Pod-IP: %s", kb->pod_ip);
+	strvec_pushf(&kb->headers, "X-Sandbox-Timeout: %d", ROUTER_TIMEOUT_S);
+
+	if (opts->api_url && *opts->api_url) {
+		strbuf_addstr(&base, opts->api_url);
+	} else if (opts->gateway && *opts->gateway) {
+		if (!strstr(opts->gateway, "://"))
+			strbuf_addstr(&base, "http://");
+		strbuf_addstr(&base, opts->gateway);
+	} else if (start_forward(kb, &base, &sock) < 0) {
+		goto out;
+	}
+	ho.unix_socket = sock.len ? sock.buf : NULL;
+	ho.connect_timeout_ms = 30000;
+	ho.headers = kb->headers.v;
+	if (opts->router_token && *opts->router_token) {
+		kb->router_token = xstrdup(opts->router_token);
+		ho.bearer_token = kb->router_token;
+	}
+	/* no total timeout: a long command keeps its stream open */
+	s->http = http_client_new(base.buf, &ho);
+	if (s->http)
+		ret = 0;
+out:
+	strbuf_release(&base);
+	strbuf_release(&sock);
+	return ret;
+}
+
+static void kube_touch(struct session *s);
+
+/*
+ * While the claim is held, renew its shutdownTime every TTL/4 even
+ * when no command runs (a command may outlast the TTL); a client that
+ * dies stops renewing and the controller deletes the claim.
+ */
+static void *renewer_main(void *arg)
+{
+	struct kube_backend *kb = arg;
+	/* touch() renews after TTL/4: look twice as often */
+	uint64_t every = (uint64_t)kb->ttl_s * 1000 / 8;
+
+	set_error_routine(quiet_report, NULL); /* the next touch reports */
+	if (every < 250)
+		every = 250;
+	pthread_mutex_lock(&kb->lock);
+	while (!kb->stop) {
+		struct timespec ts;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ns = (uint64_t)ts.tv_nsec + every * 1000000;
+		ts.tv_sec += ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		if (pthread_cond_timedwait(&kb->cond, &kb->lock, &ts) !=
+			    ETIMEDOUT ||
+		    kb->stop)
+			continue;
+		pthread_mutex_unlock(&kb->lock);
+		kube_touch(kb->s);
+		pthread_mutex_lock(&kb->lock);
+	}
+	pthread_mutex_unlock(&kb->lock);
+	return NULL;
+}
+
+static void renewer_start(struct session *s, struct kube_backend *kb)
+{
+	kb->s = s;
+	if (pthread_create(&kb->renewer, NULL, renewer_main, kb) == 0)
+		kb->renewer_running = 1;
+	else
+		warning("cannot start the claim renewer thread; claim '%s' "
+			"is renewed only when used",
+			s->claim);
+}
+
+static void renewer_stop(struct kube_backend *kb)
+{
+	if (!kb->renewer_running)
+		return;
+	pthread_mutex_lock(&kb->lock);
+	kb->stop = 1;
+	pthread_cond_signal(&kb->cond);
+	pthread_mutex_unlock(&kb->lock);
+	pthread_join(kb->renewer, NULL);
+	kb->renewer_running = 0;
+}
+
+static int kube_open(struct session *s, const struct session_opts *opts)
+{
+	struct kube_backend *kb = xcalloc(1, sizeof(*kb));
+	struct kube_load_opts lo = { 0 };
+	struct strbuf name = STRBUF_INIT, rv = STRBUF_INIT;
+	struct kube_ready ready;
+	int64_t timeout = opts->open_timeout_ms > 0 ? opts->open_timeout_ms
+						    : DEFAULT_OPEN_TIMEOUT_MS;
+	int created = 0;
+
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&kb->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&kb->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	strvec_init(&kb->headers);
+	kube_ready_init(&ready);
+	if (opts->ttl_ms > 0)
+		kb->ttl_s = (long)((opts->ttl_ms + 999) / 1000);
+
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	if (kube_config_load(&kb->cfg, &lo) < 0)
+		goto fail;
+	if (kube_client_init(&kb->kc, &kb->cfg, opts->namespace) < 0)
+		goto fail;
+	kb->kc_ready = 1;
+	kb->ns = xstrdup(kb->kc.namespace);
+	if (kube_discover(&kb->kc, opts->api_version) < 0)
+		goto fail;
+
+	if (opts->claim) {
+		if (find_claim(kb, opts->claim) < 0)
+			goto fail;
+		strbuf_addstr(&name, opts->claim);
+		if (!kb->ttl_s)
+			kb->ttl_s = DEFAULT_TTL_MS / 1000;
+		reattach_renewed(kb);
+	} else {
+		if (!kb->ttl_s)
+			kb->ttl_s = DEFAULT_TTL_MS / 1000;
+		if (create_claim(kb, opts, &name, &rv) < 0)
+			goto fail;
+		created = 1;
+		kb->renewed_ms = now_ms();
+		if (kube_claim_wait_ready(&kb->kc, kb->ns, name.buf, rv.buf,
+					  (long)timeout, opts->cancel,
+					  &ready) < 0)
+			goto fail;
+		kb->sandbox = xstrdup(ready.sandbox.buf);
+		if (ready.pod_ips.nr && *ready.pod_ips.v[0])
+			kb->pod_ip = xstrdup(ready.pod_ips.v[0]);
+	}
+	sandbox_pod_ip(kb);
+	if (connect_runtime(s, kb, opts) < 0)
+		goto fail;
+	s->claim = strbuf_detach(&name, NULL);
+	s->backend = kb;
+	renewer_start(s, kb);
+	strbuf_release(&rv);
+	kube_ready_release(&ready);
+	return 0;
+
+fail:
+	if (created) {
+		/* roll back: the claim must not outlive a failed open */
+		if (kube_claim_delete(&kb->kc, kb->ns, name.buf) < 0)
+			error("could not delete claim '%s' after the failure; "
+			      "delete it with: gosbx --backend=kube close %s",
+			      name.buf, name.buf);
+	}
+	http_client_free(s->http);
+	s->http = NULL;
+	kb_free(kb);
+	strbuf_release(&name);
+	strbuf_release(&rv);
+	kube_ready_release(&ready);
+	return -1;
+}
+
+static int kube_destroy(struct session *s)
+{
+	struct kube_backend *kb = s->backend;
+	int ret;
+
+	if (!kb)
+		return 0;
+	renewer_stop(kb);
+	http_client_free(s->http);
+	s->http = NULL;
+	kube_forward_stop(kb->fwd);
+	kb->fwd = NULL;
+	ret = kube_claim_delete(&kb->kc, kb->ns, s->claim);
+	kb_free(kb);
+	s->backend = NULL;
+	return ret;
+}
+
+static void kube_detach(struct session *s)
+{
+	http_client_free(s->http);
+	s->http = NULL;
+	kb_free(s->backend);
+	s->backend = NULL;
+}
+
+static void kube_touch(struct session *s)
+{
+	struct kube_backend *kb = s->backend;
+	uint64_t now, every;
+
+	if (!kb)
+		return;
+	pthread_mutex_lock(&kb->lock);
+	now = now_ms();
+	every = (uint64_t)kb->ttl_s * 1000 / 4;
+	if ((kb->renewed_ms && now - kb->renewed_ms < every) ||
+	    (kb->tried_ms && now - kb->tried_ms < RENEW_RETRY_MS &&
+	     kb->tried_ms > kb->renewed_ms)) {
+		pthread_mutex_unlock(&kb->lock);
+		return;
+	}
+	kb->tried_ms = now;
+	if (kube_claim_renew(&kb->kc, kb->ns, s->claim,
+			     time(NULL) + kb->ttl_s) == 0)
+		kb->renewed_ms = now_ms();
+	pthread_mutex_unlock(&kb->lock);
+}
+
+const struct backend_ops backend_kube = {
+	.name = "kube",
+	.open = kube_open,
+	.destroy = kube_destroy,
+	.detach = kube_detach,
+	.touch = kube_touch,
+};
+
+const char *kube_backend_sandbox(const struct session *s)
+{
+	const struct kube_backend *kb = s->backend;
+
+	return kb ? kb->sandbox : NULL;
+}
+
+const char *kube_backend_namespace(const struct session *s)
+{
+	const struct kube_backend *kb = s->backend;
+
+	return kb ? kb->ns : NULL;
+}
+
+int kube_backend_delete(const struct session_opts *opts, const char *name)
+{
+	struct kube_config cfg;
+	struct kube_client kc;
+	struct kube_load_opts lo = { 0 };
+	struct kube_claim c;
+	int r, ret = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	if (kube_config_load(&cfg, &lo) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	if (kube_client_init(&kc, &cfg, opts->namespace) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	kube_claim_init(&c);
+	if (kube_discover(&kc, opts->api_version) < 0)
+		goto out;
+	r = kube_claim_get(&kc, NULL, name, &c);
+	if (r > 0)
+		error("no claim '%s' in namespace '%s'", name, kc.namespace);
+	else if (!r)
+		ret = kube_claim_delete(&kc, NULL, name);
+out:
+	kube_claim_release(&c);
+	kube_client_release(&kc);
+	kube_config_release(&cfg);
+	return ret;
+}

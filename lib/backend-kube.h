@@ -1,0 +1,57 @@
+#ifndef BACKEND_KUBE_H
+#define BACKEND_KUBE_H
+
+/*
+ * The kube backend (lib/backend-kube.c; spec/kubernetes.md): struct
+ * backend_ops backend_kube in session.h, chosen with --backend=kube.
+ *
+ * Open (session_open() with opts->claim NULL): load the kubeconfig
+ * (opts->kubeconfig, opts->context), discover the served API version
+ * (or opts->api_version), create a SandboxClaim: v1alpha1 names the
+ * template (opts->template, default go-runtime-template), v1beta1 the
+ * warm pool (opts->warm_pool; default: the pool of the namespace whose
+ * sandboxTemplateRef is the template, the first by name, else a pool
+ * named like the template); labels agents.x-k8s.io/created-by=gosbx,
+ * gosbx/persistent=<opts->keep>, gosbx/session=<purpose>-<pid>;
+ * annotations agents.x-k8s.io/client-first-requested-at and
+ * gosbx/ttl-seconds; spec.lifecycle shutdownTime now + opts->ttl_ms
+ * (default 1 h) with shutdownPolicy Delete. Then one watch until the
+ * claim is Ready (opts->open_timeout_ms, default 5 min; opts->cancel),
+ * and the runtime is reached through the sandbox-router: a native
+ * port-forward to port 8080 of the first ready router pod, or
+ * http://<opts->gateway>, or opts->api_url. Any failure once the claim
+ * exists deletes it again.
+ *
+ * Reattach (opts->claim): GET the claim, require Ready, connect.
+ *
+ * Router headers on every runtime request: X-Sandbox-ID (the bound
+ * Sandbox's name, which differs from the claim's for a warm-pool
+ * sandbox), X-Sandbox-Namespace, X-Sandbox-Port: 8888,
+ * X-Sandbox-Pod-IP (when known), X-Sandbox-Timeout: 3600, X-Request-ID
+ * (lib/http.h), Authorization: Bearer <opts->router_token> when set.
+ *
+ * Lifetime: while a process holds the session, a thread renews the
+ * claim's shutdownTime to now + TTL every TTL/4 (as touch() does
+ * around commands); on reattach the TTL is opts->ttl_ms when set,
+ * else the claim's gosbx/ttl-seconds annotation, else 1 h. close
+ * deletes the claim (404 counts as done); disconnect keeps it.
+ */
+
+struct session;
+
+/* The bound Sandbox name of an open kube session, or NULL. */
+const char *kube_backend_sandbox(const struct session *s);
+/* The namespace of an open kube session's claim, or NULL. */
+const char *kube_backend_namespace(const struct session *s);
+
+struct session_opts;
+/*
+ * Delete the claim name without connecting to its sandbox (for `gosbx
+ * close` of a claim that is not Ready, e.g. stuck pulling its image):
+ * kubeconfig, context, namespace and api_version come from opts.
+ * Returns 0, or -1 with error() (no such claim: "no claim '<name>' in
+ * namespace '<ns>'", API errors).
+ */
+int kube_backend_delete(const struct session_opts *opts, const char *name);
+
+#endif /* BACKEND_KUBE_H */

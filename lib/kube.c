@@ -1,0 +1,976 @@
+#include "compat.h"
+#include "kube.h"
+#include "http.h"
+#include "json.h"
+#include "kubeconfig.h"
+#include "usage.h"
+
+#include <string.h>
+#include <time.h>
+
+#define CLAIM_GROUP "extensions.agents.x-k8s.io"
+#define SANDBOX_GROUP "agents.x-k8s.io"
+
+/* (Re)make kc->http from the current credentials of kc->cfg. */
+static int kube_connect(struct kube_client *kc)
+{
+	struct kube_auth a;
+	struct http_client_opts o = { 0 };
+	struct http_client *h;
+
+	kube_auth_init(&a);
+	if (kube_config_auth(kc->cfg, &a) < 0) {
+		kube_auth_release(&a);
+		return -1;
+	}
+	kube_auth_http_opts(&a, &o);
+	if (a.headers.nr)
+		o.headers = a.headers.v;
+	o.connect_timeout_ms = 10000;
+	h = http_client_new(a.server, &o);
+	if (!h) {
+		kube_auth_release(&a);
+		return -1;
+	}
+	http_client_free(kc->http);
+	kc->http = h;
+	free(kc->server);
+	kc->server = xstrdup(a.server);
+	kc->cred_expiry = a.expiry;
+	kube_auth_release(&a);
+	return 0;
+}
+
+int kube_client_init(struct kube_client *kc, struct kube_config *cfg,
+		     const char *namespace)
+{
+	memset(kc, 0, sizeof(*kc));
+	kc->cfg = cfg;
+	kc->namespace = xstrdup(namespace	 ? namespace
+				: cfg->namespace ? cfg->namespace
+						 : "default");
+	kc->has_exec = cfg->user.exec != NULL || cfg->user.token_file;
+	snprintf(kc->claim_version, sizeof(kc->claim_version), "v1alpha1");
+	snprintf(kc->sandbox_version, sizeof(kc->sandbox_version), "v1alpha1");
+	if (kube_connect(kc) < 0) {
+		kube_client_release(kc);
+		return -1;
+	}
+	return 0;
+}
+
+void kube_client_release(struct kube_client *kc)
+{
+	http_client_free(kc->http);
+	free(kc->server);
+	free(kc->namespace);
+	memset(kc, 0, sizeof(*kc));
+}
+
+/*
+ * One request with credential refresh: an exec credential about to
+ * expire is fetched anew first; a 401 makes us forget the credential
+ * and retry once. Returns http_request()'s result.
+ */
+static int kube_do(struct kube_client *kc, struct http_req *req,
+		   struct http_resp *resp)
+{
+	int ret;
+
+	if (kc->cred_expiry && time(NULL) + 60 >= kc->cred_expiry &&
+	    kube_connect(kc) < 0)
+		return -1;
+	ret = http_request(kc->http, req, resp);
+	if (!ret && resp->status == 401 && kc->has_exec) {
+		kube_config_forget_credential(kc->cfg);
+		if (kube_connect(kc) < 0)
+			return -1;
+		ret = http_request(kc->http, req, resp);
+	}
+	/* on -1, http_request() printed an error naming the server */
+	return ret;
+}
+
+/*
+ * A JSON request: body (may be NULL) sent as ctype (NULL:
+ * application/json). Returns the HTTP status (>0) and *out (if not
+ * NULL) the parsed answer (NULL if none), or -1 with error() on a
+ * transport failure. what: for messages ("cannot create claim").
+ */
+static long kube_json(struct kube_client *kc, const char *method,
+		      const char *path, const char *query, json_t *body,
+		      const char *ctype, json_t **out)
+{
+	struct http_req req = { 0 };
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct strbuf b = STRBUF_INIT;
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	long status;
+
+	if (out)
+		*out = NULL;
+	req.method = method;
+	req.path = path;
+	req.query = query && *query ? query : NULL;
+	req.headers = hdrs;
+	req.timeout_ms = 60000;
+	if (body) {
+		json_dump_into(&b, body);
+		req.body = b.buf;
+		req.body_len = b.len;
+		req.content_type = ctype ? ctype : "application/json";
+	}
+	if (kube_do(kc, &req, &resp) < 0) {
+		strbuf_release(&b);
+		http_resp_release(&resp);
+		return -1;
+	}
+	status = resp.status;
+	if (out && resp.body.len)
+		*out = json_loadb(resp.body.buf, resp.body.len, 0, NULL);
+	strbuf_release(&b);
+	http_resp_release(&resp);
+	return status;
+}
+
+/* error() for a failed answer: "<what>: <Status message>". */
+static int kube_status_error(const char *what, long status, json_t *ans)
+{
+	const char *msg = ans ? json_object_str(ans, "message") : NULL;
+
+	if (msg && *msg)
+		return error("%s: %s", what, msg);
+	return error("%s: HTTP %ld", what, status);
+}
+
+static const char *ns_or(struct kube_client *kc, const char *ns)
+{
+	return ns ? ns : kc->namespace;
+}
+
+static void claims_path(struct strbuf *p, struct kube_client *kc,
+			const char *ns, const char *name)
+{
+	strbuf_addf(p, "/apis/%s/%s", CLAIM_GROUP, kc->claim_version);
+	if (!ns || strcmp(ns, "*")) {
+		strbuf_addstr(p, "/namespaces/");
+		http_pct_encode_path(p, ns_or(kc, ns));
+	}
+	strbuf_addstr(p, "/sandboxclaims");
+	if (name) {
+		strbuf_addch(p, '/');
+		http_pct_encode_path(p, name);
+	}
+}
+
+/* Does the discovery document d serve version v? */
+static int serves(json_t *d, const char *v)
+{
+	json_t *vs = json_object_get(d, "versions"), *it;
+	size_t i;
+
+	json_array_foreach (vs, i, it) {
+		const char *s = json_object_str(it, "version");
+		if (s && !strcmp(s, v))
+			return 1;
+	}
+	return 0;
+}
+
+static int discover_group(struct kube_client *kc, const char *group,
+			  const char *force, char *dst, size_t dstlen)
+{
+	struct strbuf p = STRBUF_INIT;
+	json_t *d = NULL;
+	long st;
+	int ret = -1;
+
+	strbuf_addf(&p, "/apis/%s", group);
+	st = kube_json(kc, "GET", p.buf, NULL, NULL, NULL, &d);
+	if (st < 0)
+		goto out;
+	if (st == 404) {
+		ret = error("agent-sandbox is not installed: the API group %s "
+			    "is not served; install it (see gosbx doctor)",
+			    group);
+		goto out;
+	}
+	if (st / 100 != 2) {
+		ret = kube_status_error("API discovery failed", st, d);
+		goto out;
+	}
+	if (force) {
+		if (!serves(d, force)) {
+			ret = error("the API group %s does not serve version "
+				    "%s",
+				    group, force);
+			goto out;
+		}
+		snprintf(dst, dstlen, "%s", force);
+	} else if (serves(d, "v1beta1")) {
+		snprintf(dst, dstlen, "v1beta1");
+	} else if (serves(d, "v1alpha1")) {
+		snprintf(dst, dstlen, "v1alpha1");
+	} else {
+		ret = error("the API group %s serves no version this client "
+			    "supports (v1beta1, v1alpha1)",
+			    group);
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(d);
+	strbuf_release(&p);
+	return ret;
+}
+
+int kube_discover(struct kube_client *kc, const char *force)
+{
+	if (force && strcmp(force, "v1alpha1") && strcmp(force, "v1beta1"))
+		return error("unsupported agent-sandbox API version '%s' "
+			     "(v1alpha1 or v1beta1)",
+			     force);
+	if (discover_group(kc, CLAIM_GROUP, force, kc->claim_version,
+			   sizeof(kc->claim_version)) < 0)
+		return -1;
+	return discover_group(kc, SANDBOX_GROUP, force, kc->sandbox_version,
+			      sizeof(kc->sandbox_version));
+}
+
+void kube_format_time(struct strbuf *out, time_t t, long nsec)
+{
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	strbuf_addstr(out, buf);
+	if (nsec >= 0)
+		strbuf_addf(out, ".%09ld", nsec);
+	strbuf_addch(out, 'Z');
+}
+
+json_t *kube_claim_body(const struct kube_client *kc,
+			const struct kube_claim_spec *spec)
+{
+	struct strbuf now = STRBUF_INIT, shut = STRBUF_INIT;
+	struct timespec ts;
+	json_t *labels, *body, *sp;
+	int beta = !strcmp(kc->claim_version, "v1beta1");
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	kube_format_time(&now, ts.tv_sec, ts.tv_nsec);
+	kube_format_time(&shut, ts.tv_sec + spec->ttl_s, -1);
+	labels = json_pack("{s:s, s:s}", "agents.x-k8s.io/created-by", "gosbx",
+			   "gosbx/persistent",
+			   spec->persistent ? "true" : "false");
+	if (spec->session)
+		json_object_set_new(labels, "gosbx/session",
+				    json_string(spec->session));
+	if (beta)
+		sp = json_pack("{s:{s:s}}", "warmPoolRef", "name",
+			       spec->warm_pool ? spec->warm_pool : "");
+	else
+		sp = json_pack("{s:{s:s}}", "sandboxTemplateRef", "name",
+			       spec->template_name ? spec->template_name : "");
+	json_object_set_new(sp, "lifecycle",
+			    json_pack("{s:s, s:s}", "shutdownTime", shut.buf,
+				      "shutdownPolicy", "Delete"));
+	body = json_pack("{s:s+, s:s, s:{s:s, s:s, s:o, s:{s:s}}, s:o}",
+			 "apiVersion", CLAIM_GROUP "/", kc->claim_version,
+			 "kind", "SandboxClaim", "metadata", "generateName",
+			 "sandbox-claim-", "namespace",
+			 spec->namespace ? spec->namespace : kc->namespace,
+			 "labels", labels, "annotations",
+			 "agents.x-k8s.io/client-first-requested-at", now.buf,
+			 "spec", sp);
+	strbuf_release(&now);
+	strbuf_release(&shut);
+	return body;
+}
+
+void kube_claim_init(struct kube_claim *c)
+{
+	strbuf_init(&c->name, 0);
+	strbuf_init(&c->namespace, 0);
+	strbuf_init(&c->resource_version, 0);
+	strbuf_init(&c->sandbox, 0);
+	strbuf_init(&c->reason, 0);
+	strbuf_init(&c->message, 0);
+	strbuf_init(&c->shutdown_time, 0);
+	c->ready = 0;
+	c->obj = NULL;
+}
+
+void kube_claim_release(struct kube_claim *c)
+{
+	strbuf_release(&c->name);
+	strbuf_release(&c->namespace);
+	strbuf_release(&c->resource_version);
+	strbuf_release(&c->sandbox);
+	strbuf_release(&c->reason);
+	strbuf_release(&c->message);
+	strbuf_release(&c->shutdown_time);
+	json_decref(c->obj);
+	c->obj = NULL;
+}
+
+static void set_str(struct strbuf *sb, const char *s)
+{
+	strbuf_reset(sb);
+	if (s)
+		strbuf_addstr(sb, s);
+}
+
+/* Fill c from a SandboxClaim object (takes a new reference). */
+static void claim_from(struct kube_claim *c, json_t *o)
+{
+	json_t *md = json_object_get(o, "metadata");
+	json_t *st = json_object_get(o, "status");
+	json_t *conds = json_object_get(st, "conditions"), *it;
+	size_t i;
+
+	json_incref(o);
+	json_decref(c->obj);
+	c->obj = o;
+	set_str(&c->name, json_object_str(md, "name"));
+	set_str(&c->namespace, json_object_str(md, "namespace"));
+	set_str(&c->resource_version, json_object_str(md, "resourceVersion"));
+	set_str(&c->sandbox,
+		json_object_str(json_object_get(st, "sandbox"), "name"));
+	set_str(&c->shutdown_time,
+		json_object_str(json_object_get(json_object_get(o, "spec"),
+						"lifecycle"),
+				"shutdownTime"));
+	c->ready = 0;
+	strbuf_reset(&c->reason);
+	strbuf_reset(&c->message);
+	json_array_foreach (conds, i, it) {
+		const char *t = json_object_str(it, "type");
+		const char *s = json_object_str(it, "status");
+		if (!t || strcmp(t, "Ready"))
+			continue;
+		c->ready = s && !strcmp(s, "True");
+		set_str(&c->reason, json_object_str(it, "reason"));
+		set_str(&c->message, json_object_str(it, "message"));
+	}
+}
+
+int kube_claim_create(struct kube_client *kc,
+		      const struct kube_claim_spec *spec,
+		      struct kube_claim *out)
+{
+	struct strbuf p = STRBUF_INIT;
+	json_t *body, *ans = NULL;
+	long st;
+	int ret = -1;
+
+	if (!strcmp(kc->claim_version, "v1beta1") ? !spec->warm_pool
+						  : !spec->template_name)
+		return error("cannot create claim: a %s claim names a %s",
+			     kc->claim_version,
+			     !strcmp(kc->claim_version, "v1beta1")
+				     ? "warm pool"
+				     : "template");
+	body = kube_claim_body(kc, spec);
+	claims_path(&p, kc, spec->namespace, NULL);
+	st = kube_json(kc, "POST", p.buf, NULL, body, NULL, &ans);
+	if (st < 0)
+		goto out;
+	if (st / 100 != 2 || !json_is_object(ans)) {
+		ret = kube_status_error("cannot create claim", st, ans);
+		goto out;
+	}
+	claim_from(out, ans);
+	ret = 0;
+out:
+	json_decref(body);
+	json_decref(ans);
+	strbuf_release(&p);
+	return ret;
+}
+
+int kube_claim_get(struct kube_client *kc, const char *ns, const char *name,
+		   struct kube_claim *out)
+{
+	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *ans = NULL;
+	long st;
+	int ret = -1;
+
+	claims_path(&p, kc, ns, name);
+	st = kube_json(kc, "GET", p.buf, NULL, NULL, NULL, &ans);
+	if (st == 404) {
+		ret = 1;
+	} else if (st >= 0 && (st / 100 != 2 || !json_is_object(ans))) {
+		strbuf_addf(&what, "cannot get claim %s", name);
+		ret = kube_status_error(what.buf, st, ans);
+	} else if (st >= 0) {
+		claim_from(out, ans);
+		ret = 0;
+	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&what);
+	return ret;
+}
+
+int kube_claim_delete(struct kube_client *kc, const char *ns, const char *name)
+{
+	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *ans = NULL;
+	long st;
+	int ret = 0;
+
+	claims_path(&p, kc, ns, name);
+	st = kube_json(kc, "DELETE", p.buf, NULL, NULL, NULL, &ans);
+	if (st < 0) {
+		ret = -1;
+	} else if (st != 404 && st / 100 != 2) {
+		strbuf_addf(&what, "cannot delete claim %s", name);
+		ret = kube_status_error(what.buf, st, ans);
+	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&what);
+	return ret;
+}
+
+/* GET a list at path?query; *items a new array, rv its resourceVersion. */
+static int kube_list(struct kube_client *kc, const char *path,
+		     const char *query, const char *what, json_t **items,
+		     struct strbuf *rv)
+{
+	json_t *ans = NULL, *it;
+	long st;
+
+	*items = NULL;
+	st = kube_json(kc, "GET", path, query, NULL, NULL, &ans);
+	if (st < 0)
+		return -1;
+	if (st / 100 != 2 || !json_is_object(ans)) {
+		kube_status_error(what, st, ans);
+		json_decref(ans);
+		return -1;
+	}
+	it = json_object_get(ans, "items");
+	*items = json_is_array(it) ? json_incref(it) : json_array();
+	if (rv)
+		set_str(rv, json_object_str(json_object_get(ans, "metadata"),
+					    "resourceVersion"));
+	json_decref(ans);
+	return 0;
+}
+
+int kube_claim_list(struct kube_client *kc, const char *ns,
+		    const char *selector, json_t **out, struct strbuf *rv)
+{
+	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT;
+	int ret;
+
+	claims_path(&p, kc, ns, NULL);
+	if (selector)
+		http_query_add(&q, "labelSelector", selector);
+	ret = kube_list(kc, p.buf, q.buf, "cannot list claims", out, rv);
+	strbuf_release(&p);
+	strbuf_release(&q);
+	return ret;
+}
+
+int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
+		     time_t shutdown)
+{
+	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *body, *ans = NULL;
+	long st;
+	int ret = 0;
+
+	claims_path(&p, kc, ns, name);
+	kube_format_time(&t, shutdown, -1);
+	body = json_pack("{s:{s:{s:s}}}", "spec", "lifecycle", "shutdownTime",
+			 t.buf);
+	st = kube_json(kc, "PATCH", p.buf, NULL, body,
+		       "application/merge-patch+json", &ans);
+	if (st < 0) {
+		ret = -1;
+	} else if (st / 100 != 2) {
+		strbuf_addf(&what, "cannot renew claim %s", name);
+		ret = kube_status_error(what.buf, st, ans);
+	}
+	json_decref(body);
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&t);
+	strbuf_release(&what);
+	return ret;
+}
+
+void kube_sandbox_init(struct kube_sandbox *s)
+{
+	strbuf_init(&s->name, 0);
+	strbuf_init(&s->pod_name, 0);
+	strvec_init(&s->pod_ips);
+}
+
+void kube_sandbox_release(struct kube_sandbox *s)
+{
+	strbuf_release(&s->name);
+	strbuf_release(&s->pod_name);
+	strvec_clear(&s->pod_ips);
+}
+
+/* Push the strings of a podIPs array (strings or {"ip":...}). */
+static void push_ips(struct strvec *sv, json_t *arr)
+{
+	json_t *it;
+	size_t i;
+
+	json_array_foreach (arr, i, it) {
+		const char *s = json_is_string(it) ? json_string_value(it)
+						   : json_object_str(it, "ip");
+		if (s)
+			strvec_push(sv, s);
+	}
+}
+
+int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
+		     struct kube_sandbox *out)
+{
+	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *ans = NULL, *md;
+	const char *pod;
+	long st;
+	int ret = -1;
+
+	strbuf_addf(&p, "/apis/%s/%s/namespaces/", SANDBOX_GROUP,
+		    kc->sandbox_version);
+	http_pct_encode_path(&p, ns_or(kc, ns));
+	strbuf_addstr(&p, "/sandboxes/");
+	http_pct_encode_path(&p, name);
+	st = kube_json(kc, "GET", p.buf, NULL, NULL, NULL, &ans);
+	if (st == 404) {
+		ret = 1;
+	} else if (st >= 0 && (st / 100 != 2 || !json_is_object(ans))) {
+		strbuf_addf(&what, "cannot get sandbox %s", name);
+		ret = kube_status_error(what.buf, st, ans);
+	} else if (st >= 0) {
+		md = json_object_get(ans, "metadata");
+		set_str(&out->name, json_object_str(md, "name"));
+		if (!out->name.len)
+			strbuf_addstr(&out->name, name);
+		pod = json_object_str(json_object_get(md, "annotations"),
+				      "agents.x-k8s.io/pod-name");
+		set_str(&out->pod_name, pod && *pod ? pod : out->name.buf);
+		strvec_clear(&out->pod_ips);
+		push_ips(&out->pod_ips,
+			 json_object_get(json_object_get(ans, "status"),
+					 "podIPs"));
+		ret = 0;
+	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&what);
+	return ret;
+}
+
+void kube_ready_init(struct kube_ready *r)
+{
+	strbuf_init(&r->sandbox, 0);
+	strvec_init(&r->pod_ips);
+}
+
+void kube_ready_release(struct kube_ready *r)
+{
+	strbuf_release(&r->sandbox);
+	strvec_clear(&r->pod_ips);
+}
+
+static const char *const terminal_reasons[] = {
+	"TemplateNotFound",
+	"WarmPoolNotFound",
+	"InvalidMetadata",
+	"EnvVarsInjectionRejected",
+	"VolumeClaimTemplatesError",
+	"ClaimExpired",
+	"SandboxExpired",
+	NULL,
+};
+
+enum watch_state {
+	W_RUNNING = 0,
+	W_READY,
+	W_FAILED, /* error() printed */
+	W_GONE,	  /* 410: list and watch again */
+};
+
+struct watch {
+	const char *name;
+	struct strbuf line;
+	struct strbuf rv;
+	struct kube_claim claim; /* last state seen */
+	int seen;		 /* claim seen at least once */
+	int events;		 /* events in the current stream */
+	enum watch_state state;
+	struct kube_ready *out;
+};
+
+/* Look at a claim state; sets w->state. */
+static void watch_check(struct watch *w, json_t *obj)
+{
+	struct kube_claim *c = &w->claim;
+	size_t i;
+
+	claim_from(c, obj);
+	w->seen = 1;
+	if (c->resource_version.len)
+		set_str(&w->rv, c->resource_version.buf);
+	if (c->ready && c->sandbox.len) {
+		json_t *sb = json_object_get(json_object_get(obj, "status"),
+					     "sandbox");
+		set_str(&w->out->sandbox, c->sandbox.buf);
+		strvec_clear(&w->out->pod_ips);
+		push_ips(&w->out->pod_ips, json_object_get(sb, "podIPs"));
+		w->state = W_READY;
+		return;
+	}
+	if (c->ready || !c->reason.len)
+		return;
+	for (i = 0; terminal_reasons[i]; i++) {
+		if (!strcmp(c->reason.buf, terminal_reasons[i])) {
+			error("claim %s failed: %s: %s", w->name, c->reason.buf,
+			      c->message.buf);
+			w->state = W_FAILED;
+			return;
+		}
+	}
+}
+
+static void watch_event(struct watch *w, const char *buf, size_t len)
+{
+	json_t *ev = json_loadb(buf, len, 0, NULL);
+	json_t *obj = json_object_get(ev, "object");
+	const char *type = json_object_str(ev, "type");
+	const char *rv;
+
+	if (!type)
+		goto out;
+	w->events++;
+	if (!strcmp(type, "BOOKMARK")) {
+		rv = json_object_str(json_object_get(obj, "metadata"),
+				     "resourceVersion");
+		if (rv && *rv)
+			set_str(&w->rv, rv);
+	} else if (!strcmp(type, "ERROR")) {
+		json_int_t code =
+			json_integer_value(json_object_get(obj, "code"));
+		if (code == 410) {
+			w->state = W_GONE;
+		} else {
+			const char *m = json_object_str(obj, "message");
+			error("watching claim %s failed: %s", w->name,
+			      m ? m : "error event");
+			w->state = W_FAILED;
+		}
+	} else if (!strcmp(type, "DELETED")) {
+		error("claim %s was deleted while waiting for it to be Ready",
+		      w->name);
+		w->state = W_FAILED;
+	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+		if (json_is_object(obj))
+			watch_check(w, obj);
+	}
+out:
+	json_decref(ev);
+}
+
+static int watch_data(const char *buf, size_t len, void *data)
+{
+	struct watch *w = data;
+	char *nl;
+
+	strbuf_add(&w->line, buf, len);
+	while (w->state == W_RUNNING &&
+	       (nl = memchr(w->line.buf, '\n', w->line.len))) {
+		size_t n = nl - w->line.buf;
+		if (n)
+			watch_event(w, w->line.buf, n);
+		strbuf_remove(&w->line, 0, n + 1);
+	}
+	return w->state == W_RUNNING ? 0 : -1;
+}
+
+static long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Sleep ms, in slices, stopping at the deadline or on *cancel. */
+static void pause_ms(long ms, long deadline,
+		     const volatile sig_atomic_t *cancel)
+{
+	long end = ms_now() + ms;
+
+	if (end > deadline)
+		end = deadline;
+	while (ms_now() < end && !(cancel && *cancel)) {
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* LIST the claim by name: state and a fresh rv. */
+static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
+{
+	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT, f = STRBUF_INIT;
+	struct strbuf rv = STRBUF_INIT;
+	json_t *items = NULL;
+	int ret;
+
+	claims_path(&p, kc, ns, NULL);
+	strbuf_addf(&f, "metadata.name=%s", w->name);
+	http_query_add(&q, "fieldSelector", f.buf);
+	ret = kube_list(kc, p.buf, q.buf, "cannot list claims", &items, &rv);
+	if (!ret && !json_array_size(items)) {
+		if (w->seen)
+			ret = error("claim %s was deleted while waiting for "
+				    "it to be Ready",
+				    w->name);
+		else
+			ret = error("claim %s not found", w->name);
+	} else if (!ret) {
+		watch_check(w, json_array_get(items, 0));
+		/* watch from the list's version, not the item's */
+		if (rv.len)
+			set_str(&w->rv, rv.buf);
+	}
+	json_decref(items);
+	strbuf_release(&p);
+	strbuf_release(&q);
+	strbuf_release(&f);
+	strbuf_release(&rv);
+	return ret;
+}
+
+int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
+			  const char *name, const char *rv, long timeout_ms,
+			  volatile sig_atomic_t *cancel, struct kube_ready *out)
+{
+	struct watch w = { 0 };
+	long deadline = ms_now() + timeout_ms;
+	int ret = -1, need_list = !rv || !*rv, failures = 0;
+
+	w.name = name;
+	w.out = out;
+	strbuf_init(&w.line, 0);
+	strbuf_init(&w.rv, 0);
+	kube_claim_init(&w.claim);
+	if (rv)
+		strbuf_addstr(&w.rv, rv);
+	for (;;) {
+		struct strbuf p = STRBUF_INIT, q = STRBUF_INIT;
+		struct strbuf f = STRBUF_INIT, ts = STRBUF_INIT;
+		struct http_req req = { 0 };
+		struct http_resp resp = HTTP_RESP_INIT;
+		long left = deadline - ms_now();
+		int r;
+
+		if (cancel && *cancel) {
+			error("interrupted while waiting for claim %s", name);
+			break;
+		}
+		if (need_list) {
+			if (watch_list(kc, ns, &w) < 0)
+				break;
+			need_list = 0;
+			if (w.state == W_READY) {
+				ret = 0;
+				break;
+			}
+			if (w.state == W_FAILED)
+				break;
+		}
+		if (left <= 0) {
+			if (w.claim.reason.len)
+				error("timed out after %ld ms waiting for "
+				      "claim %s to be Ready; last condition: "
+				      "Ready=%s %s: %s",
+				      timeout_ms, name,
+				      w.claim.ready ? "True" : "False",
+				      w.claim.reason.buf, w.claim.message.buf);
+			else
+				error("timed out after %ld ms waiting for "
+				      "claim %s to be Ready; no condition seen",
+				      timeout_ms, name);
+			break;
+		}
+		claims_path(&p, kc, ns, NULL);
+		strbuf_addf(&f, "metadata.name=%s", name);
+		strbuf_addf(&ts, "%ld", (left + 999) / 1000);
+		http_query_add(&q, "watch", "1");
+		http_query_add(&q, "fieldSelector", f.buf);
+		http_query_add(&q, "resourceVersion", w.rv.buf);
+		http_query_add(&q, "allowWatchBookmarks", "true");
+		http_query_add(&q, "timeoutSeconds", ts.buf);
+		req.path = p.buf;
+		req.query = q.buf;
+		/*
+		 * The server ends the stream after timeoutSeconds; the
+		 * grace only bounds a server that does not.
+		 */
+		req.timeout_ms = left + 10000;
+		req.on_data = watch_data;
+		req.on_data_arg = &w;
+		req.cancel = cancel;
+		strbuf_reset(&w.line);
+		w.events = 0;
+		r = kube_do(kc, &req, &resp);
+		if (!r && resp.status == 410) {
+			w.state = W_GONE;
+		} else if (!r && resp.status / 100 != 2) {
+			struct strbuf e = STRBUF_INIT;
+			http_error_text(&e, resp.status, &resp.body);
+			error("cannot watch claim %s: %s", name, e.buf);
+			strbuf_release(&e);
+			w.state = W_FAILED;
+		}
+		strbuf_release(&p);
+		strbuf_release(&q);
+		strbuf_release(&f);
+		strbuf_release(&ts);
+		http_resp_release(&resp);
+		if (w.state == W_READY) {
+			ret = 0;
+			break;
+		}
+		if (w.state == W_FAILED)
+			break;
+		if (w.state == W_GONE) {
+			w.state = W_RUNNING;
+			need_list = 1;
+			continue;
+		}
+		if (r == HTTP_ABORTED)
+			continue; /* cancel: reported at the loop top */
+		if (r < 0) {
+			/* transport failure: retry a few times */
+			if (++failures >= 3)
+				break;
+			pause_ms(1000, deadline, cancel);
+			continue;
+		}
+		failures = 0;
+		/*
+		 * The stream ended: watch again from the last rv, after a
+		 * pause when it brought nothing (a server that closes at
+		 * once must not be hammered).
+		 */
+		if (!w.events)
+			pause_ms(1000, deadline, cancel);
+	}
+	strbuf_release(&w.line);
+	strbuf_release(&w.rv);
+	kube_claim_release(&w.claim);
+	return ret;
+}
+
+int kube_router_pods(struct kube_client *kc, const char *ns,
+		     struct strvec *names, struct strvec *ips)
+{
+	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT;
+	json_t *items = NULL, *sl, *ep;
+	size_t i, j;
+	int ret;
+
+	strbuf_addstr(&p, "/apis/discovery.k8s.io/v1/namespaces/");
+	http_pct_encode_path(&p, ns_or(kc, ns));
+	strbuf_addstr(&p, "/endpointslices");
+	http_query_add(&q, "labelSelector",
+		       "kubernetes.io/service-name=sandbox-router-svc");
+	ret = kube_list(kc, p.buf, q.buf, "cannot list router endpoints",
+			&items, NULL);
+	json_array_foreach (items, i, sl) {
+		json_array_foreach (json_object_get(sl, "endpoints"), j, ep) {
+			json_t *cond = json_object_get(ep, "conditions");
+			json_t *rdy = json_object_get(cond, "ready");
+			json_t *addr = json_object_get(ep, "addresses");
+			const char *pod = json_object_str(
+				json_object_get(ep, "targetRef"), "name");
+			/* ready unset counts as ready (EndpointSlice API) */
+			if (json_is_false(rdy) || !pod ||
+			    !json_array_size(addr))
+				continue;
+			strvec_push(names, pod);
+			strvec_push(ips,
+				    json_string_value(json_array_get(addr, 0))
+					    ? json_string_value(
+						      json_array_get(addr, 0))
+					    : "");
+		}
+	}
+	json_decref(items);
+	strbuf_release(&p);
+	strbuf_release(&q);
+	return ret;
+}
+
+int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
+	       const char *resource, const char *ns, int *allowed)
+{
+	json_t *attrs, *body, *ans = NULL;
+	struct strbuf res = STRBUF_INIT;
+	const char *slash = strchr(resource, '/');
+	long st;
+	int ret = 0;
+
+	strbuf_add(&res, resource,
+		   slash ? (size_t)(slash - resource) : strlen(resource));
+	attrs = json_pack("{s:s, s:s, s:s}", "verb", verb, "group",
+			  group ? group : "", "resource", res.buf);
+	if (slash)
+		json_object_set_new(attrs, "subresource",
+				    json_string(slash + 1));
+	if (ns)
+		json_object_set_new(attrs, "namespace", json_string(ns));
+	body = json_pack("{s:s, s:s, s:{s:o}}", "apiVersion",
+			 "authorization.k8s.io/v1", "kind",
+			 "SelfSubjectAccessReview", "spec",
+			 "resourceAttributes", attrs);
+	*allowed = 0;
+	st = kube_json(kc, "POST",
+		       "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+		       NULL, body, NULL, &ans);
+	if (st < 0)
+		ret = -1;
+	else if (st / 100 != 2)
+		ret = kube_status_error("cannot check permissions", st, ans);
+	else
+		*allowed = json_is_true(json_object_get(
+			json_object_get(ans, "status"), "allowed"));
+	json_decref(body);
+	json_decref(ans);
+	strbuf_release(&res);
+	return ret;
+}
+
+int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
+		    const char *name, json_t **out)
+{
+	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT, f = STRBUF_INIT;
+	int ret;
+
+	strbuf_addstr(&p, "/api/v1/namespaces/");
+	http_pct_encode_path(&p, ns_or(kc, ns));
+	strbuf_addstr(&p, "/events");
+	strbuf_addf(&f, "involvedObject.name=%s", name);
+	if (kind)
+		strbuf_addf(&f, ",involvedObject.kind=%s", kind);
+	http_query_add(&q, "fieldSelector", f.buf);
+	ret = kube_list(kc, p.buf, q.buf, "cannot list events", out, NULL);
+	strbuf_release(&p);
+	strbuf_release(&q);
+	strbuf_release(&f);
+	return ret;
+}

@@ -1,0 +1,197 @@
+#ifndef KUBE_H
+#define KUBE_H
+
+#include "compat.h"
+#include "strbuf.h"
+#include "strvec.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include <jansson.h>
+
+/*
+ * Client of the agent-sandbox API (kubernetes-sigs/agent-sandbox v0.4.x
+ * and v0.5.x) over lib/http.h, with credentials from lib/kubeconfig.h.
+ * Contract: spec/kubernetes.md ("Objects", "From claim to a reachable
+ * sandbox", "RBAC"). Every function returns 0 on success and -1 with
+ * error() on failure (one line); Kubernetes Status messages are passed
+ * through ("cannot create claim: sandboxclaims... is forbidden: ..."),
+ * and connection errors name the server (lib/http.h's message:
+ * "cannot reach 'https://10.0.0.1:6443': ...").
+ *
+ * Credentials: an exec plugin credential within 60 s of its expiry is
+ * fetched anew before a request; a 401 answer makes the client forget
+ * the cached credential (kube_config_forget_credential()), fetch it
+ * again and retry the request once (exec plugins and token files).
+ *
+ * Threads: one client per thread (a credential refresh replaces
+ * kc->http).
+ */
+
+struct kube_config;
+struct http_client;
+
+struct kube_client {
+	struct kube_config *cfg; /* borrowed; must outlive the client */
+	struct http_client *http;
+	char *server;	 /* base URL */
+	char *namespace; /* default namespace (the context's) */
+	/* chosen versions: "v1alpha1" or "v1beta1" */
+	char claim_version[16];	  /* extensions.agents.x-k8s.io */
+	char sandbox_version[16]; /* agents.x-k8s.io */
+	time_t cred_expiry;	  /* exec credential expiry; 0: none */
+	int has_exec;		  /* user has an exec plugin */
+};
+
+/*
+ * Make a client for cfg (loaded with kube_config_load(); borrowed).
+ * namespace: NULL for cfg->namespace. The API versions default to
+ * v1alpha1 until kube_discover(). Returns 0, or -1 with error()
+ * (credentials: token file, exec plugin; libcurl refusing a setting).
+ */
+int kube_client_init(struct kube_client *kc, struct kube_config *cfg,
+		     const char *namespace);
+void kube_client_release(struct kube_client *kc);
+
+/*
+ * Discovery: GET /apis/extensions.agents.x-k8s.io and
+ * /apis/agents.x-k8s.io; choose the newest supported version served
+ * (v1beta1, else v1alpha1), or force (e.g. "v1alpha1", from
+ * --api-version; NULL: choose) when the group serves it. A cluster
+ * without the group: error "agent-sandbox is not installed: the API
+ * group extensions.agents.x-k8s.io is not served; install it (see gosbx
+ * doctor)". Sets kc->claim_version and kc->sandbox_version.
+ */
+int kube_discover(struct kube_client *kc, const char *force);
+
+struct kube_claim_spec {
+	const char *template_name; /* v1alpha1: spec.sandboxTemplateRef */
+	const char *warm_pool;	   /* v1beta1: spec.warmPoolRef */
+	int persistent;		   /* label gosbx/persistent */
+	const char *session;	   /* label gosbx/session; or NULL */
+	long ttl_s;		   /* spec.lifecycle.shutdownTime = now+ttl */
+	const char *namespace;	   /* NULL: kc->namespace */
+};
+
+struct kube_claim {
+	struct strbuf name;
+	struct strbuf namespace;
+	struct strbuf resource_version;
+	struct strbuf sandbox;	     /* status.sandbox.name, "" if unset */
+	int ready;		     /* condition Ready is True */
+	struct strbuf reason;	     /* Ready condition reason */
+	struct strbuf message;	     /* Ready condition message */
+	struct strbuf shutdown_time; /* spec.lifecycle.shutdownTime */
+	json_t *obj;		     /* the whole object (owned) */
+};
+void kube_claim_init(struct kube_claim *c);
+void kube_claim_release(struct kube_claim *c);
+
+/*
+ * Format t (seconds) and nsec as RFC 3339 UTC into out (appended):
+ * "2026-11-22T03:12:15.123456789Z" with nanoseconds when nsec >= 0,
+ * "2026-11-22T03:12:15Z" when nsec < 0.
+ */
+void kube_format_time(struct strbuf *out, time_t t, long nsec);
+
+/*
+ * Build the claim body for the chosen version (spec/kubernetes.md
+ * "Objects"): generateName "sandbox-claim-", the gosbx labels, the
+ * annotation agents.x-k8s.io/client-first-requested-at (now, with
+ * nanoseconds), spec.lifecycle {shutdownTime, shutdownPolicy Delete}.
+ * Returns a new reference.
+ */
+json_t *kube_claim_body(const struct kube_client *kc,
+			const struct kube_claim_spec *spec);
+
+/*
+ * POST the claim (kube_claim_body()); out (initialised) gets name,
+ * namespace and resourceVersion. Errors: no template_name (v1alpha1)
+ * or warm_pool (v1beta1); the server's Status message, e.g. "cannot
+ * create claim: sandboxclaims.extensions.agents.x-k8s.io is
+ * forbidden: User "x" cannot create ...".
+ */
+int kube_claim_create(struct kube_client *kc,
+		      const struct kube_claim_spec *spec,
+		      struct kube_claim *out);
+/*
+ * GET a claim into out. Returns 0, 1 when it does not exist (404,
+ * no message), -1 with error().
+ */
+int kube_claim_get(struct kube_client *kc, const char *ns, const char *name,
+		   struct kube_claim *out);
+/* DELETE a claim; 404 counts as done. */
+int kube_claim_delete(struct kube_client *kc, const char *ns, const char *name);
+/*
+ * List claims matching the label selector (NULL: all) in ns (NULL:
+ * kc->namespace; "*": all namespaces). *out gets a new JSON array of
+ * the items; *rv (if not NULL, initialised) the list's resourceVersion.
+ */
+int kube_claim_list(struct kube_client *kc, const char *ns,
+		    const char *selector, json_t **out, struct strbuf *rv);
+/*
+ * Merge patch (application/merge-patch+json) of
+ * spec.lifecycle.shutdownTime to shutdown (seconds since the epoch).
+ */
+int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
+		     time_t shutdown);
+
+struct kube_sandbox {
+	struct strbuf name;
+	struct strbuf pod_name; /* annotation agents.x-k8s.io/pod-name */
+	struct strvec pod_ips;	/* status.podIPs */
+};
+void kube_sandbox_init(struct kube_sandbox *s);
+void kube_sandbox_release(struct kube_sandbox *s);
+/* GET a Sandbox. Returns 0, 1 when missing (404), -1 with error(). */
+int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
+		     struct kube_sandbox *out);
+
+struct kube_ready {
+	struct strbuf sandbox; /* status.sandbox.name */
+	struct strvec pod_ips; /* status.sandbox.podIPs */
+};
+void kube_ready_init(struct kube_ready *r);
+void kube_ready_release(struct kube_ready *r);
+
+/*
+ * Wait until the claim is Ready (spec/kubernetes.md step 2), with one
+ * watch from resourceVersion rv (may be NULL or "": list first),
+ * re-watching after a dropped stream (from the last rv) and listing
+ * after 410 Gone. Fails on DELETED, on the terminal Ready=False
+ * reasons ("claim <name> failed: <reason>: <message>"), after
+ * timeout_ms ("timed out after N ms waiting for claim <name> to be
+ * Ready; last condition: ..."), and when *cancel (may be NULL) becomes
+ * non-zero ("interrupted"). ns: NULL for kc->namespace.
+ */
+int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
+			  const char *name, const char *rv, long timeout_ms,
+			  volatile sig_atomic_t *cancel,
+			  struct kube_ready *out);
+
+/*
+ * Ready router pods: EndpointSlices (discovery.k8s.io/v1) labelled
+ * kubernetes.io/service-name=sandbox-router-svc in ns (NULL:
+ * kc->namespace). names and ips (initialised) get one entry per ready
+ * endpoint (targetRef.name, first address), in order.
+ */
+int kube_router_pods(struct kube_client *kc, const char *ns,
+		     struct strvec *names, struct strvec *ips);
+
+/*
+ * SelfSubjectAccessReview: *allowed gets 1 when verb on
+ * group/resource (group "" for core; resource may be "pods/portforward")
+ * in ns (NULL: cluster-wide) is allowed, else 0.
+ */
+int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
+	       const char *resource, const char *ns, int *allowed);
+
+/*
+ * Events about an object (fieldSelector involvedObject.kind=kind,
+ * involvedObject.name=name) in ns: *out gets a new JSON array.
+ */
+int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
+		    const char *name, json_t **out);
+
+#endif /* KUBE_H */

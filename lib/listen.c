@@ -1,0 +1,141 @@
+#include "compat.h"
+#include "listen.h"
+#include "usage.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+void listen_info_release(struct listen_info *li)
+{
+	free(li->unix_path);
+	li->unix_path = NULL;
+}
+
+static int listen_unix(const char *addr, const char *path, int backlog,
+		       struct listen_info *out)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return error("cannot listen on '%s': unix socket path too "
+			     "long (at most %zu bytes)",
+			     addr, sizeof(sun.sun_path) - 1);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path); /* a stale socket of an earlier run */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_errno("cannot listen on '%s': socket", addr);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    listen(fd, backlog) < 0) {
+		error_errno("cannot listen on '%s'", addr);
+		close(fd);
+		return -1;
+	}
+	memcpy(&out->ss, &sun, sizeof(sun));
+	out->unix_path = xstrdup(path);
+	return fd;
+}
+
+int listen_address(const char *addr, const char *default_host, int backlog,
+		   struct listen_info *out)
+{
+	struct addrinfo hints = { 0 }, *res = NULL, *ai;
+	struct strbuf host = STRBUF_INIT;
+	const char *colon, *port, *path;
+	socklen_t sl = sizeof(out->ss);
+	int fd = -1, one = 1, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (skip_prefix(addr, "unix:", &path))
+		return listen_unix(addr, path, backlog, out);
+	colon = strrchr(addr, ':');
+	if (!colon || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return error("bad address '%s' (want host:port, :port or "
+			     "unix:/path)",
+			     addr);
+	port = colon + 1;
+	strbuf_add(&host, addr, colon - addr);
+	if (host.len >= 2 && host.buf[0] == '[' &&
+	    host.buf[host.len - 1] == ']') {
+		strbuf_remove(&host, 0, 1);
+		strbuf_setlen(&host, host.len - 1);
+	}
+	if (!host.len && default_host)
+		strbuf_addstr(&host, default_host);
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	/* every interface: IPv6 with IPv4 mapped when the host has it */
+	hints.ai_family = host.len ? AF_UNSPEC : AF_INET6;
+	rc = getaddrinfo(host.len ? host.buf : NULL, port, &hints, &res);
+	if (rc && !host.len) {
+		hints.ai_family = AF_INET;
+		rc = getaddrinfo(NULL, port, &hints, &res);
+	}
+	strbuf_release(&host);
+	if (rc)
+		return error("bad address '%s': %s", addr, gai_strerror(rc));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6) {
+			int zero = 0;
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+				   sizeof(zero));
+		}
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) &&
+		    !listen(fd, backlog))
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return error_errno("cannot listen on '%s'", addr);
+	if (getsockname(fd, (struct sockaddr *)&out->ss, &sl) < 0) {
+		error_errno("cannot listen on '%s': getsockname", addr);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int listen_is_loopback(const struct listen_info *li)
+{
+	if (li->ss.ss_family == AF_UNIX)
+		return 1;
+	if (li->ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&li->ss;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (li->ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&li->ss;
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	return 0;
+}
+
+void listen_describe(const struct listen_info *li, struct strbuf *out)
+{
+	char name[INET6_ADDRSTRLEN];
+
+	if (li->ss.ss_family == AF_UNIX) {
+		strbuf_addf(out, "unix:%s", li->unix_path);
+	} else if (li->ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&li->ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, name, sizeof(name));
+		strbuf_addf(out, "[%s]:%u", name, ntohs(in6->sin6_port));
+	} else {
+		const struct sockaddr_in *in = (const void *)&li->ss;
+		inet_ntop(AF_INET, &in->sin_addr, name, sizeof(name));
+		strbuf_addf(out, "%s:%u", name, ntohs(in->sin_port));
+	}
+}

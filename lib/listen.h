@@ -1,0 +1,42 @@
+#ifndef LISTEN_H
+#define LISTEN_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+#include <sys/socket.h>
+
+/*
+ * Listening sockets for gosbx-runtime (--addr) and gosbx mcp --http.
+ *
+ * addr is "host:port", "[v6 address]:port", ":port" or "unix:/path".
+ * A missing host means default_host; default_host NULL means every
+ * interface (IPv6 and IPv4 where the host has both: the runtime's
+ * ":8888", as the upstream Go server listens). Port 0 picks a free
+ * port. A stale socket file at a unix path is replaced (only if it is
+ * a socket).
+ *
+ * On success returns the listening socket (close-on-exec) and fills
+ * out: the bound address (ss) and, for a unix socket, its path (owned,
+ * for the caller to unlink and free with listen_info_release()). On
+ * failure returns -1 with error() naming addr and the cause.
+ */
+struct listen_info {
+	struct sockaddr_storage ss;
+	char *unix_path;
+};
+
+int listen_address(const char *addr, const char *default_host, int backlog,
+		   struct listen_info *out);
+void listen_info_release(struct listen_info *li);
+
+/* True for 127.0.0.0/8, ::1 and unix sockets. */
+int listen_is_loopback(const struct listen_info *li);
+
+/*
+ * Append a printable form of the bound address: "127.0.0.1:5555",
+ * "[::1]:40123", "unix:/path".
+ */
+void listen_describe(const struct listen_info *li, struct strbuf *out);
+
+#endif /* LISTEN_H */

@@ -1,0 +1,922 @@
+#include "compat.h"
+#include "portforward.h"
+#include "http.h"
+#include "strbuf.h"
+#include "usage.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/sha.h>
+#include <wslay/wslay.h>
+
+#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_PROTO "v4.channel.k8s.io"
+#define MAX_HDR (64 * 1024)
+#define MAX_MSG (16 * 1024 * 1024)
+
+struct fwd_conn {
+	struct kube_forward *f;
+	pthread_t thread;
+	int fd;	  /* local connection */
+	int done; /* thread finished (under f->lock) */
+	struct fwd_conn *next;
+
+	CURL *curl;
+	int sock;	   /* curl's socket */
+	struct strbuf pre; /* bytes read after the 101 header */
+	size_t pre_off;
+	struct strbuf out; /* channel 0 data waiting for the local fd */
+	size_t out_off;
+	int seen_port[2]; /* port prefix seen on channel 0 / 1 */
+	int ws_failed;
+	int local_eof;
+};
+
+struct kube_forward {
+	struct kube_forward_opts o;
+	char *ns, *pod, *token;
+	int lfd;
+	int stop_pipe[2];
+	char *dir; /* private dir of the unix socket, or NULL */
+	char *addr;
+	pthread_t accept_thread;
+	pthread_mutex_t lock;
+	struct fwd_conn *conns;
+	unsigned long tunnels;
+	char *last_error;
+};
+
+static void set_error(struct kube_forward *f, const char *fmt, ...)
+	PRINTF_LIKE(2, 3);
+static void set_error(struct kube_forward *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	error("%s", sb.buf);
+	pthread_mutex_lock(&f->lock);
+	free(f->last_error);
+	f->last_error = strbuf_detach(&sb, NULL);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int stopping(struct kube_forward *f)
+{
+	struct pollfd p = { .fd = f->stop_pipe[0], .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/* Wait for fd to be ready for events; -1 when f is stopping. */
+static int wait_fd(struct kube_forward *f, int fd, short events)
+{
+	struct pollfd p[2] = {
+		{ .fd = fd, .events = events },
+		{ .fd = f->stop_pipe[0], .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents)
+			return -1;
+		if (p[0].revents)
+			return 0;
+	}
+}
+
+static void b64(const unsigned char *in, size_t n, struct strbuf *out)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = in[i] << 16;
+
+		if (i + 1 < n)
+			v |= in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= in[i + 2];
+		strbuf_addch(out, tab[(v >> 18) & 63]);
+		strbuf_addch(out, tab[(v >> 12) & 63]);
+		strbuf_addch(out, i + 1 < n ? tab[(v >> 6) & 63] : '=');
+		strbuf_addch(out, i + 2 < n ? tab[v & 63] : '=');
+	}
+}
+
+static int fill_random(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The value of header name in the header block hdr, or NULL. */
+static char *header_value(const char *hdr, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = strstr(hdr, "\r\n");
+
+	while (p && p[2]) {
+		const char *line = p + 2, *end = strstr(line, "\r\n");
+
+		if (!end)
+			break;
+		if (!strncasecmp(line, name, nl) && line[nl] == ':') {
+			const char *v = line + nl + 1;
+			const char *e = end;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			return xstrndup(v, e - v);
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+static int send_all(struct fwd_conn *c, const char *buf, size_t len)
+{
+	while (len) {
+		size_t n = 0;
+		CURLcode rc = curl_easy_send(c->curl, buf, len, &n);
+
+		if (rc == CURLE_AGAIN) {
+			if (wait_fd(c->f, c->sock, POLLOUT) < 0)
+				return -1;
+			continue;
+		}
+		if (rc != CURLE_OK) {
+			set_error(c->f, "port-forward: cannot send upgrade: %s",
+				  curl_easy_strerror(rc));
+			return -1;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The Status message of a Kubernetes error body, or the body itself. */
+static void status_message(const char *body, size_t len, struct strbuf *out)
+{
+	json_t *j = json_loadb(body, len, 0, NULL);
+	const char *msg =
+		j ? json_string_value(json_object_get(j, "message")) : NULL;
+
+	if (msg)
+		strbuf_addstr(out, msg);
+	else
+		strbuf_add(out, body, len > 512 ? 512 : len);
+	json_decref(j);
+}
+
+/*
+ * Read the answer to the upgrade. 101 with the right accept key and
+ * subprotocol: 0. Else -1 with the error set.
+ */
+static int read_upgrade(struct fwd_conn *c, const char *key)
+{
+	struct kube_forward *f = c->f;
+	struct strbuf hdr = STRBUF_INIT, want = STRBUF_INIT;
+	unsigned char sha[SHA_DIGEST_LENGTH];
+	char *accept = NULL, *proto = NULL, *end, *p;
+	char buf[4096];
+	size_t hlen;
+	int status, ret = -1;
+
+	/* frames may follow the header in the same read: use memmem */
+	while (!(end = memmem(hdr.buf, hdr.len, "\r\n\r\n", 4))) {
+		size_t n = 0;
+		CURLcode rc;
+
+		if (hdr.len > MAX_HDR) {
+			set_error(f, "port-forward: upgrade answer header too "
+				     "large");
+			goto out;
+		}
+		rc = curl_easy_recv(c->curl, buf, sizeof(buf), &n);
+		if (rc == CURLE_AGAIN) {
+			if (wait_fd(f, c->sock, POLLIN) < 0)
+				goto out;
+			continue;
+		}
+		if (rc != CURLE_OK || !n) {
+			set_error(f,
+				  "port-forward: connection closed before "
+				  "the upgrade answer%s%s",
+				  rc ? ": " : "",
+				  rc ? curl_easy_strerror(rc) : "");
+			goto out;
+		}
+		strbuf_add(&hdr, buf, n);
+	}
+	hlen = end + 4 - hdr.buf;
+	if (strncmp(hdr.buf, "HTTP/1.", 7) || hdr.len < 12) {
+		set_error(f, "port-forward: bad answer to the upgrade");
+		goto out;
+	}
+	status = strtol(hdr.buf + 9, &p, 10);
+	if (status != 101) {
+		struct strbuf msg = STRBUF_INIT;
+		char *cl = NULL;
+		size_t want_len;
+
+		/* read the body (Content-Length, else what comes) briefly */
+		end[2] = '\0';
+		cl = header_value(hdr.buf, "Content-Length");
+		want_len = cl ? strtoul(cl, NULL, 10) : 0;
+		free(cl);
+		end[2] = '\r';
+		if (want_len > MAX_HDR)
+			want_len = MAX_HDR;
+		while (hdr.len - hlen < want_len) {
+			size_t n = 0;
+			CURLcode rc =
+				curl_easy_recv(c->curl, buf, sizeof(buf), &n);
+
+			if (rc == CURLE_AGAIN) {
+				if (wait_fd(f, c->sock, POLLIN) < 0)
+					break;
+				continue;
+			}
+			if (rc != CURLE_OK || !n)
+				break;
+			strbuf_add(&hdr, buf, n);
+		}
+		status_message(hdr.buf + hlen, hdr.len - hlen, &msg);
+		set_error(f,
+			  "port-forward to pod '%s/%s' port %u refused: "
+			  "HTTP %d: %s",
+			  f->ns, f->pod, f->o.port, status,
+			  msg.len ? msg.buf : "(no message)");
+		strbuf_release(&msg);
+		goto out;
+	}
+	end[2] = '\0';
+	accept = header_value(hdr.buf, "Sec-WebSocket-Accept");
+	proto = header_value(hdr.buf, "Sec-WebSocket-Protocol");
+	end[2] = '\r';
+	strbuf_addstr(&want, key);
+	strbuf_addstr(&want, WS_GUID);
+	SHA1((const unsigned char *)want.buf, want.len, sha);
+	strbuf_reset(&want);
+	b64(sha, sizeof(sha), &want);
+	if (!accept || strcmp(accept, want.buf)) {
+		set_error(f, "port-forward: bad Sec-WebSocket-Accept '%s'",
+			  accept ? accept : "(none)");
+		goto out;
+	}
+	if (!proto || strcmp(proto, WS_PROTO)) {
+		set_error(f,
+			  "port-forward: server chose subprotocol '%s', "
+			  "not '" WS_PROTO "'",
+			  proto ? proto : "(none)");
+		goto out;
+	}
+	strbuf_add(&c->pre, hdr.buf + hlen, hdr.len - hlen);
+	ret = 0;
+out:
+	free(accept);
+	free(proto);
+	strbuf_release(&hdr);
+	strbuf_release(&want);
+	return ret;
+}
+
+/* Scheme-less authority and path prefix of the base URL. */
+static int split_base(const char *base, struct strbuf *host,
+		      struct strbuf *prefix)
+{
+	const char *p = strstr(base, "://"), *slash;
+
+	if (!p)
+		return -1;
+	p += 3;
+	slash = strchr(p, '/');
+	if (!slash)
+		slash = p + strlen(p);
+	strbuf_add(host, p, slash - p);
+	strbuf_addstr(prefix, slash);
+	return 0;
+}
+
+/* Abort a connect in progress when the forward stops. */
+static int connect_progress(void *data, curl_off_t dt, curl_off_t dn,
+			    curl_off_t ut, curl_off_t un)
+{
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return stopping(data);
+}
+
+/* Connect, TLS, upgrade. 0 or -1 with the error set. */
+static int ws_connect(struct fwd_conn *c)
+{
+	struct kube_forward *f = c->f;
+	const char *base = http_client_base_url(f->o.client);
+	struct strbuf url = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf host = STRBUF_INIT, req = STRBUF_INIT;
+	struct strbuf key = STRBUF_INIT;
+	unsigned char raw[16];
+	char errbuf[CURL_ERROR_SIZE] = "";
+	curl_socket_t s;
+	CURLcode rc;
+	int ret = -1;
+
+	if (split_base(base, &host, &path) < 0) {
+		set_error(f, "port-forward: bad API server URL '%s'", base);
+		goto out;
+	}
+	strbuf_addf(&url,
+		    "/api/v1/namespaces/%s/pods/%s/portforward"
+		    "?ports=%u",
+		    f->ns, f->pod, f->o.port);
+	strbuf_addbuf(&path, &url);
+	strbuf_reset(&url);
+	strbuf_addstr(&url, base);
+	strbuf_addstr(&url, path.buf + (path.len -
+					strlen(strstr(path.buf,
+						      "/api/v1/namespaces/"))));
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		set_error(f, "port-forward: cannot create a curl handle");
+		goto out;
+	}
+	if (http_client_apply_transport(f->o.client, c->curl) < 0)
+		goto out;
+	curl_easy_setopt(c->curl, CURLOPT_URL, url.buf);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
+			 (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, connect_progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, f);
+	if (getenv("GOSBX_HTTP_TRACE"))
+		curl_easy_setopt(c->curl, CURLOPT_VERBOSE, 1L);
+	rc = curl_easy_perform(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		goto out; /* stopping */
+	if (rc != CURLE_OK) {
+		set_error(f, "port-forward: cannot reach '%s': %s", base,
+			  *errbuf ? errbuf : curl_easy_strerror(rc));
+		goto out;
+	}
+	if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK ||
+	    s == CURL_SOCKET_BAD) {
+		set_error(f, "port-forward: no socket from libcurl");
+		goto out;
+	}
+	c->sock = s;
+
+	if (fill_random(raw, sizeof(raw)) < 0) {
+		set_error(f, "port-forward: getrandom: %s", strerror(errno));
+		goto out;
+	}
+	b64(raw, sizeof(raw), &key);
+	strbuf_addf(&req,
+		    "GET %s HTTP/1.1\r\n"
+		    "Host: %s\r\n"
+		    "Connection: Upgrade\r\n"
+		    "Upgrade: websocket\r\n"
+		    "Sec-WebSocket-Version: 13\r\n"
+		    "Sec-WebSocket-Key: %s\r\n"
+		    "Sec-WebSocket-Protocol: " WS_PROTO "\r\n"
+		    "User-Agent: gosbx\r\n",
+		    path.buf, host.buf, key.buf);
+	if (f->token)
+		strbuf_addf(&req, "Authorization: Bearer %s\r\n", f->token);
+	strbuf_addstr(&req, "\r\n");
+	if (send_all(c, req.buf, req.len) < 0)
+		goto out;
+	ret = read_upgrade(c, key.buf);
+out:
+	strbuf_release(&url);
+	strbuf_release(&path);
+	strbuf_release(&host);
+	strbuf_release(&req);
+	strbuf_release(&key);
+	return ret;
+}
+
+static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+		       int flags, void *data)
+{
+	struct fwd_conn *c = data;
+	size_t n = 0;
+	CURLcode rc;
+
+	(void)flags;
+	if (c->out.len - c->out_off >= KUBE_FORWARD_BUF) {
+		/* local side is not draining: stop reading the tunnel */
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (c->pre_off < c->pre.len) {
+		n = c->pre.len - c->pre_off;
+		if (n > len)
+			n = len;
+		memcpy(buf, c->pre.buf + c->pre_off, n);
+		c->pre_off += n;
+		return n;
+	}
+	rc = curl_easy_recv(c->curl, buf, len, &n);
+	if (rc == CURLE_AGAIN) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (rc != CURLE_OK || !n) {
+		/* error, or EOF without a close frame: a broken tunnel */
+		c->ws_failed = 1;
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	return n;
+}
+
+static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *buf,
+		       size_t len, int flags, void *data)
+{
+	struct fwd_conn *c = data;
+	size_t n = 0;
+	CURLcode rc;
+
+	(void)flags;
+	rc = curl_easy_send(c->curl, buf, len, &n);
+	if (rc == CURLE_AGAIN) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (rc != CURLE_OK) {
+		c->ws_failed = 1;
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	return n;
+}
+
+static int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+		      void *data)
+{
+	(void)ctx;
+	(void)data;
+	return fill_random(buf, len) < 0 ? -1 : 0;
+}
+
+static void ws_on_msg(wslay_event_context_ptr ctx,
+		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
+{
+	struct fwd_conn *c = data;
+	struct kube_forward *f = c->f;
+	const uint8_t *p = arg->msg;
+	size_t len = arg->msg_length;
+	int ch;
+
+	if (arg->opcode != WSLAY_BINARY_FRAME || !len)
+		return;
+	ch = p[0];
+	p++;
+	len--;
+	if (ch > 1)
+		return; /* unknown channel: ignore */
+	if (!c->seen_port[ch]) {
+		unsigned port;
+
+		if (len < 2) {
+			set_error(f,
+				  "port-forward: short port prefix on "
+				  "channel %d",
+				  ch);
+			goto fail;
+		}
+		port = p[0] | p[1] << 8;
+		if (port != f->o.port) {
+			set_error(f,
+				  "port-forward: channel %d is for port %u, "
+				  "not %u",
+				  ch, port, f->o.port);
+			goto fail;
+		}
+		c->seen_port[ch] = 1;
+		p += 2;
+		len -= 2;
+	}
+	if (!len)
+		return;
+	if (ch == 0) {
+		strbuf_add(&c->out, p, len);
+		return;
+	}
+	set_error(f, "port-forward to pod '%s/%s' port %u: %.*s", f->ns, f->pod,
+		  f->o.port, (int)(len > 4096 ? 4096 : len), p);
+fail:
+	c->ws_failed = 1;
+	wslay_event_shutdown_read(ctx);
+	wslay_event_shutdown_write(ctx);
+}
+
+/* Write pending channel 0 data to the local fd; -1 on a write error. */
+static int flush_local(struct fwd_conn *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.buf + c->out_off,
+				 c->out.len - c->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -1;
+		}
+		c->out_off += n;
+	}
+	strbuf_reset(&c->out);
+	c->out_off = 0;
+	return 0;
+}
+
+/* Read from the local fd and queue it as one channel 0 message. */
+static int read_local(struct fwd_conn *c, wslay_event_context_ptr ctx)
+{
+	uint8_t buf[1 + 32 * 1024];
+	struct wslay_event_msg m;
+	ssize_t n;
+
+	n = recv(c->fd, buf + 1, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK
+			       ? 0
+			       : -1;
+	if (!n) {
+		/* the close frame is queued once the data is sent */
+		c->local_eof = 1;
+		return 0;
+	}
+	buf[0] = 0;
+	m.opcode = WSLAY_BINARY_FRAME;
+	m.msg = buf;
+	m.msg_length = n + 1;
+	return wslay_event_queue_msg(ctx, &m) ? -1 : 0;
+}
+
+static void pump(struct fwd_conn *c)
+{
+	struct kube_forward *f = c->f;
+	struct wslay_event_callbacks cb = {
+		.recv_callback = ws_recv,
+		.send_callback = ws_send,
+		.genmask_callback = ws_genmask,
+		.on_msg_recv_callback = ws_on_msg,
+	};
+	wslay_event_context_ptr ctx;
+	int close_queued = 0;
+
+	if (wslay_event_context_client_init(&ctx, &cb, c)) {
+		set_error(f, "port-forward: cannot create a wslay context");
+		return;
+	}
+	wslay_event_config_set_max_recv_msg_length(ctx, MAX_MSG);
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = c->fd },
+			{ .fd = c->sock },
+			{ .fd = f->stop_pipe[0], .events = POLLIN },
+		};
+		int want_local = !c->local_eof &&
+				 wslay_event_get_write_enabled(ctx) &&
+				 wslay_event_get_queued_msg_length(ctx) <
+					 KUBE_FORWARD_BUF;
+		int rd_ok = c->out.len - c->out_off < KUBE_FORWARD_BUF;
+
+		if (flush_local(c) < 0)
+			break; /* local peer gone */
+		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+			break;
+		/* TLS may hold decrypted bytes: always try a read */
+		if (rd_ok && wslay_event_want_read(ctx) &&
+		    wslay_event_recv(ctx))
+			break;
+		if (flush_local(c) < 0)
+			break;
+		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
+			break;
+		if (c->ws_failed)
+			break;
+		/*
+		 * wslay sends control frames before queued data: close
+		 * only when all data went out.
+		 */
+		if (c->local_eof && !close_queued &&
+		    !wslay_event_get_queued_msg_count(ctx)) {
+			close_queued = 1;
+			wslay_event_queue_close(ctx, WSLAY_CODE_NORMAL_CLOSURE,
+						NULL, 0);
+			continue;
+		}
+		if (want_local)
+			p[0].events |= POLLIN;
+		if (c->out_off < c->out.len)
+			p[0].events |= POLLOUT;
+		if (wslay_event_want_read(ctx) &&
+		    c->out.len - c->out_off < KUBE_FORWARD_BUF)
+			p[1].events |= POLLIN;
+		if (wslay_event_want_write(ctx))
+			p[1].events |= POLLOUT;
+		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+			break;
+		/* POLLHUP comes without asking: skip an idle local fd */
+		if (!p[0].events)
+			p[0].fd = -1;
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[2].revents)
+			break;
+		if (p[0].revents & (POLLERR | POLLNVAL))
+			break;
+		if ((p[0].revents & (POLLIN | POLLHUP)) && want_local &&
+		    read_local(c, ctx) < 0)
+			break;
+	}
+	/* give the peer what was received before the tunnel ended */
+	while (c->out_off < c->out.len && !stopping(f)) {
+		if (flush_local(c) < 0 ||
+		    (c->out_off < c->out.len && wait_fd(f, c->fd, POLLOUT) < 0))
+			break;
+	}
+	if (c->ws_failed && !c->local_eof) {
+		pthread_mutex_lock(&f->lock);
+		if (!f->last_error)
+			f->last_error = xstrdup("port-forward: tunnel broke");
+		pthread_mutex_unlock(&f->lock);
+	}
+	wslay_event_context_free(ctx);
+}
+
+static void *conn_thread(void *data)
+{
+	struct fwd_conn *c = data;
+
+	if (!ws_connect(c))
+		pump(c);
+	shutdown(c->fd, SHUT_RDWR);
+	close(c->fd);
+	c->fd = -1;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	c->curl = NULL;
+	strbuf_release(&c->pre);
+	strbuf_release(&c->out);
+	pthread_mutex_lock(&c->f->lock);
+	c->done = 1;
+	pthread_mutex_unlock(&c->f->lock);
+	return NULL;
+}
+
+/* Join and free finished connections; all of them with all != 0. */
+static void reap(struct kube_forward *f, int all)
+{
+	struct fwd_conn **pp = &f->conns;
+
+	for (;;) {
+		struct fwd_conn *c;
+		int done;
+
+		pthread_mutex_lock(&f->lock);
+		c = *pp;
+		done = c ? c->done : 0;
+		pthread_mutex_unlock(&f->lock);
+		if (!c)
+			break;
+		if (done || all) {
+			pthread_join(c->thread, NULL);
+			*pp = c->next;
+			free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+static void *accept_thread(void *data)
+{
+	struct kube_forward *f = data;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = f->lfd, .events = POLLIN },
+			{ .fd = f->stop_pipe[0], .events = POLLIN },
+		};
+		struct fwd_conn *c;
+		int fd;
+
+		reap(f, 0);
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!p[0].revents)
+			continue;
+		fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		c = xcalloc(1, sizeof(*c));
+		c->f = f;
+		c->fd = fd;
+		c->sock = -1;
+		strbuf_init(&c->pre, 0);
+		strbuf_init(&c->out, 0);
+		pthread_mutex_lock(&f->lock);
+		f->tunnels++;
+		pthread_mutex_unlock(&f->lock);
+		if (pthread_create(&c->thread, NULL, conn_thread, c)) {
+			error("port-forward: cannot start a thread");
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = f->conns;
+		f->conns = c;
+	}
+	return NULL;
+}
+
+static int listen_local(struct kube_forward *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *tmp = getenv("TMPDIR");
+
+	if (f->o.tcp) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t alen = sizeof(a);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (f->lfd < 0 || bind(f->lfd, (void *)&a, sizeof(a)) < 0 ||
+		    listen(f->lfd, 64) < 0 ||
+		    getsockname(f->lfd, (void *)&a, &alen) < 0)
+			return error("port-forward: cannot listen on "
+				     "127.0.0.1: %s",
+				     strerror(errno));
+		strbuf_addf(&sb, "http://127.0.0.1:%u", ntohs(a.sin_port));
+	} else {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+		strbuf_addf(&sb, "%s/gosbx-pf-XXXXXX",
+			    tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(sb.buf)) {
+			error("port-forward: cannot create '%s': %s", sb.buf,
+			      strerror(errno));
+			strbuf_release(&sb);
+			return -1;
+		}
+		f->dir = xstrdup(sb.buf);
+		strbuf_addstr(&sb, "/sock");
+		if (sb.len >= sizeof(a.sun_path)) {
+			strbuf_release(&sb);
+			return error("port-forward: socket path too long");
+		}
+		memcpy(a.sun_path, sb.buf, sb.len + 1);
+		f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (f->lfd < 0 || bind(f->lfd, (void *)&a, sizeof(a)) < 0 ||
+		    listen(f->lfd, 64) < 0) {
+			error("port-forward: cannot listen on '%s': %s", sb.buf,
+			      strerror(errno));
+			strbuf_release(&sb);
+			return -1;
+		}
+	}
+	f->addr = strbuf_detach(&sb, NULL);
+	return 0;
+}
+
+static void forward_free(struct kube_forward *f)
+{
+	if (f->lfd >= 0)
+		close(f->lfd);
+	if (f->dir) {
+		if (f->addr)
+			unlink(f->addr);
+		rmdir(f->dir);
+	}
+	for (int i = 0; i < 2; i++)
+		if (f->stop_pipe[i] >= 0)
+			close(f->stop_pipe[i]);
+	pthread_mutex_destroy(&f->lock);
+	free(f->ns);
+	free(f->pod);
+	free(f->token);
+	free(f->dir);
+	free(f->addr);
+	free(f->last_error);
+	free(f);
+}
+
+struct kube_forward *kube_forward_start(const struct kube_forward_opts *o)
+{
+	struct kube_forward *f;
+
+	if (!o || !o->client || !o->namespace || !*o->namespace || !o->pod ||
+	    !*o->pod || !o->port || o->port > 65535) {
+		error("port-forward: need a client, namespace, pod and port");
+		return NULL;
+	}
+	f = xcalloc(1, sizeof(*f));
+	f->o = *o;
+	f->lfd = -1;
+	f->stop_pipe[0] = f->stop_pipe[1] = -1;
+	pthread_mutex_init(&f->lock, NULL);
+	f->ns = xstrdup(o->namespace);
+	f->pod = xstrdup(o->pod);
+	f->token = o->bearer_token ? xstrdup(o->bearer_token) : NULL;
+	if (pipe2(f->stop_pipe, O_CLOEXEC) < 0) {
+		error("port-forward: pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (listen_local(f) < 0)
+		goto fail;
+	if (pthread_create(&f->accept_thread, NULL, accept_thread, f)) {
+		error("port-forward: cannot start the accept thread");
+		goto fail;
+	}
+	return f;
+fail:
+	forward_free(f);
+	return NULL;
+}
+
+const char *kube_forward_address(const struct kube_forward *f)
+{
+	return f->addr;
+}
+
+unsigned long kube_forward_tunnels(struct kube_forward *f)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->tunnels;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+char *kube_forward_last_error(struct kube_forward *f)
+{
+	char *s;
+
+	pthread_mutex_lock(&f->lock);
+	s = f->last_error ? xstrdup(f->last_error) : NULL;
+	pthread_mutex_unlock(&f->lock);
+	return s;
+}
+
+void kube_forward_stop(struct kube_forward *f)
+{
+	if (!f)
+		return;
+	while (write(f->stop_pipe[1], "x", 1) < 0 && errno == EINTR)
+		;
+	pthread_join(f->accept_thread, NULL);
+	reap(f, 1);
+	forward_free(f);
+}
