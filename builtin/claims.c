@@ -185,6 +185,7 @@ static int prune(int dry_run)
 
 struct kube_claims_opts {
 	const char *kubeconfig, *context, *namespace;
+	const char *api_version; /* forced API version, or NULL */
 	int all_namespaces; /* -A */
 	int all;	    /* --all: not only gosbx's claims */
 	int dry_run;
@@ -448,7 +449,7 @@ static int claims_kube(const struct kube_claims_opts *o, int prune)
 		kube_config_release(&cfg);
 		return 1;
 	}
-	if (kube_discover(&kc, NULL) < 0)
+	if (kube_discover(&kc, o->api_version) < 0)
 		goto out;
 	ns = o->all_namespaces ? "*" : NULL;
 	/* prune never touches claims gosbx did not make */
@@ -524,6 +525,14 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (backend)
 		ctx->backend = backend;
 	if (!strcmp(ctx->backend, "kube")) {
+		/* the global kube options, unless the command's own were given */
+		if (!ko.kubeconfig)
+			ko.kubeconfig = ctx->kubeconfig;
+		if (!ko.context)
+			ko.context = ctx->context;
+		if (!ko.namespace)
+			ko.namespace = ctx->namespace;
+		ko.api_version = ctx->api_version;
 		ko.format = format;
 		ko.dry_run = dry_run;
 		if (ko.all && argc) {

@@ -792,7 +792,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 	}
 	capture_release(&cap);
 	capture_start(&cap);
-	r = kube_discover(&kd->kc, NULL);
+	r = kube_discover(&kd->kc, kd->o->ctx->api_version);
 	capture_end(&cap);
 	if (r < 0) {
 		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
@@ -1463,6 +1463,15 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (backend)
 		ctx->backend = backend;
+	/* the global kube options, unless the command's own were given */
+	if (!dopts.kubeconfig)
+		dopts.kubeconfig = ctx->kubeconfig;
+	if (!dopts.context)
+		dopts.context = ctx->context;
+	if (!dopts.namespace)
+		dopts.namespace = ctx->namespace;
+	if (!dopts.template_name)
+		dopts.template_name = ctx->template;
 	if (!dopts.template_name || !*dopts.template_name)
 		dopts.template_name = "go-runtime-template";
 	if (dopts.probe_timeout_ms <= 0)

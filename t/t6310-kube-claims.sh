@@ -48,6 +48,16 @@ test_expect_success 'setup: claims of gosbx and of others, in two namespaces' '
 		"any(c.get(\"reason\") == \"TemplateNotFound\" for c in v[\"status\"][\"conditions\"])"
 '
 
+test_expect_success 'the global kube options reach claims and doctor' '
+	gosbx --backend=kube --kubeconfig=kube.kubeconfig --namespace=other \
+		claims --all >out &&
+	test_grep "^failed  *other " out &&
+	! grep "^kept " out &&
+	test_must_fail gosbx --backend=kube --kubeconfig=missing.kubeconfig \
+		doctor >out 2>&1 &&
+	test_grep "missing.kubeconfig" out
+'
+
 test_expect_success 'the namespace: only the claims gosbx made' '
 	claims >out &&
 	head -n 1 out >header &&
