@@ -4,6 +4,7 @@
  */
 #include "compat.h"
 #include "backend-local.h"
+#include "backend-kube.h"
 #include "builtin.h"
 #include "parse-options.h"
 #include "session.h"
@@ -56,6 +57,13 @@ static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 	if (strcmp(ctx->backend, "url") && session_check_claim_name(name) < 0)
 		return -1;
 	ctx_session_opts(ctx, &o);
+	if (!strcmp(ctx->backend, "kube") && !disconnect) {
+		/* no need to reach a sandbox that may never get Ready */
+		if (kube_backend_delete(&o, name) < 0)
+			return -1;
+		fprintf(stderr, "closed claim '%s'\n", name);
+		return 0;
+	}
 	o.claim = name;
 	o.keep = disconnect;
 	o.purpose = "close";

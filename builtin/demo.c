@@ -284,7 +284,7 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session_opts o = { 0 };
 	struct session s;
 	const char *flow = "all", *claim = NULL;
-	const char *namespace = "default", *template = "go-runtime-template";
+	const char *namespace = NULL, *template = NULL;
 	int64_t open_timeout = 5 * 60 * 1000;
 	int keep = 0, status = 0, rc = 0;
 	char *name;
@@ -330,14 +330,19 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
 	o.keep = keep;
-	o.namespace = namespace;
-	o.template = template;
+	/* given here, or globally; else the backend's default */
+	if (namespace)
+		o.namespace = namespace;
+	if (template)
+		o.template = template;
 	o.open_timeout_ms = open_timeout;
 	o.purpose = "demo";
 
 	catch_signals();
 	printf("==> opening sandbox (namespace=%s template=%s claim=\"%s\")\n",
-	       namespace, template, claim ? claim : "");
+	       o.namespace ? o.namespace : "default",
+	       o.template ? o.template : "go-runtime-template",
+	       claim ? claim : "");
 	fflush(stdout);
 	if (session_open(&s, &o) < 0) {
 		if (demo_signal)

@@ -156,6 +156,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	};
 
 	mcp_options_init(&o);
+	/* NULL until given: then the global option, else the default */
+	o.namespace = o.template = NULL;
 	argc = parse_options(argc, argv, opts, mcp_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
@@ -178,8 +180,14 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return 129;
 	ctx_session_opts(ctx, &o.sandbox);
 	o.sandbox.purpose = "mcp";
-	o.sandbox.namespace = o.namespace;
-	o.sandbox.template = o.template;
+	if (o.namespace)
+		o.sandbox.namespace = o.namespace;
+	if (o.template)
+		o.sandbox.template = o.template;
+	/* what the seed's log line shows */
+	o.namespace = o.sandbox.namespace ? o.sandbox.namespace : "default";
+	o.template = o.sandbox.template ? o.sandbox.template
+					: "go-runtime-template";
 	o.sandbox.open_timeout_ms = o.open_timeout_ms;
 	if (limit_args_apply(&la, &o.sandbox) < 0)
 		return 129;

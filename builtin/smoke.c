@@ -768,20 +768,19 @@ static void default_server(struct strvec *argv, const struct gosbx_ctx *ctx,
 	} else {
 		strvec_push(argv, "/proc/self/exe");
 	}
-	strvec_pushf(argv, "--backend=%s", ctx->backend);
-	if (ctx->url)
-		strvec_pushf(argv, "--url=%s", ctx->url);
-	if (ctx->verbose)
-		strvec_push(argv, "-v");
+	/* the global options (backend, kube...), never a token */
+	ctx_global_args(ctx, argv);
 	strvec_push(argv, "mcp");
-	strvec_pushf(argv, "--namespace=%s", namespace);
-	strvec_pushf(argv, "--template=%s", template);
+	if (namespace)
+		strvec_pushf(argv, "--namespace=%s", namespace);
+	if (template)
+		strvec_pushf(argv, "--template=%s", template);
 }
 
 int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	const char *server = NULL;
-	const char *namespace = "default", *template = "go-runtime-template";
+	const char *namespace = NULL, *template = NULL;
 	int64_t timeout_ms = 5 * 60 * 1000;
 	struct strvec server_argv = STRVEC_INIT;
 	struct strbuf why = STRBUF_INIT;
