@@ -65,7 +65,8 @@ static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
 static const char *const runtime_usage[] = {
 	"gosbx-runtime [--addr=<addr>] [--workdir=<dir>] [--log-level=<level>] "
 	"[--shutdown-grace=<duration>]",
-	"              [--idle-timeout=<duration> [--expired-file=<path>]]",
+	"              [--idle-timeout=<duration> [--expired-file=<path>]] "
+	"[--heartbeat=<duration>]",
 	NULL,
 };
 
@@ -378,7 +379,7 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 int main(int argc, const char **argv)
 {
 	const char *addr = ":8888", *workdir = "/app", *level = NULL;
-	int64_t grace_ms = 5000, idle_ms = 0;
+	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
 	const char *expired_file = NULL;
 	int show_version = 0;
 	struct option opts[] = {
@@ -398,6 +399,9 @@ int main(int argc, const char **argv)
 		OPT_STRING(
 			0, "expired-file", &expired_file, "<path>",
 			"file created when the idle timeout ends the server"),
+		OPT_DURATION(0, "heartbeat", &heartbeat_ms,
+			     "/v1/exec: a heartbeat event after this much "
+			     "silence (default 20s)"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
@@ -432,6 +436,11 @@ int main(int argc, const char **argv)
 	sigaddset(&set, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+	if (heartbeat_ms < 100 || heartbeat_ms > INT_MAX) {
+		error("--heartbeat wants a duration from 100ms to 24 days");
+		return 129;
+	}
+	rt.heartbeat_ms = heartbeat_ms;
 	rt.workdir = workdir;
 	if (prepare_workdir(workdir) < 0)
 		return 1;

@@ -20,6 +20,8 @@ struct runtime {
 	const char *workdir; /* as given */
 	char *root;	     /* realpath of the workdir */
 	uint64_t started_ms;
+	/* a quiet /v1/exec stream sends {"type":"heartbeat"} this often */
+	uint64_t heartbeat_ms;
 };
 extern struct runtime rt;
 

@@ -159,6 +159,16 @@ test_expect_success 'a stream command is logged like /execute' '
 	test_grep "msg=request method=POST path=/v1/exec status=200" rt.log
 '
 
+test_expect_success 'a quiet command gets heartbeat events, then its exit' '
+	rt_start --name=hb --workdir="$TRASH_DIRECTORY/hbwork" -- --heartbeat=200ms &&
+	RT=hb rt_expect 200 POST /v1/exec -H "Content-Type: application/json" \
+		--data-binary "{\"command\":\"sleep 1; echo after\"}" &&
+	grep -c "^{\"type\":\"heartbeat\"}$" body >count &&
+	test "$(cat count)" -ge 2 &&
+	tail -n 1 body | test_grep "\"type\":\"exit\",\"exit_code\":0" &&
+	test_grep "\"data\":\"after" body
+'
+
 test_expect_success 'the servers stop cleanly, no sanitizer report' '
 	rt_stop_check
 '
