@@ -165,5 +165,10 @@ g doctor --probe
 say "gosbx demo --flow=all"
 g demo --flow=all --namespace="$NS" --template="$TEMPLATE"
 say "gosbx smoke"
-g smoke --namespace="$NS" --template="$TEMPLATE"
+# smoke's default server ('gosbx mcp' of this binary) gets only
+# --backend from it, not --context: name the whole server command
+server=$(printf '%q ' "$GOSBX" --backend=kube --context="$KCTX" \
+	--namespace="$NS" --template="$TEMPLATE" mcp --namespace="$NS" \
+	--template="$TEMPLATE")
+g smoke --namespace="$NS" --template="$TEMPLATE" --server="$server"
 say "kind end-to-end test passed"
