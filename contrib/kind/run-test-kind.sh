@@ -163,12 +163,7 @@ fi
 say "gosbx doctor"
 g doctor --probe
 say "gosbx demo --flow=all"
-g demo --flow=all --namespace="$NS" --template="$TEMPLATE"
+g demo --flow=all
 say "gosbx smoke"
-# smoke's default server ('gosbx mcp' of this binary) gets only
-# --backend from it, not --context: name the whole server command
-server=$(printf '%q ' "$GOSBX" --backend=kube --context="$KCTX" \
-	--namespace="$NS" --template="$TEMPLATE" mcp --namespace="$NS" \
-	--template="$TEMPLATE")
-g smoke --namespace="$NS" --template="$TEMPLATE" --server="$server"
+g smoke
 say "kind end-to-end test passed"
