@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# End-to-end test of gosbx's kube backend on a local kind cluster: the
+# "Path A" install of the seed (kind + agent-sandbox release manifests +
+# sandbox-router + the gosbx runtime image), then gosbx doctor, demo and
+# smoke against it. See Documentation/guide-kubernetes.txt.
+#
+# Run from anywhere inside the repository:
+#
+#     contrib/kind/run-test-kind.sh
+#
+# Environment (all optional):
+#   CLUSTER        kind cluster name (default gosbx-e2e; reused if it exists)
+#   NS             namespace of the router, template and claims (default default)
+#   AS_VERSION     agent-sandbox release (default v0.4.6)
+#   AS_RELEASE_URL where manifest.yaml and extensions.yaml are downloaded from
+#                  (default the GitHub release of AS_VERSION)
+#   ROUTER_SRC     docker build context of the router (default the upstream
+#                  repository at AS_VERSION, git context)
+#   ROUTER_YAML_URL sandbox_router.yaml to deploy (default upstream at AS_VERSION)
+#   ROUTER_IMAGE   tag of the built router image (default sandbox-router:AS_VERSION)
+#   RUNTIME_IMAGE  tag of the built runtime image (default gosbx-runtime:kind-e2e;
+#                  not :latest, so the kubelet uses the loaded image)
+#   WARMPOOL=1     also apply manifests/warmpool.yaml
+#   GOSBX          the gosbx binary (default build/gosbx, built with make)
+#   KEEP_CLUSTER=0 delete the kind cluster at the end (default: keep it)
+#   SKIP_BUILD=1   do not build or load the images (they are already loaded)
+set -euo pipefail
+
+CLUSTER=${CLUSTER:-gosbx-e2e}
+NS=${NS:-default}
+AS_VERSION=${AS_VERSION:-v0.4.6}
+AS_REPO=https://github.com/kubernetes-sigs/agent-sandbox
+AS_RELEASE_URL=${AS_RELEASE_URL:-$AS_REPO/releases/download/$AS_VERSION}
+ROUTER_SRC=${ROUTER_SRC:-$AS_REPO.git#$AS_VERSION:clients/python/agentic-sandbox-client/sandbox-router}
+ROUTER_YAML_URL=${ROUTER_YAML_URL:-https://raw.githubusercontent.com/kubernetes-sigs/agent-sandbox/$AS_VERSION/clients/python/agentic-sandbox-client/sandbox-router/sandbox_router.yaml}
+ROUTER_IMAGE=${ROUTER_IMAGE:-sandbox-router:$AS_VERSION}
+RUNTIME_IMAGE=${RUNTIME_IMAGE:-gosbx-runtime:kind-e2e}
+PLACEHOLDER_IMAGE=ghcr.io/gosbx/gosbx-runtime:latest
+TEMPLATE=go-runtime-template
+WARMPOOL=${WARMPOOL:-0}
+KEEP_CLUSTER=${KEEP_CLUSTER:-1}
+SKIP_BUILD=${SKIP_BUILD:-0}
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+GOSBX=${GOSBX:-$ROOT/build/gosbx}
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'run-test-kind: %s\n' "$*" >&2; exit 1; }
+
+# Prerequisites, all checked before anything is changed.
+missing=0
+need() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		printf 'run-test-kind: %s not found: %s\n' "$1" "$2" >&2
+		missing=1
+	fi
+}
+need docker "install Docker 20.10+ (https://docs.docker.com/engine/install/)"
+need kind "install kind 0.20+ (https://kind.sigs.k8s.io/docs/user/quick-start/#installation)"
+need kubectl "install kubectl 1.30+ (https://kubernetes.io/docs/tasks/tools/)"
+need curl "install curl (apt-get install curl)"
+need make "install make (contrib/install-deps.sh)"
+[ "$missing" = 0 ] || exit 1
+docker info >/dev/null 2>&1 ||
+	die "docker cannot reach a Docker engine (is the daemon running, may you use it?)"
+
+TMP_IGNORE=0
+KCTX=kind-$CLUSTER
+k() { kubectl --context "$KCTX" "$@"; }
+g() {
+	"$GOSBX" --backend=kube --context="$KCTX" --namespace="$NS" \
+		--template="$TEMPLATE" "$@"
+}
+
+cleanup() {
+	rc=$?
+	set +e
+	if [ "$TMP_IGNORE" = 1 ]; then
+		rm -f "$ROOT/.dockerignore"
+	fi
+	say "cleaning up per-test resources in namespace $NS"
+	k -n "$NS" delete sandboxclaims --all --ignore-not-found --wait=false
+	k -n "$NS" delete -f manifests/warmpool.yaml --ignore-not-found
+	k -n "$NS" delete -k manifests/base --ignore-not-found
+	k -n "$NS" delete deployment sandbox-router-deployment --ignore-not-found
+	k -n "$NS" delete service sandbox-router-svc --ignore-not-found
+	if [ "$KEEP_CLUSTER" = 0 ]; then
+		say "deleting kind cluster $CLUSTER"
+		kind delete cluster --name "$CLUSTER"
+	else
+		say "kept kind cluster $CLUSTER (kind delete cluster --name $CLUSTER)"
+	fi
+	exit "$rc"
+}
+
+say "building gosbx"
+if [ "$GOSBX" = "$ROOT/build/gosbx" ]; then
+	make -C "$ROOT" >/dev/null
+fi
+[ -x "$GOSBX" ] || die "$GOSBX is not an executable gosbx"
+
+if kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
+	say "reusing kind cluster $CLUSTER"
+else
+	say "creating kind cluster $CLUSTER"
+	kind create cluster --name "$CLUSTER"
+fi
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "$NS" != default ]; then
+	k create namespace "$NS" --dry-run=client -o yaml | k apply -f -
+fi
+
+say "installing agent-sandbox $AS_VERSION"
+k apply -f "$AS_RELEASE_URL/manifest.yaml"
+k apply -f "$AS_RELEASE_URL/extensions.yaml"
+k wait --for=condition=Established --timeout=120s \
+	crd/sandboxes.agents.x-k8s.io \
+	crd/sandboxclaims.extensions.agents.x-k8s.io \
+	crd/sandboxtemplates.extensions.agents.x-k8s.io
+k -n agent-sandbox-system rollout status deployment/agent-sandbox-controller \
+	--timeout=180s
+
+if [ "$SKIP_BUILD" != 1 ]; then
+	say "building $ROUTER_IMAGE from $ROUTER_SRC"
+	docker build -t "$ROUTER_IMAGE" "$ROUTER_SRC"
+	say "building $RUNTIME_IMAGE from runtime-image/Dockerfile"
+	# Docker reads .dockerignore from the context root only: put
+	# runtime-image's there so build/ and .git stay out of the context
+	# (runtime-image/README.md); removed again by cleanup.
+	if [ ! -e .dockerignore ]; then
+		cp runtime-image/.dockerignore .dockerignore
+		TMP_IGNORE=1
+	fi
+	docker build -f runtime-image/Dockerfile -t "$RUNTIME_IMAGE" .
+	if [ "$TMP_IGNORE" = 1 ]; then
+		rm -f .dockerignore
+		TMP_IGNORE=0
+	fi
+	say "loading the images into $CLUSTER"
+	kind load docker-image "$ROUTER_IMAGE" --name "$CLUSTER"
+	kind load docker-image "$RUNTIME_IMAGE" --name "$CLUSTER"
+fi
+
+say "deploying the sandbox-router in $NS"
+curl -sfL "$ROUTER_YAML_URL" |
+	sed -e "s|\${ROUTER_IMAGE}|$ROUTER_IMAGE|g" |
+	k -n "$NS" apply -f -
+k -n "$NS" rollout status deployment/sandbox-router-deployment --timeout=180s
+
+say "applying manifests/base with $RUNTIME_IMAGE"
+k kustomize manifests/base |
+	sed -e "s|$PLACEHOLDER_IMAGE|$RUNTIME_IMAGE|g" |
+	k -n "$NS" apply -f -
+
+if [ "$WARMPOOL" = 1 ]; then
+	say "applying manifests/warmpool.yaml"
+	k -n "$NS" apply -f manifests/warmpool.yaml
+fi
+
+say "gosbx doctor"
+g doctor --probe
+say "gosbx demo --flow=all"
+g demo --flow=all
+say "gosbx smoke"
+g smoke
+say "kind end-to-end test passed"

@@ -1,0 +1,49 @@
+#!/bin/sh
+test_description='contrib/kind/run-test-kind.sh: parses, uses the repository
+manifests and image, runs the gosbx commands, checks its prerequisites first'
+. "$(dirname "$0")"/test-lib.sh
+
+S=$GOSBX_SOURCE_DIR/contrib/kind/run-test-kind.sh
+BASH_BIN=$(command -v bash) && test_set_prereq BASH
+command -v shellcheck >/dev/null 2>&1 && test_set_prereq SHELLCHECK
+
+test_expect_success BASH 'bash -n parses the script' '
+	test -x "$S" &&
+	"$BASH_BIN" -n "$S"
+'
+
+test_expect_success SHELLCHECK 'shellcheck finds nothing' '
+	shellcheck "$S"
+'
+
+test_expect_success 'uses strict mode and the repository manifests and image' '
+	test_grep "^set -euo pipefail" "$S" &&
+	test_grep "manifests/base" "$S" &&
+	test_grep "manifests/warmpool.yaml" "$S" &&
+	test_grep "docker build -f runtime-image/Dockerfile" "$S" &&
+	test_grep "kind load docker-image" "$S" &&
+	test_grep "sandbox_router.yaml" "$S" &&
+	test_grep "AS_VERSION:-v0.4.6" "$S"
+'
+
+test_expect_success 'runs gosbx doctor, demo --flow=all and smoke on kube' '
+	test_grep -e "--backend=kube" "$S" &&
+	test_grep "g doctor" "$S" &&
+	test_grep "g demo --flow=all" "$S" &&
+	test_grep "g smoke" "$S" &&
+	test_grep "trap cleanup EXIT" "$S"
+'
+
+test_expect_success BASH 'missing tools are named before anything runs' '
+	mkdir bin &&
+	ln -s "$(command -v dirname)" bin/dirname &&
+	{ PATH=$PWD/bin "$BASH_BIN" "$S" >out 2>err; echo $? >rc; } &&
+	echo 1 >expect &&
+	test_cmp expect rc &&
+	test_grep "docker not found" err &&
+	test_grep "kind not found" err &&
+	test_grep "kubectl not found" err &&
+	test_grep ! "==>" out
+'
+
+test_done
