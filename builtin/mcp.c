@@ -133,7 +133,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_STRING(0, "tools", &tools, "<list>",
 			   "toolsets: go, sandbox, jobs (default go)"),
 		OPT_STRING(0, "namespace", &o.namespace, "<ns>",
-			   "namespace of the sandboxes (default default)"),
+			   "namespace of the sandboxes (default: the global --namespace, else the context's)"),
 		OPT_STRING(0, "template", &o.template, "<name>",
 			   "sandbox template (default go-runtime-template)"),
 		OPT_STRING(0, "claim", &o.claim, "<name>",

@@ -792,10 +792,9 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 			   "run this server command with sh -c (default: "
 			   "this gosbx's 'mcp')"),
 		OPT_STRING(0, "namespace", &namespace, "<ns>",
-			   "passed to 'gosbx mcp' (default \"default\")"),
+			   "passed to 'gosbx mcp' (default: its own)"),
 		OPT_STRING(0, "template", &template, "<name>",
-			   "passed to 'gosbx mcp' (default "
-			   "go-runtime-template)"),
+			   "passed to 'gosbx mcp' (default: its own)"),
 		OPT_DURATION(0, "timeout", &timeout_ms,
 			     "longest wait for one answer (default 5m)"),
 		OPT_END(),
