@@ -897,10 +897,10 @@ kube_cleanup() {
 # A CA, a server certificate for 127.0.0.1 and a client certificate
 # (O=system:masters), as t/lib-kube.sh's kube_pki makes them.
 kube_pki() {
+	# shellcheck disable=SC2086 # $ec: the openssl options
 	(
 		cd "$tmp/kube" &&
 		ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-		# shellcheck disable=SC2086 # the openssl options
 		openssl req -x509 $ec -keyout ca.key -out ca.crt -days 3 \
 			-subj /CN=fake-kube-ca \
 			-addext basicConstraints=critical,CA:TRUE \
@@ -912,13 +912,11 @@ kube_pki() {
 		printf '%s\n' "basicConstraints=CA:FALSE" \
 			"keyUsage=critical,digitalSignature,keyEncipherment" \
 			"extendedKeyUsage=clientAuth" >client.ext &&
-		# shellcheck disable=SC2086
 		openssl req $ec -keyout server.key -out server.csr \
 			-subj /CN=fake-kube &&
 		openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key \
 			-CAcreateserial -out server.crt -days 3 \
 			-extfile server.ext &&
-		# shellcheck disable=SC2086
 		openssl req $ec -keyout client.key -out client.csr \
 			-subj "/O=system:masters/CN=kubernetes-admin" &&
 		openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key \
