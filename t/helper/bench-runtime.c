@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "parse-options.h"
 #include "strbuf.h"
+#include "strvec.h"
 #include "usage.h"
 
 /*
@@ -42,6 +43,7 @@ static int opt_parse = 1;
 static int64_t opt_duration_ms = 5000;
 static int64_t opt_timeout_ms = 120000;
 static int64_t opt_bytes = -1;
+static struct strvec opt_headers = STRVEC_INIT;
 
 static const struct option bench_options[] = {
 	OPT_STRING(0, "unix", &opt_unix, "<path>",
@@ -64,6 +66,8 @@ static const struct option bench_options[] = {
 		 "stdout bytes to expect (stream; default 1g of yes | head)"),
 	OPT_BOOL(0, "parse", &opt_parse,
 		 "parse the event stream (stream; --no-parse counts bytes)"),
+	OPT_STRING_LIST(0, "header", &opt_headers, "<name: value>",
+			"add this request header (repeatable; latency, rps)"),
 	OPT_END(),
 };
 
@@ -185,6 +189,8 @@ static size_t collect_cb(char *ptr, size_t size, size_t nmemb, void *data)
  */
 static void conn_init(struct conn *c, const char *path, const char *post_body)
 {
+	size_t i;
+
 	memset(c, 0, sizeof(*c));
 	strbuf_init(&c->url, 0);
 	strbuf_init(&c->body, 0);
@@ -200,11 +206,16 @@ static void conn_init(struct conn *c, const char *path, const char *post_body)
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->errbuf);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &c->body);
+	for (i = 0; i < opt_headers.nr; i++)
+		c->headers = curl_slist_append(c->headers, opt_headers.v[i]);
 	if (post_body) {
 		c->headers = curl_slist_append(
-			NULL, "Content-Type: application/json");
+			c->headers, "Content-Type: application/json");
 		c->headers = curl_slist_append(c->headers, "Expect:");
+	}
+	if (c->headers)
 		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+	if (post_body) {
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, post_body);
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE,
 				 (long)strlen(post_body));
@@ -959,5 +970,6 @@ int main(int argc, const char **argv)
 	}
 	fflush(stdout);
 	curl_global_cleanup();
+	strvec_clear(&opt_headers);
 	return ret;
 }

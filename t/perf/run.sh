@@ -8,7 +8,7 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime local mcp
+# Sections: runtime local mcp kube
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
@@ -34,7 +34,7 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime local mcp"
+all_sections="runtime local mcp kube"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
@@ -48,6 +48,9 @@ if test -n "${GOSBX_PERF_QUICK:-}"; then
 	mcp_n=200
 	mcp_warmup=10
 	mcp_duration=1s
+	kube_open_n=5
+	kube_n=200
+	kube_warmup=20
 else
 	perf_n=2000
 	perf_warmup=200
@@ -60,6 +63,9 @@ else
 	mcp_n=2000
 	mcp_warmup=50
 	mcp_duration=5s
+	kube_open_n=20
+	kube_n=2000
+	kube_warmup=100
 fi
 perf_clients=8
 
@@ -71,10 +77,13 @@ server_pid=
 server_log=
 local_root=
 mcp_pid=
+kube_pid=
+kube_watch_pid=
 
 cleanup() {
 	server_stop
 	mcp_stop
+	kube_cleanup
 	local_cleanup
 	rm -rf "$tmp"
 }
@@ -829,6 +838,354 @@ section_mcp() {
 	mcp_http_bench
 	lgosbx close perf-mcp >/dev/null 2>&1
 	local_cleanup
+}
+
+# ---------------------------------------------------------------------
+# Section "kube": the kube backend against t/helper/fake-kube (a fake
+# Kubernetes API server over TLS with a required client certificate,
+# playing the agent-sandbox controller and the sandbox-router, one real
+# gosbx-runtime per Sandbox), driven through the gosbx command with the
+# same temporary HOME and XDG directories as the local section; every
+# claim is closed, and the fake (and its runtimes) stopped, at the end.
+#   1. gosbx --backend=kube open -q, 20 times with --ready-delay=200:
+#      wall time minus the claim's own create->Ready time as an
+#      independent watcher of the claims sees it (the fake binds a
+#      claim on its 100 ms controller tick and waits for the runtime
+#      to listen, so its delay is more than --ready-delay): <= 5 ms at
+#      the median; wall time minus --ready-delay shown too
+#   2. POST /execute of `true` through the fake's sandbox-router (plain
+#      HTTP, X-Sandbox-* headers) vs straight to that sandbox runtime's
+#      unix socket: added latency at the median <= 1 ms
+
+FAKE_KUBE=$GOSBX_BUILD_DIR/t/helper/fake-kube
+kube_ready_delay=200
+
+# Stop the fake (SIGTERM stops its runtimes too; SIGKILL after 10 s).
+kube_stop() {
+	test -n "$kube_pid" || return 0
+	kill "$kube_pid" 2>/dev/null
+	i=0
+	while kill -0 "$kube_pid" 2>/dev/null && test $i -lt 100; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$kube_pid" 2>/dev/null
+	wait "$kube_pid" 2>/dev/null
+	kube_pid=
+	if test -n "$kube_watch_pid"; then
+		kill "$kube_watch_pid" 2>/dev/null
+		wait "$kube_watch_pid" 2>/dev/null
+		kube_watch_pid=
+	fi
+}
+
+kgosbx() {
+	"$GOSBX" --backend=kube --kubeconfig="$tmp/kube/kubeconfig" "$@"
+}
+
+# Close the claims of the temporary state, then stop the fake.
+kube_cleanup() {
+	test -n "$kube_pid" || return 0
+	if test -d "$XDG_STATE_HOME/gosbx/claims" &&
+		test -n "$(ls "$XDG_STATE_HOME/gosbx/claims")"; then
+		kgosbx close --all >/dev/null 2>&1 ||
+			say "warning: gosbx close --all failed" >&2
+	fi
+	kube_stop
+}
+
+# A CA, a server certificate for 127.0.0.1 and a client certificate
+# (O=system:masters), as t/lib-kube.sh's kube_pki makes them.
+kube_pki() {
+	# shellcheck disable=SC2086 # $ec: the openssl options
+	(
+		cd "$tmp/kube" &&
+		ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+		openssl req -x509 $ec -keyout ca.key -out ca.crt -days 3 \
+			-subj /CN=fake-kube-ca \
+			-addext basicConstraints=critical,CA:TRUE \
+			-addext keyUsage=critical,keyCertSign,cRLSign &&
+		printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+			"basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=serverAuth" >server.ext &&
+		printf '%s\n' "basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=clientAuth" >client.ext &&
+		openssl req $ec -keyout server.key -out server.csr \
+			-subj /CN=fake-kube &&
+		openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key \
+			-CAcreateserial -out server.crt -days 3 \
+			-extfile server.ext &&
+		openssl req $ec -keyout client.key -out client.csr \
+			-subj "/O=system:masters/CN=kubernetes-admin" &&
+		openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key \
+			-CAcreateserial -out client.crt -days 3 \
+			-extfile client.ext
+	) >"$tmp/kube/pki.log" 2>&1
+}
+
+# kube_json <file> <key>: a top-level string of a JSON file
+kube_json() {
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+kube_start() {
+	mkdir -p "$tmp/kube"
+	if ! kube_pki; then
+		sed 's/^/#   /' "$tmp/kube/pki.log" | tail -n 10
+		return 1
+	fi
+	crds=${GOSBX_CRDS_DIR:-$PERF_DIR/../../../shared/crds}
+	test -d "$crds/v0.4.6" || crds=/work/shared/crds
+	"$FAKE_KUBE" --port=0 --cert="$tmp/kube/server.crt" \
+		--key="$tmp/kube/server.key" --client-ca="$tmp/kube/ca.crt" \
+		--release=v0.4.6 --crds="$crds/v0.4.6" \
+		--state-dir="$tmp/kube/state" --info-file="$tmp/kube/info" \
+		--runtime="$GOSBX_BUILD_DIR/gosbx-runtime" \
+		--template=go-runtime-template \
+		--ready-delay=$kube_ready_delay \
+		</dev/null >"$tmp/kube/out" 2>"$tmp/kube/log" &
+	kube_pid=$!
+	i=0
+	while ! test -s "$tmp/kube/info" && test $i -lt 200; do
+		kill -0 "$kube_pid" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if ! test -s "$tmp/kube/info"; then
+		sed 's/^/#   /' "$tmp/kube/log" | tail -n 10
+		return 1
+	fi
+	kube_url=$(kube_json "$tmp/kube/info" url) &&
+	kube_router=$(kube_json "$tmp/kube/info" router) || return 1
+	b64() { base64 <"$1" | tr -d '\n'; }
+	cat >"$tmp/kube/kubeconfig" <<-EOF
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- cluster:
+	    certificate-authority-data: $(b64 "$tmp/kube/ca.crt")
+	    server: $kube_url
+	  name: fake
+	contexts:
+	- context:
+	    cluster: fake
+	    user: fake
+	  name: fake
+	current-context: fake
+	users:
+	- name: fake
+	  user:
+	    client-certificate-data: $(b64 "$tmp/kube/client.crt")
+	    client-key-data: $(b64 "$tmp/kube/client.key")
+	EOF
+}
+
+# A watcher of the claims of namespace default (python3, TLS with the
+# client certificate): one line per event, "<CLOCK_REALTIME ns> <type>
+# <claim> <Ready status>", into $tmp/kube/watch.
+kube_watch_start() {
+	python3 -u - "$kube_url" "$tmp/kube" >"$tmp/kube/watch" \
+		2>"$tmp/kube/watch.err" <<-\PY &
+	import http.client, json, ssl, sys, time
+	url, d = sys.argv[1], sys.argv[2]
+	ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+	ctx.load_cert_chain(d + "/client.crt", d + "/client.key")
+	host, port = url.split("//")[1].split(":")
+	c = http.client.HTTPSConnection(host, int(port), context=ctx)
+	c.request("GET", "/apis/extensions.agents.x-k8s.io/v1alpha1"
+		  "/namespaces/default/sandboxclaims?watch=1"
+		  "&timeoutSeconds=600")
+	r = c.getresponse()
+	print("0 START - -")
+	while True:
+	    line = r.readline()
+	    if not line:
+	        break
+	    t = time.time_ns()
+	    ev = json.loads(line)
+	    o = ev["object"]
+	    ready = "-"
+	    for cond in (o.get("status") or {}).get("conditions") or []:
+	        if cond.get("type") == "Ready":
+	            ready = cond.get("status")
+	    print(t, ev["type"], o["metadata"]["name"], ready)
+	PY
+	kube_watch_pid=$!
+	i=0
+	while ! test -s "$tmp/kube/watch" && test $i -lt 100; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	test -s "$tmp/kube/watch"
+}
+
+# kube 1: open N claims one by one, each closed outside the timing
+kube_open_bench() {
+	n=$kube_open_n
+	: >"$tmp/kube/opens"
+	i=0
+	while test $i -lt $((n + 2)); do
+		t0=$(date +%s%N)
+		name=$(kgosbx open -q 2>"$tmp/open.err")
+		rc=$?
+		t1=$(date +%s%N)
+		if test $rc != 0 || test -z "$name"; then
+			sed 's/^/#   /' "$tmp/open.err" | head -n 10
+			perf_error "kube: gosbx open"
+			return
+		fi
+		# the first two are warm-up
+		test $i -ge 2 && say "$name $t0 $t1" >>"$tmp/kube/opens"
+		kgosbx close "$name" >/dev/null 2>&1
+		i=$((i + 1))
+	done
+	sleep 0.3
+	# per open: wall, wall - ready delay, the fake's create->Ready
+	# (watcher's ADDED to first Ready=True), wall minus that, then its
+	# two parts: start to ADDED seen, Ready=True seen to exit
+	awk -v d=$kube_ready_delay '
+	FNR == NR { if ($2 == "ADDED") add[$3] = $1
+		if ($4 == "True" && !($3 in rdy)) rdy[$3] = $1; next }
+	{
+		if (!($1 in add) || !($1 in rdy)) { bad++; next }
+		w = ($3 - $2) / 1e3; f = (rdy[$1] - add[$1]) / 1e3
+		print w, w - d * 1000, f, w - f, (add[$1] - $2) / 1e3,
+			($3 - rdy[$1]) / 1e3
+	}
+	END { if (bad) print "bad", bad > "/dev/stderr" }' \
+		"$tmp/kube/watch" "$tmp/kube/opens" >"$tmp/kube/open.us" \
+		2>"$tmp/kube/open.bad"
+	if test -s "$tmp/kube/open.bad" ||
+		test "$(wc -l <"$tmp/kube/open.us")" != "$n"; then
+		perf_error "kube: the watcher missed claims of gosbx open"
+		return
+	fi
+	# col <k> <pct>: nearest-rank percentile of column k, in us
+	col() {
+		awk -v k="$1" '{ print $k }' "$tmp/kube/open.us" | sort -n |
+			awk -v p="$2" '{ v[NR] = $1 } END {
+				r = int((p * NR + 99) / 100); if (r < 1) r = 1
+				printf "%.0f", v[r] }'
+	}
+	say "# bench=kube-open n=$n ready_delay_ms=$kube_ready_delay" \
+		"wall_median_us=$(col 1 50) wall_p90_us=$(col 1 90)" \
+		"fake_ready_median_us=$(col 3 50)" \
+		"fake_ready_p90_us=$(col 3 90)" \
+		"client_median_us=$(col 4 50) client_p90_us=$(col 4 90)" \
+		"to_added_median_us=$(col 5 50)" \
+		"ready_to_exit_median_us=$(col 6 50)"
+	perf_info "kube: gosbx open -q, wall: median" \
+		"$(us_to_ms "$(col 1 50)") ms" \
+		"p90 $(us_to_ms "$(col 1 90)") ms, $n opens"
+	perf_info "kube: open wall - ready-delay: median" \
+		"$(us_to_ms "$(col 2 50)") ms" \
+		"p90 $(us_to_ms "$(col 2 90)") ms (fake tick)"
+	perf_info "kube: fake create->Ready (watcher): median" \
+		"$(us_to_ms "$(col 3 50)") ms" \
+		"p90 $(us_to_ms "$(col 3 90)") ms"
+	perf_goal "kube: open wall - fake create->Ready" \
+		"$(us_to_ms "$(col 4 50)")" ms "<=" 5 \
+		"p90 $(us_to_ms "$(col 4 90)") ms"
+	perf_info "kube: open, start -> claim ADDED: median" \
+		"$(us_to_ms "$(col 5 50)") ms" \
+		"p90 $(us_to_ms "$(col 5 90)") ms"
+	perf_info "kube: open, claim Ready -> exit: median" \
+		"$(us_to_ms "$(col 6 50)") ms" \
+		"p90 $(us_to_ms "$(col 6 90)") ms (port-forward)"
+	if bench_with "$BENCH_LOCAL" run --n=20 --warmup=2 -- \
+		"$GOSBX" --version
+	then
+		perf_info "kube: gosbx --version (process start)" \
+			"$(us_to_ms "$(kv "$line" median_us)") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	fi
+}
+
+# kube 2: the runtime of one kube sandbox, through the router and direct
+kube_router_bench() {
+	if ! name=$(kgosbx open -q 2>"$tmp/open.err"); then
+		sed 's/^/#   /' "$tmp/open.err" | head -n 10
+		perf_error "kube: gosbx open for the router"
+		return
+	fi
+	curl -sS --max-time 20 --cacert "$tmp/kube/ca.crt" \
+		--cert "$tmp/kube/client.crt" --key "$tmp/kube/client.key" \
+		"$kube_url/fake/state" >"$tmp/kube/state.json" &&
+	sock=$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print([r["socket"] for r in s["runtimes"]
+       if r["name"] == sys.argv[2] and r["ready"]][0])' \
+		"$tmp/kube/state.json" "$name") || sock=
+	if test -z "$sock"; then
+		perf_error "kube: no runtime socket for sandbox $name"
+		return
+	fi
+	ln -s "$tmp/kube/state" "$tmp/ks"
+	rt_med=
+	if bench latency --unix="$tmp/ks/$sock" --n=$kube_n \
+		--warmup=$kube_warmup
+	then
+		rt_med=$(kv "$line" median_us)
+		perf_info "kube: POST /execute true, runtime socket" \
+			"$(us_to_ms "$rt_med") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "kube: POST /execute to the sandbox's runtime"
+	fi
+	if bench latency --tcp="${kube_router#http://}" --n=$kube_n \
+		--warmup=$kube_warmup --header="X-Sandbox-ID: $name" \
+		--header="X-Sandbox-Namespace: default" \
+		--header="X-Sandbox-Port: 8888"
+	then
+		med=$(kv "$line" median_us)
+		perf_info "kube: POST /execute true, fake router" \
+			"$(us_to_ms "$med") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+		if test -n "$rt_med"; then
+			perf_goal "kube: added by the fake router (median)" \
+				"$(awk -v a="$med" -v b="$rt_med" \
+					'BEGIN { printf "%.3f", (a - b) / 1000 }')" \
+				ms "<=" 1 "$kube_n calls"
+		fi
+	else
+		perf_error "kube: POST /execute through the fake router"
+	fi
+	kgosbx close "$name" >/dev/null 2>&1
+}
+
+section_kube() {
+	for f in "$GOSBX" "$GOSBX_BUILD_DIR/gosbx-runtime" "$BENCH" \
+		"$BENCH_LOCAL" "$FAKE_KUBE"; do
+		if ! test -x "$f"; then
+			perf_error "kube: no '$f' (make it first)"
+			return
+		fi
+	done
+	for f in openssl python3 curl; do
+		if ! command -v $f >/dev/null 2>&1; then
+			perf_error "kube: $f is needed"
+			return
+		fi
+	done
+	local_setup
+	rm -f "$tmp/ks"
+	if ! kube_start; then
+		perf_error "kube: fake-kube did not start"
+		return
+	fi
+	say "# kube: fake-kube $kube_url, router $kube_router," \
+		"--ready-delay=$kube_ready_delay, temporary state in $local_root"
+	if ! kube_watch_start; then
+		sed 's/^/#   /' "$tmp/kube/watch.err" | tail -n 10
+		perf_error "kube: the claim watcher did not start"
+		return
+	fi
+	kube_open_bench
+	kube_router_bench
+	kube_cleanup
 }
 
 # ---------------------------------------------------------------------
