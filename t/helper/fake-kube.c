@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -3622,6 +3623,15 @@ static void upgrade_cb(void *cls, struct MHD_Connection *c, void *con_cls,
 	t->link.ws_fd = sock;
 	t->link.backend_fd = -1;
 	t->urh = urh;
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		int one = 1;
+
+		if (ci)
+			setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY,
+				   &one, sizeof(one));
+	}
 	strbuf_add(&t->extra, extra_in, extra_in_size);
 	pthread_mutex_lock(&S.lock);
 	t->link.next = S.tunnels;
