@@ -19,89 +19,9 @@ export XDG_STATE_HOME
 test_atexit 'rm -rf "$XDG_STATE_HOME"'
 test_atexit 'gosbx close --all'
 
-# mcp_run <script>: run a python program with the client of mcpc.py
-# ("Client", ok(), err()); the server's stderr goes to server.err
-mcp_run() {
-	python3 -c "from mcpc import *
-$1"
-}
-
-no_claims() {
-	gosbx claims -o json >claims.json &&
-	python3 -c 'import json,sys; l=json.load(open("claims.json")); sys.exit(1 if l else 0)' || {
-		cat claims.json >&4
-		return 1
-	}
-}
+. "$TEST_DIRECTORY/lib-mcp-raw.sh"
 
 test_expect_success 'setup: the test client' '
-	cat >mcpc.py <<-\EOF
-	import json, os, subprocess, sys
-
-	SERVER = os.environ["MCP_SERVER"].split()
-
-	class Client:
-	    def __init__(self, *args):
-	        self.p = subprocess.Popen(SERVER + list(args),
-	                                  stdin=subprocess.PIPE,
-	                                  stdout=subprocess.PIPE,
-	                                  stderr=open("server.err", "ab"))
-	        self.next_id = 0
-	        self.pending = {}
-	        r = self.request("initialize", {
-	            "protocolVersion": "2025-06-18", "capabilities": {},
-	            "clientInfo": {"name": "t4040", "version": "0"}})
-	        assert "result" in r, r
-	        self.send({"jsonrpc": "2.0",
-	                   "method": "notifications/initialized"})
-
-	    def send(self, msg):
-	        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-	        self.p.stdin.flush()
-
-	    def start(self, method, params):
-	        self.next_id += 1
-	        self.send({"jsonrpc": "2.0", "id": self.next_id,
-	                   "method": method, "params": params})
-	        return self.next_id
-
-	    def wait(self, id):
-	        while id not in self.pending:
-	            line = self.p.stdout.readline()
-	            assert line, "the server closed stdout"
-	            msg = json.loads(line)
-	            if "id" in msg and ("result" in msg or "error" in msg):
-	                self.pending[msg["id"]] = msg
-	        return self.pending.pop(id)
-
-	    def request(self, method, params):
-	        return self.wait(self.start(method, params))
-
-	    def call(self, name, **args):
-	        r = self.request("tools/call",
-	                         {"name": name, "arguments": args})
-	        assert "result" in r, r
-	        res = r["result"]
-	        text = "".join(b.get("text", "") for b in res["content"])
-	        return res, text
-
-	    def close(self):
-	        self.p.stdin.close()
-	        rc = self.p.wait(timeout=300)
-	        assert rc == 0, "the server exited %d" % rc
-
-	def ok(r):
-	    res, text = r
-	    assert not res.get("isError"), text
-	    return res, text
-
-	def err(r):
-	    res, text = r
-	    assert res.get("isError") is True, text
-	    return res, text
-
-	NS = "default"
-	EOF
 	mcp_run "c = Client(); c.close()"
 '
 
