@@ -62,11 +62,13 @@ struct exec_params {
 	struct strvec env;
 	struct strbuf cwd;
 	int64_t oom_before;
+	char *tag; /* the request's X-Request-ID, or NULL */
 };
 
 static void exec_params_release(struct exec_params *p)
 {
 	json_decref(p->json);
+	free(p->tag);
 	strvec_clear(&p->env);
 	strbuf_release(&p->cwd);
 }
@@ -88,6 +90,7 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 	strvec_init(&p->env);
 	strbuf_init(&p->cwd, 0);
 	p->json = NULL;
+	p->tag = NULL;
 	if (r->too_large) {
 		strbuf_addstr(err, "request body too large");
 		return 413;
@@ -291,6 +294,38 @@ static void add_result_fields(struct strbuf *out, const struct exec_result *res,
 		    with_truncation && res->err_truncated ? "true" : "false");
 }
 
+/* Name the command after the request's X-Request-ID, for cancel. */
+static void set_tag(struct MHD_Connection *c, struct exec_params *p)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "X-Request-ID");
+
+	if (id && *id) {
+		p->tag = xstrdup(id);
+		p->req.tag = p->tag;
+	}
+}
+
+enum MHD_Result handle_exec_cancel(struct MHD_Connection *c, struct request *r,
+				   const char *id)
+{
+	struct MHD_Response *resp;
+
+	if (*id == '/')
+		id++;
+	if (!*id || strchr(id, '/'))
+		return reply_error(c, r, 400,
+				   "DELETE /v1/exec/<request id>: the "
+				   "X-Request-ID of the command to cancel");
+	if (!exec_cancel_tag(id, "cancelled"))
+		return reply_error(c, r, 404, "no running command has "
+					      "request id '%s'", id);
+	resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	return reply(c, r, 204, resp);
+}
+
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r)
 {
 	struct exec_params p;
@@ -305,6 +340,7 @@ enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r)
 	}
 	p.req.stream_cap = UPSTREAM_STREAM_CAP;
 	p.req.cancel_fd = connection_fd(c);
+	set_tag(c, &p);
 	p.oom_before = oom_kills();
 	log_exec_begin(p.req.command);
 	exec_result_init(&res);
@@ -470,6 +506,7 @@ enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r)
 	s->p.req.stream_cap = 1; /* everything is streamed, keep nothing */
 	s->last_sent_ms = monotonic_ms();
 	s->p.req.cancel_fd = connection_fd(c);
+	set_tag(c, &s->p);
 	s->p.req.on_output = stream_output;
 	s->p.req.data = s;
 	s->p.oom_before = oom_kills();

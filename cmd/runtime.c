@@ -129,8 +129,8 @@ static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 
 	strbuf_addstr(&body, "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
 			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
-			     "[\"archive\",\"exec-options\",\"exec-stream\","
-			     "\"files\",\"metrics\"]}");
+			     "[\"archive\",\"exec-cancel\",\"exec-options\","
+			     "\"exec-stream\",\"files\",\"metrics\"]}");
 	return reply_json(c, r, 200, &body);
 }
 
@@ -153,6 +153,7 @@ static void route_request(struct request *r, const char *method,
 		{ "/", 0, get, R_ROOT },
 		{ "/execute", 0, post, R_EXECUTE },
 		{ "/v1/exec", 0, post, R_EXEC_STREAM },
+		{ "/v1/exec", 1, !strcmp(method, "DELETE"), R_EXEC_CANCEL },
 		{ "/upload", 0, post, R_UPLOAD },
 		{ "/download", 1, get, R_DOWNLOAD },
 		{ "/list", 1, get, R_LIST },
@@ -232,6 +233,9 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 	case R_FILE_DELETE:
 		return handle_file_delete(c, r,
 					  route_path(r->url, "/v1/files"));
+	case R_EXEC_CANCEL:
+		return handle_exec_cancel(c, r,
+					  route_path(r->url, "/v1/exec"));
 	}
 	return MHD_NO;
 }

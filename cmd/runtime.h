@@ -40,6 +40,7 @@ enum route {
 	R_METRICS,
 	R_FILE_PUT,
 	R_FILE_DELETE,
+	R_EXEC_CANCEL,
 };
 
 /* Per-request state, allocated on the first call of the handler. */
@@ -82,6 +83,15 @@ int connection_fd(struct MHD_Connection *c);
 /* runtime-exec.c */
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r);
 enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);
+/*
+ * DELETE /v1/exec/<request id> (feature "exec-cancel"): kill the
+ * commands of /execute or /v1/exec requests that carried that
+ * X-Request-ID, as a client disconnect would (reason "cancelled"):
+ * 204, or 404 when none is running. For clients behind proxies that
+ * do not pass a disconnect on promptly.
+ */
+enum MHD_Result handle_exec_cancel(struct MHD_Connection *c, struct request *r,
+				   const char *id);
 /* file descriptors for OOM detection, opened at startup */
 void exec_setup_oom_source(void);
 

@@ -731,6 +731,25 @@ int exec_kill_all(void)
 	return n;
 }
 
+int exec_cancel_tag(const char *tag, const char *reason)
+{
+	struct exec_proc *p;
+	int n = 0;
+
+	if (!tag || !*tag)
+		return 0;
+	pthread_mutex_lock(&reg_lock);
+	for (p = reg_head; p; p = p->reg_next) {
+		if (load_int(&p->done) || !p->req->tag ||
+		    strcmp(p->req->tag, tag))
+			continue;
+		exec_cancel(p, reason);
+		n++;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
 int exec_running_count(void)
 {
 	int n;

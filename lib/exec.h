@@ -56,6 +56,11 @@ struct exec_request {
 	int (*on_output)(enum exec_stream stream, const char *buf, size_t len,
 			 void *data);
 	void *data;
+	/*
+	 * NULL, or a name for exec_cancel_tag() (the runtime uses the
+	 * request's X-Request-ID); must live as long as the command.
+	 */
+	const char *tag;
 };
 
 /* fill defaults: cancel_fd -1, everything else 0 */
@@ -144,6 +149,14 @@ int exec_run(const struct exec_request *req, struct exec_result *res);
  * Returns how many groups were signalled. Any thread.
  */
 int exec_kill_all(void);
+/*
+ * Kill (SIGKILL, reason `reason`, a static string) the process group of
+ * every running command whose request tag equals tag, as exec_cancel()
+ * does. Any thread. Returns how many commands matched (0: none is
+ * running with that tag, e.g. it finished already).
+ */
+int exec_cancel_tag(const char *tag, const char *reason);
+
 /* Commands between exec_start() and exec_finish() in this process. */
 int exec_running_count(void);
 

@@ -153,6 +153,39 @@ test_expect_success 'closing the connection kills the process group' '
 	rt_alive
 '
 
+test_expect_success 'DELETE /v1/exec/<request id> cancels while the client waits' '
+	rt_curl /v1/exec -N -o held.out -H "X-Request-ID: t3060-held" \
+		--data-binary "{\"command\":\"echo going; sleep 1000.791 & sleep 1000.791\"}" &
+	held=$! &&
+	rt_wait_process "sleep 1000\\.791" &&
+	rt_expect 204 DELETE /v1/exec/t3060-held &&
+	wait $held &&
+	rt_ndjson held.out &&
+	json_is stream.exit reason cancelled &&
+	json_is stream.exit exit_code -1 &&
+	test_grep going stream.out &&
+	rt_no_process "sleep 1000\\.791" &&
+	rt_expect_error 404 "no running command has request id '"'"'t3060-held'"'"'" \
+		DELETE /v1/exec/t3060-held &&
+	rt_expect 400 DELETE /v1/exec &&
+	rt_expect 400 DELETE /v1/exec/a/b &&
+	rt_expect 405 POST /v1/exec/t3060-held
+'
+
+test_expect_success 'DELETE /v1/exec/<request id> cancels a plain /execute too' '
+	rt_curl /execute -o held.json -H "X-Request-ID: t3060-plain" \
+		-H "Content-Type: application/json" \
+		--data-binary "{\"command\":\"sleep 1000.792\"}" &
+	held=$! &&
+	rt_wait_process "sleep 1000\\.792" &&
+	rt_expect 204 DELETE /v1/exec/t3060-plain &&
+	wait $held &&
+	json_is held.json reason cancelled &&
+	rt_no_process "sleep 1000\\.792" &&
+	rt_expect 200 GET / &&
+	test_grep "\"exec-cancel\"" body
+'
+
 test_expect_success 'a stream command is logged like /execute' '
 	stream "{\"command\":\"echo logged-stream\"}" &&
 	rt_poll 10 grep -q "msg=\"exec done\" command=\"echo logged-stream\" exit=0 stdout_bytes=14 stderr_bytes=0" rt.log &&

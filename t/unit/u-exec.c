@@ -635,6 +635,54 @@ static void test_kill_all(void **state)
 	assert_int_equal(exec_kill_all(), 0);
 }
 
+struct tagged {
+	const char *tag;
+	struct exec_result res;
+};
+
+static void *run_tagged(void *arg)
+{
+	struct tagged *t = arg;
+	struct exec_request req;
+
+	exec_request_init(&req);
+	req.command = "sleep 1000";
+	req.tag = t->tag;
+	run_req(&req, &t->res);
+	return NULL;
+}
+
+/* exec_cancel_tag() kills the command with that tag and no other */
+static void test_cancel_tag(void **state)
+{
+	struct tagged t[2] = { { "req-a", { 0 } }, { "req-b", { 0 } } };
+	pthread_t th[2];
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, run_tagged, &t[i]),
+				 0);
+	while (exec_running_count() < 2 && monotonic_ms() < end)
+		usleep(1000);
+	assert_int_equal(exec_running_count(), 2);
+	assert_int_equal(exec_cancel_tag("req-c", "cancelled"), 0);
+	assert_int_equal(exec_cancel_tag("", "cancelled"), 0);
+	assert_int_equal(exec_cancel_tag(NULL, "cancelled"), 0);
+	assert_int_equal(exec_cancel_tag("req-a", "cancelled"), 1);
+	assert_int_equal(pthread_join(th[0], NULL), 0);
+	assert_string_equal(t[0].res.reason, "cancelled");
+	assert_int_equal(t[0].res.exit_code, -1);
+	assert_int_equal(exec_running_count(), 1);
+	assert_int_equal(exec_cancel_tag("req-a", "cancelled"), 0);
+	assert_int_equal(exec_cancel_tag("req-b", "cancelled"), 1);
+	assert_int_equal(pthread_join(th[1], NULL), 0);
+	assert_string_equal(t[1].res.reason, "cancelled");
+	for (i = 0; i < 2; i++)
+		exec_result_release(&t[i].res);
+	assert_int_equal(exec_running_count(), 0);
+}
+
 struct escaped {
 	struct exec_result res;
 	char line[64]; /* "<pgid> <escaped pid>\n" */
@@ -865,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_sigpipe_default),
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_kill_all),
+		cmocka_unit_test(test_cancel_tag),
 		cmocka_unit_test(test_kill_all_escaped),
 		cmocka_unit_test(test_reap_orphans),
 		cmocka_unit_test(test_no_fd_leak),
