@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <time.h>
 
 /* the upstream per-stream cap, also applied to streamed output */
@@ -174,6 +175,8 @@ static void read_features(struct session *s, json_t *root)
 			s->features |= SESSION_FEAT_METRICS;
 		else if (!strcmp(name, "files"))
 			s->features |= SESSION_FEAT_FILES;
+		else if (!strcmp(name, "exec-cancel"))
+			s->features |= SESSION_FEAT_EXEC_CANCEL;
 	}
 }
 
@@ -498,6 +501,46 @@ static json_t *exec_body(struct session *s, const struct session_exec *e)
 	return o;
 }
 
+/*
+ * A request id of our own for a command ("gosbx-" and 16 hex digits),
+ * sent as X-Request-ID so that the command can be cancelled by name.
+ */
+static void make_request_id(char rid[32], char hdr[64])
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		v = ((uint64_t)getpid() << 32) ^ monotonic_ms() ^
+		    (uint64_t)(uintptr_t)rid;
+	snprintf(rid, 32, "gosbx-%016" PRIx64, v);
+	snprintf(hdr, 64, "X-Request-ID: %s", rid);
+}
+
+/*
+ * After we abandoned a command (cancel flag): closing our connection
+ * kills it on a directly reached runtime, but a proxy in between (the
+ * sandbox-router, a gateway, a port-forward) may pass the disconnect
+ * on late or never, so ask the runtime by name too (feature
+ * exec-cancel, Documentation/gosbx-runtime.txt). Best effort, 5 s.
+ */
+static void cancel_remote(struct session *s, const char *rid)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf path = STRBUF_INIT;
+
+	if (!(s->features & SESSION_FEAT_EXEC_CANCEL))
+		return;
+	strbuf_addf(&path, "/v1/exec/%s", rid);
+	req.method = "DELETE";
+	req.path = path.buf;
+	req.timeout_ms = 5000;
+	/* 204: killed; 404: it ended already; either way it is gone */
+	(void)http_request(s->http, &req, &resp);
+	strbuf_release(&path);
+	http_resp_release(&resp);
+}
+
 static int run_streamed(struct session *s, const struct session_exec *e,
 			struct session_result *res)
 {
@@ -508,16 +551,23 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 	char *text = json_dumps(body, JSON_COMPACT);
 	int rc, ret = -1;
 
+	char rid[32], hdr[64];
+	const char *hdrs[2] = { hdr, NULL };
+
+	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/v1/exec";
 	req.body = text;
 	req.body_len = strlen(text);
 	req.content_type = "application/json";
+	req.headers = hdrs;
 	req.on_data = stream_data;
 	req.on_data_arg = &st;
 	req.cancel = e->cancel;
 	rc = http_request(s->http, &req, &resp);
 	if (rc == HTTP_ABORTED) {
+		if (e->cancel && *e->cancel)
+			cancel_remote(s, rid);
 		res->reason = "cancelled";
 		res->exit_code = -1;
 		ret = 1;
@@ -548,18 +598,23 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 	struct http_req req = { 0 };
 	char *text = json_dumps(body, JSON_COMPACT);
 	int rc, ret = -1;
+	char rid[32], hdr[64];
+	const char *hdrs[2] = { hdr, NULL };
 
+	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/execute";
 	req.body = text;
 	req.body_len = strlen(text);
 	req.content_type = "application/json";
+	req.headers = hdrs;
 	req.cancel = cancel;
 	/* an upstream server cannot time out by itself: give up waiting */
 	if (timeout_ms > 0 && !(s->features & SESSION_FEAT_EXEC_OPTIONS))
 		req.timeout_ms = timeout_ms;
 	rc = http_request(s->http, &req, &resp);
 	if (rc == HTTP_ABORTED) {
+		cancel_remote(s, rid);
 		ret = 1;
 	} else if (rc < 0) {
 		if (req.timeout_ms)

@@ -78,6 +78,7 @@ struct session_opts {
 #define SESSION_FEAT_ARCHIVE (1u << 2)
 #define SESSION_FEAT_METRICS (1u << 3)
 #define SESSION_FEAT_FILES (1u << 4)
+#define SESSION_FEAT_EXEC_CANCEL (1u << 5)
 
 struct backend_ops;
 struct http_client;
