@@ -2,20 +2,10 @@
 test_description='gosbx mcp: the tool run_go_code over stdio (seed 000)'
 . "$(dirname "$0")/test-lib.sh"
 
-test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
-bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
-	test_skip_all 'unprivileged user namespaces do not work here'
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 gosbx mcp -h >/dev/null 2>&1 || test_skip_all 'gosbx has no mcp command'
-
-claims_dir="$XDG_STATE_HOME/gosbx/claims"
-
-no_claims() {
-	test -z "$(ls -A "$claims_dir" 2>/dev/null)" || {
-		echo >&4 "claims left behind:" && ls -A "$claims_dir" >&4
-		return 1
-	}
-}
+# local by default; t6210 runs this suite with GOSBX_TEST_BACKEND=kube
+. "$TEST_DIRECTORY"/lib-backend.sh
 
 test_atexit 'gosbx close --all'
 
@@ -245,9 +235,9 @@ test_expect_success 'tools/list: run_go_code with the seed schema' '
 
 test_expect_success 'the sandbox is opened on the first call, not before' '
 	cat >steps <<-EOF &&
-	!sh ls -A "$claims_dir" 2>/dev/null | wc -l
+	!sh sh "$TRASH_DIRECTORY"/backend-claims.sh | wc -l
 	{"command":"printf hi"}
-	!sh ls -A "$claims_dir" | wc -l
+	!sh sh "$TRASH_DIRECTORY"/backend-claims.sh | wc -l
 	EOF
 	mcp &&
 	echo 0 >expect &&
@@ -446,7 +436,7 @@ test_expect_success '--persistent keeps the sandbox when the client goes' '
 	echo "disconnecting (claim $name preserved)" >expect &&
 	grep -E "^(closing|disconnecting)" log >actual &&
 	test_cmp expect actual &&
-	test -d "$claims_dir/$name"
+	backend_claim_exists "$name"
 '
 
 test_expect_success '--claim reattaches; without --persistent it is deleted at the end' '

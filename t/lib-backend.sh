@@ -1,0 +1,114 @@
+# The backend a test suite runs against. Tests written for every
+# backend (the MCP tool suites t40xx/t41xx) source this after
+# test-lib.sh; a wrapper script runs the same suite on another backend:
+#
+#	#!/bin/sh
+#	GOSBX_TEST_BACKEND=kube
+#	. "$(dirname "$0")"/t4020-mcp-go.sh
+#
+# (sourced, so $0, the test's name and its trash directory are the
+# wrapper's own).
+#
+# GOSBX_TEST_BACKEND=local (default): sandboxes on this machine; needs
+# bwrap with working user namespaces, else the whole suite is skipped.
+# Prerequisite LOCAL is set.
+#
+# GOSBX_TEST_BACKEND=kube: t/lib-kube.sh's fake-kube (TLS with a client
+# certificate, the v0.4.6 CRDs, one gosbx-runtime per Sandbox) started
+# in a first test with the SandboxTemplate of $BACKEND_KUBE_TEMPLATE
+# (default: a minimal go-runtime-template) and any extra fake-kube
+# options in $BACKEND_KUBE_OPTS; KUBECONFIG and GOSBX_BACKEND=kube are
+# exported so every gosbx the suite runs uses it, through the native
+# port-forward. Prerequisite KUBE is set.
+#
+# Helpers, the same on both:
+#   backend_claims       the names of the open claims, one a line
+#                        (also a script: sh "$TRASH_DIRECTORY"/backend-claims.sh)
+#   backend_claim_exists <name>
+#   no_claims            fails (showing them) while any claim is open;
+#                        a kube claim being deleted is waited for (10 s)
+
+test -n "${TRASH_DIRECTORY:-}" || {
+	echo >&2 "lib-backend.sh: source test-lib.sh first"
+	exit 1
+}
+
+GOSBX_TEST_BACKEND=${GOSBX_TEST_BACKEND:-local}
+
+case "$GOSBX_TEST_BACKEND" in
+local)
+	test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
+	bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
+		test_skip_all 'unprivileged user namespaces do not work here'
+	test_set_prereq LOCAL
+	;;
+kube)
+	. "$TEST_DIRECTORY"/lib-kube.sh
+	test_set_prereq KUBE
+	test_atexit "kube_stop kube"
+	if test -n "${BACKEND_KUBE_TEMPLATE:-}"; then
+		set -- --load="$BACKEND_KUBE_TEMPLATE"
+	else
+		set -- --template=go-runtime-template
+	fi
+	# shellcheck disable=SC2086
+	kube_start -- "$@" ${BACKEND_KUBE_OPTS:-} || {
+		echo >&4 "lib-backend.sh: fake-kube did not start"
+		test_skip_all 'fake-kube did not start (see the log)'
+	}
+	KUBECONFIG=$TRASH_DIRECTORY/kube.kubeconfig
+	GOSBX_BACKEND=kube
+	export KUBECONFIG GOSBX_BACKEND
+	;;
+*)
+	echo >&2 "lib-backend.sh: unknown GOSBX_TEST_BACKEND '$GOSBX_TEST_BACKEND'"
+	exit 1
+	;;
+esac
+
+# backend-claims.sh: the same as a script, for tests whose steps run
+# in a plain sh (no functions)
+case "$GOSBX_TEST_BACKEND" in
+local)
+	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
+ls -A "$XDG_STATE_HOME/gosbx/claims" 2>/dev/null
+exit 0
+EOF
+	;;
+kube)
+	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
+curl -sS --max-time 60 --cacert "$KUBE_PKI/ca.crt" \\
+	--cert "$KUBE_PKI/client.crt" --key "$KUBE_PKI/client.key" \\
+	"\$(cat "$TRASH_DIRECTORY/kube.url")/apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/default/sandboxclaims" |
+python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["items"]:
+    print(c["metadata"]["name"])
+'
+EOF
+	;;
+esac
+
+backend_claims() {
+	sh "$TRASH_DIRECTORY/backend-claims.sh"
+}
+
+backend_claim_exists() {
+	backend_claims >backend-claims.txt &&
+	grep -qx "$1" backend-claims.txt
+}
+
+backend_no_claims_() {
+	backend_claims >backend-claims.txt &&
+	! test -s backend-claims.txt
+}
+
+no_claims() {
+	case "$GOSBX_TEST_BACKEND" in
+	kube) rt_poll 10 backend_no_claims_ ;;
+	*) backend_no_claims_ ;;
+	esac || {
+		echo >&4 "claims left behind:" && cat backend-claims.txt >&4
+		return 1
+	}
+}
