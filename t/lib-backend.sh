@@ -15,11 +15,14 @@
 #
 # GOSBX_TEST_BACKEND=kube: t/lib-kube.sh's fake-kube (TLS with a client
 # certificate, the v0.4.6 CRDs, one gosbx-runtime per Sandbox) started
-# in a first test with the SandboxTemplate of $BACKEND_KUBE_TEMPLATE
-# (default: a minimal go-runtime-template) and any extra fake-kube
-# options in $BACKEND_KUBE_OPTS; KUBECONFIG and GOSBX_BACKEND=kube are
+# with the SandboxTemplate users apply (manifests/base: limits cpu 2,
+# memory 2Gi, or memory $BACKEND_KUBE_MEMORY_LIMIT when set) and any
+# extra fake-kube options in $BACKEND_KUBE_OPTS; KUBECONFIG and GOSBX_BACKEND=kube are
 # exported so every gosbx the suite runs uses it, through the native
 # port-forward. Prerequisite KUBE is set.
+#
+# BACKEND_WORKDIR: where commands run (local: /app; kube: empty, the
+# fake's runtimes each have a directory of their own).
 #
 # Helpers, the same on both:
 #   backend_claims       the names of the open claims, one a line
@@ -41,16 +44,20 @@ local)
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 		test_skip_all 'unprivileged user namespaces do not work here'
 	test_set_prereq LOCAL
+	BACKEND_WORKDIR=/app
 	;;
 kube)
 	. "$TEST_DIRECTORY"/lib-kube.sh
 	test_set_prereq KUBE
+	# fake-kube's runtimes are plain processes, each with a workdir of
+	# its own under the state directory (a real pod's is /app)
+	BACKEND_WORKDIR=
 	test_atexit "kube_stop kube"
-	if test -n "${BACKEND_KUBE_TEMPLATE:-}"; then
-		set -- --load="$BACKEND_KUBE_TEMPLATE"
-	else
-		set -- --template=go-runtime-template
-	fi
+	# the template users apply, with another memory limit if asked
+	sed -e "s/^\( *memory:\) 2Gi\$/\1 ${BACKEND_KUBE_MEMORY_LIMIT:-2Gi}/" \
+		"$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml" \
+		>"$TRASH_DIRECTORY/sandbox-template.yaml" &&
+	set -- --load="$TRASH_DIRECTORY/sandbox-template.yaml"
 	# shellcheck disable=SC2086
 	kube_start -- "$@" ${BACKEND_KUBE_OPTS:-} || {
 		echo >&4 "lib-backend.sh: fake-kube did not start"
@@ -71,7 +78,7 @@ esac
 case "$GOSBX_TEST_BACKEND" in
 local)
 	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
-ls -A "$XDG_STATE_HOME/gosbx/claims" 2>/dev/null
+ls -A "\$XDG_STATE_HOME/gosbx/claims" 2>/dev/null
 exit 0
 EOF
 	;;

@@ -1,5 +1,6 @@
 # Helpers for tests that drive `gosbx mcp` over stdio with the python
-# client of t/lib_mcp_raw.py. Set MCP_SERVER (the server command) first.
+# client of t/lib_mcp_raw.py. Set MCP_SERVER (the server command) first;
+# source t/lib-backend.sh too (no_claims).
 
 MCP_CLIENT_NAME=$this_test
 export MCP_CLIENT_NAME
@@ -10,13 +11,4 @@ mcp_run() {
 	PYTHONPATH="$TEST_DIRECTORY${PYTHONPATH:+:$PYTHONPATH}" \
 		python3 -c "from lib_mcp_raw import *
 $1"
-}
-
-# no_claims: gosbx claims lists nothing
-no_claims() {
-	gosbx claims -o json >claims.json &&
-	python3 -c 'import json,sys; l=json.load(open("claims.json")); sys.exit(1 if l else 0)' || {
-		cat claims.json >&4
-		return 1
-	}
 }
