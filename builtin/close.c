@@ -80,6 +80,12 @@ static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 	return 0;
 }
 
+static void say_closed(const char *name, void *data)
+{
+	(void)data;
+	fprintf(stderr, "closed claim '%s'\n", name);
+}
+
 static int close_all_local(void)
 {
 	struct local_claim_info *list;
@@ -104,7 +110,7 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct option opts[] = {
 		OPT_BOOL(0, "disconnect", &disconnect,
 			 "keep the sandbox, only drop the connection"),
-		OPT_BOOL(0, "all", &all, "close every claim (local backend)"),
+		OPT_BOOL(0, "all", &all, "close every claim (kube: those gosbx made in the namespace)"),
 		OPT_END(),
 	};
 
@@ -126,8 +132,15 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return 129;
 	}
 	if (all) {
+		if (!strcmp(ctx->backend, "kube")) {
+			struct session_opts o = { 0 };
+
+			ctx_session_opts(ctx, &o);
+			return kube_backend_delete_all(&o, say_closed, NULL) < 0;
+		}
 		if (strcmp(ctx->backend, "local")) {
-			error("--all works with the local backend only");
+			error("--all needs the local or the kube backend (a "
+			      "url backend has one sandbox: close it by name)");
 			return 129;
 		}
 		return close_all_local();

@@ -662,6 +662,52 @@ const char *kube_backend_namespace(const struct session *s)
 	return kb ? kb->ns : NULL;
 }
 
+int kube_backend_delete_all(const struct session_opts *opts,
+			    void (*closed)(const char *name, void *data),
+			    void *data)
+{
+	struct kube_config cfg;
+	struct kube_client kc;
+	struct kube_load_opts lo = { 0 };
+	json_t *items = NULL, *it;
+	size_t i;
+	int ret = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	if (kube_config_load(&cfg, &lo) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	if (kube_client_init(&kc, &cfg, opts->namespace) < 0) {
+		kube_config_release(&cfg);
+		return -1;
+	}
+	if (kube_discover(&kc, opts->api_version) < 0 ||
+	    kube_claim_list(&kc, NULL, "agents.x-k8s.io/created-by=gosbx", &items,
+			    NULL) < 0)
+		goto out;
+	ret = 0;
+	json_array_foreach(items, i, it)
+	{
+		const char *name = json_string_value(
+			json_object_get(json_object_get(it, "metadata"), "name"));
+
+		if (!name)
+			continue;
+		if (kube_claim_delete(&kc, NULL, name) < 0)
+			ret = -1;
+		else if (closed)
+			closed(name, data);
+	}
+out:
+	json_decref(items);
+	kube_client_release(&kc);
+	kube_config_release(&cfg);
+	return ret;
+}
+
 int kube_backend_delete(const struct session_opts *opts, const char *name)
 {
 	struct kube_config cfg;

@@ -54,4 +54,16 @@ struct session_opts;
  */
 int kube_backend_delete(const struct session_opts *opts, const char *name);
 
+/*
+ * `gosbx close --all` on kube: delete every claim gosbx made in the
+ * namespace of opts (label agents.x-k8s.io/created-by=gosbx; other
+ * claims are left alone), whoever opened it and whatever its state.
+ * closed (may be NULL) is called with each deleted claim's name.
+ * Returns 0, or -1 with error() when the list failed or a delete did
+ * (the others are still deleted).
+ */
+int kube_backend_delete_all(const struct session_opts *opts,
+			    void (*closed)(const char *name, void *data),
+			    void *data);
+
 #endif /* BACKEND_KUBE_H */

@@ -178,6 +178,23 @@ test_expect_success 'open --name gives the claim that name' '
 	rt_poll 10 no_claims
 '
 
+test_expect_success 'close --all deletes the claims gosbx made, not the others' '
+	gosbx open -q >a &&
+	gosbx open -q --name=second >b &&
+	kube_apply "$CLAIMS" "{\"apiVersion\":\"extensions.agents.x-k8s.io/v1alpha1\",\"kind\":\"SandboxClaim\",\"metadata\":{\"name\":\"not-ours\"},\"spec\":{\"sandboxTemplateRef\":{\"name\":\"go-runtime-template\"}}}" &&
+	test "$(cat status)" = 201 &&
+	gosbx close --all 2>err &&
+	test_grep "closed claim .$(cat a)." err &&
+	test_grep "closed claim .second." err &&
+	test $(grep -c "^closed claim" err) = 2 &&
+	claim_names >names &&
+	echo not-ours >expect &&
+	test_cmp expect names &&
+	kube_expect 200 DELETE "$CLAIMS/not-ours" &&
+	test_expect_code_err 129 gosbx close --all second &&
+	test_grep "takes no claim names" err
+'
+
 test_expect_success 'the namespace comes from --namespace or GOSBX_NAMESPACE' '
 	fails_err gosbx --namespace=elsewhere exec --claim=x -- true &&
 	test_grep "in namespace .elsewhere." err &&
