@@ -6,7 +6,7 @@
 #	. "$TEST_DIRECTORY"/lib-mcp.sh
 #
 # Sourcing it skips the whole script unless node, npm, curl, a built gosbx
-# and a working bubblewrap are here (the local backend), and installs the clients once per checkout: `npm
+# and the backend (t/lib-backend.sh: bubblewrap for local) are here, and installs the clients once per checkout: `npm
 # ci` into t/mcp-client/node_modules when that is missing or was installed
 # from another lock file. A lock directory (t/trash/.mcp-client.lock)
 # keeps scripts that run in parallel from running npm at the same time.
@@ -54,9 +54,8 @@ command -v node >/dev/null 2>&1 || test_skip_all 'node is not installed'
 command -v npm >/dev/null 2>&1 || test_skip_all 'npm is not installed'
 command -v curl >/dev/null 2>&1 || test_skip_all 'curl is not installed'
 test -x "$GOSBX_BUILD_DIR/gosbx" || test_skip_all "gosbx is not built"
-test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
-bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
-	test_skip_all 'unprivileged user namespaces do not work here'
+# the backend: local (bwrap needed), or kube with GOSBX_TEST_BACKEND=kube
+. "$TEST_DIRECTORY"/lib-backend.sh
 
 # Poll a command until it succeeds: mcp_poll <seconds> cmd...
 mcp_poll() {
@@ -209,7 +208,7 @@ mcp_get() {
 	mcp_eval_ get "$1" "$2"
 }
 
-# The claims of the local backend as JSON: none left.
+# The claims of the backend (gosbx claims) as JSON: none left.
 no_claims() {
 	gosbx claims -o json >claims.json 2>>claims.err &&
 	test "$(tr -d ' \n' <claims.json)" = "[]"
