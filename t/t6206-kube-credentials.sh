@@ -126,6 +126,27 @@ test_expect_success 'setup: fake-kube requiring a bearer token' '
 	echo "    token: not-the-token" >>static.kubeconfig &&
 	cp server-token client-token
 '
+test_expect_success 'fake-kube over TLS: the client certificate and the token are both needed' '
+	echo tls-tok >tls-token &&
+	kube_start --name=tls --no-runtime -- \
+		--api-token-file="$TRASH_DIRECTORY/tls-token" &&
+	KUBE=tls kube_expect 401 GET /api/v1/namespaces/default/pods &&
+	test "$(kube_py body "v[\"reason\"]")" = Unauthorized &&
+	KUBE=tls kube_expect 401 GET /api/v1/namespaces/default/pods \
+		-H "Authorization: Bearer wrong" &&
+	KUBE=tls kube_expect 200 GET /api/v1/namespaces/default/pods \
+		-H "Authorization: Bearer tls-tok" &&
+	curl -sS --max-time 60 --cacert "$KUBE_PKI/ca.crt" -o body \
+		-w "%{http_code}" -H "Authorization: Bearer tls-tok" \
+		"$(kube_url tls)/api/v1/namespaces/default/pods" >status &&
+	echo 401 >expect && echo >>status && test_cmp expect status &&
+	echo tls-tok-2 >tls-token &&
+	KUBE=tls kube_expect 401 GET /api/v1/namespaces/default/pods \
+		-H "Authorization: Bearer tls-tok" &&
+	KUBE=tls kube_expect 200 POST /fake/break-tunnels &&
+	kube_stop tls
+'
+
 GOSBX_BACKEND=kube
 KUBECONFIG=$TRASH_DIRECTORY/tokenfile.kubeconfig
 export GOSBX_BACKEND KUBECONFIG
