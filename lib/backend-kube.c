@@ -361,6 +361,38 @@ static void sandbox_pod_ip(struct kube_backend *kb)
 	kube_sandbox_release(&sb);
 }
 
+/*
+ * The forward's credential source (lib/portforward.h get_token): the
+ * current bearer token of kb->cfg, so tunnels opened hours later use
+ * a refreshed exec-plugin token or the rotated token file; forget
+ * after a 401 drops the cached credential first, as kube_do() does.
+ *
+ * Threads: runs on the forward's tunnel threads (one call at a time),
+ * while the main thread or the renewer may be in kube_do() on kb->kc,
+ * which calls kube_config_auth() and kube_config_forget_credential()
+ * on the same kb->cfg. Both are safe to call from two threads:
+ * they only read the loaded configuration and keep their caches (token
+ * file, exec credential) under kb->cfg's own lock, and the plugin runs
+ * under it, so two threads needing a fresh token run it once. kb->kc
+ * (whose http client kube_do() replaces) is not touched here: the
+ * forward has its own client, kb->fwd_api.
+ */
+static int forward_token(void *data, int forget, struct strbuf *token)
+{
+	struct kube_backend *kb = data;
+	struct kube_auth a;
+	int ret;
+
+	if (forget)
+		kube_config_forget_credential(&kb->cfg);
+	kube_auth_init(&a);
+	ret = kube_config_auth(&kb->cfg, &a);
+	if (!ret)
+		strbuf_addbuf(token, &a.bearer_token);
+	kube_auth_release(&a);
+	return ret;
+}
+
 /* Start a port-forward to port 8080 of the first ready router pod. */
 static int start_forward(struct kube_backend *kb, struct strbuf *base,
 			 struct strbuf *sock)
@@ -392,6 +424,11 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 		goto out;
 	fo.client = kb->fwd_api;
 	fo.bearer_token = a.bearer_token.len ? a.bearer_token.buf : NULL;
+	if (kb->kc.has_exec) {
+		/* exec plugin or token file: the token changes over time */
+		fo.get_token = forward_token;
+		fo.token_data = kb;
+	}
 	fo.namespace = kb->ns;
 	fo.pod = names.v[0];
 	fo.port = ROUTER_PORT;

@@ -40,6 +40,8 @@ struct fwd_conn {
 	int seen_port[2]; /* port prefix seen on channel 0 / 1 */
 	int ws_failed;
 	int local_eof;
+	int refused;	       /* HTTP status of a refused upgrade, or 0 */
+	struct strbuf refusal; /* ... and its Status message */
 };
 
 struct kube_forward {
@@ -51,10 +53,22 @@ struct kube_forward {
 	char *addr;
 	pthread_t accept_thread;
 	pthread_mutex_t lock;
+	pthread_mutex_t token_lock; /* one get_token() call at a time */
 	struct fwd_conn *conns;
 	unsigned long tunnels;
 	char *last_error;
 };
+
+/* Keep msg (taken) as the last error; print it with error() if print. */
+static void keep_error(struct kube_forward *f, struct strbuf *msg, int print)
+{
+	if (print)
+		error("%s", msg->buf);
+	pthread_mutex_lock(&f->lock);
+	free(f->last_error);
+	f->last_error = strbuf_detach(msg, NULL);
+	pthread_mutex_unlock(&f->lock);
+}
 
 static void set_error(struct kube_forward *f, const char *fmt, ...)
 	PRINTF_LIKE(2, 3);
@@ -66,11 +80,7 @@ static void set_error(struct kube_forward *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	error("%s", sb.buf);
-	pthread_mutex_lock(&f->lock);
-	free(f->last_error);
-	f->last_error = strbuf_detach(&sb, NULL);
-	pthread_mutex_unlock(&f->lock);
+	keep_error(f, &sb, 1);
 }
 
 static int stopping(struct kube_forward *f)
@@ -202,7 +212,8 @@ static void status_message(const char *body, size_t len, struct strbuf *out)
 
 /*
  * Read the answer to the upgrade. 101 with the right accept key and
- * subprotocol: 0. Else -1 with the error set.
+ * subprotocol: 0. Another status: -1 with c->refused and c->refusal
+ * set (not reported yet). Else -1 with the error set.
  */
 static int read_upgrade(struct fwd_conn *c, const char *key)
 {
@@ -273,12 +284,11 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 				break;
 			strbuf_add(&hdr, buf, n);
 		}
+		/* the caller reports it: a 401 may be retried */
 		status_message(hdr.buf + hlen, hdr.len - hlen, &msg);
-		set_error(f,
-			  "port-forward to pod '%s/%s' port %u refused: "
-			  "HTTP %d: %s",
-			  f->ns, f->pod, f->o.port, status,
-			  msg.len ? msg.buf : "(no message)");
+		c->refused = status > 0 ? status : -1;
+		strbuf_reset(&c->refusal);
+		strbuf_addbuf(&c->refusal, &msg);
 		strbuf_release(&msg);
 		goto out;
 	}
@@ -341,8 +351,11 @@ static int connect_progress(void *data, curl_off_t dt, curl_off_t dn,
 	return stopping(data);
 }
 
-/* Connect, TLS, upgrade. 0 or -1 with the error set. */
-static int ws_connect(struct fwd_conn *c)
+/*
+ * Connect, TLS, upgrade with token (NULL: no Authorization). 0, or -1
+ * with the error set, or with c->refused set (see read_upgrade()).
+ */
+static int ws_connect(struct fwd_conn *c, const char *token)
 {
 	struct kube_forward *f = c->f;
 	const char *base = http_client_base_url(f->o.client);
@@ -417,8 +430,8 @@ static int ws_connect(struct fwd_conn *c)
 		    "Sec-WebSocket-Protocol: " WS_PROTO "\r\n"
 		    "User-Agent: gosbx\r\n",
 		    path.buf, host.buf, key.buf);
-	if (f->token)
-		strbuf_addf(&req, "Authorization: Bearer %s\r\n", f->token);
+	if (token)
+		strbuf_addf(&req, "Authorization: Bearer %s\r\n", token);
 	strbuf_addstr(&req, "\r\n");
 	if (send_all(c, req.buf, req.len) < 0)
 		goto out;
@@ -429,6 +442,97 @@ out:
 	strbuf_release(&host);
 	strbuf_release(&req);
 	strbuf_release(&key);
+	return ret;
+}
+
+/*
+ * The bearer token of the next upgrade into token: the caller's
+ * get_token() (serialised), else the fixed one. 0, or -1 with the
+ * error set.
+ */
+static int get_token(struct kube_forward *f, int forget, struct strbuf *token)
+{
+	struct strbuf msg = STRBUF_INIT;
+	int r;
+
+	strbuf_reset(token);
+	if (!f->o.get_token) {
+		if (f->token)
+			strbuf_addstr(token, f->token);
+		return 0;
+	}
+	pthread_mutex_lock(&f->token_lock);
+	r = f->o.get_token(f->o.token_data, forget, token);
+	pthread_mutex_unlock(&f->token_lock);
+	if (r < 0) {
+		/* get_token() printed its error: keep it, with the pod */
+		strbuf_addf(&msg,
+			    "port-forward to pod '%s/%s' port %u: no "
+			    "credential: %s",
+			    f->ns, f->pod, f->o.port,
+			    *last_error() ? last_error() : "(no message)");
+		keep_error(f, &msg, 0);
+		strbuf_reset(token);
+		return -1;
+	}
+	if (strchr(token->buf, '\n') || strchr(token->buf, '\r')) {
+		set_error(f,
+			  "port-forward to pod '%s/%s' port %u: the bearer "
+			  "token holds a line break",
+			  f->ns, f->pod, f->o.port);
+		strbuf_reset(token);
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop the connection of a refused upgrade, for another try. */
+static void conn_reset(struct fwd_conn *c)
+{
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	c->curl = NULL;
+	c->sock = -1;
+	strbuf_reset(&c->pre);
+	c->pre_off = 0;
+	c->refused = 0;
+	strbuf_reset(&c->refusal);
+}
+
+/*
+ * Open the tunnel: token, connect, upgrade; after a 401, when the
+ * token comes from get_token(), once more with a fresh credential on
+ * a new connection. 0, or -1 with the error set.
+ */
+static int tunnel_open(struct fwd_conn *c)
+{
+	struct kube_forward *f = c->f;
+	struct strbuf token = STRBUF_INIT;
+	int attempt, ret = -1;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (attempt)
+			conn_reset(c);
+		if (get_token(f, attempt, &token) < 0)
+			goto out;
+		if (!ws_connect(c, token.len ? token.buf : NULL)) {
+			ret = 0;
+			goto out;
+		}
+		if (c->refused != 401 || !f->o.get_token || stopping(f))
+			break;
+	}
+	if (c->refused)
+		set_error(f,
+			  "port-forward to pod '%s/%s' port %u refused: "
+			  "HTTP %d: %s%s",
+			  f->ns, f->pod, f->o.port, c->refused,
+			  c->refusal.len ? c->refusal.buf : "(no message)",
+			  c->refused == 401 && attempt
+				  ? " (again with a fresh credential)"
+				  : "");
+out:
+	strbuf_release(&token);
 	return ret;
 }
 
@@ -694,7 +798,7 @@ static void *conn_thread(void *data)
 {
 	struct fwd_conn *c = data;
 
-	if (!ws_connect(c))
+	if (!tunnel_open(c))
 		pump(c);
 	shutdown(c->fd, SHUT_RDWR);
 	close(c->fd);
@@ -704,6 +808,7 @@ static void *conn_thread(void *data)
 	c->curl = NULL;
 	strbuf_release(&c->pre);
 	strbuf_release(&c->out);
+	strbuf_release(&c->refusal);
 	pthread_mutex_lock(&c->f->lock);
 	c->done = 1;
 	pthread_mutex_unlock(&c->f->lock);
@@ -766,6 +871,7 @@ static void *accept_thread(void *data)
 		c->sock = -1;
 		strbuf_init(&c->pre, 0);
 		strbuf_init(&c->out, 0);
+		strbuf_init(&c->refusal, 0);
 		pthread_mutex_lock(&f->lock);
 		f->tunnels++;
 		pthread_mutex_unlock(&f->lock);
@@ -843,6 +949,7 @@ static void forward_free(struct kube_forward *f)
 		if (f->stop_pipe[i] >= 0)
 			close(f->stop_pipe[i]);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->token_lock);
 	free(f->ns);
 	free(f->pod);
 	free(f->token);
@@ -866,6 +973,7 @@ struct kube_forward *kube_forward_start(const struct kube_forward_opts *o)
 	f->lfd = -1;
 	f->stop_pipe[0] = f->stop_pipe[1] = -1;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->token_lock, NULL);
 	f->ns = xstrdup(o->namespace);
 	f->pod = xstrdup(o->pod);
 	f->token = o->bearer_token ? xstrdup(o->bearer_token) : NULL;

@@ -23,6 +23,11 @@
  * delivered, then the local connection is closed. A WebSocket close or
  * error closes the local connection after its pending bytes.
  *
+ * Credentials: the bearer token of each upgrade comes from
+ * opts.get_token when set (asked anew for every tunnel, and once more
+ * after a 401), else the fixed opts.bearer_token; TLS settings and a
+ * client certificate come from opts.client, fixed at start.
+ *
  * Recovery: when a WebSocket dies, its local connection is closed. The
  * next accepted connection opens a new WebSocket, so a client must
  * retry a request on a fresh connection when its old one was closed;
@@ -36,6 +41,7 @@
 #include <stddef.h>
 
 struct http_client;
+struct strbuf;
 
 #define KUBE_FORWARD_BUF (256 * 1024)
 
@@ -46,8 +52,41 @@ struct kube_forward_opts {
 	 * http_client_apply_transport(). Must outlive the forward.
 	 */
 	const struct http_client *client;
-	/* "Authorization: Bearer <token>" on the upgrade; NULL: none. */
+	/*
+	 * "Authorization: Bearer <token>" on every upgrade; NULL: none.
+	 * A fixed token for callers without get_token (ignored when
+	 * get_token is set).
+	 */
 	const char *bearer_token;
+	/*
+	 * Optional credential source for credentials that rotate (exec
+	 * plugin tokens expire after about an hour, projected
+	 * service-account token files are replaced): the tunnel thread
+	 * calls it before each upgrade with forget 0 and sends the token
+	 * it appends to token (given empty; left empty: no Authorization
+	 * header). When the API server answers the upgrade with HTTP 401
+	 * Unauthorized, it is called once more with forget 1 (drop any
+	 * cached credential and fetch it anew, as client-go does after a
+	 * 401), and the upgrade is retried once on a new connection; a
+	 * second 401 closes that local connection with the error
+	 * "port-forward to pod '<ns>/<pod>' port <n> refused: HTTP 401:
+	 * <Status message> (again with a fresh credential)".
+	 *
+	 * Threads: called from the forward's tunnel threads, never two
+	 * calls at once for one forward (the forward serialises them), so
+	 * it needs to be safe only against the caller's own other threads
+	 * using token_data. It may block (an exec plugin runs); a tunnel
+	 * waits for it, and kube_forward_stop() waits for a call in
+	 * progress to return.
+	 *
+	 * Returns 0, or -1 after error() (the message is kept in
+	 * kube_forward_last_error(), prefixed with the pod); the local
+	 * connection is then closed. A token holding a line break is
+	 * refused the same way. token_data is the caller's, passed as
+	 * data, and must outlive the forward.
+	 */
+	int (*get_token)(void *data, int forget, struct strbuf *token);
+	void *token_data;
 	const char *namespace; /* pod namespace */
 	const char *pod;       /* pod name */
 	unsigned port;	       /* pod port, 1..65535 */
@@ -74,15 +113,16 @@ struct kube_forward *kube_forward_start(const struct kube_forward_opts *o);
 const char *kube_forward_address(const struct kube_forward *f);
 
 /*
- * Number of WebSocket upgrades attempted so far (one per accepted
- * local connection).
+ * Number of local connections accepted so far; each gets its own
+ * WebSocket (whose upgrade may be tried twice: see get_token).
  */
 unsigned long kube_forward_tunnels(struct kube_forward *f);
 
 /*
  * The last tunnel error (failed upgrade with its HTTP status and the
- * Kubernetes Status message, an error text received on channel 1, a
- * wrong port prefix, a broken WebSocket), or NULL when none yet.
+ * Kubernetes Status message, no credential from get_token, an error
+ * text received on channel 1, a wrong port prefix, a broken
+ * WebSocket), or NULL when none yet.
  * Returns a copy the caller frees. Each such error is also printed
  * with error().
  */

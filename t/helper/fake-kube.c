@@ -36,7 +36,11 @@
  * Transport: HTTPS (--cert, --key, --client-ca; every request must
  * present a client certificate signed by the client CA, else 401
  * Unauthorized, like kind without anonymous access) or plain HTTP
- * (--insecure-http). Listens on 127.0.0.1:--port (0 picks one) and
+ * (--insecure-http). With --api-token-file=<file>, every API request
+ * (not the /fake/ knobs, not the router) must also carry
+ * "Authorization: Bearer <the file's contents, trimmed>", read anew
+ * for each request so that a test can rotate it; else 401
+ * Unauthorized. Listens on 127.0.0.1:--port (0 picks one) and
  * prints "fake-kube: listening on https://127.0.0.1:<port>" and
  * "fake-kube: router on http://127.0.0.1:<port>" on stdout; with
  * --info-file also writes {"url","router","pid","release","stateDir"}
@@ -124,6 +128,7 @@ struct config {
 	int port, router_port;
 	const char *cert, *key, *client_ca;
 	int insecure_http;
+	const char *api_token_file;
 	const char *release;
 	const char *crds_dir;
 	const char *runtime;
@@ -1131,6 +1136,33 @@ static int query_true(struct MHD_Connection *c, const char *key)
  */
 typedef int (*verify_peers_fn)(void *session, unsigned int *status);
 static verify_peers_fn verify_peers;
+
+/*
+ * --api-token-file: the request carries "Authorization: Bearer <token>"
+ * with the file's current contents (trimmed). A refusal is logged.
+ */
+static int api_token_ok(struct MHD_Connection *c, const char *method,
+			const char *url)
+{
+	struct strbuf want = STRBUF_INIT;
+	const char *h;
+	int ok;
+
+	if (!cfg.api_token_file)
+		return 1;
+	if (strbuf_read_file(&want, cfg.api_token_file, 0) < 0)
+		warning_errno("cannot read '%s'", cfg.api_token_file);
+	strbuf_trim(&want);
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	ok = want.len && h && !strncasecmp(h, "Bearer ", 7) &&
+	     !strcmp(h + 7, want.buf);
+	if (!ok)
+		fprintf(stderr, "fake-kube: 401 Unauthorized: %s %s (%s)\n",
+			method, url,
+			h ? "wrong bearer token" : "no Authorization");
+	strbuf_release(&want);
+	return ok;
+}
 
 static int client_cert_ok(struct MHD_Connection *c)
 {
@@ -4053,7 +4085,8 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (!client_cert_ok(c))
+	if (!client_cert_ok(c) ||
+	    (strncmp(url, "/fake/", 6) && !api_token_ok(c, method, url)))
 		return send_status(c, 401, "Unauthorized", r, "Unauthorized");
 	if (r->too_big)
 		return send_status(c, 413, "RequestEntityTooLarge", r,
@@ -4364,6 +4397,8 @@ int main(int argc, const char **argv)
 			   "CA that signs the required client certificates"),
 		OPT_BOOL(0, "insecure-http", &cfg.insecure_http,
 			 "plain HTTP, no client certificate (debugging)"),
+		OPT_STRING(0, "api-token-file", &cfg.api_token_file, "<file>",
+			   "API requests need this bearer token (re-read)"),
 		OPT_STRING(0, "release", &cfg.release, "<v>",
 			   "agent-sandbox release to play: v0.4.6 or v0.5.6"),
 		OPT_STRING(0, "crds", &cfg.crds_dir, "<dir>",

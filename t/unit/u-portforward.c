@@ -36,6 +36,7 @@ enum mode {
 	M_BADPORT,  /* a port prefix for another port */
 	M_HTTP,     /* an HTTP/1.1 server behind the tunnel */
 	M_HTTP1,    /* the same, but one answer per tunnel, then a drop */
+	M_AUTH,     /* 401 unless "Bearer <S.want>", else like M_ECHO */
 };
 
 #define PORT 8080
@@ -51,6 +52,8 @@ static struct {
 	char path[256];
 	char auth[128];
 	char proto[64];
+	char want[64];       /* M_AUTH: the token accepted */
+	int unauthorized;    /* M_AUTH: 401 answers */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct sconn {
@@ -296,6 +299,25 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 					"Sec-WebSocket-Protocol");
 	snprintf(S.proto, sizeof(S.proto), "%s", v ? v : "");
+	if (mode == M_AUTH && (strncmp(S.auth, "Bearer ", 7) ||
+			       strcmp(S.auth + 7, S.want))) {
+		static const char body[] =
+			"{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+			"\"metadata\":{},\"status\":\"Failure\",\"message\":"
+			"\"Unauthorized\",\"reason\":\"Unauthorized\","
+			"\"code\":401}";
+
+		S.unauthorized++;
+		pthread_mutex_unlock(&S.lock);
+		r = MHD_create_response_from_buffer(strlen(body),
+						    (void *)body,
+						    MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(r, "Content-Type",
+					"application/json");
+		ret = MHD_queue_response(conn, 401, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
 	pthread_mutex_unlock(&S.lock);
 
 	if (mode == M_403) {
@@ -339,6 +361,7 @@ static int setup(void **state)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	S.mode = M_ECHO;
 	S.upgrades = 0;
+	S.unauthorized = 0;
 	S.stop = 0;
 	S.d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 				       MHD_USE_THREAD_PER_CONNECTION |
@@ -778,6 +801,223 @@ static void test_http_client_reconnect(void **state)
 	fx_stop(&x);
 }
 
+/*
+ * A credential source like lib/kubeconfig.h's: a cached token, and
+ * what a fresh fetch (forget) would give.
+ */
+static struct {
+	pthread_mutex_t lock;
+	char cached[64];
+	char fresh[64];
+	int calls, forgets, fail;
+} T = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int token_cb(void *data, int forget, struct strbuf *token)
+{
+	int ret = 0;
+
+	assert_ptr_equal(data, &T);
+	assert_int_equal(token->len, 0);
+	pthread_mutex_lock(&T.lock);
+	T.calls++;
+	if (forget) {
+		T.forgets++;
+		memcpy(T.cached, T.fresh, sizeof(T.cached));
+	}
+	if (T.fail)
+		ret = error("cannot run the credential plugin");
+	else
+		strbuf_addstr(token, T.cached);
+	pthread_mutex_unlock(&T.lock);
+	return ret;
+}
+
+static void token_setup(const char *cached, const char *fresh,
+			const char *want)
+{
+	pthread_mutex_lock(&T.lock);
+	xsnprintf(T.cached, sizeof(T.cached), "%s", cached);
+	xsnprintf(T.fresh, sizeof(T.fresh), "%s", fresh);
+	T.calls = T.forgets = T.fail = 0;
+	pthread_mutex_unlock(&T.lock);
+	pthread_mutex_lock(&S.lock);
+	S.mode = M_AUTH;
+	xsnprintf(S.want, sizeof(S.want), "%s", want);
+	pthread_mutex_unlock(&S.lock);
+}
+
+static void fx_start_cb(struct fx *x)
+{
+	struct kube_forward_opts o = {
+		.bearer_token = "ignored",
+		.get_token = token_cb,
+		.token_data = &T,
+		.namespace = "ns1",
+		.pod = "p1",
+		.port = PORT,
+	};
+
+	x->api = http_client_new(S.base, NULL);
+	assert_non_null(x->api);
+	o.client = x->api;
+	x->f = kube_forward_start(&o);
+	assert_non_null(x->f);
+}
+
+/* One round trip through a new local connection. */
+static void echo_once(struct fx *x, const char *what)
+{
+	char buf[32];
+	size_t n = strlen(what);
+	int fd = local_connect(x);
+
+	write_all(fd, what, n);
+	assert_int_equal(read_full(fd, buf, n), n);
+	assert_memory_equal(buf, what, n);
+	close(fd);
+}
+
+static void test_token_rotates(void **state)
+{
+	struct fx x;
+
+	(void)state;
+	token_setup("old", "old", "old");
+	fx_start_cb(&x);
+	echo_once(&x, "one");
+	pthread_mutex_lock(&T.lock);
+	assert_int_equal(T.calls, 1);
+	assert_int_equal(T.forgets, 0);
+	pthread_mutex_unlock(&T.lock);
+	assert_int_equal(upgrades(), 1);
+
+	/* the server now takes only "new", which a fresh fetch gives */
+	pthread_mutex_lock(&T.lock);
+	xsnprintf(T.fresh, sizeof(T.fresh), "new");
+	pthread_mutex_unlock(&T.lock);
+	pthread_mutex_lock(&S.lock);
+	xsnprintf(S.want, sizeof(S.want), "new");
+	pthread_mutex_unlock(&S.lock);
+	echo_once(&x, "two");
+	pthread_mutex_lock(&T.lock);
+	assert_int_equal(T.calls, 3);
+	assert_int_equal(T.forgets, 1);
+	pthread_mutex_unlock(&T.lock);
+	pthread_mutex_lock(&S.lock);
+	assert_int_equal(S.upgrades, 3);
+	assert_int_equal(S.unauthorized, 1);
+	assert_string_equal(S.auth, "Bearer new");
+	pthread_mutex_unlock(&S.lock);
+
+	/* the refreshed token is used at once by the next tunnel */
+	echo_once(&x, "three");
+	pthread_mutex_lock(&T.lock);
+	assert_int_equal(T.calls, 4);
+	assert_int_equal(T.forgets, 1);
+	pthread_mutex_unlock(&T.lock);
+	assert_int_equal(upgrades(), 4);
+	assert_int_equal(kube_forward_tunnels(x.f), 3);
+	assert_null(kube_forward_last_error(x.f));
+	fx_stop(&x);
+}
+
+static void test_token_401_persists(void **state)
+{
+	struct fx x;
+	char *e;
+	int fd;
+
+	(void)state;
+	token_setup("old", "still-wrong", "new");
+	fx_start_cb(&x);
+	fd = local_connect(&x);
+	/* no hang: the local connection is closed */
+	assert_int_equal(wait_eof(fd), 0);
+	close(fd);
+	e = wait_error(&x, "HTTP 401");
+	assert_non_null(e);
+	assert_string_equal(e, "port-forward to pod 'ns1/p1' port 8080 "
+			       "refused: HTTP 401: Unauthorized (again "
+			       "with a fresh credential)");
+	free(e);
+	/* exactly one retry */
+	assert_int_equal(upgrades(), 2);
+	pthread_mutex_lock(&T.lock);
+	assert_int_equal(T.calls, 2);
+	assert_int_equal(T.forgets, 1);
+	pthread_mutex_unlock(&T.lock);
+	fx_stop(&x);
+}
+
+static void test_token_static_401(void **state)
+{
+	struct fx x;
+	char *e;
+	int fd;
+
+	(void)state;
+	token_setup("", "", "other");
+	fx_start(&x, 0); /* bearer_token "tok123", no callback */
+	fd = local_connect(&x);
+	assert_int_equal(wait_eof(fd), 0);
+	close(fd);
+	e = wait_error(&x, "HTTP 401");
+	assert_non_null(e);
+	assert_string_equal(e, "port-forward to pod 'ns1/p1' port 8080 "
+			       "refused: HTTP 401: Unauthorized");
+	free(e);
+	assert_int_equal(upgrades(), 1);
+	pthread_mutex_lock(&S.lock);
+	assert_string_equal(S.auth, "Bearer tok123");
+	pthread_mutex_unlock(&S.lock);
+	fx_stop(&x);
+}
+
+static void test_token_fails(void **state)
+{
+	struct fx x;
+	char *e;
+	int fd;
+
+	(void)state;
+	token_setup("old", "old", "old");
+	pthread_mutex_lock(&T.lock);
+	T.fail = 1;
+	pthread_mutex_unlock(&T.lock);
+	fx_start_cb(&x);
+	fd = local_connect(&x);
+	assert_int_equal(wait_eof(fd), 0);
+	close(fd);
+	e = wait_error(&x, "no credential");
+	assert_non_null(e);
+	assert_string_equal(e, "port-forward to pod 'ns1/p1' port 8080: no "
+			       "credential: cannot run the credential "
+			       "plugin");
+	free(e);
+	/* the API server was not asked */
+	assert_int_equal(upgrades(), 0);
+	fx_stop(&x);
+}
+
+static void test_token_line_break(void **state)
+{
+	struct fx x;
+	char *e;
+	int fd;
+
+	(void)state;
+	token_setup("a\r\nX-Evil: 1", "a", "a");
+	fx_start_cb(&x);
+	fd = local_connect(&x);
+	assert_int_equal(wait_eof(fd), 0);
+	close(fd);
+	e = wait_error(&x, "line break");
+	assert_non_null(e);
+	free(e);
+	assert_int_equal(upgrades(), 0);
+	fx_stop(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +1041,16 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_http_client_reconnect,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_rotates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_token_401_persists,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_static_401, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_token_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_token_line_break, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
