@@ -191,6 +191,8 @@ struct obj {
 	char *ns, *name;
 	json_t *body;
 	uint64_t created_ms; /* monotonic */
+	/* claims, CLOCK_MONOTONIC us (perf): create received, Ready=True */
+	uint64_t received_us, ready_us;
 };
 
 /* One entry of the watch history. */
@@ -987,6 +989,7 @@ struct req {
 	struct strbuf body;
 	int too_big;
 	int seen;		/* the access handler was called once */
+	uint64_t start_us;	/* request line received, CLOCK_MONOTONIC */
 	struct strvec warnings; /* Warning headers (deprecations, pruning) */
 };
 
@@ -994,6 +997,7 @@ static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	struct req *r = xcalloc(1, sizeof(*r));
 
+	r->start_us = monotonic_us();
 	r->uri = xstrdup(uri);
 	strbuf_init(&r->body, 0);
 	strvec_init(&r->warnings);
@@ -1922,6 +1926,8 @@ static enum MHD_Result handle_create(struct MHD_Connection *c, struct req *r,
 	name = xstrdup(name ? name : "");
 	pthread_mutex_lock(&S.lock);
 	o = store_add(t->kind, t->ns, body);
+	if (o)
+		o->received_us = r->start_us;
 	out = o ? convert_out(o, t->version) : NULL;
 	pthread_mutex_unlock(&S.lock);
 	if (!out) {
@@ -2954,9 +2960,13 @@ static void claim_follow(struct obj *claim, const char *sname)
 		json_object_set(json_object_get(st, "sandbox"), "podIPs", ips);
 		set_condition(claim->body, "Ready", "True", "SandboxReady",
 			      "Sandbox is ready");
+		if (!claim->ready_us)
+			claim->ready_us = monotonic_us();
 		store_touch(claim);
 		return;
 	}
+	if (!claim->ready_us)
+		claim->ready_us = monotonic_us();
 	claim_condition(claim, "True", "SandboxReady", "Sandbox is ready");
 }
 
@@ -3875,7 +3885,8 @@ static void drop_history(void)
  *                              whose pods never get Ready (new sandboxes)
  *   POST /fake/ready-delay?ms=<n>  change --ready-delay
  *   GET  /fake/state           {"resourceVersion", "floorResourceVersion",
- *                              "objects": [{"kind","namespace","name"}],
+ *                              "objects": [{"kind","namespace","name",
+ *                              claims: "receivedUs","readyUs"}],
  *                              "runtimes": [{"namespace","name","pid",
  *                              "socket","workdir","ready"}],
  *                              "tunnels", "watches"}
@@ -3916,15 +3927,25 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		json_t *objs = json_array(), *rts = json_array();
 		char frv[32];
 
-		for (i = 0; i < S.nr_objs; i++)
-			json_array_append_new(
-				objs,
-				json_pack("{s:s,s:s,s:s,s:s}", "kind",
-					  kinds[S.objs[i]->kind].kind,
-					  "namespace", S.objs[i]->ns, "name",
-					  S.objs[i]->name, "resourceVersion",
-					  meta_str(S.objs[i]->body,
-						   "resourceVersion")));
+		for (i = 0; i < S.nr_objs; i++) {
+			struct obj *o = S.objs[i];
+			json_t *e = json_pack(
+				"{s:s,s:s,s:s,s:s}", "kind", kinds[o->kind].kind,
+				"namespace", o->ns, "name", o->name,
+				"resourceVersion",
+				meta_str(o->body, "resourceVersion"));
+
+			/* CLOCK_MONOTONIC us: comparable with a client's */
+			if (o->received_us)
+				json_object_set_new(
+					e, "receivedUs",
+					json_integer((json_int_t)o->received_us));
+			if (o->ready_us)
+				json_object_set_new(
+					e, "readyUs",
+					json_integer((json_int_t)o->ready_us));
+			json_array_append_new(objs, e);
+		}
 		for (i = 0; i < S.nr_rts; i++) {
 			struct runtime *rt = S.rts[i];
 
