@@ -23,6 +23,8 @@
 #define WS_PROTO "v4.channel.k8s.io"
 #define MAX_HDR (64 * 1024)
 #define MAX_MSG (16 * 1024 * 1024)
+/* the longest WebSocket frame header: 2 + 8 (length) + 4 (mask) bytes */
+#define WS_HOLD_MAX 14
 
 struct fwd_conn {
 	struct kube_forward *f;
@@ -37,6 +39,10 @@ struct fwd_conn {
 	size_t pre_off;
 	struct strbuf out; /* channel 0 data waiting for the local fd */
 	size_t out_off;
+	/* a frame header held back to go out with its payload */
+	uint8_t hold[WS_HOLD_MAX];
+	size_t hold_len;
+	struct strbuf wbuf; /* hold + payload, for one send */
 	int seen_port[2]; /* port prefix seen on channel 0 / 1 */
 	int ws_failed;
 	int local_eof;
@@ -571,15 +577,37 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 	return n;
 }
 
+/*
+ * Send what wslay gives us. wslay sends a frame's header and its
+ * payload in two calls (the header with WSLAY_MSG_MORE); over TLS each
+ * send becomes a record of its own, and the header's record a segment
+ * of its own on the wire (TCP_NODELAY). So a header is held back and
+ * goes out with the payload in one send: one record per frame, as
+ * kubectl's (Go's) WebSocket writer does. Returns the bytes of buf
+ * taken, or -1 with the wslay error set.
+ */
 static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *buf,
 		       size_t len, int flags, void *data)
 {
 	struct fwd_conn *c = data;
-	size_t n = 0;
+	const void *p = buf;
+	size_t n = 0, plen = len;
 	CURLcode rc;
 
-	(void)flags;
-	rc = curl_easy_send(c->curl, buf, len, &n);
+	if ((flags & WSLAY_MSG_MORE) && !c->hold_len && len <= WS_HOLD_MAX) {
+		memcpy(c->hold, buf, len);
+		c->hold_len = len;
+		return len;
+	}
+	if (c->hold_len) {
+		/* the same bytes again on a retry: OpenSSL wants that */
+		strbuf_reset(&c->wbuf);
+		strbuf_add(&c->wbuf, c->hold, c->hold_len);
+		strbuf_add(&c->wbuf, buf, len);
+		p = c->wbuf.buf;
+		plen = c->wbuf.len;
+	}
+	rc = curl_easy_send(c->curl, p, plen, &n);
 	if (rc == CURLE_AGAIN) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return -1;
@@ -589,7 +617,41 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *buf,
 		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
 		return -1;
 	}
+	if (c->hold_len) {
+		size_t h = n < c->hold_len ? n : c->hold_len;
+
+		memmove(c->hold, c->hold + h, c->hold_len - h);
+		c->hold_len -= h;
+		n -= h;
+		if (!n) {
+			/* none of buf went out yet */
+			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+			return -1;
+		}
+	}
 	return n;
+}
+
+/*
+ * Send a held header that no payload followed (wslay has nothing more
+ * to write): 0, or -1 on a broken connection.
+ */
+static int flush_hold(struct fwd_conn *c)
+{
+	while (c->hold_len) {
+		size_t n = 0;
+		CURLcode rc = curl_easy_send(c->curl, c->hold, c->hold_len, &n);
+
+		if (rc == CURLE_AGAIN)
+			return 0;
+		if (rc != CURLE_OK) {
+			c->ws_failed = 1;
+			return -1;
+		}
+		memmove(c->hold, c->hold + n, c->hold_len - n);
+		c->hold_len -= n;
+	}
+	return 0;
 }
 
 static int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
@@ -739,6 +801,8 @@ static void pump(struct fwd_conn *c)
 			break;
 		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
 			break;
+		if (!wslay_event_want_write(ctx) && flush_hold(c) < 0)
+			break;
 		if (c->ws_failed)
 			break;
 		/*
@@ -759,7 +823,7 @@ static void pump(struct fwd_conn *c)
 		if (wslay_event_want_read(ctx) &&
 		    c->out.len - c->out_off < KUBE_FORWARD_BUF)
 			p[1].events |= POLLIN;
-		if (wslay_event_want_write(ctx))
+		if (wslay_event_want_write(ctx) || c->hold_len)
 			p[1].events |= POLLOUT;
 		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
 			break;
@@ -809,6 +873,7 @@ static void *conn_thread(void *data)
 	strbuf_release(&c->pre);
 	strbuf_release(&c->out);
 	strbuf_release(&c->refusal);
+	strbuf_release(&c->wbuf);
 	pthread_mutex_lock(&c->f->lock);
 	c->done = 1;
 	pthread_mutex_unlock(&c->f->lock);
@@ -872,6 +937,7 @@ static void *accept_thread(void *data)
 		strbuf_init(&c->pre, 0);
 		strbuf_init(&c->out, 0);
 		strbuf_init(&c->refusal, 0);
+		strbuf_init(&c->wbuf, 0);
 		pthread_mutex_lock(&f->lock);
 		f->tunnels++;
 		pthread_mutex_unlock(&f->lock);
