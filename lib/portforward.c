@@ -43,7 +43,7 @@ struct fwd_conn {
 	uint8_t hold[WS_HOLD_MAX];
 	size_t hold_len;
 	struct strbuf wbuf; /* hold + payload, for one send */
-	int seen_port[2]; /* port prefix seen on channel 0 / 1 */
+	int seen_port[2];   /* port prefix seen on channel 0 / 1 */
 	int ws_failed;
 	int local_eof;
 	int refused;	       /* HTTP status of a refused upgrade, or 0 */

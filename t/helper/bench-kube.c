@@ -57,12 +57,11 @@ static int64_t opt_timeout_ms = 60000;
 static const struct option bench_options[] = {
 	OPT_STRING(0, "kubeconfig", &opt_kubeconfig, "<path>",
 		   "kubeconfig of the fake (default: $KUBECONFIG, ~/.kube)"),
-	OPT_STRING(0, "context", &opt_context, "<name>",
-		   "kubeconfig context"),
+	OPT_STRING(0, "context", &opt_context, "<name>", "kubeconfig context"),
 	OPT_STRING(0, "namespace", &opt_namespace, "<ns>",
 		   "namespace of the claims (default: the context's)"),
 	OPT_STRING(0, "template", &opt_template, "<name>",
-		   "SandboxTemplate of the claims"),
+		   "SandboxTemplate of the claims (v1beta1: the warm pool)"),
 	OPT_STRING(0, "api-version", &opt_api_version, "<v>",
 		   "agent-sandbox API version (default: discover)"),
 	OPT_INT(0, "n", &opt_n,
@@ -142,8 +141,8 @@ static int64_t pct(struct samples *s, double p)
 /* " <name>_median_us=... <name>_p90_us=..." (with min and max: all) */
 static void print_stats(const char *name, struct samples *s, int all)
 {
-	printf(" %s_median_us=%" PRId64 " %s_p90_us=%" PRId64, name,
-	       pct(s, 50), name, pct(s, 90));
+	printf(" %s_median_us=%" PRId64 " %s_p90_us=%" PRId64, name, pct(s, 50),
+	       name, pct(s, 90));
 	if (all && s->nr)
 		printf(" %s_min_us=%" PRId64 " %s_max_us=%" PRId64, name,
 		       s->v[0], name, s->v[s->nr - 1]);
@@ -183,8 +182,7 @@ static json_t *fake_state(struct bench *b)
 {
 	json_t *out = NULL;
 
-	if (http_json(b->kc.http, "GET", "/fake/state", NULL, NULL, &out) <
-	    0) {
+	if (http_json(b->kc.http, "GET", "/fake/state", NULL, NULL, &out) < 0) {
 		json_decref(out);
 		return NULL;
 	}
@@ -286,8 +284,8 @@ static int cmd_ready(void)
 	struct samples client = { 0 }, fake = { 0 }, over = { 0 };
 	struct samples to_recv = { 0 }, seen = { 0 };
 	struct bench b;
-	int n = opt_n >= 0 ? opt_n : 20, warmup = opt_warmup >= 0 ? opt_warmup
-								 : 2;
+	int n = opt_n >= 0 ? opt_n : 20,
+	    warmup = opt_warmup >= 0 ? opt_warmup : 2;
 	int i, errors = 0;
 
 	if (bench_init(&b) < 0) {
@@ -496,10 +494,9 @@ static int kept_claim(struct bench *b, struct strbuf *name,
 			goto out;
 		*created = 1;
 		strbuf_addbuf(name, &c.name);
-		if (kube_claim_wait_ready(&b->kc, NULL, c.name.buf,
-					  c.resource_version.buf,
-					  (long)opt_timeout_ms, &interrupted,
-					  &r) < 0)
+		if (kube_claim_wait_ready(
+			    &b->kc, NULL, c.name.buf, c.resource_version.buf,
+			    (long)opt_timeout_ms, &interrupted, &r) < 0)
 			goto out;
 		strbuf_addbuf(sandbox, &r.sandbox);
 		if (r.pod_ips.nr)

@@ -3930,16 +3930,17 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		for (i = 0; i < S.nr_objs; i++) {
 			struct obj *o = S.objs[i];
 			json_t *e = json_pack(
-				"{s:s,s:s,s:s,s:s}", "kind", kinds[o->kind].kind,
-				"namespace", o->ns, "name", o->name,
-				"resourceVersion",
+				"{s:s,s:s,s:s,s:s}", "kind",
+				kinds[o->kind].kind, "namespace", o->ns, "name",
+				o->name, "resourceVersion",
 				meta_str(o->body, "resourceVersion"));
 
 			/* CLOCK_MONOTONIC us: comparable with a client's */
 			if (o->received_us)
 				json_object_set_new(
 					e, "receivedUs",
-					json_integer((json_int_t)o->received_us));
+					json_integer(
+						(json_int_t)o->received_us));
 			if (o->ready_us)
 				json_object_set_new(
 					e, "readyUs",
