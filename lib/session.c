@@ -502,8 +502,9 @@ static json_t *exec_body(struct session *s, const struct session_exec *e)
 }
 
 /*
- * A request id of our own for a command ("gosbx-" and 16 hex digits),
- * sent as X-Request-ID so that the command can be cancelled by name.
+ * A request id of our own for a command (16 lowercase hex digits, as
+ * spec/runtime-api.md "Client side" says), sent as X-Request-ID so
+ * that the command can be cancelled by name.
  */
 static void make_request_id(char rid[32], char hdr[64])
 {
@@ -512,7 +513,7 @@ static void make_request_id(char rid[32], char hdr[64])
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
 		v = ((uint64_t)getpid() << 32) ^ monotonic_ms() ^
 		    (uint64_t)(uintptr_t)rid;
-	snprintf(rid, 32, "gosbx-%016" PRIx64, v);
+	snprintf(rid, 32, "%016" PRIx64, v);
 	snprintf(hdr, 64, "X-Request-ID: %s", rid);
 }
 

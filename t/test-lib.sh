@@ -59,7 +59,8 @@ fi
 
 cd "$TRASH_DIRECTORY" || exit 1
 
-# Cleanup actions registered with test_atexit run when the script ends,
+# Cleanup actions registered with test_atexit run when the script ends
+# (in the trash directory, so relative pid files are found),
 # last registered first. They are kept in a file, so that a test body
 # (which runs in a subshell) can register them too.
 test_atexit_file="$TRASH_DIRECTORY/.test-atexit"
@@ -74,7 +75,8 @@ test_run_atexit() {
 	if test -s "$test_atexit_file"; then
 		# each line is one command: run them all, whatever fails
 		while IFS= read -r cmd; do
-			(eval "$cmd") >/dev/null 2>&1
+			(cd "$TRASH_DIRECTORY" 2>/dev/null; eval "$cmd") \
+				>/dev/null 2>&1
 		done <"$test_atexit_file"
 		: >"$test_atexit_file"
 	fi
