@@ -2,9 +2,8 @@
 test_description='gosbx exec: the REPL on a terminal (driven through a pty)'
 . "$(dirname "$0")/test-lib.sh"
 
-test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
-bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
-	test_skip_all 'unprivileged user namespaces do not work here'
+# local by default; t6223 runs this suite with GOSBX_TEST_BACKEND=kube
+. "$TEST_DIRECTORY"/lib-backend.sh
 test_have_prereq PYTHON || test_skip_all 'python3 is needed for the pty'
 
 test_atexit 'gosbx close --all'
