@@ -677,12 +677,28 @@ static void kube_touch(struct session *s)
 	pthread_mutex_unlock(&kb->lock);
 }
 
+static unsigned long kube_error_mark(struct session *s)
+{
+	struct kube_backend *kb = s->backend;
+
+	return kb && kb->fwd ? kube_forward_errors(kb->fwd) : 0;
+}
+
+static char *kube_error_since(struct session *s, unsigned long mark)
+{
+	struct kube_backend *kb = s->backend;
+
+	return kb && kb->fwd ? kube_forward_error_since(kb->fwd, mark) : NULL;
+}
+
 const struct backend_ops backend_kube = {
 	.name = "kube",
 	.open = kube_open,
 	.destroy = kube_destroy,
 	.detach = kube_detach,
 	.touch = kube_touch,
+	.error_mark = kube_error_mark,
+	.error_since = kube_error_since,
 };
 
 const char *kube_backend_sandbox(const struct session *s)

@@ -62,6 +62,7 @@ struct kube_forward {
 	pthread_mutex_t token_lock; /* one get_token() call at a time */
 	struct fwd_conn *conns;
 	unsigned long tunnels;
+	unsigned long errors; /* tunnel errors so far */
 	char *last_error;
 };
 
@@ -73,6 +74,7 @@ static void keep_error(struct kube_forward *f, struct strbuf *msg, int print)
 	pthread_mutex_lock(&f->lock);
 	free(f->last_error);
 	f->last_error = strbuf_detach(msg, NULL);
+	f->errors++;
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -1080,6 +1082,27 @@ char *kube_forward_last_error(struct kube_forward *f)
 
 	pthread_mutex_lock(&f->lock);
 	s = f->last_error ? xstrdup(f->last_error) : NULL;
+	pthread_mutex_unlock(&f->lock);
+	return s;
+}
+
+unsigned long kube_forward_errors(struct kube_forward *f)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->errors;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+char *kube_forward_error_since(struct kube_forward *f, unsigned long mark)
+{
+	char *s = NULL;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->errors != mark && f->last_error)
+		s = xstrdup(f->last_error);
 	pthread_mutex_unlock(&f->lock);
 	return s;
 }

@@ -129,6 +129,19 @@ unsigned long kube_forward_tunnels(struct kube_forward *f);
 char *kube_forward_last_error(struct kube_forward *f);
 
 /*
+ * How many tunnel errors happened so far (a mark for
+ * kube_forward_error_since()).
+ */
+unsigned long kube_forward_errors(struct kube_forward *f);
+
+/*
+ * The last tunnel error if one happened after mark (a value of
+ * kube_forward_errors()), else NULL: what explains a request through
+ * the forward that failed in transport. A copy the caller frees.
+ */
+char *kube_forward_error_since(struct kube_forward *f, unsigned long mark);
+
+/*
  * Close the listener and every forwarded connection and its WebSocket,
  * join all threads, remove the unix socket and its directory, free f.
  * NULL is allowed.

@@ -517,6 +517,29 @@ static void make_request_id(char rid[32], char hdr[64])
 	snprintf(hdr, 64, "X-Request-ID: %s", rid);
 }
 
+static unsigned long error_mark(struct session *s)
+{
+	return s->ops->error_mark ? s->ops->error_mark(s) : 0;
+}
+
+/*
+ * A runtime request failed in transport (http_request() printed what
+ * libcurl saw): add what the backend knows of the cause since mark, so
+ * that last_error() names it (a refused port-forward, not "connection
+ * reset").
+ */
+static void explain_failure(struct session *s, unsigned long mark)
+{
+	char *why;
+
+	if (!s->ops->error_since)
+		return;
+	why = s->ops->error_since(s, mark);
+	if (why)
+		error("%s", why);
+	free(why);
+}
+
 /*
  * After we abandoned a command (cancel flag): closing our connection
  * kills it on a directly reached runtime, but a proxy in between (the
@@ -555,6 +578,8 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 	char rid[32], hdr[64];
 	const char *hdrs[2] = { hdr, NULL };
 
+	unsigned long mark = error_mark(s);
+
 	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/v1/exec";
@@ -573,7 +598,7 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 		res->exit_code = -1;
 		ret = 1;
 	} else if (rc < 0) {
-		/* error() printed */
+		explain_failure(s, mark);
 	} else if (resp.status != 200) {
 		struct strbuf msg = STRBUF_INIT;
 		http_error_text(&msg, resp.status, &resp.body);
@@ -602,6 +627,8 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 	char rid[32], hdr[64];
 	const char *hdrs[2] = { hdr, NULL };
 
+	unsigned long mark = error_mark(s);
+
 	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/execute";
@@ -618,6 +645,7 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 		cancel_remote(s, rid);
 		ret = 1;
 	} else if (rc < 0) {
+		explain_failure(s, mark);
 		if (req.timeout_ms)
 			ret = 2; /* our own timeout */
 	} else if (resp.status != 200) {

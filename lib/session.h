@@ -272,6 +272,15 @@ struct backend_ops {
 	 */
 	void (*exec_hook)(struct session *s, int after,
 			  struct session_result *res);
+	/*
+	 * Why runtime requests fail in transport: error_mark() before a
+	 * request, and when it failed, error_since(mark) gives what the
+	 * backend saw in between (e.g. the kube port-forward's refused
+	 * upgrade, while libcurl only sees a reset connection) as a
+	 * string the caller frees, or NULL. Both may be NULL.
+	 */
+	unsigned long (*error_mark)(struct session *s);
+	char *(*error_since)(struct session *s, unsigned long mark);
 };
 
 extern const struct backend_ops backend_local;

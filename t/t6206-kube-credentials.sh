@@ -186,7 +186,9 @@ c = Client()
 ok(c.call(\"run_go_code\", command=\"echo before\"))
 # the server moves on, the client file does not
 sh(\"sh rotate.sh tok-4 server-token && sh break.sh\")
-err(c.call(\"run_go_code\", command=\"echo refused\"))
+res, text = err(c.call(\"run_go_code\", command=\"echo refused\"))
+# the result names the cause, not only the reset connection
+assert \"refused: HTTP 401: Unauthorized\" in text, text
 # the file catches up: the same forward works again
 sh(\"sh rotate.sh tok-4 client-token\")
 res, text = ok(c.call(\"run_go_code\", command=\"echo recovered\"))
