@@ -103,6 +103,16 @@
  * WebSocket upgrade (v4.channel.k8s.io only) reaches the router on a
  * router pod's 8080 and the runtime on a sandbox pod's 8888.
  * Test knobs: see fake_handler().
+ *
+ * For gosbx doctor: GET /version says gitVersion --server-version
+ * (default v1.31.0; e.g. v1.35.2-gke.1269000 plays GKE). GET
+ * /apis/apps/v1/namespaces/agent-sandbox-system/deployments/
+ * agent-sandbox-controller answers a Deployment with spec.replicas and
+ * status.readyReplicas of --controller=<ready>:<replicas> (404 without
+ * it). GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/
+ * <plural>.<group> answers the CRD of --crds as loaded: --crds=<dir>
+ * pointing at an edited copy plays another CRD (e.g. GKE's
+ * SandboxTemplate without spec.service). See handle_cluster_extra().
  */
 
 static const char *const usage_lines[] = {
@@ -140,6 +150,9 @@ struct config {
 	const char *router_token;
 	const char *namespace;
 	const char *info_file;
+	const char *server_version; /* gitVersion of GET /version */
+	const char *controller;	    /* --controller=<ready>:<replicas> */
+	int controller_ready, controller_replicas;
 	struct strvec stuck, warm_pools, templates, forbid, loads;
 };
 
@@ -4083,6 +4096,76 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 	return ret;
 }
 
+/*
+ * Two cluster objects doctor reads, outside the kinds above (GET only,
+ * --forbid=get:deployments or get:customresourcedefinitions: 403):
+ * /apis/apps/v1/namespaces/agent-sandbox-system/deployments/
+ * agent-sandbox-controller, there with --controller=<ready>:<replicas>
+ * (spec.replicas, status.readyReplicas left out when 0, as the real
+ * server does), else 404; and /apis/apiextensions.k8s.io/v1/
+ * customresourcedefinitions/<plural>.<group>, the CRD documents of
+ * --crds as loaded. segs start at the group.
+ */
+static enum MHD_Result handle_cluster_extra(struct MHD_Connection *c,
+					    struct req *r, const char *method,
+					    const char **segs, size_t n)
+{
+	int deploy = !strcmp(segs[0], "apps");
+	const char *res = deploy ? "deployments" : "customresourcedefinitions";
+	struct strbuf sb = STRBUF_INIT;
+	json_t *d;
+	size_t i;
+
+	if (deploy ? n != 6 || strcmp(segs[1], "v1") ||
+			     strcmp(segs[2], "namespaces") ||
+			     strcmp(segs[4], res)
+		   : n != 4 || strcmp(segs[1], "v1") || strcmp(segs[2], res))
+		return not_found_path(c, r);
+	if (strcmp(method, "GET"))
+		return method_not_allowed(c, r, method);
+	if (forbidden("get", res))
+		return send_forbidden(c, "get", segs[0], res,
+				      deploy ? segs[3] : NULL, r);
+	if (deploy) {
+		if (!cfg.controller || strcmp(segs[3], "agent-sandbox-system") ||
+		    strcmp(segs[5], "agent-sandbox-controller"))
+			return send_status(c, 404, "NotFound", r,
+					   "deployments.apps \"%s\" not found",
+					   segs[5]);
+		d = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i},s:{s:i,s:i}}",
+			      "apiVersion", "apps/v1", "kind", "Deployment",
+			      "metadata", "name", segs[5], "namespace",
+			      segs[3], "spec", "replicas",
+			      cfg.controller_replicas, "status", "replicas",
+			      cfg.controller_replicas, "updatedReplicas",
+			      cfg.controller_replicas);
+		if (cfg.controller_ready)
+			json_object_set_new(json_object_get(d, "status"),
+					    "readyReplicas",
+					    json_integer(cfg.controller_ready));
+		return send_json(c, 200, d, r);
+	}
+	pthread_mutex_lock(&S.lock);
+	for (i = 0; i < S.crds.nr; i++) {
+		const struct crd *crd = &S.crds.items[i];
+
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s.%s", crd->plural, crd->group);
+		if (!strcmp(sb.buf, segs[3])) {
+			strbuf_reset(&sb);
+			json_dump_into(&sb, crd->doc);
+			pthread_mutex_unlock(&S.lock);
+			return send_text(c, 200, "application/json", &sb, r);
+		}
+	}
+	pthread_mutex_unlock(&S.lock);
+	strbuf_release(&sb);
+	return send_status(c, 404, "NotFound", r,
+			   "customresourcedefinitions.apiextensions.k8s.io "
+			   "\"%s\" not found",
+			   segs[3]);
+}
+
 static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 				   const char *url, const char *method,
 				   const char *version, const char *upload_data,
@@ -4135,7 +4218,7 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 			c, 200,
 			json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}",
 				  "major", "1", "minor", "31", "gitVersion",
-				  "v1.31.0", "gitCommit", "fake-kube",
+				  cfg.server_version, "gitCommit", "fake-kube",
 				  "gitTreeState", "clean", "buildDate",
 				  "2024-08-13T07:28:49Z", "goVersion",
 				  "go1.22.5", "compiler", "gc", "platform",
@@ -4169,6 +4252,10 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 			t.version = "v1";
 			ret = handle_resource(c, r, method, &t, s + 2, n - 2);
 		}
+	} else if (!strcmp(s[0], "apis") && n >= 3 &&
+		   (!strcmp(s[1], "apps") ||
+		    !strcmp(s[1], "apiextensions.k8s.io"))) {
+		ret = handle_cluster_extra(c, r, method, s + 1, n - 1);
 	} else if (!strcmp(s[0], "apis")) {
 		if (n == 1)
 			ret = send_json(c, 200, api_group_list(), r);
@@ -4456,6 +4543,12 @@ int main(int argc, const char **argv)
 			   "router requires Authorization: Bearer <token>"),
 		OPT_STRING(0, "info-file", &cfg.info_file, "<path>",
 			   "write {\"url\",\"router\",\"pid\"} once listening"),
+		OPT_STRING(0, "server-version", &cfg.server_version,
+			   "<gitVersion>",
+			   "what GET /version says (default v1.31.0)"),
+		OPT_STRING(0, "controller", &cfg.controller,
+			   "<ready>:<replicas>",
+			   "serve the controller Deployment with this status"),
 		OPT_END(),
 	};
 	struct MHD_OptionItem tls_opts[4] = {
@@ -4476,6 +4569,7 @@ int main(int argc, const char **argv)
 	cfg.bookmark_ms = 2000;
 	cfg.router_timeout_s = 180;
 	cfg.namespace = "default";
+	cfg.server_version = "v1.31.0";
 	cfg.state_dir = "fake-kube-state";
 	strvec_init(&cfg.stuck);
 	strvec_init(&cfg.warm_pools);
@@ -4504,6 +4598,18 @@ int main(int argc, const char **argv)
 		    "and --ready-delay must be positive");
 	for (i = 0; i < cfg.stuck.nr; i++)
 		strvec_push(&stuck_templates, cfg.stuck.v[i]);
+	if (cfg.controller) {
+		char *end;
+		long ready = strtol(cfg.controller, &end, 10), want = -1;
+
+		if (*end == ':' && end > cfg.controller)
+			want = strtol(end + 1, &end, 10);
+		if (*end || ready < 0 || want < 0 || ready > want)
+			die("bad --controller '%s': want <ready>:<replicas>",
+			    cfg.controller);
+		cfg.controller_ready = (int)ready;
+		cfg.controller_replicas = (int)want;
+	}
 
 	if (mkdir(cfg.state_dir, 0755) < 0 && errno != EEXIST)
 		die_errno("cannot create '%s'", cfg.state_dir);
