@@ -1076,9 +1076,17 @@ static void check_template(struct kube_doctor *kd)
 	struct capture cap;
 	json_t *ans, *svc;
 	long st;
-	int r;
+	int r, no_service;
 
 	check_template_schema(kd);
+	/*
+	 * The template needs no spec.service, and may not have one, when
+	 * the served CRD lacks it, or on GKE when we may not read the CRD
+	 * (seed 001: the addon's CRD rejects the field and the addon
+	 * makes the per-sandbox Service unconditionally).
+	 */
+	no_service = kd->schema_service == 0 ||
+		     (kd->gke && kd->schema_service < 0);
 	strbuf_addf(&p, "/apis/" CLAIM_GROUP "/%s/namespaces/",
 		    kd->kc.claim_version);
 	http_pct_encode_path(&p, kd->ns);
@@ -1095,14 +1103,20 @@ static void check_template(struct kube_doctor *kd)
 	if (st == 404) {
 		strbuf_addf(&msg, "no SandboxTemplate '%s' in namespace '%s'",
 			    kd->tmpl, kd->ns);
-		if (kd->schema_service == 0)
+		if (no_service)
 			strbuf_addf(&fix,
-				    "this cluster's SandboxTemplate CRD has "
-				    "no spec.service (GKE's addon): apply the "
-				    "gke-gvisor overlay, which strips it: "
-				    "kubectl kustomize "
-				    "manifests/overlays/gke-gvisor | kubectl "
-				    "-n %s apply -f -",
+				    "%s rejects the spec.service of "
+				    "manifests/base (unknown field "
+				    "\"spec.service\"): apply the gke-gvisor "
+				    "overlay, which strips it: kubectl "
+				    "kustomize manifests/overlays/gke-gvisor "
+				    "| kubectl -n %s apply -f -",
+				    kd->schema_service == 0
+					    ? "this cluster's SandboxTemplate "
+					      "CRD has no spec.service (as "
+					      "GKE's addon) and"
+					    : "on GKE the addon's "
+					      "SandboxTemplate CRD",
 				    kd->ns);
 		else
 			strbuf_addf(&fix,
@@ -1133,12 +1147,17 @@ static void check_template(struct kube_doctor *kd)
 			    "true",
 			    kd->tmpl, kd->ns);
 		check_add(kd->cl, "template", ISOLATE_CHECK_OK, msg.buf, NULL);
-	} else if (kd->schema_service == 0) {
+	} else if (no_service) {
 		strbuf_addf(&msg,
-			    "SandboxTemplate '%s' in '%s' (this cluster's "
-			    "CRD has no spec.service, as GKE's addon, which "
-			    "creates the per-sandbox Service itself)",
-			    kd->tmpl, kd->ns);
+			    "SandboxTemplate '%s' in '%s' without "
+			    "spec.service, which %s rejects "
+			    "(manifests/overlays/gke-gvisor strips it): the "
+			    "controller makes the per-sandbox Service itself",
+			    kd->tmpl, kd->ns,
+			    kd->schema_service == 0
+				    ? "this cluster's SandboxTemplate CRD "
+				      "(as GKE's addon's)"
+				    : "the CRD of GKE's addon");
 		check_add(kd->cl, "template", ISOLATE_CHECK_OK, msg.buf, NULL);
 	} else {
 		strbuf_addf(&msg,

@@ -4127,7 +4127,8 @@ static enum MHD_Result handle_cluster_extra(struct MHD_Connection *c,
 		return send_forbidden(c, "get", segs[0], res,
 				      deploy ? segs[3] : NULL, r);
 	if (deploy) {
-		if (!cfg.controller || strcmp(segs[3], "agent-sandbox-system") ||
+		if (!cfg.controller ||
+		    strcmp(segs[3], "agent-sandbox-system") ||
 		    strcmp(segs[5], "agent-sandbox-controller"))
 			return send_status(c, 404, "NotFound", r,
 					   "deployments.apps \"%s\" not found",
