@@ -1085,8 +1085,8 @@ static void check_template(struct kube_doctor *kd)
 	 * (seed 001: the addon's CRD rejects the field and the addon
 	 * makes the per-sandbox Service unconditionally).
 	 */
-	no_service = kd->schema_service == 0 ||
-		     (kd->gke && kd->schema_service < 0);
+	no_service =
+		kd->schema_service == 0 || (kd->gke && kd->schema_service < 0);
 	strbuf_addf(&p, "/apis/" CLAIM_GROUP "/%s/namespaces/",
 		    kd->kc.claim_version);
 	http_pct_encode_path(&p, kd->ns);

@@ -4135,11 +4135,10 @@ static enum MHD_Result handle_cluster_extra(struct MHD_Connection *c,
 					   segs[5]);
 		d = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i},s:{s:i,s:i}}",
 			      "apiVersion", "apps/v1", "kind", "Deployment",
-			      "metadata", "name", segs[5], "namespace",
-			      segs[3], "spec", "replicas",
-			      cfg.controller_replicas, "status", "replicas",
-			      cfg.controller_replicas, "updatedReplicas",
-			      cfg.controller_replicas);
+			      "metadata", "name", segs[5], "namespace", segs[3],
+			      "spec", "replicas", cfg.controller_replicas,
+			      "status", "replicas", cfg.controller_replicas,
+			      "updatedReplicas", cfg.controller_replicas);
 		if (cfg.controller_ready)
 			json_object_set_new(json_object_get(d, "status"),
 					    "readyReplicas",
