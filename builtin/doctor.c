@@ -1182,6 +1182,78 @@ out:
 	strbuf_release(&fix);
 }
 
+static void add_events(struct kube_doctor *kd, const char *kind,
+		       const char *name, struct strbuf *sb);
+
+/* 1 when obj has the condition Ready with status True */
+static int object_ready(json_t *obj)
+{
+	json_t *conds = json_object_get(json_object_get(obj, "status"),
+					"conditions"),
+	       *c;
+	size_t i;
+
+	json_array_foreach (conds, i, c) {
+		const char *type = json_object_str(c, "type");
+		const char *st = json_object_str(c, "status");
+
+		if (type && !strcmp(type, "Ready"))
+			return st && !strcmp(st, "True");
+	}
+	return 0;
+}
+
+/*
+ * Why warm pool wp lacks ready replicas: the warning events of the pod
+ * of its first unready Sandbox (status.selector selects the pool's
+ * Sandboxes; list sandboxes and list events are in "RBAC the client
+ * needs"), appended to sb as "; Pod <name>: <reason>: <message>".
+ * Nothing when they cannot be read.
+ */
+static void add_pool_events(struct kube_doctor *kd, json_t *wp,
+			    struct strbuf *sb)
+{
+	const char *sel =
+		json_object_str(json_object_get(wp, "status"), "selector");
+	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT;
+	struct capture cap;
+	json_t *ans = NULL, *sbx;
+	size_t i;
+	long st;
+	int r;
+
+	if (!sel || !*sel)
+		return;
+	strbuf_addf(&p, "/apis/" SANDBOX_GROUP "/%s/namespaces/",
+		    kd->kc.sandbox_version);
+	http_pct_encode_path(&p, kd->ns);
+	strbuf_addstr(&p, "/sandboxes");
+	http_query_add(&q, "labelSelector", sel);
+	capture_start(&cap);
+	r = kube_get(&kd->kc, p.buf, q.buf, &st, &ans);
+	capture_end(&cap);
+	capture_release(&cap);
+	if (!r && st / 100 == 2) {
+		json_array_foreach (json_object_get(ans, "items"), i, sbx) {
+			json_t *meta = json_object_get(sbx, "metadata");
+			const char *pod = json_object_str(
+				json_object_get(meta, "annotations"),
+				"agents.x-k8s.io/pod-name");
+
+			if (object_ready(sbx))
+				continue;
+			if (!pod)
+				pod = json_object_str(meta, "name");
+			if (pod)
+				add_events(kd, "Pod", pod, sb);
+			break;
+		}
+	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&q);
+}
+
 /*
  * Warm pools referencing the template: ready vs wanted replicas. On
  * v1beta1 a claim names a warm pool, so one is required; *pool gets
@@ -1240,6 +1312,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 			    ready, want);
 		if (ready < want) {
 			status = ISOLATE_CHECK_WARN;
+			add_pool_events(kd, wp, &msg);
 			if (fix.len)
 				strbuf_addstr(&fix, "; ");
 			strbuf_addf(&fix,

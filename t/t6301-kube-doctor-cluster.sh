@@ -95,11 +95,11 @@ test_expect_success 'a controller with no ready replica fails: exit 1' '
 	test_grep "^kube backend: .* 1 failed$" out
 '
 
-test_expect_success 'a warm pool whose pods never get ready: a warning, how to look' '
+test_expect_success 'a warm pool whose pods never get ready: a warning with why' '
 	KUBE=sick kube_wait_json 30 $WARMPOOLS/cold \
 		"v[\"status\"][\"replicas\"] == 2" &&
 	test_expect_code 1 doctor sick.kubeconfig --template=stuck >out &&
-	test_grep "^warn  warm pool: cold: 0 of 2 ready" out &&
+	test_grep "^warn  warm pool: cold: 0 of 2 ready; Pod cold-[a-z0-9]*: Failed: Failed to pull image .gosbx-runtime:latest.: " out &&
 	test_grep "fix: kubectl -n default describe sandboxwarmpool cold" out
 '
 
