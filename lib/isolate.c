@@ -66,10 +66,22 @@ static void sleep_ms(int ms)
 		;
 }
 
+/* The PATH of a sandbox before the host's Go directory is added. */
+#define SANDBOX_PATH "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin"
+
+static int find_in_path(const char *path, const char *name,
+			struct strbuf *out);
+
 /* Find an executable on $PATH; appends its path to out. 0 or -1. */
 static int find_on_path(const char *name, struct strbuf *out)
 {
-	const char *path = getenv("PATH");
+	return find_in_path(getenv("PATH"), name, out);
+}
+
+/* Find an executable in the directories of path (NULL: a default). */
+static int find_in_path(const char *path, const char *name,
+			struct strbuf *out)
+{
 	const char *p;
 
 	if (strchr(name, '/')) {
@@ -542,8 +554,7 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				       "--bind", gomod.buf,
 				       ISOLATE_HOME "/go/pkg/mod", NULL });
 
-	strbuf_addstr(&path_env, "/usr/local/go/bin:/usr/local/bin:/usr/bin:"
-				 "/bin:" ISOLATE_HOME "/go/bin");
+	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
 	add_host_go(args, &path_env);
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
@@ -1184,15 +1195,31 @@ static void first_line(struct strbuf *sb)
 	strbuf_trim(sb);
 }
 
+/*
+ * A toolchain as sandboxes see it: go is found on our PATH (its GOROOT
+ * is bound into every sandbox, see add_host_go()); anything else must
+ * be in a directory of the sandbox's own PATH, whatever ours says (a
+ * pyenv shim or an nvm node in $HOME is not visible inside).
+ */
 static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 			const char *tool, const char *flag, const char *fix,
 			enum isolate_check_status missing)
 {
 	struct strbuf path = STRBUF_INIT, out = STRBUF_INIT;
-	const char *argv[3] = { tool, flag, NULL };
+	const char *argv[3] = { NULL, flag, NULL };
+	int host = !strcmp(tool, "go");
+	int missing_tool = host ? find_on_path(tool, &path)
+				: find_in_path(SANDBOX_PATH, tool, &path);
 
-	if (find_on_path(tool, &path)) {
-		strbuf_addf(&out, "'%s' not found on PATH", tool);
+	argv[0] = path.buf;
+	if (missing_tool) {
+		if (host)
+			strbuf_addf(&out, "'%s' not found on PATH", tool);
+		else
+			strbuf_addf(&out,
+				    "'%s' not found in the sandbox's PATH "
+				    "(" SANDBOX_PATH ")",
+				    tool);
 		add_check(v, nr, alloc, tool, missing, out.buf, fix);
 	} else if (!exited_ok(run_capture(argv, &out, 10000))) {
 		struct strbuf msg = STRBUF_INIT;

@@ -37,6 +37,24 @@ test_expect_success SANDBOX 'doctor passes on this machine' '
 	! grep "^fail" out
 '
 
+test_expect_success SANDBOX 'toolchains are looked for where sandboxes see them' '
+	mkdir -p shadow &&
+	printf "#!/bin/sh\nexit 3\n" >shadow/python3 &&
+	printf "#!/bin/sh\nexit 3\n" >shadow/node &&
+	chmod +x shadow/python3 shadow/node &&
+	PATH="$TRASH_DIRECTORY/shadow:$PATH" gosbx doctor >out 2>err &&
+	! grep "shadow/" out &&
+	for t in python3 node
+	do
+		if test -x /usr/local/bin/$t || test -x /usr/bin/$t || test -x /bin/$t
+		then
+			grep -E "^ok +$t: .*\((/usr/local/bin|/usr/bin|/bin)/$t\)\$" out
+		else
+			grep -E "^warn +$t: .$t. not found in the sandbox.s PATH" out
+		fi || return 1
+	done
+'
+
 test_expect_success SANDBOX 'doctor created the state and cache directories' '
 	test -d "$claims_dir" &&
 	test -d "$XDG_CACHE_HOME/gosbx" &&
