@@ -76,6 +76,8 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct exec_proc *reg_head;
 static int reg_count;
 static pthread_rwlock_t reaper_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* spawns hold it shared; exec_umask_hold() exclusive */
+static pthread_rwlock_t umask_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* 1: pidfd_open works, 0: unknown, -1: unavailable (ENOSYS) */
 static int have_pidfd;
 
@@ -260,11 +262,13 @@ static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
 		 * Hold off exec_reap_orphans() until the pid is registered,
 		 * or a fast child could be reaped as an "orphan".
 		 */
+		pthread_rwlock_rdlock(&umask_lock);
 		pthread_rwlock_rdlock(&reaper_lock);
 		rc = posix_spawn(&p->pid, SHELL_PATH, &fa, &attr, argv, envp);
 		if (!rc)
 			reg_add(p);
 		pthread_rwlock_unlock(&reaper_lock);
+		pthread_rwlock_unlock(&umask_lock);
 	}
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
@@ -729,6 +733,16 @@ int exec_kill_all(void)
 	}
 	pthread_mutex_unlock(&reg_lock);
 	return n;
+}
+
+void exec_umask_hold(void)
+{
+	pthread_rwlock_wrlock(&umask_lock);
+}
+
+void exec_umask_release(void)
+{
+	pthread_rwlock_unlock(&umask_lock);
 }
 
 int exec_cancel_tag(const char *tag, const char *reason)

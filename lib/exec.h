@@ -150,6 +150,15 @@ int exec_run(const struct exec_request *req, struct exec_result *res);
  */
 int exec_kill_all(void);
 /*
+ * Around code that briefly changes the process umask (libarchive's
+ * archive_write_disk reads it with umask(0) + umask(old) for each
+ * entry): while held, exec_start() waits, so no command starts with
+ * umask 0. Exclusive; do not start commands while holding it.
+ */
+void exec_umask_hold(void);
+void exec_umask_release(void);
+
+/*
  * Kill (SIGKILL, reason `reason`, a static string) the process group of
  * every running command whose request tag equals tag, as exec_cancel()
  * does. Any thread. Returns how many commands matched (0: none is

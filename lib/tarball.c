@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "exec.h"
 #include "tarball.h"
 #include "strvec.h"
 #include "usage.h"
@@ -688,7 +689,9 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 
 	if (!a)
 		return -1;
+	exec_umask_hold();
 	disk = archive_write_disk_new();
+	exec_umask_release();
 	if (!disk) {
 		fail(x->err, "out of memory");
 		goto out;
@@ -730,7 +733,10 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 		archive_entry_acl_clear(e);
 		archive_entry_xattr_clear(e);
 		archive_entry_set_fflags(e, 0, 0);
-		if (archive_write_header(disk, e) < ARCHIVE_WARN) {
+		exec_umask_hold();
+		r = archive_write_header(disk, e);
+		exec_umask_release();
+		if (r < ARCHIVE_WARN) {
 			fail(x->err, "cannot extract '%s': %s", p->orig,
 			     archive_error_string(disk));
 			goto out;
@@ -738,7 +744,10 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 		if (archive_entry_size(e) > 0 &&
 		    copy_data(a, disk, p->orig, x->err) < 0)
 			goto out;
-		if (archive_write_finish_entry(disk) < ARCHIVE_WARN) {
+		exec_umask_hold();
+		r = archive_write_finish_entry(disk);
+		exec_umask_release();
+		if (r < ARCHIVE_WARN) {
 			fail(x->err, "cannot extract '%s': %s", p->orig,
 			     archive_error_string(disk));
 			goto out;
