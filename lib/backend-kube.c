@@ -715,31 +715,50 @@ const char *kube_backend_namespace(const struct session *s)
 	return kb ? kb->ns : NULL;
 }
 
+/*
+ * The API client of the commands that work on claims without a
+ * session: kubeconfig (opts->kubeconfig, opts->context), namespace,
+ * discovery (opts->api_version). 0, or -1 with error() and nothing to
+ * release.
+ */
+static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
+		       struct kube_client *kc)
+{
+	struct kube_load_opts lo = { 0 };
+
+	memset(cfg, 0, sizeof(*cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	if (kube_config_load(cfg, &lo) < 0) {
+		kube_config_release(cfg);
+		return -1;
+	}
+	if (kube_client_init(kc, cfg, opts->namespace) < 0) {
+		kube_config_release(cfg);
+		return -1;
+	}
+	if (kube_discover(kc, opts->api_version) < 0) {
+		kube_client_release(kc);
+		kube_config_release(cfg);
+		return -1;
+	}
+	return 0;
+}
+
 int kube_backend_delete_all(const struct session_opts *opts,
 			    void (*closed)(const char *name, void *data),
 			    void *data)
 {
 	struct kube_config cfg;
 	struct kube_client kc;
-	struct kube_load_opts lo = { 0 };
 	json_t *items = NULL, *it;
 	size_t i;
 	int ret = -1;
 
-	memset(&cfg, 0, sizeof(cfg));
-	lo.kubeconfig = opts->kubeconfig;
-	lo.context = opts->context;
-	if (kube_config_load(&cfg, &lo) < 0) {
-		kube_config_release(&cfg);
+	if (api_connect(opts, &cfg, &kc) < 0)
 		return -1;
-	}
-	if (kube_client_init(&kc, &cfg, opts->namespace) < 0) {
-		kube_config_release(&cfg);
-		return -1;
-	}
-	if (kube_discover(&kc, opts->api_version) < 0 ||
-	    kube_claim_list(&kc, NULL, "agents.x-k8s.io/created-by=gosbx", &items,
-			    NULL) < 0)
+	if (kube_claim_list(&kc, NULL, "agents.x-k8s.io/created-by=gosbx",
+			    &items, NULL) < 0)
 		goto out;
 	ret = 0;
 	json_array_foreach(items, i, it)
@@ -765,30 +784,17 @@ int kube_backend_delete(const struct session_opts *opts, const char *name)
 {
 	struct kube_config cfg;
 	struct kube_client kc;
-	struct kube_load_opts lo = { 0 };
 	struct kube_claim c;
 	int r, ret = -1;
 
-	memset(&cfg, 0, sizeof(cfg));
-	lo.kubeconfig = opts->kubeconfig;
-	lo.context = opts->context;
-	if (kube_config_load(&cfg, &lo) < 0) {
-		kube_config_release(&cfg);
+	if (api_connect(opts, &cfg, &kc) < 0)
 		return -1;
-	}
-	if (kube_client_init(&kc, &cfg, opts->namespace) < 0) {
-		kube_config_release(&cfg);
-		return -1;
-	}
 	kube_claim_init(&c);
-	if (kube_discover(&kc, opts->api_version) < 0)
-		goto out;
 	r = kube_claim_get(&kc, NULL, name, &c);
 	if (r > 0)
 		error("no claim '%s' in namespace '%s'", name, kc.namespace);
 	else if (!r)
 		ret = kube_claim_delete(&kc, NULL, name);
-out:
 	kube_claim_release(&c);
 	kube_client_release(&kc);
 	kube_config_release(&cfg);
