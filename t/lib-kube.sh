@@ -31,6 +31,9 @@
 # client.key; and other-ca.crt, other.crt, other.key (a client signed by
 # another CA, which the server must refuse).
 #
+# fails_err cmd...: cmd fails with a status from 1 to 128 (not a usage
+# error, not a signal); its stderr is kept in the file err.
+#
 # Requests: KUBE=<n> selects the server (default kube).
 #   kube_curl <path> [curl options...]      prints the body
 #   kube_req <method> <path> [curl options...]  answer in the files
@@ -230,6 +233,18 @@ kube_stop_all_() {
 	done
 }
 test_atexit kube_stop_all_
+
+# fails_err cmd...: cmd fails (not by a signal, not a usage error);
+# its stderr is kept in the file err
+fails_err() {
+	"$@" 2>err
+	_fe=$?
+	cat err >&4
+	test $_fe -ne 0 && test $_fe -lt 129 || {
+		echo >&4 "fails_err: exit $_fe: $*"
+		return 1
+	}
+}
 
 kube_url() {
 	cat "$TRASH_DIRECTORY/${1:-${KUBE:-kube}}.url"

@@ -20,18 +20,6 @@ no_claims() {
 	test_must_be_empty_ names
 }
 
-# fails_err cmd...: cmd fails (not by a signal, not a usage error);
-# its stderr is kept in the file err
-fails_err() {
-	"$@" 2>err
-	_fe=$?
-	cat err >&4
-	test $_fe -ne 0 && test $_fe -lt 129 || {
-		echo >&4 "fails_err: exit $_fe: $*"
-		return 1
-	}
-}
-
 test_must_be_empty_() {
 	test ! -s "$1" || {
 		echo >&4 "'$1' is not empty:" && cat "$1" >&4

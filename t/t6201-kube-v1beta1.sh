@@ -21,16 +21,6 @@ no_claims() {
 	test ! -s names
 }
 
-fails_err() {
-	"$@" 2>err
-	_fe=$?
-	cat err >&4
-	test $_fe -ne 0 && test $_fe -lt 129 || {
-		echo >&4 "fails_err: exit $_fe: $*"
-		return 1
-	}
-}
-
 test_atexit "kube_stop kube"
 test_expect_success 'setup: fake-kube v0.5.6, a template and a warm pool of 1' '
 	kube_start --release=v0.5.6 -- --template=go-runtime-template \

@@ -26,16 +26,6 @@ no_objects() {
 	test "$(cat objs)" = "[]"
 }
 
-fails_err() {
-	"$@" 2>err
-	_fe=$?
-	cat err >&4
-	test $_fe -ne 0 && test $_fe -lt 129 || {
-		echo >&4 "fails_err: exit $_fe: $*"
-		return 1
-	}
-}
-
 test_atexit "kube_stop kube"
 test_atexit "kube_stop kf"
 test_expect_success 'setup: fake-kube with a template and a stuck one' '

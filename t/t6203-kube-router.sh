@@ -15,16 +15,6 @@ no_claims() {
 	test "$(kube_py claims.json "len(v[\"items\"])")" = 0
 }
 
-fails_err() {
-	"$@" 2>err
-	_fe=$?
-	cat err >&4
-	test $_fe -ne 0 && test $_fe -lt 129 || {
-		echo >&4 "fails_err: exit $_fe: $*"
-		return 1
-	}
-}
-
 # A runtime-shaped server that records each request's headers (one JSON
 # object a line in headers.log) and answers GET / and POST /execute.
 cat >recorder.py <<\EOF

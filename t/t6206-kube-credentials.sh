@@ -50,18 +50,6 @@ count_401() {
 	grep -c "^fake-kube: 401 Unauthorized: .*$1" kube.log || :
 }
 
-# fails_err cmd...: cmd fails (not by a signal, not a usage error);
-# its stderr is kept in the file err
-fails_err() {
-	"$@" 2>err
-	_fe=$?
-	cat err >&4
-	test $_fe -ne 0 && test $_fe -lt 129 || {
-		echo >&4 "fails_err: exit $_fe: $*"
-		return 1
-	}
-}
-
 test_atexit "kube_stop kube"
 test_expect_success 'setup: fake-kube requiring a bearer token' '
 	echo tok-1 >server-token &&
