@@ -978,7 +978,7 @@ int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
 
 int kube_object_get(struct kube_client *kc, const char *group,
 		    const char *version, const char *ns, const char *plural,
-		    const char *name, json_t **out, long *status)
+		    const char *name, json_t **out, struct strbuf *why)
 {
 	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
 	json_t *ans = NULL;
@@ -994,10 +994,14 @@ int kube_object_get(struct kube_client *kc, const char *group,
 	strbuf_addf(&p, "/%s/", plural);
 	http_pct_encode_path(&p, name);
 	st = kube_json(kc, "GET", p.buf, NULL, NULL, NULL, &ans);
-	if (status)
-		*status = st < 0 ? 0 : st;
 	if (st == 404) {
 		ret = 1;
+	} else if (st == 403) {
+		const char *msg = json_object_str(ans, "message");
+
+		if (why)
+			strbuf_addstr(why, msg && *msg ? msg : "HTTP 403");
+		ret = 2;
 	} else if (st >= 0 && (st / 100 != 2 || !json_is_object(ans))) {
 		strbuf_addf(&what, "cannot get %s %s", plural, name);
 		ret = kube_status_error(what.buf, st, ans);

@@ -198,14 +198,15 @@ int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
  * GET one object at /apis/<group>/<version>/namespaces/<ns>/<plural>/
  * <name> (group NULL or "": the core API, /api/<version>/...); ns NULL
  * for kc->namespace. *out gets a new reference to the object. Returns
- * 0, 1 when it does not exist (404, no message), or -1 with error()
- * ("cannot get <plural> <name>: <Status message>"). *status (may be
- * NULL) gets the HTTP status (0 when no answer came), so that a caller
- * can tell 403 Forbidden (RBAC) from other failures.
+ * 0; 1 when it does not exist (404) and 2 when reading it is forbidden
+ * (403, RBAC), both without a message, why (may be NULL) getting the
+ * server's Status message for 403 so that the caller can say which
+ * permission is missing; or -1 with error() ("cannot get <plural>
+ * <name>: <Status message>", transport errors).
  */
 int kube_object_get(struct kube_client *kc, const char *group,
 		    const char *version, const char *ns, const char *plural,
-		    const char *name, json_t **out, long *status);
+		    const char *name, json_t **out, struct strbuf *why);
 
 /*
  * Parse a Kubernetes resource quantity (k8s.io/apimachinery
