@@ -603,15 +603,14 @@ static int check_template_limits(struct kube_backend *kb,
 			goto out;
 		}
 	}
-	if (get_for_limits(kb, group, kb->kc.claim_version,
-			   "sandboxtemplates", "SandboxTemplate", template,
-			   &tobj) < 0)
+	if (get_for_limits(kb, group, kb->kc.claim_version, "sandboxtemplates",
+			   "SandboxTemplate", template, &tobj) < 0)
 		goto out;
 	if (kube_pod_spec_check_limits(
-		    json_object_get(json_object_get(json_object_get(tobj,
-								    "spec"),
-						    "podTemplate"),
-				    "spec"),
+		    json_object_get(
+			    json_object_get(json_object_get(tobj, "spec"),
+					    "podTemplate"),
+			    "spec"),
 		    memory, cpus, &why, &need)) {
 		strbuf_addf(&where, "template '%s'", template);
 		if (pool)

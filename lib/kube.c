@@ -1020,9 +1020,13 @@ int kube_parse_quantity(const char *s, double *out)
 {
 	static const char digits[] = "0123456789";
 	static const char binary[] = "KMGTPE";
-	static const char *const decimal[] = {
-		"n", "-9", "u", "-6", "m", "-3", "k", "3",  "M", "6",
-		"G", "9",  "T", "12", "P", "15", "E", "18", NULL
+	static const struct {
+		char suffix;
+		const char *exp;
+	} decimal[] = {
+		{ 'n', "-9" }, { 'u', "-6" }, { 'm', "-3" },
+		{ 'k', "3" },  { 'M', "6" },  { 'G', "9" },
+		{ 'T', "12" }, { 'P', "15" }, { 'E', "18" },
 	};
 	struct strbuf num = STRBUF_INIT;
 	const char *p = s, *exp = NULL, *q;
@@ -1052,9 +1056,9 @@ int kube_parse_quantity(const char *s, double *out)
 	} else if (!p[1]) {
 		size_t i;
 
-		for (i = 0; decimal[i]; i += 2)
-			if (*p == *decimal[i])
-				exp = decimal[i + 1];
+		for (i = 0; i < ARRAY_SIZE(decimal); i++)
+			if (*p == decimal[i].suffix)
+				exp = decimal[i].exp;
 		if (!exp)
 			goto out;
 	} else if (*p == 'e' || *p == 'E') {
@@ -1108,8 +1112,9 @@ static int limit_value(json_t *v, struct strbuf *text, double *out)
 /* Bytes as a Kubernetes quantity: "512Mi", "2Gi", or plain bytes. */
 static void format_bytes(struct strbuf *sb, int64_t b)
 {
-	static const char *const units[] = { "Ei", "Pi", "Ti", "Gi", "Mi",
-					     "Ki" };
+	static const char *const units[] = {
+		"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"
+	};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(units); i++) {
@@ -1153,10 +1158,9 @@ static int check_resource(json_t *spec, const char *res, int64_t asked_bytes,
 		format_bytes(&asked, asked_bytes);
 
 	/* a pod-level limit bounds all containers together */
-	lim = json_object_get(json_object_get(json_object_get(spec,
-							      "resources"),
-					      "limits"),
-			      res);
+	lim = json_object_get(
+		json_object_get(json_object_get(spec, "resources"), "limits"),
+		res);
 	if (lim && !limit_value(lim, &text, &v) && v > 0 &&
 	    within(is_cpu, v, asked_bytes, asked_cpus)) {
 		ret = 0;
@@ -1218,9 +1222,8 @@ out:
 	return ret;
 }
 
-int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes,
-			       double cpus, struct strbuf *why,
-			       struct strbuf *need)
+int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
+			       struct strbuf *why, struct strbuf *need)
 {
 	if (memory_bytes > 0 &&
 	    check_resource(spec, "memory", memory_bytes, 0, why, need))

@@ -240,8 +240,7 @@ int kube_parse_quantity(const char *s, double *out);
  * (issue "kube limits": the kube backend fails closed, DESIGN.md
  * "Backends").
  */
-int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes,
-			       double cpus, struct strbuf *why,
-			       struct strbuf *need);
+int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
+			       struct strbuf *why, struct strbuf *need);
 
 #endif /* KUBE_H */

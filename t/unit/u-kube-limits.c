@@ -100,23 +100,23 @@ static void test_quantity_garbage(void **state)
 	bad("2 Gi");
 	bad(" 2Gi");
 	bad("2Gi ");
-	bad("2gi");	/* suffixes are case-sensitive */
+	bad("2gi"); /* suffixes are case-sensitive */
 	bad("2GB");
 	bad("2g");
-	bad("2K");	/* kilo is lower case "k" */
+	bad("2K"); /* kilo is lower case "k" */
 	bad("2Ki2");
 	bad("2i");
-	bad("2mi");	/* no milli-binary */
+	bad("2mi"); /* no milli-binary */
 	bad("1e");
 	bad("1e+");
-	bad("1e1.5");	/* fractional exponents are not taken */
+	bad("1e1.5"); /* fractional exponents are not taken */
 	bad("1e3Mi");
 	bad("1..5");
 	bad("1.5.");
 	bad("0x10");
 	bad("inf");
 	bad("nan");
-	bad("1e999");	/* beyond a double */
+	bad("1e999"); /* beyond a double */
 	bad("1e99999999999999999999");
 	bad("--1");
 	bad("1,5");
@@ -157,7 +157,7 @@ static int check(const char *text, int64_t mem, double cpus)
 }
 
 #define ONE(lim)                                                               \
-	"{\"containers\":[{\"name\":\"runtime\",\"image\":\"x\","             \
+	"{\"containers\":[{\"name\":\"runtime\",\"image\":\"x\","              \
 	"\"resources\":{\"limits\":" lim "}}]}"
 
 static void test_check_memory(void **state)
@@ -165,9 +165,8 @@ static void test_check_memory(void **state)
 	int64_t m512 = 512LL << 20;
 
 	/* 2Gi template, 512 MiB asked: refused, with what and how */
-	assert_int_equal(check(ONE("{\"memory\":\"2Gi\",\"cpu\":\"2\"}"), m512,
-			       0),
-			 1);
+	assert_int_equal(
+		check(ONE("{\"memory\":\"2Gi\",\"cpu\":\"2\"}"), m512, 0), 1);
 	assert_string_equal(why.buf, "container 'runtime' has memory limit "
 				     "2Gi, above the 512Mi asked");
 	assert_string_equal(need.buf, "resources.limits.memory at most 512Mi "
@@ -197,9 +196,8 @@ static void test_check_missing(void **state)
 {
 	int64_t m = 1LL << 30;
 
-	assert_int_equal(check("{\"containers\":[{\"name\":\"runtime\"}]}", m,
-			       0),
-			 1);
+	assert_int_equal(
+		check("{\"containers\":[{\"name\":\"runtime\"}]}", m, 0), 1);
 	assert_string_equal(why.buf, "container 'runtime' has no memory "
 				     "limit (1Gi asked)");
 	assert_int_equal(check(ONE("{\"cpu\":\"1\"}"), m, 0), 1);
