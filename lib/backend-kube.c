@@ -175,13 +175,13 @@ static void choose_warm_pool(struct kube_backend *kb, const char *template,
  * what the server answered.
  */
 static int create_claim(struct kube_backend *kb,
-			const struct session_opts *opts, struct strbuf *name,
-			struct strbuf *rv)
+			const struct session_opts *opts, const char *pool,
+			struct strbuf *name, struct strbuf *rv)
 {
 	struct kube_claim_spec spec = { 0 };
 	struct strbuf session = STRBUF_INIT, p = STRBUF_INIT;
 	struct strbuf ttl = STRBUF_INIT, msg = STRBUF_INIT;
-	struct strbuf text = STRBUF_INIT, pool = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT;
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	static const char *const hdrs[] = { "Accept: application/json", NULL };
@@ -190,10 +190,8 @@ static int create_claim(struct kube_backend *kb,
 	int ret = -1;
 
 	spec.template_name = opts->template ? opts->template : DEFAULT_TEMPLATE;
-	if (beta) {
-		choose_warm_pool(kb, spec.template_name, opts, &pool);
-		spec.warm_pool = pool.buf;
-	}
+	if (beta)
+		spec.warm_pool = pool;
 	spec.persistent = opts->keep;
 	strbuf_addf(&session, "%s-%ld", opts->purpose ? opts->purpose : "gosbx",
 		    (long)getpid());
@@ -252,7 +250,6 @@ out:
 	strbuf_release(&ttl);
 	strbuf_release(&msg);
 	strbuf_release(&text);
-	strbuf_release(&pool);
 	return ret;
 }
 
@@ -546,6 +543,179 @@ static void renewer_stop(struct kube_backend *kb)
 	kb->renewer_running = 0;
 }
 
+/* ---- limits (lib/backend-kube.h "Limits") ---- */
+
+/*
+ * Limits that a pod template cannot carry: refuse them rather than run
+ * with less isolation than asked (DESIGN.md "Backends").
+ */
+static int check_unsupported_limits(const struct session_opts *opts)
+{
+	if (opts->pids_set && opts->pids > 0)
+		return error("--pids is not available on the kube backend: a "
+			     "pod template has no process limit (the "
+			     "kubelet's podPidsLimit sets one for every pod "
+			     "of a node); leave --pids out, or use "
+			     "--backend=local");
+	if (opts->disk_bytes > 0)
+		return error("--disk is not available on the kube backend: "
+			     "Kubernetes limits a container's ephemeral "
+			     "storage as a whole, not the size of one file; "
+			     "leave --disk out, or use --backend=local");
+	return 0;
+}
+
+/* The memory (bytes) and CPU (cores) limits asked for; 0: none. */
+static void asked_limits(const struct session_opts *opts, int64_t *memory,
+			 double *cpus)
+{
+	*memory = opts->memory_set && opts->memory_bytes > 0
+			  ? opts->memory_bytes
+			  : 0;
+	*cpus = opts->cpus_set && opts->cpus > 0 ? opts->cpus : 0;
+}
+
+/*
+ * GET an agent-sandbox object (plural, name) in the claim's namespace
+ * to check the limits against it. 0 with *out, or -1 with error(): a
+ * missing object, or a forbidden read (which permission is missing).
+ */
+static int get_for_limits(struct kube_backend *kb, const char *group,
+			  const char *version, const char *plural,
+			  const char *kind, const char *name, json_t **out)
+{
+	struct strbuf why = STRBUF_INIT;
+	int r;
+
+	r = kube_object_get(&kb->kc, group, version, kb->ns, plural, name, out,
+			    &why);
+	if (r == 1)
+		error("cannot check the limits asked: no %s '%s' in "
+		      "namespace '%s'",
+		      kind, name, kb->ns);
+	else if (r == 2)
+		error("cannot check the limits asked against %s '%s': %s; "
+		      "the client needs 'get' on %s%s%s in namespace '%s' "
+		      "(manifests/rbac.yaml)",
+		      kind, name, why.buf, plural, group && *group ? "." : "",
+		      group ? group : "", kb->ns);
+	strbuf_release(&why);
+	return r ? -1 : 0;
+}
+
+/*
+ * A new claim with memory or CPU limits asked: the SandboxTemplate it
+ * will use (v1alpha1: template; v1beta1: the warm pool's
+ * spec.sandboxTemplateRef) must limit every container to at most that,
+ * else refuse before the claim exists.
+ */
+static int check_template_limits(struct kube_backend *kb,
+				 const struct session_opts *opts,
+				 const char *template, const char *pool)
+{
+	struct strbuf why = STRBUF_INIT, need = STRBUF_INIT;
+	struct strbuf where = STRBUF_INIT;
+	json_t *pobj = NULL, *tobj = NULL;
+	const char *group = "extensions.agents.x-k8s.io";
+	int64_t memory;
+	double cpus;
+	int ret = -1;
+
+	asked_limits(opts, &memory, &cpus);
+	if (!memory && !cpus)
+		return 0;
+	if (pool) {
+		if (get_for_limits(kb, group, kb->kc.claim_version,
+				   "sandboxwarmpools", "warm pool", pool,
+				   &pobj) < 0)
+			goto out;
+		template = json_object_str(
+			json_object_get(json_object_get(pobj, "spec"),
+					"sandboxTemplateRef"),
+			"name");
+		if (!template || !*template) {
+			error("cannot check the limits asked: warm pool '%s' "
+			      "names no sandboxTemplateRef",
+			      pool);
+			goto out;
+		}
+	}
+	if (get_for_limits(kb, group, kb->kc.claim_version, "sandboxtemplates",
+			   "SandboxTemplate", template, &tobj) < 0)
+		goto out;
+	if (kube_pod_spec_check_limits(
+		    json_object_get(
+			    json_object_get(json_object_get(tobj, "spec"),
+					    "podTemplate"),
+			    "spec"),
+		    memory, cpus, &why, &need)) {
+		strbuf_addf(&where, "template '%s'", template);
+		if (pool)
+			strbuf_addf(&where, " (of warm pool '%s')", pool);
+		error("%s in namespace '%s' does not honour the limits "
+		      "asked: %s; use a template with %s (--template=<name>%s)",
+		      where.buf, kb->ns, why.buf, need.buf,
+		      pool ? ", --warm-pool=<name>" : "");
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(pobj);
+	json_decref(tobj);
+	strbuf_release(&why);
+	strbuf_release(&need);
+	strbuf_release(&where);
+	return ret;
+}
+
+/*
+ * Reattach with memory or CPU limits asked: the claim's pod (what the
+ * kubelet enforces, after any LimitRange defaults) must limit every
+ * container to at most that, else refuse; a pod that cannot be read
+ * refuses too.
+ */
+static int check_pod_limits(struct kube_backend *kb,
+			    const struct session_opts *opts, const char *claim)
+{
+	struct strbuf why = STRBUF_INIT, need = STRBUF_INIT;
+	struct kube_sandbox sb;
+	json_t *pod = NULL;
+	int64_t memory;
+	double cpus;
+	int r, ret = -1;
+
+	asked_limits(opts, &memory, &cpus);
+	if (!memory && !cpus)
+		return 0;
+	kube_sandbox_init(&sb);
+	r = kube_sandbox_get(&kb->kc, kb->ns, kb->sandbox, &sb);
+	if (r > 0)
+		error("cannot check the limits asked: sandbox '%s' of claim "
+		      "'%s' is gone",
+		      kb->sandbox, claim);
+	if (r)
+		goto out;
+	if (get_for_limits(kb, NULL, "v1", "pods", "pod", sb.pod_name.buf,
+			   &pod) < 0)
+		goto out;
+	if (kube_pod_spec_check_limits(json_object_get(pod, "spec"), memory,
+				       cpus, &why, &need)) {
+		error("claim '%s' does not honour the limits asked: its pod "
+		      "'%s': %s; open a new sandbox from a template with %s "
+		      "(--template=<name>), or leave the limits out to "
+		      "reattach",
+		      claim, sb.pod_name.buf, why.buf, need.buf);
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(pod);
+	kube_sandbox_release(&sb);
+	strbuf_release(&why);
+	strbuf_release(&need);
+	return ret;
+}
+
 static int kube_open(struct session *s, const struct session_opts *opts)
 {
 	struct kube_backend *kb = xcalloc(1, sizeof(*kb));
@@ -554,6 +724,7 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	struct kube_ready ready;
 	int64_t timeout = opts->open_timeout_ms > 0 ? opts->open_timeout_ms
 						    : DEFAULT_OPEN_TIMEOUT_MS;
+	struct strbuf pool = STRBUF_INIT;
 	int created = 0;
 
 	pthread_condattr_t ca;
@@ -568,6 +739,8 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	if (opts->ttl_ms > 0)
 		kb->ttl_s = (long)((opts->ttl_ms + 999) / 1000);
 
+	if (check_unsupported_limits(opts) < 0)
+		goto fail;
 	lo.kubeconfig = opts->kubeconfig;
 	lo.context = opts->context;
 	if (kube_config_load(&kb->cfg, &lo) < 0)
@@ -580,16 +753,24 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 		goto fail;
 
 	if (opts->claim) {
-		if (find_claim(kb, opts->claim) < 0)
+		if (find_claim(kb, opts->claim) < 0 ||
+		    check_pod_limits(kb, opts, opts->claim) < 0)
 			goto fail;
 		strbuf_addstr(&name, opts->claim);
 		if (!kb->ttl_s)
 			kb->ttl_s = DEFAULT_TTL_MS / 1000;
 		reattach_renewed(kb);
 	} else {
+		const char *template =
+			opts->template ? opts->template : DEFAULT_TEMPLATE;
+
 		if (!kb->ttl_s)
 			kb->ttl_s = DEFAULT_TTL_MS / 1000;
-		if (create_claim(kb, opts, &name, &rv) < 0)
+		if (!strcmp(kb->kc.claim_version, "v1beta1"))
+			choose_warm_pool(kb, template, opts, &pool);
+		if (check_template_limits(kb, opts, template,
+					  pool.len ? pool.buf : NULL) < 0 ||
+		    create_claim(kb, opts, pool.buf, &name, &rv) < 0)
 			goto fail;
 		created = 1;
 		kb->renewed_ms = now_ms();
@@ -608,6 +789,7 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	s->backend = kb;
 	renewer_start(s, kb);
 	strbuf_release(&rv);
+	strbuf_release(&pool);
 	kube_ready_release(&ready);
 	return 0;
 
@@ -624,6 +806,7 @@ fail:
 	kb_free(kb);
 	strbuf_release(&name);
 	strbuf_release(&rv);
+	strbuf_release(&pool);
 	kube_ready_release(&ready);
 	return -1;
 }

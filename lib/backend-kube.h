@@ -24,6 +24,36 @@
  *
  * Reattach (opts->claim): GET the claim, require Ready, connect.
  *
+ * Limits (DESIGN.md "Backends": isolation fails closed). A claim has
+ * no resources field: its limits are the SandboxTemplate's, so they
+ * are checked, never set:
+ * - memory and CPU asked (memory_set with memory_bytes > 0, cpus_set
+ *   with cpus > 0): before a new claim is created, GET the template it
+ *   will use (v1alpha1: the template; v1beta1: the chosen warm pool's
+ *   spec.sandboxTemplateRef) and require every container of
+ *   spec.podTemplate.spec to have resources.limits.memory (cpu) at most
+ *   the asked value (kube_pod_spec_check_limits() in lib/kube.h);
+ *   otherwise fail with "template '<t>' in namespace '<ns>' does not
+ *   honour the limits asked: container '<c>' has memory limit 2Gi,
+ *   above the 512Mi asked; use a template with ..." and create
+ *   nothing. A template or pool that is missing or may not be read
+ *   (403: "the client needs 'get' on sandboxtemplates...") fails too.
+ *   On reattach with limits asked, the claim's pod (what the kubelet
+ *   enforces, LimitRange defaults included) is checked the same way
+ *   and the reattach refused when it is over or cannot be read: the
+ *   safe choice, since the caller asked for a bound it would otherwise
+ *   not get. "None" (<0), 0 or not set: no check; the local defaults
+ *   (2 GiB, 2 CPUs, 512 pids) do not apply, the template's limits do.
+ * - pids (pids_set, pids > 0) and disk_bytes > 0: refused ("--pids is
+ *   not available on the kube backend: ..."): a pod template has no
+ *   process limit (the kubelet's podPidsLimit is per node) and no
+ *   per-file size limit.
+ * - network: not enforced either way. A pod has the cluster network
+ *   unless a NetworkPolicy (the template's spec.networkPolicy, managed
+ *   by agent-sandbox, or the namespace's) restricts it; opts->network
+ *   = 1 grants nothing more and network = 0 (the default, and what the
+ *   jobs toolset sets) takes nothing away, so it is not refused.
+ *
  * Router headers on every runtime request: X-Sandbox-ID (the bound
  * Sandbox's name, which differs from the claim's for a warm-pool
  * sandbox), X-Sandbox-Namespace, X-Sandbox-Port: 8888,

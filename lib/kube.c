@@ -5,6 +5,7 @@
 #include "kubeconfig.h"
 #include "usage.h"
 
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -973,4 +974,261 @@ int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
 	strbuf_release(&q);
 	strbuf_release(&f);
 	return ret;
+}
+
+int kube_object_get(struct kube_client *kc, const char *group,
+		    const char *version, const char *ns, const char *plural,
+		    const char *name, json_t **out, struct strbuf *why)
+{
+	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *ans = NULL;
+	long st;
+	int ret = -1;
+
+	*out = NULL;
+	if (group && *group)
+		strbuf_addf(&p, "/apis/%s/%s/namespaces/", group, version);
+	else
+		strbuf_addf(&p, "/api/%s/namespaces/", version);
+	http_pct_encode_path(&p, ns_or(kc, ns));
+	strbuf_addf(&p, "/%s/", plural);
+	http_pct_encode_path(&p, name);
+	st = kube_json(kc, "GET", p.buf, NULL, NULL, NULL, &ans);
+	if (st == 404) {
+		ret = 1;
+	} else if (st == 403) {
+		const char *msg = json_object_str(ans, "message");
+
+		if (why)
+			strbuf_addstr(why, msg && *msg ? msg : "HTTP 403");
+		ret = 2;
+	} else if (st >= 0 && (st / 100 != 2 || !json_is_object(ans))) {
+		strbuf_addf(&what, "cannot get %s %s", plural, name);
+		ret = kube_status_error(what.buf, st, ans);
+	} else if (st >= 0) {
+		*out = ans;
+		ans = NULL;
+		ret = 0;
+	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&what);
+	return ret;
+}
+
+int kube_parse_quantity(const char *s, double *out)
+{
+	static const char digits[] = "0123456789";
+	static const char binary[] = "KMGTPE";
+	static const struct {
+		char suffix;
+		const char *exp;
+	} decimal[] = {
+		{ 'n', "-9" }, { 'u', "-6" }, { 'm', "-3" },
+		{ 'k', "3" },  { 'M', "6" },  { 'G', "9" },
+		{ 'T', "12" }, { 'P', "15" }, { 'E', "18" },
+	};
+	struct strbuf num = STRBUF_INIT;
+	const char *p = s, *exp = NULL, *q;
+	size_t int_len, frac_len = 0;
+	int shift = 0, ret = -1;
+	char *end;
+	double v;
+
+	if (!s)
+		return -1;
+	if (*p == '+' || *p == '-')
+		p++;
+	int_len = strspn(p, digits);
+	p += int_len;
+	if (*p == '.') {
+		p++;
+		frac_len = strspn(p, digits);
+		p += frac_len;
+	}
+	if (!int_len && !frac_len)
+		return -1;
+	strbuf_add(&num, s, p - s);
+	if (!*p) {
+		/* no suffix */
+	} else if (p[1] == 'i' && !p[2] && strchr(binary, *p)) {
+		shift = 10 * (int)(strchr(binary, *p) - binary + 1);
+	} else if (!p[1]) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(decimal); i++)
+			if (*p == decimal[i].suffix)
+				exp = decimal[i].exp;
+		if (!exp)
+			goto out;
+	} else if (*p == 'e' || *p == 'E') {
+		q = p + 1;
+		if (*q == '+' || *q == '-')
+			q++;
+		if (!*q || q[strspn(q, digits)])
+			goto out;
+		exp = p + 1;
+	} else {
+		goto out;
+	}
+	if (exp)
+		strbuf_addf(&num, "e%s", exp);
+	errno = 0;
+	v = strtod(num.buf, &end);
+	/* ERANGE on underflow too: a tiny value is 0 then */
+	if (*end || (errno == ERANGE && fabs(v) > 1) || !isfinite(v))
+		goto out;
+	v = ldexp(v, shift);
+	if (!isfinite(v))
+		goto out;
+	*out = v;
+	ret = 0;
+out:
+	strbuf_release(&num);
+	return ret;
+}
+
+/* A limit of resources.limits: its text (appended) and value. 0 or -1. */
+static int limit_value(json_t *v, struct strbuf *text, double *out)
+{
+	if (json_is_string(v)) {
+		strbuf_addstr(text, json_string_value(v));
+		return kube_parse_quantity(json_string_value(v), out);
+	}
+	if (json_is_integer(v)) {
+		strbuf_addf(text, "%" PRIdMAX, (intmax_t)json_integer_value(v));
+		*out = (double)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_real(v)) {
+		strbuf_addf(text, "%g", json_real_value(v));
+		*out = json_real_value(v);
+		return 0;
+	}
+	strbuf_addstr(text, v ? "(not a quantity)" : "");
+	return -1;
+}
+
+/* Bytes as a Kubernetes quantity: "512Mi", "2Gi", or plain bytes. */
+static void format_bytes(struct strbuf *sb, int64_t b)
+{
+	static const char *const units[] = {
+		"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		int64_t u = (int64_t)1 << (10 * (ARRAY_SIZE(units) - i));
+
+		if (b >= u && b % u == 0) {
+			strbuf_addf(sb, "%" PRId64 "%s", b / u, units[i]);
+			return;
+		}
+	}
+	strbuf_addf(sb, "%" PRId64, b);
+}
+
+/*
+ * Is the limit value v within asked (memory in bytes, cpu in cores)?
+ * Kubernetes rounds a memory limit up to whole bytes and a CPU limit
+ * up to whole millicores (resource.Quantity Value() and MilliValue()).
+ */
+static int within(int is_cpu, double v, int64_t asked_bytes, double asked_cpus)
+{
+	if (is_cpu)
+		return ceil(v * 1000 - 1e-6) <= floor(asked_cpus * 1000 + 1e-6);
+	return ceil(v) <= (double)asked_bytes;
+}
+
+/* One resource ("memory" or "cpu") of kube_pod_spec_check_limits(). */
+static int check_resource(json_t *spec, const char *res, int64_t asked_bytes,
+			  double asked_cpus, struct strbuf *why,
+			  struct strbuf *need)
+{
+	struct strbuf asked = STRBUF_INIT, text = STRBUF_INIT;
+	int is_cpu = !strcmp(res, "cpu");
+	json_t *containers, *c, *lim;
+	double v;
+	size_t i;
+	int ret = 1;
+
+	if (is_cpu)
+		strbuf_addf(&asked, "%g", asked_cpus);
+	else
+		format_bytes(&asked, asked_bytes);
+
+	/* a pod-level limit bounds all containers together */
+	lim = json_object_get(
+		json_object_get(json_object_get(spec, "resources"), "limits"),
+		res);
+	if (lim && !limit_value(lim, &text, &v) && v > 0 &&
+	    within(is_cpu, v, asked_bytes, asked_cpus)) {
+		ret = 0;
+		goto out;
+	}
+
+	containers = json_object_get(spec, "containers");
+	if (!json_array_size(containers)) {
+		strbuf_addstr(why, "the pod template has no containers");
+		goto done;
+	}
+	json_array_foreach (containers, i, c) {
+		const char *name = json_object_str(c, "name");
+
+		if (!name)
+			name = "";
+		strbuf_reset(&text);
+		lim = json_object_get(
+			json_object_get(json_object_get(c, "resources"),
+					"limits"),
+			res);
+		if (!lim) {
+			strbuf_addf(why,
+				    "container '%s' has no %s limit (%s "
+				    "asked)",
+				    name, res, asked.buf);
+			goto done;
+		}
+		if (limit_value(lim, &text, &v) < 0) {
+			strbuf_addf(why,
+				    "container '%s' has an unreadable %s "
+				    "limit '%s'",
+				    name, res, text.buf);
+			goto done;
+		}
+		if (v <= 0) {
+			strbuf_addf(why,
+				    "container '%s' has %s limit %s, which "
+				    "sets none (%s asked)",
+				    name, res, text.buf, asked.buf);
+			goto done;
+		}
+		if (!within(is_cpu, v, asked_bytes, asked_cpus)) {
+			strbuf_addf(why,
+				    "container '%s' has %s limit %s, above "
+				    "the %s asked",
+				    name, res, text.buf, asked.buf);
+			goto done;
+		}
+	}
+	ret = 0;
+	goto out;
+done:
+	strbuf_addf(need, "resources.limits.%s at most %s in every container",
+		    res, asked.buf);
+out:
+	strbuf_release(&asked);
+	strbuf_release(&text);
+	return ret;
+}
+
+int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
+			       struct strbuf *why, struct strbuf *need)
+{
+	if (memory_bytes > 0 &&
+	    check_resource(spec, "memory", memory_bytes, 0, why, need))
+		return 1;
+	if (cpus > 0 && check_resource(spec, "cpu", 0, cpus, why, need))
+		return 1;
+	return 0;
 }

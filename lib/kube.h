@@ -194,4 +194,53 @@ int kube_can_i(struct kube_client *kc, const char *verb, const char *group,
 int kube_events_for(struct kube_client *kc, const char *ns, const char *kind,
 		    const char *name, json_t **out);
 
+/*
+ * GET one object at /apis/<group>/<version>/namespaces/<ns>/<plural>/
+ * <name> (group NULL or "": the core API, /api/<version>/...); ns NULL
+ * for kc->namespace. *out gets a new reference to the object. Returns
+ * 0; 1 when it does not exist (404) and 2 when reading it is forbidden
+ * (403, RBAC), both without a message, why (may be NULL) getting the
+ * server's Status message for 403 so that the caller can say which
+ * permission is missing; or -1 with error() ("cannot get <plural>
+ * <name>: <Status message>", transport errors).
+ */
+int kube_object_get(struct kube_client *kc, const char *group,
+		    const char *version, const char *ns, const char *plural,
+		    const char *name, json_t **out, struct strbuf *why);
+
+/*
+ * Parse a Kubernetes resource quantity (k8s.io/apimachinery
+ * resource.Quantity, as in resources.limits): an optional sign, a
+ * decimal number ("2", "1.5", ".5", "2."), then at most one suffix:
+ * binary Ki Mi Gi Ti Pi Ei (powers of 1024), decimal n u m k M G T P E
+ * (10^-9 ... 10^18; "m" is milli, so "250m" CPU is 0.25), or an
+ * exponent e/E with an optional sign and digits ("129e6"). No spaces.
+ * *out gets the value in base units (bytes for memory, cores for cpu);
+ * the number is rounded once, so integers up to 2^53 and milli values
+ * come out exact. Returns 0, or -1 without a message for anything else
+ * (empty, garbage, a fractional exponent, an unknown suffix, a value
+ * beyond the range of a double); the caller names the field.
+ */
+int kube_parse_quantity(const char *s, double *out);
+
+/*
+ * Does the PodSpec spec (spec.podTemplate.spec of a SandboxTemplate or
+ * Sandbox, or a Pod's spec) keep every container within the limits a
+ * caller asked for: resources.limits.memory at most memory_bytes
+ * (bytes; <= 0: not asked) and resources.limits.cpu at most cpus
+ * (cores; <= 0: not asked)? A pod-level spec.resources.limits value
+ * within the asked one is enough for that resource (it bounds all the
+ * containers together). A container with no limit, a zero limit (the
+ * kubelet then sets none) or an unreadable one does not keep within.
+ * Returns 0 when everything is within; 1 when not, with why (appended)
+ * saying what is wrong ("container 'runtime' has memory limit 2Gi,
+ * above the 512Mi asked") and need (appended) what a pod spec must
+ * have instead ("resources.limits.memory at most 512Mi in every
+ * container"). No error() is printed: the caller knows what to fix
+ * (issue "kube limits": the kube backend fails closed, DESIGN.md
+ * "Backends").
+ */
+int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
+			       struct strbuf *why, struct strbuf *need);
+
 #endif /* KUBE_H */
