@@ -44,12 +44,12 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# Linked libraries. libarchive and libmicrohttpd are loaded on first use
-# with dlopen() by the shims lib/dl-archive.c and lib/dl-mhd.c (lib/dl.h):
-# only their cflags are used, except that gosbx-runtime and the test
-# programs link the real libmicrohttpd (MHD_LIBS).
-PKGS = jansson libcurl yaml-0.1 libseccomp readline libcrypto
-DL_PKGS = libarchive libmicrohttpd
+# Linked libraries. libarchive, libmicrohttpd and readline are loaded on
+# first use with dlopen() by the shims lib/dl-*.c (lib/dl.h): only their
+# cflags are used, except that gosbx-runtime and the test programs link
+# the real libmicrohttpd (MHD_LIBS).
+PKGS = jansson libcurl yaml-0.1 libseccomp libcrypto
+DL_PKGS = libarchive libmicrohttpd readline
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)

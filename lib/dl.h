@@ -21,6 +21,8 @@
  *
  *   lib/dl-archive.c  libarchive.so.13 (Debian package libarchive13);
  *                     in libgosbx.a: no program links libarchive.
+ *   lib/dl-readline.c libreadline.so.8 (libreadline8); in libgosbx.a,
+ *                     used by the REPL of `gosbx exec` only.
  *   lib/dl-mhd.c      libmicrohttpd.so.12 (libmicrohttpd12); linked
  *                     into `gosbx` only (`gosbx mcp --http`):
  *                     gosbx-runtime needs the server at start and links
@@ -63,5 +65,16 @@ void *dl_sym(void *handle, const char *soname, const char *package,
  * stderr.
  */
 const char *dl_archive_error(void);
+
+/*
+ * Load readline (lib/dl-readline.c) and set its variables for the REPL
+ * of `gosbx exec` (builtin/repl.c): rl_catch_signals = 0 and
+ * rl_catch_sigwinch = 0 (the REPL handles signals itself),
+ * rl_readline_name = name (for ~/.inputrc; name must outlive the REPL).
+ * Readline's variables are not shimmed: callers read the history state
+ * through history_get_history_state(). Returns 0, or -1 after error()
+ * with the reason. Not thread-safe (readline is not).
+ */
+int dl_readline_init(const char *name);
 
 #endif /* DL_H */

@@ -1,11 +1,12 @@
 #!/bin/sh
 test_description='libraries loaded on first use (dlopen shims, lib/dl.h)
 
-gosbx loads libarchive and libmicrohttpd only when a command needs them,
-and gosbx-runtime loads libarchive only for its archive endpoints. When a
-library cannot be loaded, the command or the request fails with a message
-that names the library and the package to install, and a server keeps
-serving. GOSBX_TEST_DL_DIR points the shims at a directory without the
+gosbx loads libarchive, libmicrohttpd and readline only when a command
+needs them (readline: the REPL of gosbx exec, tested in t2002), and
+gosbx-runtime loads libarchive only for its archive endpoints. When a
+library cannot be loaded, the command or the request fails with a
+message that names the library and the package to install, and a server
+keeps serving. GOSBX_TEST_DL_DIR points the shims at a directory without the
 libraries.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-runtime.sh
@@ -23,10 +24,10 @@ needed() {
 	sed -n "s/.*(NEEDED).*\[\(.*\)\]/\1/p" dyn
 }
 
-test_expect_success READELF 'gosbx links neither libarchive nor libmicrohttpd' '
+test_expect_success READELF 'gosbx links no libarchive, libmicrohttpd, readline' '
 	needed gosbx >libs &&
 	test_grep "^libcurl" libs &&
-	! grep -E "^lib(archive|microhttpd)" libs
+	! grep -E "^lib(archive|microhttpd|readline)" libs
 '
 
 test_expect_success READELF 'gosbx-runtime links libmicrohttpd, not libarchive' '
@@ -122,7 +123,7 @@ test_expect_success 'gosbx mcp --http without libmicrohttpd fails with the reaso
 	test_grep "cannot start the HTTP server" err
 '
 
-test_expect_success 'commands that need neither library ignore a missing one' '
+test_expect_success 'commands that need none of them ignore missing ones' '
 	env GOSBX_TEST_DL_DIR="$NOLIB" gosbx --version >out 2>err &&
 	test_grep "^gosbx version " out &&
 	test ! -s err
