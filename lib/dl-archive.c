@@ -141,6 +141,8 @@ const char *dl_archive_error(void)
 			fn.name args;                                          \
 	}
 
+/* the shims below are macro calls: keep them as written */
+/* clang-format off */
 SHIM_NEW(struct archive, archive_read_new)
 SHIM_NEW(struct archive, archive_write_new)
 SHIM_NEW(struct archive, archive_write_disk_new)
@@ -260,3 +262,4 @@ SHIM(const char *, archive_entry_symlink, (struct archive_entry *e), (e),
 SHIM(la_int64_t, archive_entry_uid, (struct archive_entry *e), (e), 0)
 SHIM(const char *, archive_entry_uname, (struct archive_entry *e), (e), NULL)
 SHIM_VOID(archive_entry_xattr_clear, (struct archive_entry *e), (e))
+/* clang-format on */

@@ -99,6 +99,8 @@ int dl_readline_init(const char *name)
 			fn.name args;                                          \
 	}
 
+/* the shims below are macro calls: keep them as written */
+/* clang-format off */
 /* history: errno-style int results, as the library returns them */
 SHIM_VOID(add_history, (const char *line), (line))
 SHIM(int, append_history, (int n, const char *file), (n, file), ENOENT)
@@ -125,3 +127,4 @@ SHIM_VOID(rl_redisplay, (void), ())
 SHIM_VOID(rl_replace_line, (const char *text, int clear_undo),
 	  (text, clear_undo))
 SHIM_VOID(rl_resize_terminal, (void), ())
+/* clang-format on */

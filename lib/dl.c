@@ -37,7 +37,8 @@ void *dl_sym(void *handle, const char *soname, const char *package,
 		return p;
 	msg = dlerror();
 	strbuf_reset(why);
-	strbuf_addf(why, "%s could not be loaded: no symbol '%s' (%s); "
+	strbuf_addf(why,
+		    "%s could not be loaded: no symbol '%s' (%s); "
 		    "install %s",
 		    soname, name, msg ? msg : "null address", package);
 	return NULL;
