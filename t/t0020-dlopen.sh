@@ -96,6 +96,7 @@ test_expect_success 'gosbx push without libarchive fails with the reason' '
 	fails_with_err env GOSBX_TEST_DL_DIR="$NOLIB" \
 		gosbx --backend=url --url="$url" push f.txt tree &&
 	archive_reason err &&
+	test_line_count = 1 err &&
 	! test -e work/f.txt &&
 	! test -e work/tree
 '
@@ -114,6 +115,23 @@ test_expect_success 'the seed client tar (exec -f a/b) fails with the reason' '
 		cat d/g.txt >out &&
 	archive_reason err &&
 	! test -e work/d/g.txt
+'
+
+# a library under the right name without the right symbols: jansson's
+WRONG=$TRASH_DIRECTORY/wrong-libs
+mkdir -p "$WRONG"
+jansson=$(ldd "$GOSBX_BUILD_DIR/gosbx" 2>/dev/null |
+	sed -n "s/.*libjansson\.so\.4 => \(\/[^ ]*\).*/\1/p")
+if test -n "$jansson" && test -f "$jansson"; then
+	ln -s "$jansson" "$WRONG/libarchive.so.13" &&
+	test_set_prereq WRONGLIB
+fi
+
+test_expect_success WRONGLIB 'a libarchive without its symbols: the reason names one' '
+	url=$(cat rt.url) &&
+	fails_with_err env GOSBX_TEST_DL_DIR="$WRONG" \
+		gosbx --backend=url --url="$url" push f.txt &&
+	test_grep "libarchive\.so\.13 could not be loaded: no symbol .archive_[a-z_]*. (.*); install libarchive13" err
 '
 
 test_expect_success 'gosbx mcp --http without libmicrohttpd fails with the reason' '
