@@ -44,11 +44,17 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-PKGS = libmicrohttpd jansson libarchive libcurl yaml-0.1 libseccomp readline libcrypto
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# Linked libraries. libarchive, libmicrohttpd and readline are loaded on
+# first use with dlopen() by the shims lib/dl-*.c (lib/dl.h): only their
+# cflags are used, except that gosbx-runtime and the test programs link
+# the real libmicrohttpd (MHD_LIBS).
+PKGS = jansson libcurl yaml-0.1 libseccomp libcrypto
+DL_PKGS = libarchive libmicrohttpd readline
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
-LIBS = $(PKG_LIBS) -lwslay -lm
+LIBS = $(PKG_LIBS) -lwslay -lm -ldl
 
 ifndef V
 QUIET_CC = @echo '   ' CC $@;
@@ -56,7 +62,9 @@ QUIET_LINK = @echo '   ' LINK $@;
 QUIET_AR = @echo '   ' AR $@;
 endif
 
-LIB_SRC = $(sort $(wildcard lib/*.c))
+# lib/dl-mhd.c stands in for libmicrohttpd in gosbx only (lib/dl.h)
+DL_MHD_OBJ = $(O)/lib/dl-mhd.o
+LIB_SRC = $(filter-out lib/dl-mhd.c,$(sort $(wildcard lib/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
 HELPER_SRC = $(sort $(wildcard t/helper/*.c))
@@ -80,18 +88,21 @@ $(O)/%.o: %.c
 $(LIBGOSBX): $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-$(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(LIBGOSBX)
+$(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(DL_MHD_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(O)/gosbx.o $(BUILTIN_OBJ) \
-		$(LIBGOSBX) $(LIBS)
+		$(DL_MHD_OBJ) $(LIBGOSBX) $(LIBS)
 
 $(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) \
+		$(MHD_LIBS) $(LIBS)
 
 $(O)/t/helper/%: $(O)/t/helper/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
+		$(LIBS)
 
 $(O)/t/unit/%: $(O)/t/unit/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(LIBS) -lcmocka
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
+		$(LIBS) -lcmocka
 
 # Tests: T selects scripts, e.g. make test T='t3*.sh'
 T ?=
@@ -112,7 +123,7 @@ doc:
 	$(MAKE) -C Documentation
 
 check:
-	@clang-format --dry-run --Werror $(LIB_SRC) $(BUILTIN_SRC) \
+	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl-mhd.c $(BUILTIN_SRC) \
 		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \

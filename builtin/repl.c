@@ -14,6 +14,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "dir.h"
+#include "dl.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -71,11 +72,14 @@ static void history_open(struct repl *r)
 
 static void history_save(struct repl *r, const char *line)
 {
+	/* readline's variables are not reachable through lib/dl.h */
+	HISTORY_STATE *hs = history_get_history_state();
 	HIST_ENTRY *prev =
-		history_length ? history_get(history_base + history_length - 1)
-			       : NULL;
+		hs && hs->length ? hs->entries[hs->length - 1] : NULL;
+	int same = prev && !strcmp(prev->line, line);
 
-	if (prev && !strcmp(prev->line, line))
+	free(hs);
+	if (same)
 		return; /* no runs of the same line */
 	add_history(line);
 	if (!r->history.len)
@@ -434,13 +438,13 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig)
 	struct sigaction sa, old_winch;
 	int status = 0;
 
+	/* loaded now, not at start (lib/dl.h) */
+	if (dl_readline_init("gosbx") < 0)
+		return 125;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_winch;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGWINCH, &sa, &old_winch);
-	rl_catch_signals = 0;
-	rl_catch_sigwinch = 0;
-	rl_readline_name = "gosbx";
 	history_open(&r);
 	strbuf_addf(&prompt, "%s:/app$ ", s->claim);
 	printf("sandbox '%s': each line runs in /app; :help for more, "

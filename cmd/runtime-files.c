@@ -6,6 +6,7 @@
  */
 #include "compat.h"
 #include "dir.h"
+#include "dl.h"
 #include "json.h"
 #include "log.h"
 #include "runtime.h"
@@ -545,10 +546,15 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "dir");
 	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
 	struct tar_stats st = { 0 };
+	const char *no_lib;
 	enum MHD_Result ret;
 
 	if (r->too_large)
 		return reply_too_large(c, r);
+	/* loaded on first use (lib/dl.h): a server-side failure, not 400 */
+	no_lib = dl_archive_error();
+	if (no_lib)
+		return reply_error(c, r, 500, "%s", no_lib);
 	if (r->write_failed)
 		return reply_error(c, r, 500, "cannot store archive: %s",
 				   strerror(r->write_failed));
@@ -603,8 +609,13 @@ enum MHD_Result handle_archive_out(struct MHD_Connection *c, struct request *r)
 	struct stat st;
 	pthread_t th;
 	pthread_attr_t attr;
+	const char *no_lib;
 	int fds[2];
 
+	/* before the 200: the tar is written once the answer has started */
+	no_lib = dl_archive_error();
+	if (no_lib)
+		return reply_error(c, r, 500, "%s", no_lib);
 	if (workpath_resolve(rt.root, path ? path : "", &abs, &rel) < 0) {
 		strbuf_release(&abs);
 		strbuf_release(&rel);

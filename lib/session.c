@@ -4,6 +4,7 @@
  * (spec/runtime-api.md) on top, with the upstream fallbacks.
  */
 #include "compat.h"
+#include "dl.h"
 #include "http.h"
 #include "json.h"
 #include "session.h"
@@ -914,6 +915,9 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 
 	if (dir && *dir && session_check_path(dir) < 0)
 		return -1;
+	/* before the upload starts: its empty body would hide the reason */
+	if (dl_archive_error())
+		return error("%s", dl_archive_error());
 	touch(s);
 	if (!(s->features & SESSION_FEAT_ARCHIVE)) {
 		struct strbuf tar = STRBUF_INIT;

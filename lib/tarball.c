@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "exec.h"
 #include "tarball.h"
+#include "dl.h"
 #include "strvec.h"
 #include "usage.h"
 
@@ -31,6 +32,18 @@ static int PRINTF_LIKE(2, 3) fail(struct strbuf *err, const char *fmt, ...)
 		error("%s", msg.buf);
 	strbuf_release(&msg);
 	return -1;
+}
+
+/*
+ * libarchive is loaded on first use (lib/dl.h): when it cannot be, say
+ * why into err rather than letting its constructors fail as if out of
+ * memory. Returns 0 or -1.
+ */
+static int need_libarchive(struct strbuf *err)
+{
+	const char *why = dl_archive_error();
+
+	return why ? fail(err, "%s", why) : 0;
 }
 
 /*
@@ -598,6 +611,8 @@ static struct archive *open_reader(int fd, struct strbuf *err)
 {
 	struct archive *a;
 
+	if (need_libarchive(err) < 0)
+		return NULL;
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		fail(err, "cannot rewind archive: %s", strerror(errno));
 		return NULL;
@@ -897,6 +912,8 @@ static int out_open(struct tar_out *o, tar_write_fn fn, void *data,
 	o->fn = fn;
 	o->data = data;
 	o->err = err;
+	if (need_libarchive(err) < 0)
+		return -1;
 	o->a = archive_write_new();
 	o->e = archive_entry_new();
 	if (!o->a || !o->e) {
@@ -1335,6 +1352,8 @@ int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
 		}
 	}
 
+	if (need_libarchive(err) < 0)
+		goto out;
 	a = archive_write_new();
 	e = archive_entry_new();
 	if (!a || !e) {

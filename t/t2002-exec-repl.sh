@@ -189,6 +189,38 @@ test_expect_success ':reset empties /app, :help lists the meta commands' '
 	test_cmp expect out
 '
 
+test_expect_success 'a line repeated at once is kept once in the history' '
+	cat >s7 <<-\EOF &&
+	expect t2002:/app$ 
+	send echo twice-1
+	expect t2002:/app$ 
+	send echo twice-1
+	expect t2002:/app$ 
+	send echo twice-2
+	expect t2002:/app$ 
+	send echo twice-1
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s7 &&
+	grep "^echo twice-" "$history" >got &&
+	printf "echo twice-1\necho twice-2\necho twice-1\n" >expect &&
+	test_cmp expect got
+'
+
+# readline is loaded on first use (lib/dl.h); GOSBX_TEST_DL_DIR points
+# the loader at a directory without it
+test_expect_success 'without readline the REPL fails clearly (125)' '
+	mkdir -p no-libs &&
+	cat >s8 <<-\EOF &&
+	expect install libreadline8
+	EOF
+	test_expect_code 125 python3 pty-drive.py s8 \
+		env GOSBX_TEST_DL_DIR="$PWD/no-libs" \
+		gosbx exec --claim=t2002 &&
+	test_grep "libreadline\.so\.8 could not be loaded: .*no-libs/libreadline\.so\.8" pty.log
+'
+
 test_expect_success 'the REPL without --claim is a usage error' '
 	cat >s6 <<-\EOF &&
 	expect gosbx exec --claim

@@ -1,0 +1,130 @@
+#include "compat.h"
+#include "dl.h"
+#include "usage.h"
+
+#include <pthread.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+/*
+ * GNU readline for the REPL of `gosbx exec` (builtin/repl.c), loaded by
+ * dl_readline_init() (lib/dl.h). Each function has the prototype of
+ * <readline/readline.h> or <readline/history.h> and calls the library's
+ * own through a pointer of the same type (__typeof__). Readline's
+ * variables cannot be shimmed: dl_readline_init() sets the ones the REPL
+ * needs.
+ */
+
+#define SONAME "libreadline.so.8"
+#define PACKAGE "libreadline8"
+
+#define READLINE_SYMBOLS(X)                                                    \
+	X(add_history)                                                         \
+	X(append_history)                                                      \
+	X(clear_history)                                                       \
+	X(history_get_history_state)                                           \
+	X(history_truncate_file)                                               \
+	X(read_history)                                                        \
+	X(rl_callback_handler_install)                                         \
+	X(rl_callback_handler_remove)                                          \
+	X(rl_callback_read_char)                                               \
+	X(rl_callback_sigcleanup)                                              \
+	X(rl_catch_signals)                                                    \
+	X(rl_catch_sigwinch)                                                   \
+	X(rl_crlf)                                                             \
+	X(rl_echo_signal_char)                                                 \
+	X(rl_free_line_state)                                                  \
+	X(rl_on_new_line)                                                      \
+	X(rl_readline_name)                                                    \
+	X(rl_redisplay)                                                        \
+	X(rl_replace_line)                                                     \
+	X(rl_resize_terminal)                                                  \
+	X(stifle_history)                                                      \
+	X(using_history)                                                       \
+	X(write_history)
+
+#define MEMBER(name) __typeof__(name) *name;
+static struct {
+	READLINE_SYMBOLS(MEMBER)
+} fn;
+#undef MEMBER
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_ok;
+static char load_error[1024];
+
+static void load(void)
+{
+	struct strbuf why = STRBUF_INIT;
+	void *h = dl_open(SONAME, PACKAGE, &why);
+
+#define RESOLVE(name)                                                          \
+	if (h && !(fn.name = dl_sym(h, SONAME, PACKAGE, #name, &why)))         \
+		h = NULL;
+	READLINE_SYMBOLS(RESOLVE)
+#undef RESOLVE
+	if (h)
+		load_ok = 1;
+	else
+		snprintf(load_error, sizeof(load_error), "%s", why.buf);
+	strbuf_release(&why);
+}
+
+static int loaded(void)
+{
+	pthread_once(&load_once, load);
+	return load_ok;
+}
+
+int dl_readline_init(const char *name)
+{
+	if (!loaded())
+		return error("%s", load_error);
+	*fn.rl_catch_signals = 0;
+	*fn.rl_catch_sigwinch = 0;
+	*fn.rl_readline_name = name;
+	return 0;
+}
+
+#define SHIM(ret, name, params, args, fail)                                    \
+	ret name params                                                        \
+	{                                                                      \
+		return loaded() ? fn.name args : (fail);                       \
+	}
+
+#define SHIM_VOID(name, params, args)                                          \
+	void name params                                                       \
+	{                                                                      \
+		if (loaded())                                                  \
+			fn.name args;                                          \
+	}
+
+/* the shims below are macro calls: keep them as written */
+/* clang-format off */
+/* history: errno-style int results, as the library returns them */
+SHIM_VOID(add_history, (const char *line), (line))
+SHIM(int, append_history, (int n, const char *file), (n, file), ENOENT)
+SHIM_VOID(clear_history, (void), ())
+SHIM(HISTORY_STATE *, history_get_history_state, (void), (), NULL)
+SHIM(int, history_truncate_file, (const char *file, int n), (file, n),
+     ENOENT)
+SHIM(int, read_history, (const char *file), (file), ENOENT)
+SHIM_VOID(stifle_history, (int max), (max))
+SHIM_VOID(using_history, (void), ())
+SHIM(int, write_history, (const char *file), (file), ENOENT)
+
+/* line editing */
+SHIM_VOID(rl_callback_handler_install,
+	  (const char *prompt, rl_vcpfunc_t *handler), (prompt, handler))
+SHIM_VOID(rl_callback_handler_remove, (void), ())
+SHIM_VOID(rl_callback_read_char, (void), ())
+SHIM_VOID(rl_callback_sigcleanup, (void), ())
+SHIM(int, rl_crlf, (void), (), -1)
+SHIM_VOID(rl_echo_signal_char, (int sig), (sig))
+SHIM_VOID(rl_free_line_state, (void), ())
+SHIM(int, rl_on_new_line, (void), (), -1)
+SHIM_VOID(rl_redisplay, (void), ())
+SHIM_VOID(rl_replace_line, (const char *text, int clear_undo),
+	  (text, clear_undo))
+SHIM_VOID(rl_resize_terminal, (void), ())
+/* clang-format on */

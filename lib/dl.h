@@ -1,0 +1,80 @@
+#ifndef DL_H
+#define DL_H
+
+#include "compat.h"
+#include "strbuf.h"
+
+/*
+ * Libraries loaded on first use with dlopen() instead of being linked,
+ * so that a command that never needs them does not pay for loading
+ * them (and their dependencies) at start: `gosbx --version` is the
+ * floor under every command (t/perf/README.md, section `local`).
+ *
+ * Shims, one per library: each defines the library functions gosbx uses,
+ * with the library's own prototypes (its header is included, so the
+ * compiler checks them), and the callers do not change. The first call
+ * of any of them loads the library and resolves every symbol the shim
+ * needs, once per process (pthread_once). When that fails, each shim
+ * function returns the library's own error value (NULL, ARCHIVE_FATAL,
+ * MHD_NO...) and the constructors report the reason with error(); the
+ * process keeps running.
+ *
+ *   lib/dl-archive.c  libarchive.so.13 (Debian package libarchive13);
+ *                     in libgosbx.a: no program links libarchive.
+ *   lib/dl-readline.c libreadline.so.8 (libreadline8); in libgosbx.a,
+ *                     used by the REPL of `gosbx exec` only.
+ *   lib/dl-mhd.c      libmicrohttpd.so.12 (libmicrohttpd12); linked
+ *                     into `gosbx` only (`gosbx mcp --http`):
+ *                     gosbx-runtime needs the server at start and links
+ *                     the real library, and so do the test programs.
+ *
+ * Test knob: GOSBX_TEST_DL_DIR=<dir> makes every shim load
+ * <dir>/<soname> instead of <soname> from the loader's search path. A
+ * directory without the library stands for a machine where it is not
+ * installed (t/t0020-dlopen.sh). For tests only; not for production.
+ */
+
+/*
+ * dlopen(soname, RTLD_NOW | RTLD_LOCAL) (or <GOSBX_TEST_DL_DIR>/soname).
+ *
+ * soname:  the library's SONAME, e.g. "libarchive.so.13".
+ * package: the Debian package that installs it, for the message.
+ * why:     on failure, reset and set to "<soname> could not be loaded:
+ *          <dlerror()>; install <package>".
+ *
+ * Returns the handle (the caller keeps it for the life of the process;
+ * it is never closed), or NULL on failure. Thread-safe.
+ */
+void *dl_open(const char *soname, const char *package, struct strbuf *why);
+
+/*
+ * dlsym(handle, name) for a handle from dl_open(). Returns the address,
+ * or NULL with why reset and set to "<soname> could not be loaded: no
+ * symbol '<name>'...; install <package>" (a library older than the one
+ * gosbx was built against).
+ */
+void *dl_sym(void *handle, const char *soname, const char *package,
+	     const char *name, struct strbuf *why);
+
+/*
+ * Load libarchive now if not done yet (lib/dl-archive.c). Returns NULL
+ * when it is usable, else why it is not (as dl_open() says it; static
+ * storage, valid for the life of the process). Thread-safe. Callers
+ * that report errors into a buffer (lib/tarball.c) check it first, so
+ * that the reason reaches their caller (e.g. an HTTP answer) instead of
+ * stderr.
+ */
+const char *dl_archive_error(void);
+
+/*
+ * Load readline (lib/dl-readline.c) and set its variables for the REPL
+ * of `gosbx exec` (builtin/repl.c): rl_catch_signals = 0 and
+ * rl_catch_sigwinch = 0 (the REPL handles signals itself),
+ * rl_readline_name = name (for ~/.inputrc; name must outlive the REPL).
+ * Readline's variables are not shimmed: callers read the history state
+ * through history_get_history_state(). Returns 0, or -1 after error()
+ * with the reason. Not thread-safe (readline is not).
+ */
+int dl_readline_init(const char *name);
+
+#endif /* DL_H */
