@@ -73,8 +73,9 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
  * :quit or end of input. *sig is the flag the caller's SIGINT, SIGTERM
  * and SIGHUP handler sets to the signal number, without SA_RESTART:
  * SIGINT cancels the running command or clears the line, the others
- * end the REPL. Returns the exit status (0, or 128 + the signal that
- * ended it). The caller closes or disconnects s.
+ * end the REPL. Returns the exit status (0, 128 + the signal that
+ * ended it, or 125 when readline cannot be loaded: lib/dl.h). The
+ * caller closes or disconnects s.
  */
 struct session;
 int exec_repl(struct session *s, volatile sig_atomic_t *sig);
