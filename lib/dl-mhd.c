@@ -27,38 +27,7 @@
 	X(MHD_start_daemon_va)                                                 \
 	X(MHD_stop_daemon)
 
-#define MEMBER(name) __typeof__(name) *name;
-static struct {
-	MHD_SYMBOLS(MEMBER)
-} fn;
-#undef MEMBER
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static int load_ok;
-static char load_error[1024];
-
-static void load(void)
-{
-	struct strbuf why = STRBUF_INIT;
-	void *h = dl_open(SONAME, PACKAGE, &why);
-
-#define RESOLVE(name)                                                          \
-	if (h && !(fn.name = dl_sym(h, SONAME, PACKAGE, #name, &why)))         \
-		h = NULL;
-	MHD_SYMBOLS(RESOLVE)
-#undef RESOLVE
-	if (h)
-		load_ok = 1;
-	else
-		snprintf(load_error, sizeof(load_error), "%s", why.buf);
-	strbuf_release(&why);
-}
-
-static int loaded(void)
-{
-	pthread_once(&load_once, load);
-	return load_ok;
-}
+DL_LOADER(MHD_SYMBOLS)
 
 /*
  * The entry point: without a daemon no other function can be reached

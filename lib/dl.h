@@ -57,6 +57,43 @@ void *dl_sym(void *handle, const char *soname, const char *package,
 	     const char *name, struct strbuf *why);
 
 /*
+ * The loader of a shim, from an X-macro SYMBOLS(X) that lists every
+ * function it uses (X(name) each) and the shim's SONAME and PACKAGE
+ * macros: defines `fn` (a struct of pointers of each function's own
+ * type, no casts), load_error (why loading failed) and loaded(), which
+ * loads the library and resolves every symbol once (pthread_once) and
+ * returns 1 when all of them are there, else 0.
+ */
+#define DL_LOADER(SYMBOLS)                                                     \
+	static struct {                                                        \
+		SYMBOLS(DL_MEMBER_)                                            \
+	} fn;                                                                  \
+	static pthread_once_t load_once = PTHREAD_ONCE_INIT;                   \
+	static int load_ok;                                                    \
+	static char load_error[1024];                                          \
+	static void load(void)                                                 \
+	{                                                                      \
+		struct strbuf why = STRBUF_INIT;                               \
+		void *h = dl_open(SONAME, PACKAGE, &why);                      \
+		SYMBOLS(DL_RESOLVE_)                                           \
+		if (h)                                                         \
+			load_ok = 1;                                           \
+		else                                                           \
+			snprintf(load_error, sizeof(load_error), "%s",         \
+				 why.buf);                                     \
+		strbuf_release(&why);                                          \
+	}                                                                      \
+	static int loaded(void)                                                \
+	{                                                                      \
+		pthread_once(&load_once, load);                                \
+		return load_ok;                                                \
+	}
+#define DL_MEMBER_(name) __typeof__(name) *name;
+#define DL_RESOLVE_(name)                                                      \
+	if (h && !(fn.name = dl_sym(h, SONAME, PACKAGE, #name, &why)))         \
+		h = NULL;
+
+/*
  * Load libarchive now if not done yet (lib/dl-archive.c). Returns NULL
  * when it is usable, else why it is not (as dl_open() says it; static
  * storage, valid for the life of the process). Thread-safe. Callers
