@@ -467,6 +467,8 @@ static struct curl_slist *build_headers(struct http_client *c,
 		for (int i = 15; i >= 0; i--, r >>= 4)
 			p[i] = hex[r & 15];
 		p[16] = '\0';
+		if (req->id_out)
+			memcpy(req->id_out, p, 17);
 		push_node(c, &nr, c->reqid_hdr);
 	}
 	if (!is_mime && has_body) {

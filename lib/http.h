@@ -178,6 +178,13 @@ struct http_req {
 	 * SIGINT handler. NULL: never.
 	 */
 	volatile sig_atomic_t *cancel;
+	/*
+	 * If set (17 bytes at least), receives the X-Request-ID this
+	 * request carried (16 hex digits and a NUL), e.g. to name the
+	 * request to the server later; left alone when the caller's
+	 * headers name their own X-Request-ID.
+	 */
+	char *id_out;
 };
 
 struct http_resp {

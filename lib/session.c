@@ -15,7 +15,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/random.h>
 #include <time.h>
 
 /* the upstream per-stream cap, also applied to streamed output */
@@ -502,22 +501,6 @@ static json_t *exec_body(struct session *s, const struct session_exec *e)
 	return o;
 }
 
-/*
- * A request id of our own for a command (16 lowercase hex digits, as
- * spec/runtime-api.md "Client side" says), sent as X-Request-ID so
- * that the command can be cancelled by name.
- */
-static void make_request_id(char rid[32], char hdr[64])
-{
-	uint64_t v = 0;
-
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = ((uint64_t)getpid() << 32) ^ monotonic_ms() ^
-		    (uint64_t)(uintptr_t)rid;
-	snprintf(rid, 32, "%016" PRIx64, v);
-	snprintf(hdr, 64, "X-Request-ID: %s", rid);
-}
-
 static unsigned long error_mark(struct session *s)
 {
 	return s->ops->error_mark ? s->ops->error_mark(s) : 0;
@@ -554,7 +537,7 @@ static void cancel_remote(struct session *s, const char *rid)
 	struct http_req req = { 0 };
 	struct strbuf path = STRBUF_INIT;
 
-	if (!(s->features & SESSION_FEAT_EXEC_CANCEL))
+	if (!(s->features & SESSION_FEAT_EXEC_CANCEL) || !*rid)
 		return;
 	strbuf_addf(&path, "/v1/exec/%s", rid);
 	req.method = "DELETE";
@@ -576,18 +559,15 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 	char *text = json_dumps(body, JSON_COMPACT);
 	int rc, ret = -1;
 
-	char rid[32], hdr[64];
-	const char *hdrs[2] = { hdr, NULL };
-
+	char rid[17] = "";
 	unsigned long mark = error_mark(s);
 
-	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/v1/exec";
 	req.body = text;
 	req.body_len = strlen(text);
 	req.content_type = "application/json";
-	req.headers = hdrs;
+	req.id_out = rid;
 	req.on_data = stream_data;
 	req.on_data_arg = &st;
 	req.cancel = e->cancel;
@@ -625,18 +605,15 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 	struct http_req req = { 0 };
 	char *text = json_dumps(body, JSON_COMPACT);
 	int rc, ret = -1;
-	char rid[32], hdr[64];
-	const char *hdrs[2] = { hdr, NULL };
-
+	char rid[17] = "";
 	unsigned long mark = error_mark(s);
 
-	make_request_id(rid, hdr);
 	req.method = "POST";
 	req.path = "/execute";
 	req.body = text;
 	req.body_len = strlen(text);
 	req.content_type = "application/json";
-	req.headers = hdrs;
+	req.id_out = rid;
 	req.cancel = cancel;
 	/* an upstream server cannot time out by itself: give up waiting */
 	if (timeout_ms > 0 && !(s->features & SESSION_FEAT_EXEC_OPTIONS))
