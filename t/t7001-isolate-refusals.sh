@@ -161,8 +161,11 @@ print(res)
 	test_cmp expect out
 '
 
-test_expect_success X86_64,CC 'the 32-bit syscall ABI (int 0x80) is filtered too' '
-	cat >int80.c <<-\EOT &&
+# The 32-bit x86 ABI: a kernel without IA32 emulation kills the probe
+# on the host too (then there is no 32-bit ABI to filter).
+if test_have_prereq X86_64,CC
+then
+	cat >int80.c <<-\EOT
 	#include <stdio.h>
 	static long sys32(long nr, long a)
 	{
@@ -179,14 +182,19 @@ test_expect_success X86_64,CC 'the 32-bit syscall ABI (int 0x80) is filtered too
 		return 0;
 	}
 	EOT
-	cc -o int80 int80.c &&
-	./int80 >host &&
-	if grep -q "^1 " host
+	if cc -o int80 int80.c && ./int80 >int80.host 2>&1 &&
+		grep -q "^1 " int80.host
 	then
-		isolate-run -- ./int80 >out &&
-		echo "1 -1 -1" >expect &&
-		test_cmp expect out
+		test_set_prereq IA32
+	else
+		say "# no IA32 emulation in this kernel: int 0x80 fails on the host"
 	fi
+fi
+
+test_expect_success IA32 'the 32-bit syscall ABI (int 0x80) is filtered too' '
+	isolate-run -- ./int80 >out &&
+	echo "1 -1 -1" >expect &&
+	test_cmp expect out
 '
 
 test_done
