@@ -940,7 +940,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	if (plan_rlimits(cfg, &ctx) || plan_limits(cfg, &host, &pl))
 		goto out;
 
-	seccomp_fd = seccomp_filter_fd(cfg->network);
+	seccomp_fd = seccomp_filter_fd();
 	if (seccomp_fd < 0)
 		goto out;
 	if (pipe2(info, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
