@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-extern char **environ;
-
 #define SYSTEMD_PREFIX "gosbx-"
 #define SETUP_TIMEOUT_MS 60000
 #define KILL_TIMEOUT_MS 5000
@@ -660,6 +658,7 @@ struct child_ctx {
 	int keep_fds[2];
 	const char *exe;
 	char *const *argv;
+	char *const *envp;
 	int report_fd;
 };
 
@@ -679,7 +678,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 	const struct isolate_config *cfg = ctx->cfg;
 	struct rlimit zero = { 0, 0 };
 	sigset_t none;
-	int sig, i, fd;
+	int sig, i, fd, null_fd;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -687,10 +686,16 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 		signal(sig, SIG_DFL);
 	if (!cfg->die_with_parent && setsid() < 0)
 		child_fail(ctx, STAGE_SESSION);
-	if ((cfg->stdin_fd >= 0 && dup2(cfg->stdin_fd, 0) < 0) ||
-	    (cfg->stdout_fd >= 0 && dup2(cfg->stdout_fd, 1) < 0) ||
-	    (cfg->stderr_fd >= 0 && dup2(cfg->stderr_fd, 2) < 0))
+	/* no terminal or other descriptor of the caller's: /dev/null */
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0 ||
+	    dup2(cfg->stdin_fd >= 0 ? cfg->stdin_fd : null_fd, 0) < 0 ||
+	    dup2(cfg->stdout_fd >= 0 ? cfg->stdout_fd : null_fd, 1) < 0 ||
+	    dup2(cfg->stderr_fd >= 0 ? cfg->stderr_fd : null_fd, 2) < 0)
 		child_fail(ctx, STAGE_STDIO);
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_SETFD, 0)) /* dup2(n, n) keeps CLOEXEC */
+			child_fail(ctx, STAGE_STDIO);
 	if (ctx->join && cgroup_join_self(ctx->join))
 		child_fail(ctx, STAGE_CGROUP);
 	if (setrlimit(RLIMIT_NOFILE, &ctx->nofile) ||
@@ -705,7 +710,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 	for (i = 0; i < 2; i++)
 		if (fcntl(ctx->keep_fds[i], F_SETFD, 0))
 			child_fail(ctx, STAGE_FDS);
-	execve(ctx->exe, ctx->argv, environ);
+	execve(ctx->exe, ctx->argv, ctx->envp);
 	child_fail(ctx, STAGE_EXEC);
 }
 
@@ -902,8 +907,9 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 {
 	struct cgroup_host host;
 	struct limit_plan pl;
-	struct strvec args = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT, envp = STRVEC_INIT;
 	struct strbuf exe = STRBUF_INIT, unit = STRBUF_INIT;
+	struct strbuf envexe = STRBUF_INIT;
 	struct child_ctx ctx;
 	struct child_report report;
 	int seccomp_fd = -1, info[2] = { -1, -1 }, rep[2] = { -1, -1 };
@@ -947,10 +953,29 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		error_errno("cannot create sandbox: pipe");
 		goto out;
 	}
+	/* bwrap (and systemd-run) get nothing of our environment */
+	strvec_push(&envp, ISOLATE_EXEC_PATH);
 	if (pl.systemd) {
+		/* what systemd-run needs to reach the user's manager */
+		static const char *const bus_env[] = {
+			"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(bus_env); i++)
+			if (getenv(bus_env[i]))
+				strvec_pushf(&envp, "%s=%s", bus_env[i],
+					     getenv(bus_env[i]));
 		strbuf_addf(&unit, "%s%s.scope", SYSTEMD_PREFIX,
 			    cfg->claim_name);
 		systemd_prefix(cfg, &pl, &args);
+		/* systemd-run passes its environment on: env -i clears it */
+		if (find_on_path("env", &envexe)) {
+			error("cannot create sandbox: 'env' not found");
+			goto out;
+		}
+		strvec_pushv(&args, (const char *[]){ envexe.buf, "-i",
+						      ISOLATE_EXEC_PATH, NULL });
 		strvec_push(&args, exe.buf);
 		strbuf_reset(&exe);
 		if (find_on_path("systemd-run", &exe)) {
@@ -973,6 +998,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	ctx.keep_fds[1] = info[1];
 	ctx.exe = exe.buf;
 	ctx.argv = (char *const *)args.v;
+	ctx.envp = (char *const *)envp.v;
 	ctx.report_fd = rep[1];
 
 	pid = fork();
@@ -1045,8 +1071,10 @@ out:
 	if (rep[1] >= 0)
 		close(rep[1]);
 	strvec_clear(&args);
+	strvec_clear(&envp);
 	strbuf_release(&exe);
 	strbuf_release(&unit);
+	strbuf_release(&envexe);
 	cgroup_host_release(&host);
 	return ret;
 }

@@ -19,7 +19,12 @@
  *     directory), the per-user Go caches read-write, the host Go root
  *     read-only when it lives outside /usr; the sandbox user is uid and
  *     gid 1000 mapped to the invoking user;
- *   - the environment of the seed's runtime image only (--clearenv);
+ *   - the environment of the seed's runtime image only (--clearenv),
+ *     and bwrap itself (and systemd-run) runs with ISOLATE_EXEC_PATH
+ *     as its whole environment: no variable of the caller is in any
+ *     process of the sandbox, /proc/1/environ included;
+ *   - stdin, stdout and stderr from the config (/dev/null when not
+ *     given), no other descriptor of the caller;
  *   - the seccomp filter of seccomp-filter.h (no_new_privs is set);
  *   - cgroup limits (cgroup.h), entered before bwrap runs, so nothing
  *     ever runs unconfined; as a non-root user on cgroup v2 a systemd
@@ -54,6 +59,8 @@
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
+/* the whole environment bwrap and systemd-run are started with */
+#define ISOLATE_EXEC_PATH "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 struct isolate_config {
 	/*
@@ -106,7 +113,10 @@ struct isolate_config {
 	struct strvec argv;
 	/* extra environment "K=V", after (and overriding) the defaults */
 	struct strvec env;
-	/* descriptors for the sandbox's stdin/stdout/stderr; -1 inherits */
+	/*
+	 * Descriptors for the sandbox's stdin/stdout/stderr; -1:
+	 * /dev/null. Nothing else of the caller's reaches the sandbox.
+	 */
 	int stdin_fd, stdout_fd, stderr_fd;
 };
 

@@ -11,6 +11,8 @@
  * afterwards. Prints "isolate-run: oom" on stderr when the sandbox's
  * memory group recorded an OOM kill, and "isolate-run: cgroup <path>"
  * for each group with --show-cgroup (before the command runs).
+ * Its stdout and stderr are the sandbox's; stdin only with --stdin
+ * (else /dev/null).
  * Exit status: the command's; 125 when the sandbox could not be
  * created; 129 on usage errors.
  */
@@ -77,7 +79,7 @@ int main(int argc, const char **argv)
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
 	const char *state_file = NULL, *kill_file = NULL;
-	int doctor = 0, detach = 0;
+	int doctor = 0, detach = 0, stdin_too = 0;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -105,6 +107,8 @@ int main(int argc, const char **argv)
 		OPT_BOOL(0, "detach", &detach,
 			 "leave the sandbox running (no --die-with-parent); "
 			 "needs --state"),
+		OPT_BOOL(0, "stdin", &stdin_too,
+			 "give the sandbox our stdin (default: /dev/null)"),
 		OPT_BOOL(0, "doctor", &doctor,
 			 "print the isolation checks and exit"),
 		OPT_END(),
@@ -166,6 +170,10 @@ int main(int argc, const char **argv)
 	strvec_pushv(&cfg.ro_binds, binds.v);
 	strvec_pushv(&cfg.env, env.v);
 	strvec_pushv(&cfg.argv, argv);
+	cfg.stdout_fd = 1;
+	cfg.stderr_fd = 2;
+	if (stdin_too)
+		cfg.stdin_fd = 0;
 
 	if (isolate_spawn(&cfg, &h))
 		goto out;
