@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -435,42 +436,225 @@ static int cache_dir(const char *given, const char *leaf, struct strbuf *out)
 	return 0;
 }
 
-/*
- * The host's Go: if `go` on our PATH resolves outside /usr, its GOROOT
- * is bound read-only at the same path. The directory holding the real
- * binary is added to the sandbox PATH.
- */
-static void add_host_go(struct strvec *args, struct strbuf *path_env)
+/* a is the directory b or one of its ancestors ("/a" holds "/a/b") */
+static int path_holds(const char *a, const char *b)
 {
-	struct strbuf go = STRBUF_INIT, list = STRBUF_INIT, pat = STRBUF_INIT;
-	char *real = NULL, *slash;
+	size_t la = strlen(a);
 
-	if (find_on_path("go", &go))
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	if (la == 1)
+		return *a == '/';
+	return !strncmp(a, b, la) && (!b[la] || b[la] == '/');
+}
+
+/* path, resolved if it exists (so that symlinks cannot hide nesting) */
+static void resolved(const char *path, struct strbuf *out)
+{
+	char *real = realpath(path, NULL);
+
+	strbuf_reset(out);
+	strbuf_addstr(out, real ? real : path);
+	free(real);
+}
+
+/*
+ * What a GOROOT must stay clear of: it may hold none of `secret` (it
+ * is bound into every sandbox) and lie inside none of `writable` (a
+ * sandbox could then change the Go that others run).
+ */
+struct goroot_rules {
+	struct strvec secret, writable;
+};
+
+/*
+ * The host's Go, as sandboxes see it: `go env GOROOT` of the `go` on
+ * our PATH (a wrapper script such as ~/bin/go included), trusted only
+ * when it is an absolute directory holding an executable bin/go that
+ * keeps the rules. Returns 1 with the resolved GOROOT in out, 0 when
+ * there is no `go` on PATH, -1 with the reason in why.
+ */
+static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
+		       struct strbuf *why)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
+	struct strbuf go = STRBUF_INIT, sb = STRBUF_INIT;
+	const char *argv[] = { NULL, "env", "GOROOT", NULL };
+	struct stat st;
+	size_t i;
+	int ret = -1;
+
+	strbuf_reset(out);
+	if (find_on_path("go", &go)) {
+		strbuf_release(&go);
+		return 0;
+	}
+	/* one `go env` per process and go binary: it takes a while */
+	pthread_mutex_lock(&lock);
+	if (strcmp(cached_go.buf, go.buf)) {
+		argv[0] = go.buf;
+		strbuf_reset(&cached);
+		if (exited_ok(run_capture(argv, &cached, 10000))) {
+			char *nl = strchr(cached.buf, '\n');
+
+			if (nl)
+				strbuf_setlen(&cached, nl - cached.buf);
+		} else {
+			strbuf_reset(&cached);
+		}
+		strbuf_reset(&cached_go);
+		strbuf_addbuf(&cached_go, &go);
+	}
+	strbuf_addbuf(&sb, &cached);
+	pthread_mutex_unlock(&lock);
+
+	if (!sb.len || sb.buf[0] != '/') {
+		strbuf_addf(why, "'%s env GOROOT' gave no absolute path",
+			    go.buf);
 		goto out;
-	real = realpath(go.buf, NULL);
-	if (!real)
+	}
+	resolved(sb.buf, out);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/bin/go", out->buf);
+	if (stat(sb.buf, &st) || !S_ISREG(st.st_mode) || access(sb.buf, X_OK)) {
+		strbuf_addf(why, "GOROOT '%s' has no executable bin/go",
+			    out->buf);
 		goto out;
-	slash = strrchr(real, '/');
-	if (!slash || slash == real)
-		goto out;
-	*slash = '\0'; /* real = the directory holding the binary */
-	strbuf_addf(&list, ":%s:", path_env->buf);
-	strbuf_addf(&pat, ":%s:", real);
-	if (!strstr(list.buf, pat.buf))
-		strbuf_addf(path_env, ":%s", real);
-	if (!starts_with(real, "/usr/")) {
-		slash = strrchr(real, '/');
-		if (slash && slash != real) {
-			*slash = '\0'; /* the GOROOT */
-			strvec_pushv(args, (const char *[]){ "--ro-bind", real,
-							     real, NULL });
+	}
+	for (i = 0; i < rules->secret.nr; i++) {
+		resolved(rules->secret.v[i], &sb);
+		if (path_holds(out->buf, sb.buf)) {
+			strbuf_addf(why, "GOROOT '%s' holds '%s'", out->buf,
+				    sb.buf);
+			goto out;
 		}
 	}
+	for (i = 0; i < rules->writable.nr; i++) {
+		resolved(rules->writable.v[i], &sb);
+		if (path_holds(sb.buf, out->buf)) {
+			strbuf_addf(why,
+				    "GOROOT '%s' is inside '%s', which "
+				    "sandboxes write",
+				    out->buf, sb.buf);
+			goto out;
+		}
+	}
+	ret = 1;
 out:
-	free(real);
+	if (ret < 0)
+		strbuf_reset(out);
 	strbuf_release(&go);
+	strbuf_release(&sb);
+	return ret;
+}
+
+static void warn_goroot_once(const char *why)
+{
+	static int warned;
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_SEQ_CST))
+		return;
+	warning("sandboxes get no Go from this host: %s; see 'gosbx doctor'",
+		why);
+}
+
+/* $<var>, else $HOME/<fallback>, then "/gosbx" */
+static void gosbx_dir(const char *var, const char *fallback,
+		      struct strvec *out)
+{
+	const char *v = getenv(var), *home = getenv("HOME");
+
+	if (v && *v == '/')
+		strvec_pushf(out, "%s/gosbx", v);
+	else if (home && *home == '/')
+		strvec_pushf(out, "%s/%s/gosbx", home, fallback);
+}
+
+/*
+ * The rules of host_goroot(): secret are the home, state, cache and
+ * runtime directories and what the sandbox writes (cfg may be NULL);
+ * writable are gosbx's state and cache directories (every claim, every
+ * cache) and what this sandbox writes.
+ */
+static void goroot_rules(const struct isolate_config *cfg,
+			 const char *gocache, const char *gomod,
+			 struct goroot_rules *r)
+{
+	static const char *const vars[] = { "HOME", "XDG_STATE_HOME",
+					    "XDG_CACHE_HOME",
+					    "XDG_RUNTIME_DIR" };
+	size_t i;
+
+	strvec_init(&r->secret);
+	strvec_init(&r->writable);
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v == '/')
+			strvec_push(&r->secret, v);
+	}
+	gosbx_dir("XDG_STATE_HOME", ".local/state", &r->writable);
+	gosbx_dir("XDG_CACHE_HOME", ".cache", &r->writable);
+	if (cfg) {
+		strvec_push(&r->writable, cfg->claim_dir);
+		for (i = 0; i < cfg->rw_binds.nr; i++) {
+			const char *bind = cfg->rw_binds.v[i];
+			const char *colon = strchr(bind, ':');
+
+			if (colon)
+				strvec_pushf(&r->writable, "%.*s",
+					     (int)(colon - bind), bind);
+		}
+	}
+	if (gocache)
+		strvec_push(&r->writable, gocache);
+	if (gomod)
+		strvec_push(&r->writable, gomod);
+	for (i = 0; i < r->writable.nr; i++)
+		strvec_push(&r->secret, r->writable.v[i]);
+}
+
+static void goroot_rules_release(struct goroot_rules *r)
+{
+	strvec_clear(&r->secret);
+	strvec_clear(&r->writable);
+}
+
+/*
+ * The host's Go in the sandbox: its GOROOT (host_goroot()) bound
+ * read-only at the same path unless it is under /usr (visible anyway),
+ * and GOROOT/bin added to the sandbox PATH. Without a trusted GOROOT
+ * the sandbox gets no Go of ours (a warning says why, once).
+ */
+static void add_host_go(const struct isolate_config *cfg, const char *gocache,
+			const char *gomod, struct strvec *args,
+			struct strbuf *path_env)
+{
+	struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
+	struct strbuf list = STRBUF_INIT, pat = STRBUF_INIT;
+	struct goroot_rules rules;
+	int r;
+
+	goroot_rules(cfg, gocache, gomod, &rules);
+	r = host_goroot(&rules, &goroot, &why);
+	if (r < 0)
+		warn_goroot_once(why.buf);
+	if (r <= 0)
+		goto out;
+	strbuf_addf(&list, ":%s:", path_env->buf);
+	strbuf_addf(&pat, ":%s/bin:", goroot.buf);
+	if (!strstr(list.buf, pat.buf))
+		strbuf_addf(path_env, ":%s/bin", goroot.buf);
+	if (!starts_with(goroot.buf, "/usr/"))
+		strvec_pushv(args, (const char *[]){ "--ro-bind", goroot.buf,
+						     goroot.buf, NULL });
+out:
+	strbuf_release(&goroot);
+	strbuf_release(&why);
 	strbuf_release(&list);
 	strbuf_release(&pat);
+	goroot_rules_release(&rules);
 }
 
 static int add_binds(struct strvec *args, const struct strvec *binds,
@@ -553,7 +737,7 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				       ISOLATE_HOME "/go/pkg/mod", NULL });
 
 	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
-	add_host_go(args, &path_env);
+	add_host_go(cfg, gocache.buf, gomod.buf, args, &path_env);
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
@@ -1225,7 +1409,8 @@ static void first_line(struct strbuf *sb)
 
 /*
  * A toolchain as sandboxes see it: go is found on our PATH (its GOROOT
- * is bound into every sandbox, see add_host_go()); anything else must
+ * is bound into every sandbox if host_goroot() trusts it, see
+ * add_host_go()); anything else must
  * be in a directory of the sandbox's own PATH, whatever ours says (a
  * pyenv shim or an nvm node in $HOME is not visible inside).
  */
@@ -1257,6 +1442,29 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 			    out.buf);
 		add_check(v, nr, alloc, tool, missing, msg.buf, fix);
 		strbuf_release(&msg);
+	} else if (host) {
+		struct goroot_rules rules;
+		struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
+
+		first_line(&out);
+		goroot_rules(NULL, NULL, NULL, &rules);
+		if (host_goroot(&rules, &goroot, &why) > 0) {
+			strbuf_addf(&out, " (%s, GOROOT %s)", path.buf,
+				    goroot.buf);
+			add_check(v, nr, alloc, tool, ISOLATE_CHECK_OK,
+				  out.buf, NULL);
+		} else {
+			strbuf_addf(&out,
+				    " (%s), but sandboxes do not get it: %s",
+				    path.buf, why.buf);
+			add_check(v, nr, alloc, tool, missing, out.buf,
+				  "put a Go whose GOROOT lies outside your "
+				  "home, state and cache directories first "
+				  "on PATH (or install golang-go)");
+		}
+		goroot_rules_release(&rules);
+		strbuf_release(&goroot);
+		strbuf_release(&why);
 	} else {
 		first_line(&out);
 		strbuf_addf(&out, " (%s)", path.buf);

@@ -16,9 +16,10 @@
  *     /lib32, /libx32, /sbin as the host has them (symlinks stay
  *     symlinks), fresh /proc, /dev, /tmp (tmpfs), HOME=/home/sandbox
  *     (tmpfs), the claim directory read-write at /app (the working
- *     directory), the per-user Go caches read-write, the host Go root
- *     read-only when it lives outside /usr; the sandbox user is uid and
- *     gid 1000 mapped to the invoking user;
+ *     directory), the per-user Go caches read-write, the host's GOROOT
+ *     read-only when it lives outside /usr (host_goroot() in isolate.c
+ *     says which GOROOT is trusted); the sandbox user is uid and gid
+ *     1000 mapped to the invoking user;
  *   - the environment of the seed's runtime image only (--clearenv),
  *     and bwrap itself (and systemd-run) runs with ISOLATE_EXEC_PATH
  *     as its whole environment: no variable of the caller is in any
