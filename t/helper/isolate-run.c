@@ -12,7 +12,8 @@
  * memory group recorded an OOM kill, and "isolate-run: cgroup <path>"
  * for each group with --show-cgroup (before the command runs).
  * Its stdout and stderr are the sandbox's; stdin only with --stdin
- * (else /dev/null).
+ * (else /dev/null). As root it gives the claim directory and the Go
+ * caches to the sandbox's reserved uid first (isolate_chown_tree()).
  * Exit status: the command's; 125 when the sandbox could not be
  * created; 129 on usage errors.
  */
@@ -70,6 +71,25 @@ static int kill_saved(const char *file)
 		ret = isolate_release(&h) ? 1 : 0;
 	isolate_handle_free(&h);
 	strbuf_release(&sb);
+	return ret;
+}
+
+/* the default Go caches of isolate.h, given to the sandbox's uid */
+static int chown_caches(const struct isolate_config *cfg)
+{
+	static const char *const leaves[] = { "go-build", "go-mod" };
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	struct strbuf p = STRBUF_INIT;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(leaves) && !ret && xdg && *xdg; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/gosbx/%s", xdg, leaves[i]);
+		if (!access(p.buf, F_OK))
+			ret = isolate_chown_tree(cfg, p.buf);
+	}
+	strbuf_release(&p);
 	return ret;
 }
 
@@ -175,6 +195,15 @@ int main(int argc, const char **argv)
 	if (stdin_too)
 		cfg.stdin_fd = 0;
 
+	/*
+	 * As root the sandbox runs as a reserved uid: give it the claim
+	 * directory and the Go caches, as the local backend does.
+	 */
+	if (isolate_reserve_ids(&cfg) ||
+	    (!access(cfg.claim_dir, F_OK) &&
+	     isolate_chown_tree(&cfg, cfg.claim_dir)) ||
+	    chown_caches(&cfg))
+		goto out;
 	if (isolate_spawn(&cfg, &h))
 		goto out;
 	if (state_file) {
