@@ -22,19 +22,45 @@
 
 /* denied with EPERM everywhere */
 static const char *const denied[] = {
-	"ptrace",	     "process_vm_readv", "process_vm_writev",
-	"pidfd_getfd",	     "mount",		 "umount2",
-	"umount",	     "pivot_root",	 "fsopen",
-	"fsmount",	     "move_mount",	 "open_tree",
-	"fspick",	     "mount_setattr",	 "kexec_load",
-	"kexec_file_load",   "init_module",	 "finit_module",
-	"delete_module",     "bpf",		 "perf_event_open",
-	"keyctl",	     "add_key",		 "request_key",
-	"reboot",	     "swapon",		 "swapoff",
-	"unshare",	     "setns",		 "userfaultfd",
-	"open_by_handle_at", "acct",		 "settimeofday",
-	"clock_settime",     "clock_adjtime",	 "adjtimex",
-	"stime",	     "io_uring_setup",	 "io_uring_enter",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"pidfd_getfd",
+	"mount",
+	"umount2",
+	"umount",
+	"pivot_root",
+	"fsopen",
+	"fsmount",
+	"move_mount",
+	"open_tree",
+	"fspick",
+	"mount_setattr",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"bpf",
+	"perf_event_open",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"reboot",
+	"swapon",
+	"swapoff",
+	"unshare",
+	"setns",
+	"userfaultfd",
+	"open_by_handle_at",
+	"acct",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"stime",
+	"io_uring_setup",
+	"io_uring_enter",
 	"io_uring_register",
 };
 
@@ -55,12 +81,18 @@ static const struct {
 	const char *name;
 	int nr;
 } unified[] = {
-	{ "io_uring_setup", 425 }, { "io_uring_enter", 426 },
-	{ "io_uring_register", 427 }, { "open_tree", 428 },
-	{ "move_mount", 429 },	   { "fsopen", 430 },
-	{ "fsmount", 432 },	   { "fspick", 433 },
-	{ "clone3", 435 },	   { "openat2", 437 },
-	{ "pidfd_getfd", 438 },	   { "mount_setattr", 442 },
+	{ "io_uring_setup", 425 },
+	{ "io_uring_enter", 426 },
+	{ "io_uring_register", 427 },
+	{ "open_tree", 428 },
+	{ "move_mount", 429 },
+	{ "fsopen", 430 },
+	{ "fsmount", 432 },
+	{ "fspick", 433 },
+	{ "clone3", 435 },
+	{ "openat2", 437 },
+	{ "pidfd_getfd", 438 },
+	{ "mount_setattr", 442 },
 	{ "fchmodat2", 452 },
 };
 
@@ -79,9 +111,9 @@ static const struct {
 	unsigned mode_arg;
 	int flags_arg;
 } mode_calls[] = {
-	{ "chmod", 1, -1 },   { "fchmod", 1, -1 },  { "fchmodat", 2, -1 },
-	{ "fchmodat2", 2, -1 }, { "mknod", 1, -1 }, { "mknodat", 2, -1 },
-	{ "creat", 1, -1 },   { "open", 2, 1 },	    { "openat", 3, 2 },
+	{ "chmod", 1, -1 },	{ "fchmod", 1, -1 }, { "fchmodat", 2, -1 },
+	{ "fchmodat2", 2, -1 }, { "mknod", 1, -1 },  { "mknodat", 2, -1 },
+	{ "creat", 1, -1 },	{ "open", 2, 1 },    { "openat", 3, 2 },
 };
 
 /*
@@ -183,8 +215,7 @@ static int add_setid(scmp_filter_ctx ctx)
 			};
 
 			if (mode_calls[i].flags_arg < 0) {
-				if (add(ctx, eperm, mode_calls[i].name, 1,
-					cmp))
+				if (add(ctx, eperm, mode_calls[i].name, 1, cmp))
 					return -1;
 				continue;
 			}
