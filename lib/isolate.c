@@ -347,6 +347,18 @@ static int plan_limits(const struct isolate_config *cfg,
 		pl->explicit_ctls |= CGROUP_BIT(CGROUP_PIDS);
 	if (cfg->cpus_explicit)
 		pl->explicit_ctls |= CGROUP_BIT(CGROUP_CPU);
+	if (pl->lim.memory_bytes && pl->lim.memory_bytes < ISOLATE_MIN_MEMORY)
+		return error("cannot create sandbox: a memory limit of %" PRId64
+			     " bytes is too small to start a sandbox; the "
+			     "minimum is %" PRId64 " MiB (--memory=%" PRId64
+			     "m), or --memory=0 for none",
+			     pl->lim.memory_bytes, ISOLATE_MIN_MEMORY >> 20,
+			     ISOLATE_MIN_MEMORY >> 20);
+	if (pl->lim.pids && pl->lim.pids < ISOLATE_MIN_PIDS)
+		return error("cannot create sandbox: a pids limit of %" PRId64
+			     " is too small to start a sandbox; the minimum "
+			     "is %d (--pids=%d), or --pids=0 for none",
+			     pl->lim.pids, ISOLATE_MIN_PIDS, ISOLATE_MIN_PIDS);
 
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
 		struct strbuf why = STRBUF_INIT;
@@ -1495,7 +1507,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			h->status = status;
 		}
 		error("cannot create sandbox: namespaces: bwrap failed "
-		      "(%s %d; its message is above)",
+		      "before the sandbox started (%s %d; its own message, "
+		      "if any, went to the sandbox's stderr)",
 		      WIFSIGNALED(status) ? "signal" : "exit status",
 		      WIFSIGNALED(status) ? WTERMSIG(status)
 					  : WEXITSTATUS(status));

@@ -65,6 +65,14 @@
 #define ISOLATE_DEFAULT_MEMORY ((int64_t)2 << 30) /* bytes */
 #define ISOLATE_DEFAULT_PIDS 1024
 #define ISOLATE_DEFAULT_NOFILE 8192
+/*
+ * The smallest limits a sandbox starts with (bwrap, its pid 1, the local
+ * backend's gosbx-runtime and one command: about 2 MiB and 6 tasks when
+ * measured, doubled and more); a smaller one is refused at once, naming
+ * the limit and this minimum, rather than failing in bwrap's setup.
+ */
+#define ISOLATE_MIN_MEMORY ((int64_t)8 << 20) /* bytes */
+#define ISOLATE_MIN_PIDS 8
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
