@@ -507,10 +507,53 @@ struct goroot_rules {
 };
 
 /*
+ * The GOROOT a real go binary finds by itself (cmd/go's findGOROOT):
+ * the directory above its bin/ when that holds pkg/tool. Only for an
+ * ELF executable whose real path ends in /bin/go and with GOROOT unset,
+ * so that a wrapper script is asked instead. Spares a `go env` (a Go
+ * start, slow on a busy host) at every sandbox start. Returns 0 with
+ * the directory in out, -1 when go env must be asked.
+ */
+static int goroot_of_binary(const char *go, struct strbuf *out)
+{
+	char *real = realpath(go, NULL);
+	char magic[4];
+	size_t len = real ? strlen(real) : 0;
+	struct stat st;
+	int fd, ret = -1;
+
+	if (!real || getenv("GOROOT") || len <= strlen("/bin/go") ||
+	    strcmp(real + len - strlen("/bin/go"), "/bin/go"))
+		goto out;
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	if (read_in_full(fd, magic, sizeof(magic)) != sizeof(magic) ||
+	    memcmp(magic, "\177ELF", 4)) {
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	strbuf_reset(out);
+	strbuf_add(out, real, len - strlen("/bin/go"));
+	strbuf_addstr(out, "/pkg/tool");
+	if (!stat(out->buf, &st) && S_ISDIR(st.st_mode)) {
+		strbuf_setlen(out, len - strlen("/bin/go"));
+		ret = 0;
+	}
+out:
+	if (ret)
+		strbuf_reset(out);
+	free(real);
+	return ret;
+}
+
+/*
  * The host's Go, as sandboxes see it: `go env GOROOT` of the `go` on
- * our PATH (a wrapper script such as ~/bin/go included), trusted only
- * when it is an absolute directory holding an executable bin/go that
- * keeps the rules. Returns 1 with the resolved GOROOT in out, 0 when
+ * our PATH (a wrapper script such as ~/bin/go included; for a real go
+ * binary the same answer without running it, goroot_of_binary()),
+ * trusted only when it is an absolute directory holding an executable
+ * bin/go that keeps the rules. Returns 1 with the resolved GOROOT in out, 0 when
  * there is no `go` on PATH, -1 with the reason in why.
  */
 static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
@@ -534,7 +577,9 @@ static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
 	if (strcmp(cached_go.buf, go.buf)) {
 		argv[0] = go.buf;
 		strbuf_reset(&cached);
-		if (exited_ok(run_capture(argv, &cached, 10000))) {
+		if (!goroot_of_binary(go.buf, &cached)) {
+			; /* what go env would say */
+		} else if (exited_ok(run_capture(argv, &cached, 10000))) {
 			char *nl = strchr(cached.buf, '\n');
 
 			if (nl)
