@@ -345,6 +345,42 @@ static void touch_claim(const char *dir)
 	strbuf_release(&p);
 }
 
+/*
+ * As root the sandbox runs as a host uid of its own (isolate.h): reserve
+ * it and give it what the sandbox writes, app/ and run/. Go caches
+ * shared by root's sandboxes would be writable by none of them (or, if
+ * made so, by all): until per-claim cache layers exist, a root claim
+ * has its own caches in cache/.
+ */
+static int give_claim(struct isolate_config *cfg, const char *dir)
+{
+	static const char *const subdirs[] = { "app", "run", "cache",
+					       "cache/go-build",
+					       "cache/go-mod" };
+	struct strbuf p = STRBUF_INIT;
+	size_t i;
+	int ret = -1;
+
+	if (isolate_reserve_ids(cfg) < 0)
+		return -1;
+	if (cfg->host_uid == geteuid())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s", dir, subdirs[i]);
+		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
+			error_errno("cannot create '%s'", p.buf);
+			goto out;
+		}
+		if (isolate_chown_tree(cfg, p.buf) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&p);
+	return ret;
+}
+
 static int create_claim(struct session *s, struct local_state *ls,
 			const struct session_opts *o, const char *name)
 {
@@ -352,6 +388,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf cgname = STRBUF_INIT;
+	struct strbuf gocache = STRBUF_INIT, gomod = STRBUF_INIT;
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	int log_fd = -1, ret = -1, created = 0;
 	uint64_t deadline;
@@ -387,6 +424,10 @@ static int create_claim(struct session *s, struct local_state *ls,
 	}
 
 	isolate_config_init(&cfg);
+	if (give_claim(&cfg, ls->dir.buf) < 0) {
+		isolate_config_release(&cfg);
+		goto out;
+	}
 	/*
 	 * Cgroups (and systemd scopes) live in one namespace for the whole
 	 * machine while claim names are only unique per state directory:
@@ -410,6 +451,14 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.cpus = o->cpus < 0 ? 0 : o->cpus > 0 ? o->cpus : 2;
 	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
 	cfg.fsize_bytes = o->disk_bytes > 0 ? o->disk_bytes : 0;
+	if (cfg.host_uid != geteuid()) {
+		strbuf_reset(&gocache);
+		strbuf_addf(&gocache, "%s/cache/go-build", ls->dir.buf);
+		strbuf_reset(&gomod);
+		strbuf_addf(&gomod, "%s/cache/go-mod", ls->dir.buf);
+		cfg.gocache_dir = gocache.buf;
+		cfg.gomodcache_dir = gomod.buf;
+	}
 	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
 	strvec_pushf(&cfg.rw_binds, "%s/run:" SANDBOX_RUN_DIR, ls->dir.buf);
 	strvec_push(&cfg.argv, SANDBOX_RUNTIME);
@@ -491,6 +540,8 @@ out:
 	strbuf_release(&meta);
 	strbuf_release(&sock);
 	strbuf_release(&cgname);
+	strbuf_release(&gocache);
+	strbuf_release(&gomod);
 	return ret;
 }
 

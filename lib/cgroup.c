@@ -663,7 +663,8 @@ static void sleep_ms(int ms)
 
 /*
  * SIGKILL every pid listed in dir/cgroup.procs. Returns how many were
- * listed, or -1 if the file cannot be read (the group is gone: 0).
+ * listed, or -1 if the file cannot be read (the group is gone, or
+ * going: 0).
  */
 static int kill_listed(const char *dir)
 {
@@ -673,7 +674,8 @@ static int kill_listed(const char *dir)
 
 	strbuf_addf(&path, "%s/cgroup.procs", dir);
 	if (strbuf_read_file(&sb, path.buf, 256) < 0) {
-		n = errno == ENOENT ? 0 : -1;
+		/* ENODEV: another process removed it while we read */
+		n = errno == ENOENT || errno == ENODEV ? 0 : -1;
 		goto out;
 	}
 	for (p = sb.buf; *p;) {

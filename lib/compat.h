@@ -64,6 +64,14 @@ ssize_t write_in_full(int fd, const void *buf, size_t len);
 uint64_t monotonic_ms(void);
 uint64_t monotonic_us(void);
 
+/*
+ * Start time of process pid (field 22 of /proc/<pid>/stat, clock ticks
+ * since boot), which with the pid names one process for good; 0 when
+ * it is gone or a zombie (not every pid 1 reaps the orphans it
+ * inherits).
+ */
+uint64_t proc_start_time(pid_t pid);
+
 #include "banned.h"
 
 #endif /* COMPAT_H */

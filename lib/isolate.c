@@ -3,18 +3,22 @@
 #include "isolate.h"
 #include "run-command.h"
 #include "seccomp-filter.h"
+#include "uidpool.h"
 #include "usage.h"
 
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
-
-extern char **environ;
 
 #define SYSTEMD_PREFIX "gosbx-"
 #define SETUP_TIMEOUT_MS 60000
@@ -32,14 +36,71 @@ void isolate_config_init(struct isolate_config *cfg)
 	cfg->pids = ISOLATE_DEFAULT_PIDS;
 	cfg->nofile = ISOLATE_DEFAULT_NOFILE;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	cfg->host_uid = geteuid();
+	cfg->host_gid = getegid();
 }
 
 void isolate_config_release(struct isolate_config *cfg)
 {
+	if (cfg->ids_reserved)
+		uidpool_release(cfg->host_uid, 0, 0);
+	cfg->ids_reserved = 0;
 	strvec_clear(&cfg->ro_binds);
 	strvec_clear(&cfg->rw_binds);
 	strvec_clear(&cfg->argv);
 	strvec_clear(&cfg->env);
+}
+
+/* root runs no sandbox as itself: it drops to a reserved uid */
+static int drops_ids(void)
+{
+	return !geteuid();
+}
+
+int isolate_reserve_ids(struct isolate_config *cfg)
+{
+	if (!drops_ids() || cfg->ids_reserved)
+		return 0;
+	if (uidpool_reserve(&cfg->host_uid, &cfg->host_gid))
+		return -1;
+	cfg->ids_reserved = 1;
+	return 0;
+}
+
+static uid_t chown_uid;
+static gid_t chown_gid;
+static const char *chown_failed;
+
+static int chown_one(const char *path, const struct stat *st, int flag,
+		     struct FTW *ftw)
+{
+	if (lchown(path, chown_uid, chown_gid)) {
+		chown_failed = path;
+		return -1;
+	}
+	return 0;
+}
+
+int isolate_chown_tree(const struct isolate_config *cfg, const char *path)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int ret = 0;
+
+	if (cfg->host_uid == geteuid() && cfg->host_gid == getegid())
+		return 0;
+	/* nftw() has no data argument: one tree at a time */
+	pthread_mutex_lock(&lock);
+	chown_uid = cfg->host_uid;
+	chown_gid = cfg->host_gid;
+	chown_failed = NULL;
+	if (nftw(path, chown_one, 16, FTW_PHYS | FTW_MOUNT)) {
+		ret = error_errno("cannot create sandbox: uid: cannot give "
+				  "'%s' to uid %u",
+				  chown_failed ? chown_failed : path,
+				  (unsigned)cfg->host_uid);
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 void isolate_handle_init(struct isolate_handle *h)
@@ -47,6 +108,8 @@ void isolate_handle_init(struct isolate_handle *h)
 	memset(h, 0, sizeof(*h));
 	h->pid = -1;
 	h->child_pid = -1;
+	h->host_uid = (uid_t)-1;
+	h->host_gid = (gid_t)-1;
 	cgroup_init(&h->cg);
 }
 
@@ -69,8 +132,7 @@ static void sleep_ms(int ms)
 /* The PATH of a sandbox before the host's Go directory is added. */
 #define SANDBOX_PATH "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin"
 
-static int find_in_path(const char *path, const char *name,
-			struct strbuf *out);
+static int find_in_path(const char *path, const char *name, struct strbuf *out);
 
 /* Find an executable on $PATH; appends its path to out. 0 or -1. */
 static int find_on_path(const char *name, struct strbuf *out)
@@ -79,8 +141,7 @@ static int find_on_path(const char *name, struct strbuf *out)
 }
 
 /* Find an executable in the directories of path (NULL: a default). */
-static int find_in_path(const char *path, const char *name,
-			struct strbuf *out)
+static int find_in_path(const char *path, const char *name, struct strbuf *out)
 {
 	const char *p;
 
@@ -117,40 +178,6 @@ static int find_bwrap(struct strbuf *out)
 	return find_on_path(env && *env ? env : "bwrap", out);
 }
 
-/*
- * Start time of a process (field 22 of /proc/pid/stat); 0 if it is
- * gone or a zombie (not every pid 1 reaps the orphans it inherits).
- */
-static uint64_t proc_start_time(pid_t pid)
-{
-	char path[64];
-	struct strbuf sb = STRBUF_INIT;
-	uint64_t start = 0;
-	const char *p;
-	int field;
-
-	if (pid <= 0)
-		return 0;
-	xsnprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (strbuf_read_file(&sb, path, 512) < 0)
-		goto out;
-	p = strrchr(sb.buf, ')');
-	if (!p || !p[1] || !p[2])
-		goto out;
-	/* after ") " comes field 3 (state); a zombie counts as gone */
-	if (p[2] == 'Z' || p[2] == 'X')
-		goto out;
-	for (field = 2; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	start = strtoull(p, NULL, 10);
-out:
-	strbuf_release(&sb);
-	return start;
-}
-
-
-
 static int is_dir(const char *path)
 {
 	struct stat st;
@@ -163,7 +190,6 @@ static int is_dir(const char *path)
 	}
 	return 1;
 }
-
 
 /* --- limits: which controller goes where -------------------------- */
 
@@ -321,6 +347,18 @@ static int plan_limits(const struct isolate_config *cfg,
 		pl->explicit_ctls |= CGROUP_BIT(CGROUP_PIDS);
 	if (cfg->cpus_explicit)
 		pl->explicit_ctls |= CGROUP_BIT(CGROUP_CPU);
+	if (pl->lim.memory_bytes && pl->lim.memory_bytes < ISOLATE_MIN_MEMORY)
+		return error("cannot create sandbox: a memory limit of %" PRId64
+			     " bytes is too small to start a sandbox; the "
+			     "minimum is %" PRId64 " MiB (--memory=%" PRId64
+			     "m), or --memory=0 for none",
+			     pl->lim.memory_bytes, ISOLATE_MIN_MEMORY >> 20,
+			     ISOLATE_MIN_MEMORY >> 20);
+	if (pl->lim.pids && pl->lim.pids < ISOLATE_MIN_PIDS)
+		return error("cannot create sandbox: a pids limit of %" PRId64
+			     " is too small to start a sandbox; the minimum "
+			     "is %d (--pids=%d), or --pids=0 for none",
+			     pl->lim.pids, ISOLATE_MIN_PIDS, ISOLATE_MIN_PIDS);
 
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
 		struct strbuf why = STRBUF_INIT;
@@ -437,42 +475,268 @@ static int cache_dir(const char *given, const char *leaf, struct strbuf *out)
 	return 0;
 }
 
-/*
- * The host's Go: if `go` on our PATH resolves outside /usr, its GOROOT
- * is bound read-only at the same path. The directory holding the real
- * binary is added to the sandbox PATH.
- */
-static void add_host_go(struct strvec *args, struct strbuf *path_env)
+/* a is the directory b or one of its ancestors ("/a" holds "/a/b") */
+static int path_holds(const char *a, const char *b)
 {
-	struct strbuf go = STRBUF_INIT, list = STRBUF_INIT, pat = STRBUF_INIT;
-	char *real = NULL, *slash;
+	size_t la = strlen(a);
 
-	if (find_on_path("go", &go))
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	if (la == 1)
+		return *a == '/';
+	return !strncmp(a, b, la) && (!b[la] || b[la] == '/');
+}
+
+/* path, resolved if it exists (so that symlinks cannot hide nesting) */
+static void resolved(const char *path, struct strbuf *out)
+{
+	char *real = realpath(path, NULL);
+
+	strbuf_reset(out);
+	strbuf_addstr(out, real ? real : path);
+	free(real);
+}
+
+/*
+ * What a GOROOT must stay clear of: it may hold none of `secret` (it
+ * is bound into every sandbox) and lie inside none of `writable` (a
+ * sandbox could then change the Go that others run).
+ */
+struct goroot_rules {
+	struct strvec secret, writable;
+};
+
+/*
+ * The GOROOT a real go binary finds by itself (cmd/go's findGOROOT):
+ * the directory above its bin/ when that holds pkg/tool. Only for an
+ * ELF executable whose real path ends in /bin/go and with GOROOT unset,
+ * so that a wrapper script is asked instead. Spares a `go env` (a Go
+ * start, slow on a busy host) at every sandbox start. Returns 0 with
+ * the directory in out, -1 when go env must be asked.
+ */
+static int goroot_of_binary(const char *go, struct strbuf *out)
+{
+	char *real = realpath(go, NULL);
+	char magic[4];
+	size_t len = real ? strlen(real) : 0;
+	struct stat st;
+	int fd, ret = -1;
+
+	if (!real || getenv("GOROOT") || len <= strlen("/bin/go") ||
+	    strcmp(real + len - strlen("/bin/go"), "/bin/go"))
 		goto out;
-	real = realpath(go.buf, NULL);
-	if (!real)
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		goto out;
-	slash = strrchr(real, '/');
-	if (!slash || slash == real)
+	if (read_in_full(fd, magic, sizeof(magic)) != sizeof(magic) ||
+	    memcmp(magic, "\177ELF", 4)) {
+		close(fd);
 		goto out;
-	*slash = '\0'; /* real = the directory holding the binary */
-	strbuf_addf(&list, ":%s:", path_env->buf);
-	strbuf_addf(&pat, ":%s:", real);
-	if (!strstr(list.buf, pat.buf))
-		strbuf_addf(path_env, ":%s", real);
-	if (!starts_with(real, "/usr/")) {
-		slash = strrchr(real, '/');
-		if (slash && slash != real) {
-			*slash = '\0'; /* the GOROOT */
-			strvec_pushv(args, (const char *[]){ "--ro-bind", real,
-							     real, NULL });
-		}
+	}
+	close(fd);
+	strbuf_reset(out);
+	strbuf_add(out, real, len - strlen("/bin/go"));
+	strbuf_addstr(out, "/pkg/tool");
+	if (!stat(out->buf, &st) && S_ISDIR(st.st_mode)) {
+		strbuf_setlen(out, len - strlen("/bin/go"));
+		ret = 0;
 	}
 out:
+	if (ret)
+		strbuf_reset(out);
 	free(real);
+	return ret;
+}
+
+/*
+ * The host's Go, as sandboxes see it: `go env GOROOT` of the `go` on
+ * our PATH (a wrapper script such as ~/bin/go included; for a real go
+ * binary the same answer without running it, goroot_of_binary()),
+ * trusted only when it is an absolute directory holding an executable
+ * bin/go that keeps the rules. Returns 1 with the resolved GOROOT in out, 0 when
+ * there is no `go` on PATH, -1 with the reason in why.
+ */
+static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
+		       struct strbuf *why)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
+	struct strbuf go = STRBUF_INIT, sb = STRBUF_INIT;
+	const char *argv[] = { NULL, "env", "GOROOT", NULL };
+	struct stat st;
+	size_t i;
+	int ret = -1;
+
+	strbuf_reset(out);
+	if (find_on_path("go", &go)) {
+		strbuf_release(&go);
+		return 0;
+	}
+	/* one `go env` per process and go binary: it takes a while */
+	pthread_mutex_lock(&lock);
+	if (strcmp(cached_go.buf, go.buf)) {
+		argv[0] = go.buf;
+		strbuf_reset(&cached);
+		if (!goroot_of_binary(go.buf, &cached)) {
+			; /* what go env would say */
+		} else if (exited_ok(run_capture(argv, &cached, 10000))) {
+			char *nl = strchr(cached.buf, '\n');
+
+			if (nl)
+				strbuf_setlen(&cached, nl - cached.buf);
+		} else {
+			strbuf_reset(&cached);
+		}
+		strbuf_reset(&cached_go);
+		strbuf_addbuf(&cached_go, &go);
+	}
+	strbuf_addbuf(&sb, &cached);
+	pthread_mutex_unlock(&lock);
+
+	if (!sb.len || sb.buf[0] != '/') {
+		strbuf_addf(why, "'%s env GOROOT' gave no absolute path",
+			    go.buf);
+		goto out;
+	}
+	resolved(sb.buf, out);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/bin/go", out->buf);
+	if (stat(sb.buf, &st) || !S_ISREG(st.st_mode) || access(sb.buf, X_OK)) {
+		strbuf_addf(why, "GOROOT '%s' has no executable bin/go",
+			    out->buf);
+		goto out;
+	}
+	for (i = 0; i < rules->secret.nr; i++) {
+		resolved(rules->secret.v[i], &sb);
+		if (path_holds(out->buf, sb.buf)) {
+			strbuf_addf(why, "GOROOT '%s' holds '%s'", out->buf,
+				    sb.buf);
+			goto out;
+		}
+	}
+	for (i = 0; i < rules->writable.nr; i++) {
+		resolved(rules->writable.v[i], &sb);
+		if (path_holds(sb.buf, out->buf)) {
+			strbuf_addf(why,
+				    "GOROOT '%s' is inside '%s', which "
+				    "sandboxes write",
+				    out->buf, sb.buf);
+			goto out;
+		}
+	}
+	ret = 1;
+out:
+	if (ret < 0)
+		strbuf_reset(out);
 	strbuf_release(&go);
+	strbuf_release(&sb);
+	return ret;
+}
+
+static void warn_goroot_once(const char *why)
+{
+	static int warned;
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_SEQ_CST))
+		return;
+	warning("sandboxes get no Go from this host: %s; see 'gosbx doctor'",
+		why);
+}
+
+/* $<var>, else $HOME/<fallback>, then "/gosbx" */
+static void gosbx_dir(const char *var, const char *fallback, struct strvec *out)
+{
+	const char *v = getenv(var), *home = getenv("HOME");
+
+	if (v && *v == '/')
+		strvec_pushf(out, "%s/gosbx", v);
+	else if (home && *home == '/')
+		strvec_pushf(out, "%s/%s/gosbx", home, fallback);
+}
+
+/*
+ * The rules of host_goroot(): secret are the home, state, cache and
+ * runtime directories and what the sandbox writes (cfg may be NULL);
+ * writable are gosbx's state and cache directories (every claim, every
+ * cache) and what this sandbox writes.
+ */
+static void goroot_rules(const struct isolate_config *cfg, const char *gocache,
+			 const char *gomod, struct goroot_rules *r)
+{
+	static const char *const vars[] = { "HOME", "XDG_STATE_HOME",
+					    "XDG_CACHE_HOME",
+					    "XDG_RUNTIME_DIR" };
+	size_t i;
+
+	strvec_init(&r->secret);
+	strvec_init(&r->writable);
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v == '/')
+			strvec_push(&r->secret, v);
+	}
+	gosbx_dir("XDG_STATE_HOME", ".local/state", &r->writable);
+	gosbx_dir("XDG_CACHE_HOME", ".cache", &r->writable);
+	if (cfg) {
+		strvec_push(&r->writable, cfg->claim_dir);
+		for (i = 0; i < cfg->rw_binds.nr; i++) {
+			const char *bind = cfg->rw_binds.v[i];
+			const char *colon = strchr(bind, ':');
+
+			if (colon)
+				strvec_pushf(&r->writable, "%.*s",
+					     (int)(colon - bind), bind);
+		}
+	}
+	if (gocache)
+		strvec_push(&r->writable, gocache);
+	if (gomod)
+		strvec_push(&r->writable, gomod);
+	for (i = 0; i < r->writable.nr; i++)
+		strvec_push(&r->secret, r->writable.v[i]);
+}
+
+static void goroot_rules_release(struct goroot_rules *r)
+{
+	strvec_clear(&r->secret);
+	strvec_clear(&r->writable);
+}
+
+/*
+ * The host's Go in the sandbox: its GOROOT (host_goroot()) bound
+ * read-only at the same path unless it is under /usr (visible anyway),
+ * and GOROOT/bin added to the sandbox PATH. Without a trusted GOROOT
+ * the sandbox gets no Go of ours (a warning says why, once).
+ */
+static void add_host_go(const struct isolate_config *cfg, const char *gocache,
+			const char *gomod, struct strvec *args,
+			struct strbuf *path_env)
+{
+	struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
+	struct strbuf list = STRBUF_INIT, pat = STRBUF_INIT;
+	struct goroot_rules rules;
+	int r;
+
+	goroot_rules(cfg, gocache, gomod, &rules);
+	r = host_goroot(&rules, &goroot, &why);
+	if (r < 0)
+		warn_goroot_once(why.buf);
+	if (r <= 0)
+		goto out;
+	strbuf_addf(&list, ":%s:", path_env->buf);
+	strbuf_addf(&pat, ":%s/bin:", goroot.buf);
+	if (!strstr(list.buf, pat.buf))
+		strbuf_addf(path_env, ":%s/bin", goroot.buf);
+	if (!starts_with(goroot.buf, "/usr/"))
+		strvec_pushv(args, (const char *[]){ "--ro-bind", goroot.buf,
+						     goroot.buf, NULL });
+out:
+	strbuf_release(&goroot);
+	strbuf_release(&why);
 	strbuf_release(&list);
 	strbuf_release(&pat);
+	goroot_rules_release(&rules);
 }
 
 static int add_binds(struct strvec *args, const struct strvec *binds,
@@ -554,8 +818,11 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				       "--bind", gomod.buf,
 				       ISOLATE_HOME "/go/pkg/mod", NULL });
 
+	/* sysctls: host-global ones must never be written from inside */
+	strvec_pushv(args, (const char *[]){ "--ro-bind", "/proc/sys",
+					     "/proc/sys", NULL });
 	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
-	add_host_go(args, &path_env);
+	add_host_go(cfg, gocache.buf, gomod.buf, args, &path_env);
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
@@ -611,6 +878,167 @@ out:
 	return ret;
 }
 
+/* --- root: staging the bind sources ------------------------------ */
+
+/*
+ * As root, the bind sources bwrap gets are staged (isolate.h): source i
+ * of src is bound at dst[i], ISOLATE_STAGE_DIR/<i><source path> (the
+ * source path kept, so that ps shows what a sandbox binds; the index,
+ * so that no bind lands inside another), a directory or a file as
+ * is_dir[i] says.
+ */
+struct stage {
+	struct strvec src, dst;
+	int *is_dir;
+	size_t alloc;
+	/* to create first, parents first: the dst directories and theirs */
+	struct strvec dirs;
+};
+
+/* bwrap options and how many arguments each takes (bwrap(1)) */
+static const struct {
+	const char *opt;
+	int nargs;
+	int sources; /* how many of them are host paths to resolve */
+} bwrap_opts[] = {
+	{ "--unshare-user", 0, 0 },
+	{ "--unshare-user-try", 0, 0 },
+	{ "--unshare-pid", 0, 0 },
+	{ "--unshare-ipc", 0, 0 },
+	{ "--unshare-uts", 0, 0 },
+	{ "--unshare-net", 0, 0 },
+	{ "--unshare-cgroup", 0, 0 },
+	{ "--unshare-cgroup-try", 0, 0 },
+	{ "--unshare-all", 0, 0 },
+	{ "--share-net", 0, 0 },
+	{ "--new-session", 0, 0 },
+	{ "--die-with-parent", 0, 0 },
+	{ "--as-pid-1", 0, 0 },
+	{ "--clearenv", 0, 0 },
+	{ "--disable-userns", 0, 0 },
+	{ "--uid", 1, 0 },
+	{ "--gid", 1, 0 },
+	{ "--hostname", 1, 0 },
+	{ "--chdir", 1, 0 },
+	{ "--unsetenv", 1, 0 },
+	{ "--seccomp", 1, 0 },
+	{ "--add-seccomp-fd", 1, 0 },
+	{ "--info-fd", 1, 0 },
+	{ "--json-status-fd", 1, 0 },
+	{ "--block-fd", 1, 0 },
+	{ "--sync-fd", 1, 0 },
+	{ "--cap-add", 1, 0 },
+	{ "--cap-drop", 1, 0 },
+	{ "--proc", 1, 0 },
+	{ "--dev", 1, 0 },
+	{ "--tmpfs", 1, 0 },
+	{ "--mqueue", 1, 0 },
+	{ "--dir", 1, 0 },
+	{ "--remount-ro", 1, 0 },
+	{ "--perms", 1, 0 },
+	{ "--size", 1, 0 },
+	{ "--tmp-overlay", 1, 0 },
+	{ "--ro-overlay", 1, 0 },
+	{ "--setenv", 2, 0 },
+	{ "--symlink", 2, 0 },
+	{ "--chmod", 2, 0 },
+	{ "--file", 2, 0 },
+	{ "--bind-data", 2, 0 },
+	{ "--ro-bind-data", 2, 0 },
+	{ "--bind-fd", 2, 0 },
+	{ "--ro-bind-fd", 2, 0 },
+	{ "--bind", 2, 1 },
+	{ "--ro-bind", 2, 1 },
+	{ "--dev-bind", 2, 1 },
+	{ "--overlay-src", 1, 1 },
+	{ "--overlay", 3, 2 },
+};
+
+static void stage_init(struct stage *st)
+{
+	memset(st, 0, sizeof(*st));
+	strvec_init(&st->src);
+	strvec_init(&st->dst);
+	strvec_init(&st->dirs);
+}
+
+static void stage_release(struct stage *st)
+{
+	strvec_clear(&st->src);
+	strvec_clear(&st->dst);
+	strvec_clear(&st->dirs);
+	free(st->is_dir);
+	stage_init(st);
+}
+
+/*
+ * Replace every host path bwrap would resolve in args[from..] (up to
+ * "--", the command) by its place under ISOLATE_STAGE_DIR, recorded in
+ * st for the child to bind. An option not in bwrap_opts is an error,
+ * so that no new bind escapes the staging unnoticed.
+ */
+static int stage_sources(struct strvec *args, size_t from, struct stage *st)
+{
+	size_t i = from, k;
+
+	while (i < args->nr && strcmp(args->v[i], "--")) {
+		const char *opt = args->v[i];
+		int found = -1, n;
+
+		for (k = 0; k < ARRAY_SIZE(bwrap_opts) && found < 0; k++)
+			if (!strcmp(bwrap_opts[k].opt, opt))
+				found = (int)k;
+		if (found < 0)
+			return error("cannot create sandbox: uid: cannot stage "
+				     "the sources of bwrap option '%s'",
+				     opt);
+		if (i + bwrap_opts[found].nargs >= args->nr)
+			return error("cannot create sandbox: bwrap option "
+				     "'%s' lacks its arguments",
+				     opt);
+		for (n = 1; n <= bwrap_opts[found].sources; n++) {
+			const char *src = args->v[i + n], *p;
+			struct stat sb;
+			struct strbuf dst = STRBUF_INIT;
+
+			if (stat(src, &sb))
+				return error_errno("cannot create sandbox: "
+						   "bind source '%s'",
+						   src);
+			ALLOC_GROW(st->is_dir, st->src.nr + 1, st->alloc);
+			st->is_dir[st->src.nr] = S_ISDIR(sb.st_mode);
+			strvec_push(&st->src, src);
+			if (*src != '/')
+				return error("cannot create sandbox: bind "
+					     "source '%s' is not absolute",
+					     src);
+			strbuf_addf(&dst, ISOLATE_STAGE_DIR "/%u",
+				    (unsigned)st->dst.nr);
+			strvec_push(&st->dirs, dst.buf);
+			for (p = src + 1; *p; p++)
+				if (*p == '/' && p[-1] != '/')
+					strvec_pushf(&st->dirs, "%s%.*s",
+						     dst.buf, (int)(p - src),
+						     src);
+			strbuf_addstr(&dst, src);
+			while (dst.buf[dst.len - 1] == '/')
+				strbuf_setlen(&dst, dst.len - 1);
+			if (st->is_dir[st->src.nr - 1] &&
+			    strcmp(dst.buf, st->dirs.v[st->dirs.nr - 1]))
+				strvec_push(&st->dirs, dst.buf);
+			strvec_push(&st->dst, dst.buf);
+			free((char *)args->v[i + n]);
+			args->v[i + n] = strbuf_detach(&dst, NULL);
+		}
+		i += 1 + bwrap_opts[found].nargs;
+	}
+	if (mkdir_p(ISOLATE_STAGE_DIR, 0755))
+		return error_errno("cannot create sandbox: uid: cannot create "
+				   "'%s'",
+				   ISOLATE_STAGE_DIR);
+	return 0;
+}
+
 static void systemd_prefix(const struct isolate_config *cfg,
 			   const struct limit_plan *pl, struct strvec *args)
 {
@@ -643,6 +1071,9 @@ enum child_stage {
 	STAGE_STDIO,
 	STAGE_CGROUP,
 	STAGE_RLIMIT,
+	STAGE_MOUNTNS,
+	STAGE_BIND,
+	STAGE_IDS,
 	STAGE_FDS,
 	STAGE_EXEC,
 };
@@ -650,6 +1081,7 @@ enum child_stage {
 struct child_report {
 	int stage;
 	int err;
+	int bind; /* STAGE_BIND: the index of the bind */
 };
 
 struct child_ctx {
@@ -660,17 +1092,69 @@ struct child_ctx {
 	int keep_fds[2];
 	const char *exe;
 	char *const *argv;
+	char *const *envp;
+	const struct stage *stage; /* NULL: not root */
+	uid_t uid;		   /* root: the ids to drop to */
+	gid_t gid;
 	int report_fd;
 };
 
 static NORETURN void child_fail(const struct child_ctx *ctx, int stage)
 {
-	struct child_report r = { stage, errno };
+	struct child_report r = { stage, errno, -1 };
 
 	ssize_t w = write(ctx->report_fd, &r, sizeof(r));
 
 	(void)w; /* nothing left to do if the parent is gone */
 	_exit(127);
+}
+
+/*
+ * Root's child: stage the bind sources in a mount namespace of its own,
+ * then become the sandbox's host uid and gid for good (no supplementary
+ * groups; the kernel clears every capability with the uid change).
+ */
+static void child_drop(const struct child_ctx *ctx)
+{
+	const struct stage *st = ctx->stage;
+	size_t i;
+
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("gosbx-stage", ISOLATE_STAGE_DIR, "tmpfs",
+		  MS_NOSUID | MS_NODEV, "mode=0755,size=64k"))
+		child_fail(ctx, STAGE_MOUNTNS);
+	for (i = 0; i < st->dirs.nr; i++)
+		if (mkdir(st->dirs.v[i], 0755) && errno != EEXIST)
+			child_fail(ctx, STAGE_MOUNTNS);
+	for (i = 0; i < st->src.nr; i++) {
+		int fd = -1;
+
+		if (!st->is_dir[i] &&
+		    (fd = open(st->dst.v[i], O_WRONLY | O_CREAT | O_CLOEXEC,
+			       0644)) < 0)
+			goto fail;
+		if (fd >= 0)
+			close(fd);
+		if (mount(st->src.v[i], st->dst.v[i], NULL, MS_BIND | MS_REC,
+			  NULL))
+			goto fail;
+	}
+	if (setgroups(0, NULL) || setresgid(ctx->gid, ctx->gid, ctx->gid) ||
+	    setresuid(ctx->uid, ctx->uid, ctx->uid))
+		child_fail(ctx, STAGE_IDS);
+	if (getuid() != ctx->uid || geteuid() != ctx->uid || !setuid(0)) {
+		errno = EPERM;
+		child_fail(ctx, STAGE_IDS);
+	}
+	return;
+fail : {
+	struct child_report r = { STAGE_BIND, errno, (int)i };
+	ssize_t w = write(ctx->report_fd, &r, sizeof(r));
+
+	(void)w;
+	_exit(127);
+}
 }
 
 /* runs between fork() and exec(): async-signal-safe calls only */
@@ -679,7 +1163,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 	const struct isolate_config *cfg = ctx->cfg;
 	struct rlimit zero = { 0, 0 };
 	sigset_t none;
-	int sig, i, fd;
+	int sig, i, fd, null_fd;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -687,16 +1171,24 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 		signal(sig, SIG_DFL);
 	if (!cfg->die_with_parent && setsid() < 0)
 		child_fail(ctx, STAGE_SESSION);
-	if ((cfg->stdin_fd >= 0 && dup2(cfg->stdin_fd, 0) < 0) ||
-	    (cfg->stdout_fd >= 0 && dup2(cfg->stdout_fd, 1) < 0) ||
-	    (cfg->stderr_fd >= 0 && dup2(cfg->stderr_fd, 2) < 0))
+	/* no terminal or other descriptor of the caller's: /dev/null */
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0 ||
+	    dup2(cfg->stdin_fd >= 0 ? cfg->stdin_fd : null_fd, 0) < 0 ||
+	    dup2(cfg->stdout_fd >= 0 ? cfg->stdout_fd : null_fd, 1) < 0 ||
+	    dup2(cfg->stderr_fd >= 0 ? cfg->stderr_fd : null_fd, 2) < 0)
 		child_fail(ctx, STAGE_STDIO);
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_SETFD, 0)) /* dup2(n, n) keeps CLOEXEC */
+			child_fail(ctx, STAGE_STDIO);
 	if (ctx->join && cgroup_join_self(ctx->join))
 		child_fail(ctx, STAGE_CGROUP);
 	if (setrlimit(RLIMIT_NOFILE, &ctx->nofile) ||
 	    setrlimit(RLIMIT_CORE, &zero) ||
 	    (ctx->set_fsize && setrlimit(RLIMIT_FSIZE, &ctx->fsize)))
 		child_fail(ctx, STAGE_RLIMIT);
+	if (ctx->stage)
+		child_drop(ctx);
 	/* no descriptor of ours leaks into the sandbox */
 	if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */)) {
 		for (fd = 3; fd < (int)ctx->nofile.rlim_cur && fd < 65536; fd++)
@@ -705,7 +1197,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 	for (i = 0; i < 2; i++)
 		if (fcntl(ctx->keep_fds[i], F_SETFD, 0))
 			child_fail(ctx, STAGE_FDS);
-	execve(ctx->exe, ctx->argv, environ);
+	execve(ctx->exe, ctx->argv, ctx->envp);
 	child_fail(ctx, STAGE_EXEC);
 }
 
@@ -720,6 +1212,11 @@ static const char *stage_name(int stage)
 		return "cgroup: cannot join the sandbox's cgroup";
 	case STAGE_RLIMIT:
 		return "rlimits: cannot set RLIMIT_NOFILE/CORE/FSIZE";
+	case STAGE_MOUNTNS:
+		return "uid: cannot stage the bind sources in a mount "
+		       "namespace (" ISOLATE_STAGE_DIR ")";
+	case STAGE_IDS:
+		return "uid: cannot drop to the sandbox's host uid";
 	case STAGE_FDS:
 		return "passing descriptors to bwrap";
 	default:
@@ -902,16 +1399,20 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 {
 	struct cgroup_host host;
 	struct limit_plan pl;
-	struct strvec args = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT, envp = STRVEC_INIT;
 	struct strbuf exe = STRBUF_INIT, unit = STRBUF_INIT;
+	struct strbuf envexe = STRBUF_INIT;
+	struct stage stage;
 	struct child_ctx ctx;
 	struct child_report report;
 	int seccomp_fd = -1, info[2] = { -1, -1 }, rep[2] = { -1, -1 };
-	int ret = -1, status = 0;
+	int ret = -1, status = 0, own_ids = 0;
+	size_t bwrap_from;
 	ssize_t n;
 	pid_t pid;
 
 	isolate_handle_init(h);
+	stage_init(&stage);
 	memset(&ctx, 0, sizeof(ctx));
 	memset(&pl, 0, sizeof(pl));
 	if (!cfg->claim_name || !*cfg->claim_name ||
@@ -931,6 +1432,18 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		return error_errno("cannot create sandbox: claim directory "
 				   "'%s'",
 				   cfg->claim_dir);
+	ctx.uid = cfg->host_uid;
+	ctx.gid = cfg->host_gid;
+	if (drops_ids() && !cfg->ids_reserved) {
+		if (uidpool_reserve(&ctx.uid, &ctx.gid))
+			return -1;
+		own_ids = 1;
+	}
+	if (drops_ids() && (!ctx.uid || !ctx.gid)) {
+		error("cannot create sandbox: uid: refusing to run a sandbox "
+		      "as host uid or gid 0");
+		goto release_ids;
+	}
 	cgroup_host_detect(&host);
 	if (find_bwrap(&exe)) {
 		error("cannot create sandbox: namespaces: bwrap not found "
@@ -940,17 +1453,37 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	if (plan_rlimits(cfg, &ctx) || plan_limits(cfg, &host, &pl))
 		goto out;
 
-	seccomp_fd = seccomp_filter_fd(cfg->network);
+	seccomp_fd = seccomp_filter_fd();
 	if (seccomp_fd < 0)
 		goto out;
 	if (pipe2(info, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
 		error_errno("cannot create sandbox: pipe");
 		goto out;
 	}
+	/* bwrap (and systemd-run) get nothing of our environment */
+	strvec_push(&envp, ISOLATE_EXEC_PATH);
 	if (pl.systemd) {
+		/* what systemd-run needs to reach the user's manager */
+		static const char *const bus_env[] = {
+			"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(bus_env); i++)
+			if (getenv(bus_env[i]))
+				strvec_pushf(&envp, "%s=%s", bus_env[i],
+					     getenv(bus_env[i]));
 		strbuf_addf(&unit, "%s%s.scope", SYSTEMD_PREFIX,
 			    cfg->claim_name);
 		systemd_prefix(cfg, &pl, &args);
+		/* systemd-run passes its environment on: env -i clears it */
+		if (find_on_path("env", &envexe)) {
+			error("cannot create sandbox: 'env' not found");
+			goto out;
+		}
+		strvec_pushv(&args,
+			     (const char *[]){ envexe.buf, "-i",
+					       ISOLATE_EXEC_PATH, NULL });
 		strvec_push(&args, exe.buf);
 		strbuf_reset(&exe);
 		if (find_on_path("systemd-run", &exe)) {
@@ -965,14 +1498,21 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		if (pl.want)
 			ctx.join = &h->cg;
 	}
+	bwrap_from = args.nr;
 	if (build_bwrap_args(cfg, &args, seccomp_fd, info[1]))
 		goto out;
+	if (drops_ids()) {
+		if (stage_sources(&args, bwrap_from, &stage))
+			goto out;
+		ctx.stage = &stage;
+	}
 
 	ctx.cfg = cfg;
 	ctx.keep_fds[0] = seccomp_fd;
 	ctx.keep_fds[1] = info[1];
 	ctx.exe = exe.buf;
 	ctx.argv = (char *const *)args.v;
+	ctx.envp = (char *const *)envp.v;
 	ctx.report_fd = rep[1];
 
 	pid = fork();
@@ -989,6 +1529,16 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	info[1] = -1;
 
 	n = read_in_full(rep[0], &report, sizeof(report));
+	if (n == sizeof(report) && report.stage == STAGE_BIND) {
+		errno = report.err;
+		error_errno("cannot create sandbox: uid: cannot stage bind "
+			    "source '%s'",
+			    report.bind >= 0 &&
+					    (size_t)report.bind < stage.src.nr
+				    ? stage.src.v[report.bind]
+				    : "?");
+		goto reap;
+	}
 	if (n == sizeof(report)) {
 		errno = report.err;
 		error_errno("cannot create sandbox: %s",
@@ -1002,7 +1552,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			h->status = status;
 		}
 		error("cannot create sandbox: namespaces: bwrap failed "
-		      "(%s %d; its message is above)",
+		      "before the sandbox started (%s %d; its own message, "
+		      "if any, went to the sandbox's stderr)",
 		      WIFSIGNALED(status) ? "signal" : "exit status",
 		      WIFSIGNALED(status) ? WTERMSIG(status)
 					  : WEXITSTATUS(status));
@@ -1010,8 +1561,12 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	}
 	h->start = proc_start_time(pid);
 	h->child_start = proc_start_time(h->child_pid);
+	h->host_uid = ctx.uid;
+	h->host_gid = ctx.gid;
 	if (pl.systemd && (locate_scope(&host, pid, unit.buf, &h->cg) ||
 			   verify_scope(&h->cg, &pl)))
+		goto fail;
+	if (drops_ids() && uidpool_bind(ctx.uid, pid, h->start))
 		goto fail;
 	h->limits = applied_bits(pl.want);
 	ret = 0;
@@ -1045,9 +1600,15 @@ out:
 	if (rep[1] >= 0)
 		close(rep[1]);
 	strvec_clear(&args);
+	strvec_clear(&envp);
 	strbuf_release(&exe);
 	strbuf_release(&unit);
+	strbuf_release(&envexe);
+	stage_release(&stage);
 	cgroup_host_release(&host);
+release_ids:
+	if (ret && own_ids)
+		uidpool_release(ctx.uid, 0, 0);
 	return ret;
 }
 
@@ -1127,6 +1688,8 @@ int isolate_release(struct isolate_handle *h)
 	}
 	if (cgroup_destroy(&h->cg, KILL_TIMEOUT_MS))
 		ret = -1;
+	if (drops_ids() && h->host_uid != (uid_t)-1 && h->host_uid)
+		uidpool_release(h->host_uid, h->pid, h->start);
 	isolate_handle_free(h);
 	return ret;
 }
@@ -1137,6 +1700,9 @@ void isolate_state_format(const struct isolate_handle *h, struct strbuf *out)
 	strbuf_addf(out, "child-pid %d\nchild-start %" PRIu64 "\n",
 		    (int)h->child_pid, h->child_start);
 	strbuf_addf(out, "limits %u\n", h->limits);
+	if (h->host_uid != (uid_t)-1)
+		strbuf_addf(out, "host-uid %u\nhost-gid %u\n",
+			    (unsigned)h->host_uid, (unsigned)h->host_gid);
 	cgroup_state_format(&h->cg, out);
 }
 
@@ -1158,6 +1724,10 @@ int isolate_state_parse(struct isolate_handle *h, const char *text)
 			h->child_start = strtoull(v, NULL, 10);
 		else if (skip_prefix(p, "limits ", &v))
 			h->limits = (unsigned)strtoul(v, NULL, 10);
+		else if (skip_prefix(p, "host-uid ", &v))
+			h->host_uid = (uid_t)strtoul(v, NULL, 10);
+		else if (skip_prefix(p, "host-gid ", &v))
+			h->host_gid = (gid_t)strtoul(v, NULL, 10);
 		p = *eol ? eol + 1 : eol;
 	}
 	return cgroup_state_parse(&h->cg, text);
@@ -1197,7 +1767,8 @@ static void first_line(struct strbuf *sb)
 
 /*
  * A toolchain as sandboxes see it: go is found on our PATH (its GOROOT
- * is bound into every sandbox, see add_host_go()); anything else must
+ * is bound into every sandbox if host_goroot() trusts it, see
+ * add_host_go()); anything else must
  * be in a directory of the sandbox's own PATH, whatever ours says (a
  * pyenv shim or an nvm node in $HOME is not visible inside).
  */
@@ -1229,6 +1800,29 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 			    out.buf);
 		add_check(v, nr, alloc, tool, missing, msg.buf, fix);
 		strbuf_release(&msg);
+	} else if (host) {
+		struct goroot_rules rules;
+		struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
+
+		first_line(&out);
+		goroot_rules(NULL, NULL, NULL, &rules);
+		if (host_goroot(&rules, &goroot, &why) > 0) {
+			strbuf_addf(&out, " (%s, GOROOT %s)", path.buf,
+				    goroot.buf);
+			add_check(v, nr, alloc, tool, ISOLATE_CHECK_OK, out.buf,
+				  NULL);
+		} else {
+			strbuf_addf(&out,
+				    " (%s), but sandboxes do not get it: %s",
+				    path.buf, why.buf);
+			add_check(v, nr, alloc, tool, missing, out.buf,
+				  "put a Go whose GOROOT lies outside your "
+				  "home, state and cache directories first "
+				  "on PATH (or install golang-go)");
+		}
+		goroot_rules_release(&rules);
+		strbuf_release(&goroot);
+		strbuf_release(&why);
 	} else {
 		first_line(&out);
 		strbuf_addf(&out, " (%s)", path.buf);
@@ -1268,6 +1862,92 @@ static const char *limit_fix(const struct cgroup_host *host, enum cgroup_ctl c,
 			    "create %s/gosbx owned by uid %d",
 			    host->v1_path[c], (int)getuid());
 	return fix->buf;
+}
+
+/*
+ * Run argv as root's sandboxes run: as a reserved host uid (given back
+ * afterwards; *uid says which), no groups, no capabilities, only
+ * ISOLATE_EXEC_PATH in the environment. Output appended to out.
+ * Returns the wait status, or -1.
+ */
+static int run_as_sandbox(const char *const *argv, uid_t *uid,
+			  struct strbuf *out)
+{
+	char *const envp[] = { (char *)ISOLATE_EXEC_PATH, NULL };
+	gid_t gid;
+	int pipefd[2], status = -1;
+	pid_t pid;
+
+	if (uidpool_reserve(uid, &gid)) {
+		strbuf_addstr(out, last_error());
+		return -1;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		strbuf_addf(out, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (!pid) {
+		int null_fd = open("/dev/null", O_RDONLY);
+
+		if (null_fd < 0 || dup2(null_fd, 0) < 0 ||
+		    dup2(pipefd[1], 1) < 0 || dup2(pipefd[1], 2) < 0 ||
+		    setgroups(0, NULL) || setresgid(gid, gid, gid) ||
+		    setresuid(*uid, *uid, *uid))
+			_exit(126);
+		execve(argv[0], (char *const *)argv, envp);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (pid > 0) {
+		char buf[512];
+		ssize_t r;
+
+		while ((r = xread(pipefd[0], buf, sizeof(buf))) > 0)
+			strbuf_add(out, buf, r);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(pipefd[0]);
+out:
+	uidpool_release(*uid, 0, 0);
+	return status;
+}
+
+/* which host uid sandboxes run as (DESIGN.md: never uid 0) */
+static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
+				size_t *alloc)
+{
+	struct uidpool_range r;
+	struct strbuf msg = STRBUF_INIT;
+	size_t live = 0;
+
+	if (!drops_ids()) {
+		strbuf_addf(&msg,
+			    "sandboxes run as your uid %u (uid %d inside); "
+			    "as root each would get a host uid of its own",
+			    (unsigned)geteuid(), ISOLATE_SANDBOX_UID);
+		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_OK,
+			  msg.buf, NULL);
+	} else if (uidpool_range(&r) || uidpool_count_live(&live)) {
+		strbuf_addf(&msg, "root's sandboxes cannot get host uids: %s",
+			    last_error());
+		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_FAIL,
+			  msg.buf,
+			  "fix the 'gosbx' lines of /etc/subuid and "
+			  "/etc/subgid (gosbx:<first>:<count>, both), or "
+			  "remove both for the built-in range");
+	} else {
+		strbuf_addf(&msg,
+			    "running as root: each sandbox runs as a host uid "
+			    "and gid of its own, never 0, from %u-%u (%s), %zu "
+			    "in use now",
+			    r.uid_base, r.uid_base + r.count - 1, r.source,
+			    live);
+		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_OK,
+			  msg.buf, NULL);
+	}
+	strbuf_release(&msg);
 }
 
 int isolate_doctor(struct isolate_check **checks, size_t *nr)
@@ -1315,10 +1995,20 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 				       "true",
 				       NULL };
 
-		if (exited_ok(run_capture(argv, &out, 10000))) {
+		uid_t uid = geteuid();
+		int st = drops_ids() ? run_as_sandbox(argv, &uid, &out)
+				     : run_capture(argv, &out, 10000);
+
+		if (exited_ok(st)) {
+			strbuf_reset(&out);
+			strbuf_addf(&out,
+				    "'bwrap --unshare-user true' works (as "
+				    "uid %u%s)",
+				    (unsigned)uid,
+				    drops_ids() ? ", as root's sandboxes do"
+						: "");
 			add_check(&v, &n, &alloc, "user namespaces",
-				  ISOLATE_CHECK_OK,
-				  "'bwrap --unshare-user true' works", NULL);
+				  ISOLATE_CHECK_OK, out.buf, NULL);
 		} else {
 			struct strbuf msg = STRBUF_INIT;
 
@@ -1343,6 +2033,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 		add_check(&v, &n, &alloc, "user namespaces", ISOLATE_CHECK_FAIL,
 			  "not tried: bwrap is missing", "install bubblewrap");
 	}
+
+	doctor_sandbox_user(&v, &n, &alloc);
 
 	/* seccomp */
 	strbuf_reset(&out);

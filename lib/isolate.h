@@ -16,10 +16,24 @@
  *     /lib32, /libx32, /sbin as the host has them (symlinks stay
  *     symlinks), fresh /proc, /dev, /tmp (tmpfs), HOME=/home/sandbox
  *     (tmpfs), the claim directory read-write at /app (the working
- *     directory), the per-user Go caches read-write, the host Go root
- *     read-only when it lives outside /usr; the sandbox user is uid and
- *     gid 1000 mapped to the invoking user;
- *   - the environment of the seed's runtime image only (--clearenv);
+ *     directory), the per-user Go caches read-write, the host's GOROOT
+ *     read-only when it lives outside /usr (host_goroot() in isolate.c
+ *     says which GOROOT is trusted); /proc/sys read-only;
+ *   - the sandbox user is uid and gid 1000, mapped to one host uid and
+ *     gid: the invoking user's own, except as root, where each sandbox
+ *     gets its own unprivileged host uid and gid (uidpool.h): the child
+ *     joins the cgroups as root, then drops every privilege (setgroups
+ *     to none, setresgid, setresuid) before it runs bwrap, which then
+ *     creates an unprivileged user namespace like for any user. bwrap
+ *     resolves its bind sources as that uid, so as root they are first
+ *     bound, as root, under ISOLATE_STAGE_DIR in a mount namespace of
+ *     the child's own (the host never sees these mounts);
+ *   - the environment of the seed's runtime image only (--clearenv),
+ *     and bwrap itself (and systemd-run) runs with ISOLATE_EXEC_PATH
+ *     as its whole environment: no variable of the caller is in any
+ *     process of the sandbox, /proc/1/environ included;
+ *   - stdin, stdout and stderr from the config (/dev/null when not
+ *     given), no other descriptor of the caller;
  *   - the seccomp filter of seccomp-filter.h (no_new_privs is set);
  *   - cgroup limits (cgroup.h), entered before bwrap runs, so nothing
  *     ever runs unconfined; as a non-root user on cgroup v2 a systemd
@@ -51,9 +65,21 @@
 #define ISOLATE_DEFAULT_MEMORY ((int64_t)2 << 30) /* bytes */
 #define ISOLATE_DEFAULT_PIDS 1024
 #define ISOLATE_DEFAULT_NOFILE 8192
+/*
+ * The smallest limits a sandbox starts with (bwrap, its pid 1, the local
+ * backend's gosbx-runtime and one command: about 2 MiB and 6 tasks when
+ * measured, doubled and more); a smaller one is refused at once, naming
+ * the limit and this minimum, rather than failing in bwrap's setup.
+ */
+#define ISOLATE_MIN_MEMORY ((int64_t)8 << 20) /* bytes */
+#define ISOLATE_MIN_PIDS 8
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
+/* the whole environment bwrap and systemd-run are started with */
+#define ISOLATE_EXEC_PATH "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+/* as root: where the child stages bind sources (see above) */
+#define ISOLATE_STAGE_DIR "/run/gosbx/stage"
 
 struct isolate_config {
 	/*
@@ -106,8 +132,21 @@ struct isolate_config {
 	struct strvec argv;
 	/* extra environment "K=V", after (and overriding) the defaults */
 	struct strvec env;
-	/* descriptors for the sandbox's stdin/stdout/stderr; -1 inherits */
+	/*
+	 * Descriptors for the sandbox's stdin/stdout/stderr; -1:
+	 * /dev/null. Nothing else of the caller's reaches the sandbox.
+	 */
 	int stdin_fd, stdout_fd, stderr_fd;
+	/*
+	 * The host uid and gid the sandbox user (1000) maps to. As a
+	 * normal user always the caller's own. As root,
+	 * isolate_reserve_ids() picks them; isolate_spawn() reserves
+	 * a pair itself if the caller did not. Set by
+	 * isolate_config_init() to the caller's ids.
+	 */
+	uid_t host_uid;
+	gid_t host_gid;
+	int ids_reserved; /* host_uid is a reservation of uidpool.h */
 };
 
 /*
@@ -116,7 +155,32 @@ struct isolate_config {
  * network, die_with_parent 1, fds -1. Free with isolate_config_release.
  */
 void isolate_config_init(struct isolate_config *cfg);
+/*
+ * Free cfg's memory and give back a uid reserved with
+ * isolate_reserve_ids() that no sandbox took (a start that failed or
+ * never happened); a started sandbox keeps its uid until
+ * isolate_release().
+ */
 void isolate_config_release(struct isolate_config *cfg);
+
+/*
+ * As root: reserve a free per-sandbox host uid and gid (uidpool.h) and
+ * set cfg->host_uid/host_gid; the caller then gives the sandbox what
+ * it must write (isolate_chown_tree()) and calls isolate_spawn(). As
+ * another user: nothing to do (the ids are the caller's). Returns 0,
+ * or -1 with error("cannot create sandbox: uid: ...").
+ */
+int isolate_reserve_ids(struct isolate_config *cfg);
+
+/*
+ * Give the tree at path (a directory or a file, not followed when it
+ * is a symlink) to cfg->host_uid and host_gid, so that the sandbox
+ * can write it: lchown(2) of every entry, not crossing mount points.
+ * Call it before the sandbox starts, on a tree no untrusted code can
+ * change meanwhile. Nothing to do when the ids are the caller's own
+ * (not root). Returns 0, or -1 with error() naming the entry.
+ */
+int isolate_chown_tree(const struct isolate_config *cfg, const char *path);
 
 /* bits of isolate_handle.limits: what was really applied */
 #define ISOLATE_LIMIT_MEMORY (1u << 0)
@@ -130,8 +194,10 @@ struct isolate_handle {
 	uint64_t child_start;
 	struct cgroup cg; /* the sandbox's groups (maybe none in use) */
 	unsigned limits;  /* ISOLATE_LIMIT_* applied */
-	int reaped;	  /* isolate_wait() collected the status */
-	int status;	  /* wait status once reaped */
+	uid_t host_uid;	  /* host ids of the sandbox user (uid 1000) */
+	gid_t host_gid;
+	int reaped; /* isolate_wait() collected the status */
+	int status; /* wait status once reaped */
 };
 
 /* Zero the handle (pid -1). */
@@ -186,8 +252,9 @@ int isolate_oom_kills(const struct isolate_handle *h, uint64_t *out);
 
 /*
  * End the sandbox for good: isolate_kill(), reap bwrap if it is our
- * child, remove the cgroups, free h's memory. Returns 0, or -1 with
- * error() if something could not be cleaned (h is freed anyway).
+ * child, remove the cgroups, give back its host uid (as root), free
+ * h's memory. Returns 0, or -1 with error() if something could not be
+ * cleaned (h is freed anyway).
  */
 int isolate_release(struct isolate_handle *h);
 
@@ -197,7 +264,8 @@ void isolate_handle_free(struct isolate_handle *h);
 /*
  * Persist what another process needs to find, kill and clean the
  * sandbox: text lines "pid N", "start N", "child-pid N",
- * "child-start N", "limits N" and the cgroup_state_format() lines.
+ * "child-start N", "limits N", "host-uid N", "host-gid N" and the
+ * cgroup_state_format() lines.
  * Appends to out.
  */
 void isolate_state_format(const struct isolate_handle *h, struct strbuf *out);

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "strbuf.h"
 #include "usage.h"
 
 #include <time.h>
@@ -135,4 +136,32 @@ uint64_t monotonic_us(void)
 uint64_t monotonic_ms(void)
 {
 	return monotonic_us() / 1000;
+}
+
+uint64_t proc_start_time(pid_t pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t start = 0;
+	const char *p;
+	int field;
+
+	if (pid <= 0)
+		return 0;
+	xsnprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (strbuf_read_file(&sb, path, 512) < 0)
+		goto out;
+	p = strrchr(sb.buf, ')');
+	if (!p || !p[1] || !p[2])
+		goto out;
+	/* after ") " comes field 3 (state); a zombie counts as gone */
+	if (p[2] == 'Z' || p[2] == 'X')
+		goto out;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	start = strtoull(p, NULL, 10);
+out:
+	strbuf_release(&sb);
+	return start;
 }

@@ -21,6 +21,10 @@
 # exported so every gosbx the suite runs uses it, through the native
 # port-forward. Prerequisite KUBE is set.
 #
+# LIMITS or NOLIMITS (test-lib.sh, test_limits_prereq): whether a
+# sandbox gets the limits it asks for (always on kube, where the template
+# has them).
+#
 # BACKEND_WORKDIR: where commands run (local: /app; kube: empty, the
 # fake's runtimes each have a directory of their own).
 #
@@ -44,11 +48,13 @@ local)
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 		test_skip_all 'unprivileged user namespaces do not work here'
 	test_set_prereq LOCAL
+	test_limits_prereq
 	BACKEND_WORKDIR=/app
 	;;
 kube)
 	. "$TEST_DIRECTORY"/lib-kube.sh
 	test_set_prereq KUBE
+	test_set_prereq LIMITS
 	# fake-kube's runtimes are plain processes, each with a workdir of
 	# its own under the state directory (a real pod's is /app)
 	BACKEND_WORKDIR=

@@ -55,6 +55,7 @@ test_expect_success SANDBOX 'open -q prints only the name' '
 	gosbx open -q --name=quiet >out 2>err &&
 	echo quiet >expect &&
 	test_cmp expect out &&
+	test_drop_limits_warning err &&
 	test_line_count = 0 err &&
 	test "$(status quiet)" = ready
 '

@@ -5,17 +5,27 @@ test_description='gosbx open: memory limit (reason oom), network on and off'
 if command -v bwrap >/dev/null &&
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null; then
 	test_set_prereq SANDBOX
+	test_limits_prereq
 fi
 
 test_atexit 'gosbx close --all'
 
-test_expect_success SANDBOX,PYTHON 'open --memory=64m' '
+test_expect_success SANDBOX,PYTHON,LIMITS 'open --memory=64m' '
 	gosbx open -q --name=small --memory=64m >/dev/null &&
 	awk "\$1 == \"memory\" { print \$2 }" \
 		"$XDG_STATE_HOME/gosbx/claims/small/meta" >memcg
 '
 
-test_expect_success SANDBOX,PYTHON 'allocating beyond the limit ends with reason oom (137)' '
+# a user whose sandboxes get no limits: an explicit one fails closed,
+# and the claim of the network tests below has none
+test_expect_success SANDBOX,PYTHON,NOLIMITS 'open --memory=64m fails closed' '
+	test_expect_code_err 1 gosbx open -q --name=small --memory=64m &&
+	grep "cannot create sandbox: cgroup memory controller" err &&
+	test ! -e "$XDG_STATE_HOME/gosbx/claims/small" &&
+	gosbx open -q --name=small >/dev/null
+'
+
+test_expect_success SANDBOX,PYTHON,LIMITS 'allocating beyond the limit ends with reason oom (137)' '
 	test_expect_code 137 gosbx exec --claim=small --json -- \
 		"python3 -c \"b = bytearray(200 << 20); print(len(b))\"" >out.json &&
 	python3 -c "import json, sys
@@ -24,7 +34,7 @@ assert r[\"reason\"] == \"oom\", r
 assert r[\"stdout\"] == \"\", r" out.json
 '
 
-test_expect_success SANDBOX,PYTHON 'the claim still works after the OOM kill' '
+test_expect_success SANDBOX,PYTHON,LIMITS 'the claim still works after the OOM kill' '
 	gosbx exec --claim=small -- \
 		"python3 -c \"b = bytearray(8 << 20); print(len(b))\"" >out &&
 	echo 8388608 >expect &&
@@ -42,7 +52,7 @@ test_expect_success SANDBOX 'open with no limits (0) runs commands' '
 	gosbx close unlimited
 '
 
-test_expect_success SANDBOX 'open with explicit limits runs commands' '
+test_expect_success SANDBOX,LIMITS 'open with explicit limits runs commands' '
 	gosbx open -q --name=limited --memory=256m --pids=64 --cpus=0.5 >/dev/null &&
 	gosbx exec --claim=limited -- "echo ok" >out &&
 	test_cmp expect out &&

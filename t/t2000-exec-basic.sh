@@ -64,6 +64,7 @@ test_expect_success 'stdout and stderr stay apart' '
 	gosbx exec -- "echo out1; echo err1 >&2; echo out2; echo err2 >&2" \
 		>out 2>err &&
 	printf "out1\nout2\n" >expect && test_cmp expect out &&
+	test_drop_limits_warning err &&
 	printf "err1\nerr2\n" >expect && test_cmp expect err
 '
 
@@ -140,8 +141,14 @@ test_expect_success 'usage errors give 129' '
 	test_grep "usage: gosbx exec" out
 '
 
-test_expect_success LOCAL 'limit options are accepted for a throwaway sandbox' '
+test_expect_success LOCAL,LIMITS 'limit options are accepted for a throwaway sandbox' '
 	expect_code 0 gosbx exec --pids=40 --memory=256m --cpus=1 -- true
+'
+
+test_expect_success LOCAL,NOLIMITS 'limits this user cannot have fail closed (125)' '
+	expect_code 125 gosbx exec --pids=40 -- true 2>err &&
+	test_grep "cannot create sandbox: cgroup pids controller" err &&
+	no_claims
 '
 
 test_expect_success PYTHON '--json prints one object with every field' '
@@ -194,6 +201,7 @@ test_expect_success 'no command: the script is standard input' '
 	printf "echo one\necho two >&2\nexit 4\n" >script &&
 	expect_code 4 gosbx exec <script >out 2>err &&
 	echo one >expect && test_cmp expect out &&
+	test_drop_limits_warning err &&
 	echo two >expect && test_cmp expect err &&
 	no_claims
 '

@@ -173,8 +173,10 @@ c.close()
 
 # memory and cpus: the local backend enforces them; a kube sandbox gets
 # its template's limits (t6207 tests how asked limits are checked there)
+# (NOLIMITS: this user's local sandboxes get no limits; asked ones fail
+# closed, tested below)
 cfg_limits=
-if test_have_prereq LOCAL; then
+if test_have_prereq LOCAL && test_have_prereq LIMITS; then
 	cfg_limits='"memory": 256, "cpus": 1,'
 fi
 
@@ -201,6 +203,17 @@ for img in [\"node\", \"microsandbox/node\", \"go\", \"bash\", \"python\"]:
 c.close()
 " &&
 	test_grep "closing (deleting sandbox research-data-analys-" server.err &&
+	no_claims
+'
+
+test_expect_success LOCAL,NOLIMITS 'config: limits this user cannot have fail closed' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"sandbox_start\", sandbox=\"lim\", namespace=NS,
+    config={\"memory\": 256}))
+assert \"cannot create sandbox: cgroup memory controller\" in text, text
+c.close()
+" &&
 	no_claims
 '
 

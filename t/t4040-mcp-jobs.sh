@@ -37,7 +37,20 @@ c.close()
 "
 '
 
-test_expect_success 'wait=true: output, exit code and metrics in python, node, bash' '
+# Job sandboxes are limited to 512 MiB: for a user whose sandboxes get no
+# limits (NOLIMITS) every job fails closed, and only that is tested.
+test_expect_success LOCAL,NOLIMITS 'jobs fail closed where their limit cannot be applied' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"execute_bash\", script=\"echo ran\"))
+assert \"cannot create sandbox: cgroup memory controller\" in text, text
+assert \"ran\" not in res[\"structuredContent\"].get(\"stdout\", \"\"), res
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success LIMITS 'wait=true: output, exit code and metrics in python, node, bash' '
 	mcp_run "
 c = Client()
 res, text = ok(c.call(\"execute_python\", code=\"import sys\nprint(sum(range(10)))\nprint(\\\"warn\\\", file=sys.stderr)\"))
@@ -65,7 +78,7 @@ c.close()
 	no_claims
 '
 
-test_expect_success 'a failing script shows its exit code' '
+test_expect_success LIMITS 'a failing script shows its exit code' '
 	mcp_run "
 c = Client()
 res, text = err(c.call(\"execute_bash\", script=\"echo partial; echo oops >&2; exit 3\"))
@@ -82,7 +95,7 @@ c.close()
 	no_claims
 '
 
-test_expect_success 'wait=false: a job_id at once, status polling, then logs' '
+test_expect_success LIMITS 'wait=false: a job_id at once, status polling, then logs' '
 	mcp_run "
 import time
 c = Client()
@@ -130,7 +143,7 @@ c.close()
 # No network and the OOM kill are the local backend's doing; on kube a
 # job pod has what its template and the cluster's NetworkPolicies give
 # (t6207 checks that the template's memory limit is within 512 MiB).
-test_expect_success LOCAL 'job sandboxes have no network' '
+test_expect_success LOCAL,LIMITS 'job sandboxes have no network' '
 	mcp_run "
 import socket
 srv = socket.socket()
@@ -162,7 +175,7 @@ c.close()
 "
 '
 
-test_expect_success 'each job runs in a fresh sandbox' '
+test_expect_success LIMITS 'each job runs in a fresh sandbox' '
 	mcp_run "
 c = Client()
 ok(c.call(\"execute_bash\", script=\"echo data >left-behind; ls\"))
@@ -172,7 +185,7 @@ c.close()
 "
 '
 
-test_expect_success LOCAL 'memory is limited to 512 MiB: a hog fails with reason oom' '
+test_expect_success LOCAL,LIMITS 'memory is limited to 512 MiB: a hog fails with reason oom' '
 	mcp_run "
 c = Client()
 res, text = err(c.call(\"execute_python\", code=\"b = b\\\"x\\\" * (800 << 20)\nprint(len(b))\"))
@@ -186,7 +199,7 @@ c.close()
 	no_claims
 '
 
-test_expect_success 'CPU budget: over it, rate limit exceeded with a retry time' '
+test_expect_success LIMITS 'CPU budget: over it, rate limit exceeded with a retry time' '
 	GOSBX_JOBS_CPU_BUDGET_MS=300 mcp_run "
 import re
 c = Client()
@@ -203,7 +216,7 @@ c.close()
 	no_claims
 '
 
-test_expect_success 'concurrency limit: one job at a time; session end cancels it' '
+test_expect_success LIMITS 'concurrency limit: one job at a time; session end cancels it' '
 	GOSBX_JOBS_MAX_CONCURRENT=1 mcp_run "
 import time
 c = Client()
@@ -224,7 +237,7 @@ c.close()
 	no_claims
 '
 
-test_expect_success 'concurrent waiting jobs within the limit run side by side' '
+test_expect_success LIMITS 'concurrent waiting jobs within the limit run side by side' '
 	GOSBX_JOBS_MAX_CONCURRENT=2 mcp_run "
 c = Client()
 a = c.start(\"tools/call\", {\"name\": \"execute_bash\", \"arguments\": {\"script\": \"echo a\"}})

@@ -138,7 +138,7 @@ test_expect_success 'the fail-closed error names the layer and the way out' '
 		isolate-run --memory=64m -- true &&
 	grep "^error: cannot create sandbox: cgroup memory controller not available (no v2 hierarchy, v1 not mounted); use --memory=0 to run without a memory limit" err &&
 	test_must_fail with_err env GOSBX_CGROUP_ROOT="$PWD/emptycg" \
-		isolate-run --memory=0 --pids=5 -- true &&
+		isolate-run --memory=0 --pids=10 -- true &&
 	grep "cgroup pids controller not available.*--pids=0" err &&
 	mkdir -p v2nomem &&
 	echo "cpuset io" >v2nomem/cgroup.controllers &&

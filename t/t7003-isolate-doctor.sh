@@ -4,8 +4,8 @@ test_description='local isolation: the doctor checks'
 
 test_expect_success 'every check is reported with a status' '
 	isolate-run --doctor >out || true &&
-	for name in bwrap "user namespaces" seccomp cgroups "memory limit" \
-		"pids limit" "cpu limit" go python3 node
+	for name in bwrap "user namespaces" "sandbox user" seccomp cgroups \
+		"memory limit" "pids limit" "cpu limit" go python3 node
 	do
 		grep -E "^(ok|warn|fail) $name: " out || return 1
 	done

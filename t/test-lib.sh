@@ -244,6 +244,26 @@ test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# test_limits_prereq: set LIMITS when this user's local sandboxes get
+# their memory, pids and CPU limits (root, or cgroups delegated to the
+# user), else NOLIMITS: then (a normal user on cgroup v1, for one) each
+# sandbox warns once on stderr that it runs without its default limits,
+# and an explicit limit fails closed. test_drop_limits_warning FILE
+# removes that warning from FILE. lib-backend.sh calls it.
+test_limits_prereq() {
+	if "$GOSBX_BUILD_DIR/t/helper/isolate-run" --memory=64m --pids=64 \
+		--cpus=1 -- true >/dev/null 2>&1
+	then
+		test_set_prereq LIMITS
+	else
+		test_set_prereq NOLIMITS
+	fi
+}
+test_drop_limits_warning() {
+	sed "/^warning: sandbox runs without some default limits: /d" "$1" \
+		>"$1.nolimits" && mv "$1.nolimits" "$1"
+}
+
 test_skip_all() {
 	say "1..0 # SKIP $*"
 	echo "# $this_test: 0 passed, 0 failed, skipped: $*" >&5

@@ -11,6 +11,9 @@
  * afterwards. Prints "isolate-run: oom" on stderr when the sandbox's
  * memory group recorded an OOM kill, and "isolate-run: cgroup <path>"
  * for each group with --show-cgroup (before the command runs).
+ * Its stdout and stderr are the sandbox's; stdin only with --stdin
+ * (else /dev/null). As root it gives the claim directory and the Go
+ * caches to the sandbox's reserved uid first (isolate_chown_tree()).
  * Exit status: the command's; 125 when the sandbox could not be
  * created; 129 on usage errors.
  */
@@ -71,13 +74,32 @@ static int kill_saved(const char *file)
 	return ret;
 }
 
+/* the default Go caches of isolate.h, given to the sandbox's uid */
+static int chown_caches(const struct isolate_config *cfg)
+{
+	static const char *const leaves[] = { "go-build", "go-mod" };
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	struct strbuf p = STRBUF_INIT;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(leaves) && !ret && xdg && *xdg; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/gosbx/%s", xdg, leaves[i]);
+		if (!access(p.buf, F_OK))
+			ret = isolate_chown_tree(cfg, p.buf);
+	}
+	strbuf_release(&p);
+	return ret;
+}
+
 int main(int argc, const char **argv)
 {
 	int network = 0, show_cgroup = 0, pids = -1, status, ret = 125;
 	int64_t memory = -1, fsize = 0;
 	const char *cpus = NULL, *claim_dir = NULL, *name = NULL;
 	const char *state_file = NULL, *kill_file = NULL;
-	int doctor = 0, detach = 0;
+	int doctor = 0, detach = 0, stdin_too = 0;
 	struct strvec binds = STRVEC_INIT, env = STRVEC_INIT;
 	struct isolate_config cfg;
 	struct isolate_handle h;
@@ -105,6 +127,8 @@ int main(int argc, const char **argv)
 		OPT_BOOL(0, "detach", &detach,
 			 "leave the sandbox running (no --die-with-parent); "
 			 "needs --state"),
+		OPT_BOOL(0, "stdin", &stdin_too,
+			 "give the sandbox our stdin (default: /dev/null)"),
 		OPT_BOOL(0, "doctor", &doctor,
 			 "print the isolation checks and exit"),
 		OPT_END(),
@@ -166,7 +190,20 @@ int main(int argc, const char **argv)
 	strvec_pushv(&cfg.ro_binds, binds.v);
 	strvec_pushv(&cfg.env, env.v);
 	strvec_pushv(&cfg.argv, argv);
+	cfg.stdout_fd = 1;
+	cfg.stderr_fd = 2;
+	if (stdin_too)
+		cfg.stdin_fd = 0;
 
+	/*
+	 * As root the sandbox runs as a reserved uid: give it the claim
+	 * directory and the Go caches, as the local backend does.
+	 */
+	if (isolate_reserve_ids(&cfg) ||
+	    (!access(cfg.claim_dir, F_OK) &&
+	     isolate_chown_tree(&cfg, cfg.claim_dir)) ||
+	    chown_caches(&cfg))
+		goto out;
 	if (isolate_spawn(&cfg, &h))
 		goto out;
 	if (state_file) {
