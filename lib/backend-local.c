@@ -9,6 +9,7 @@
 #include "http.h"
 #include "isolate.h"
 #include "session.h"
+#include "storage.h"
 #include "usage.h"
 
 #include <dirent.h>
@@ -352,10 +353,13 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf cgname = STRBUF_INIT;
+	struct storage_opts so = STORAGE_OPTS_INIT;
+	struct storage st;
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	int log_fd = -1, ret = -1, created = 0;
 	uint64_t deadline;
 
+	storage_init(&st);
 	if (local_find_runtime(&runtime) < 0)
 		return -1;
 	if (mkdir(ls->dir.buf, 0700) < 0) {
@@ -367,12 +371,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	created = 1;
-	strbuf_addf(&p, "%s/app", ls->dir.buf);
-	if (mkdir(p.buf, 0755) < 0) {
-		error_errno("cannot create '%s'", p.buf);
-		goto out;
-	}
-	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/run", ls->dir.buf);
 	if (mkdir(p.buf, 0755) < 0) {
 		error_errno("cannot create '%s'", p.buf);
@@ -386,6 +384,15 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 
+	/* /app, HOME (the Go caches) and /tmp: the claim's own storage */
+	so.disk_bytes = o->disk_bytes;
+	so.disk_explicit = o->disk_bytes > 0;
+	so.memory_bytes = o->memory_bytes < 0 ? 0
+			  : o->memory_bytes   ? o->memory_bytes
+					      : ISOLATE_DEFAULT_MEMORY;
+	if (storage_create(&st, ls->dir.buf, &so) < 0)
+		goto out;
+
 	isolate_config_init(&cfg);
 	/*
 	 * Cgroups (and systemd scopes) live in one namespace for the whole
@@ -396,9 +403,11 @@ static int create_claim(struct session *s, struct local_state *ls,
 	strbuf_addf(&cgname, "%s-", name);
 	add_random(&cgname);
 	cfg.claim_name = cgname.buf;
-	strbuf_reset(&p);
-	strbuf_addf(&p, "%s/app", ls->dir.buf);
-	cfg.claim_dir = p.buf;
+	cfg.claim_dir = st.app.buf;
+	cfg.home_dir = st.home.buf;
+	cfg.tmp_dir = st.tmp.len ? st.tmp.buf : NULL;
+	cfg.tmpfs_bytes = st.tmpfs_bytes;
+	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;
 	cfg.memory_bytes = o->memory_bytes < 0 ? 0
@@ -409,7 +418,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.pids_explicit = o->pids_set && o->pids > 0;
 	cfg.cpus = o->cpus < 0 ? 0 : o->cpus > 0 ? o->cpus : 2;
 	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
-	cfg.fsize_bytes = o->disk_bytes > 0 ? o->disk_bytes : 0;
 	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
 	strvec_pushf(&cfg.rw_binds, "%s/run:" SANDBOX_RUN_DIR, ls->dir.buf);
 	strvec_push(&cfg.argv, SANDBOX_RUNTIME);
@@ -484,8 +492,10 @@ out:
 		if (ls->have_handle)
 			isolate_release(&ls->h);
 		ls->have_handle = 0;
+		storage_unmount(ls->dir.buf);
 		remove_tree(ls->dir.buf);
 	}
+	storage_release(&st);
 	strbuf_release(&p);
 	strbuf_release(&runtime);
 	strbuf_release(&meta);
@@ -558,6 +568,8 @@ static int delete_dir_claim(const char *dir, const char *name)
 	} else {
 		isolate_handle_free(&h);
 	}
+	if (storage_unmount(dir) < 0)
+		ret = -1;
 	if (remove_tree(dir) < 0)
 		ret = error("cannot remove claim directory '%s'", dir);
 	strbuf_release(&meta);
@@ -576,6 +588,8 @@ static int local_destroy(struct session *s)
 		/* isolate_release() kills, reaps and removes cgroups */
 		ret = isolate_release(&ls->h);
 		ls->have_handle = 0;
+		if (storage_unmount(ls->dir.buf) < 0)
+			ret = -1;
 		if (remove_tree(ls->dir.buf) < 0)
 			ret = error("cannot remove claim directory '%s'",
 				    ls->dir.buf);
@@ -717,10 +731,14 @@ int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 		c->last_used = !stat(p.buf, &st) ? st.st_mtime : c->created;
 		c->app_bytes = -1;
 		if (with_size) {
+			struct storage sto;
+
 			strbuf_setlen(&p, p.len - strlen("/last-used"));
-			strbuf_addstr(&p, "/app");
+			storage_init(&sto);
+			storage_paths(&sto, p.buf);
 			tree_bytes = 0;
-			nftw(p.buf, add_bytes, 16, FTW_PHYS);
+			nftw(sto.app.buf, add_bytes, 16, FTW_PHYS);
+			storage_release(&sto);
 			c->app_bytes = tree_bytes;
 		}
 	}
