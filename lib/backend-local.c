@@ -354,6 +354,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf cgname = STRBUF_INIT;
 	struct storage_opts so = STORAGE_OPTS_INIT;
+	struct strbuf templates = STRBUF_INIT;
 	struct storage st;
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	int log_fd = -1, ret = -1, created = 0;
@@ -390,6 +391,12 @@ static int create_claim(struct session *s, struct local_state *ls,
 	so.memory_bytes = o->memory_bytes < 0 ? 0
 			  : o->memory_bytes   ? o->memory_bytes
 					      : ISOLATE_DEFAULT_MEMORY;
+	/* formatted images to copy: <state>/gosbx/disk-templates */
+	if (!local_claims_dir(&templates)) {
+		strbuf_setlen(&templates, templates.len - strlen("claims"));
+		strbuf_addstr(&templates, "disk-templates");
+		so.template_dir = templates.buf;
+	}
 	if (storage_create(&st, ls->dir.buf, &so) < 0)
 		goto out;
 
@@ -496,6 +503,7 @@ out:
 		remove_tree(ls->dir.buf);
 	}
 	storage_release(&st);
+	strbuf_release(&templates);
 	strbuf_release(&p);
 	strbuf_release(&runtime);
 	strbuf_release(&meta);

@@ -16,6 +16,8 @@
  *   meta         name, created, ttl, limits and the isolate state
  *   runtime.log  the runtime's stderr
  *   last-used    its mtime is the last use
+ * and $XDG_STATE_HOME/gosbx/disk-templates/ holds the formatted empty
+ * images that disk.img files are copied from (root only).
  */
 
 enum local_claim_status {

@@ -12,6 +12,8 @@
  * Layout under the claim directory <dir>:
  *   disk.img   the claim's file system image (quota "loop" only): a
  *              sparse ext4 image of --disk bytes, made with mkfs.ext4
+ *              (or copied from such an image made once, see
+ *              storage_opts.template_dir)
  *   fs/        the storage: the image mounted (nosuid, nodev) on the
  *              host, or a plain directory (quota "none")
  *     app/     /app, the working directory
@@ -67,11 +69,16 @@ struct storage_opts {
 	 */
 	uid_t owner;
 	gid_t group;
+	/*
+	 * Where formatted images are kept to be copied (one per size,
+	 * made once; created if missing); NULL: mkfs.ext4 every image.
+	 */
+	const char *template_dir;
 };
 
 #define STORAGE_OPTS_INIT                                                      \
 	{                                                                      \
-		0, 0, 0, (uid_t)-1, (gid_t)-1                                  \
+		0, 0, 0, (uid_t)-1, (gid_t)-1, NULL                            \
 	}
 
 struct storage {
@@ -99,7 +106,8 @@ enum storage_quota storage_quota_available(struct strbuf *why);
 /*
  * Create the storage of a new claim in the existing directory dir
  * (absolute; the claim directory) as described above. With quota
- * "loop": truncate disk.img to the quota, mkfs.ext4 it, attach it to a
+ * "loop": make disk.img (a copy of the template of its size, else
+ * truncated to the quota and formatted with mkfs.ext4), attach it to a
  * free loop device (LOOP_CONFIGURE, autoclear) and mount it on fs/
  * nosuid,nodev. A default quota this process cannot apply (kind
  * "none") is described in st->skipped for the caller's one warning; an
