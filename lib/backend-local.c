@@ -385,7 +385,13 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 
-	/* /app, HOME (the Go caches) and /tmp: the claim's own storage */
+	isolate_config_init(&cfg);
+	/*
+	 * /app, HOME (the Go caches) and /tmp: the claim's own storage,
+	 * owned by the sandbox's host ids (for now the caller's)
+	 */
+	so.owner = (uid_t)-1;
+	so.group = (gid_t)-1;
 	so.disk_bytes = o->disk_bytes;
 	so.disk_explicit = o->disk_bytes > 0;
 	so.memory_bytes = o->memory_bytes < 0 ? 0
@@ -397,10 +403,11 @@ static int create_claim(struct session *s, struct local_state *ls,
 		strbuf_addstr(&templates, "disk-templates");
 		so.template_dir = templates.buf;
 	}
-	if (storage_create(&st, ls->dir.buf, &so) < 0)
+	if (storage_create(&st, ls->dir.buf, &so) < 0) {
+		isolate_config_release(&cfg);
 		goto out;
+	}
 
-	isolate_config_init(&cfg);
 	/*
 	 * Cgroups (and systemd scopes) live in one namespace for the whole
 	 * machine while claim names are only unique per state directory:
