@@ -304,7 +304,7 @@ static void check_storage(struct check_list *cl)
 			    "use the host's file system without a limit, /tmp "
 			    "is a tmpfs of at most %" PRId64 " GiB or half the "
 			    "memory limit; an explicit --disk fails",
-			    why.buf, STORAGE_TMPFS_MAX >> 30);
+			    why.buf, ISOLATE_TMPFS_MAX >> 30);
 		check_add(cl, "disk quota", ISOLATE_CHECK_WARN, msg.buf,
 			  geteuid() ? "run gosbx as root for a per-claim quota "
 				      "(sandboxes still run unprivileged), or "

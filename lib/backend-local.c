@@ -394,9 +394,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 	so.group = (gid_t)-1;
 	so.disk_bytes = o->disk_bytes;
 	so.disk_explicit = o->disk_bytes > 0;
-	so.memory_bytes = o->memory_bytes < 0 ? 0
-			  : o->memory_bytes   ? o->memory_bytes
-					      : ISOLATE_DEFAULT_MEMORY;
 	/* formatted images to copy: <state>/gosbx/disk-templates */
 	if (!local_claims_dir(&templates)) {
 		strbuf_setlen(&templates, templates.len - strlen("claims"));
@@ -420,7 +417,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.claim_dir = st.app.buf;
 	cfg.home_dir = st.home.buf;
 	cfg.tmp_dir = st.tmp.len ? st.tmp.buf : NULL;
-	cfg.tmpfs_bytes = st.tmpfs_bytes;
 	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;

@@ -494,7 +494,7 @@ static int64_t tmpfs_bytes(const struct isolate_config *cfg)
 	int64_t n = cfg->tmpfs_bytes;
 
 	if (n <= 0) {
-		n = (int64_t)1 << 30;
+		n = ISOLATE_TMPFS_MAX;
 		if (cfg->memory_bytes > 0 && cfg->memory_bytes / 2 < n)
 			n = cfg->memory_bytes / 2;
 	}

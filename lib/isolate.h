@@ -54,6 +54,7 @@
 #define ISOLATE_DEFAULT_MEMORY ((int64_t)2 << 30) /* bytes */
 #define ISOLATE_DEFAULT_PIDS 1024
 #define ISOLATE_DEFAULT_NOFILE 8192
+#define ISOLATE_TMPFS_MAX ((int64_t)1 << 30) /* bytes, default tmpfs size */
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
@@ -77,8 +78,8 @@ struct isolate_config {
 	const char *tmp_dir;
 	/*
 	 * Size of each tmpfs above (bwrap --size), bytes; 0: half the
-	 * memory limit, at most 1 GiB. A full tmpfs gives ENOSPC to the
-	 * writer instead of taking the whole memory limit.
+	 * memory limit, at most ISOLATE_TMPFS_MAX. A full tmpfs gives
+	 * ENOSPC to the writer instead of taking the whole memory limit.
 	 */
 	int64_t tmpfs_bytes;
 	/*

@@ -429,15 +429,6 @@ int storage_create(struct storage *st, const char *dir,
 		strbuf_addf(&st->tmp, "%s/tmp", st->root.buf);
 		if (make_dir(st->tmp.buf, 0755, o))
 			goto fail;
-	} else {
-		st->tmpfs_bytes = STORAGE_TMPFS_MAX;
-		if (o->memory_bytes > 0 &&
-		    o->memory_bytes / 2 < st->tmpfs_bytes)
-			st->tmpfs_bytes = o->memory_bytes / 2;
-		/* whole pages, at least one */
-		st->tmpfs_bytes &= ~(int64_t)4095;
-		if (st->tmpfs_bytes < 4096)
-			st->tmpfs_bytes = 4096;
 	}
 	ret = 0;
 	goto out;

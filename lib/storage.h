@@ -35,10 +35,11 @@
  *         is sparse: it takes host space only for what was written.
  *   none: elsewhere (a normal user cannot mount a block file system):
  *         /app and HOME are directories on the host's file system
- *         without a limit; /tmp is a tmpfs inside the sandbox, limited
- *         to STORAGE_TMPFS_MAX or half the memory limit, whichever is
- *         smaller, so that a full /tmp gives ENOSPC and can never use
- *         the whole memory limit. An explicit disk quota fails closed.
+ *         without a limit; /tmp is a tmpfs inside the sandbox of the
+ *         size isolate.h gives it (ISOLATE_TMPFS_MAX or half the memory
+ *         limit, whichever is smaller), so that a full /tmp gives ENOSPC
+ *         and can never use the whole memory limit. An explicit disk
+ *         quota fails closed.
  *
  * Environment: GOSBX_NO_LOOP=1 makes root behave as if loop devices
  * were not usable (tests of the "none" kind).
@@ -46,7 +47,6 @@
 
 #define STORAGE_DEFAULT_DISK ((int64_t)10 << 30) /* bytes */
 #define STORAGE_MIN_DISK ((int64_t)16 << 20)	 /* bytes */
-#define STORAGE_TMPFS_MAX ((int64_t)1 << 30)	 /* bytes */
 
 enum storage_quota {
 	STORAGE_QUOTA_NONE, /* plain directories, no quota */
@@ -61,8 +61,6 @@ struct storage_opts {
 	int64_t disk_bytes;
 	/* the user asked for disk_bytes: it never degrades */
 	int disk_explicit;
-	/* the sandbox's memory limit in bytes (0: none); caps the tmpfs */
-	int64_t memory_bytes;
 	/*
 	 * Host owner given to app/, home/ and tmp/ (the sandbox's host
 	 * uid and gid); (uid_t)-1 / (gid_t)-1 leave the creator's.
@@ -78,7 +76,7 @@ struct storage_opts {
 
 #define STORAGE_OPTS_INIT                                                      \
 	{                                                                      \
-		0, 0, 0, (uid_t)-1, (gid_t)-1, NULL                            \
+		0, 0, (uid_t)-1, (gid_t)-1, NULL                               \
 	}
 
 struct storage {
@@ -88,7 +86,6 @@ struct storage {
 	struct strbuf app;     /* <dir>/fs/app */
 	struct strbuf home;    /* <dir>/fs/home */
 	struct strbuf tmp;     /* <dir>/fs/tmp; empty: /tmp is a tmpfs */
-	int64_t tmpfs_bytes;   /* size of that tmpfs, bytes (tmp empty) */
 	struct strbuf skipped; /* a default quota not applied, and why */
 };
 
