@@ -18,6 +18,7 @@
 #include "parse-options.h"
 #include "run-command.h"
 #include "session.h"
+#include "storage.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -281,6 +282,45 @@ static void check_cache_dir(struct check_list *cl)
 	strbuf_release(&dir);
 }
 
+/*
+ * The claim's storage (lib/storage.h): whether --disk is a real quota
+ * here, and what each host kind does instead.
+ */
+static void check_storage(struct check_list *cl)
+{
+	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
+
+	if (storage_quota_available(&why) == STORAGE_QUOTA_LOOP) {
+		strbuf_addf(&msg,
+			    "enforced per claim: /app, /tmp and HOME (the Go "
+			    "caches) share one loop-mounted ext4 image of "
+			    "--disk bytes (default %" PRId64 " GiB, sparse); "
+			    "a full disk gives ENOSPC to the writing command",
+			    STORAGE_DEFAULT_DISK >> 30);
+		check_add(cl, "disk quota", ISOLATE_CHECK_OK, msg.buf, NULL);
+	} else {
+		strbuf_addf(&msg,
+			    "not enforced: %s; /app and HOME (the Go caches) "
+			    "use the host's file system without a limit, /tmp "
+			    "is a tmpfs of at most %" PRId64 " GiB or half the "
+			    "memory limit; an explicit --disk fails",
+			    why.buf, ISOLATE_TMPFS_MAX >> 30);
+		check_add(cl, "disk quota", ISOLATE_CHECK_WARN, msg.buf,
+			  geteuid() ? "run gosbx as root for a per-claim quota "
+				      "(sandboxes still run unprivileged), or "
+				      "give XDG_STATE_HOME a file system of "
+				      "its own that may fill up"
+				    : "load the loop module (modprobe loop) "
+				      "and install e2fsprogs (mkfs.ext4)");
+	}
+	check_add(cl, "go caches", ISOLATE_CHECK_OK,
+		  "per claim: each claim's build and module caches live in "
+		  "its own HOME; no sandbox reads or writes another's",
+		  NULL);
+	strbuf_release(&why);
+	strbuf_release(&msg);
+}
+
 static void check_runtime(struct check_list *cl)
 {
 	static const char fix_find[] =
@@ -452,6 +492,7 @@ static int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 
 	check_state_dir(cl);
 	check_cache_dir(cl);
+	check_storage(cl);
 	check_runtime(cl);
 	check_stale_claims(cl);
 	if (o->probe)

@@ -9,6 +9,7 @@
 #include "http.h"
 #include "isolate.h"
 #include "session.h"
+#include "storage.h"
 #include "usage.h"
 
 #include <dirent.h>
@@ -347,16 +348,13 @@ static void touch_claim(const char *dir)
 
 /*
  * As root the sandbox runs as a host uid of its own (isolate.h): reserve
- * it and give it what the sandbox writes, app/ and run/. Go caches
- * shared by root's sandboxes would be writable by none of them (or, if
- * made so, by all): until per-claim cache layers exist, a root claim
- * has its own caches in cache/.
+ * it and give it run/; the claim's storage (app/, home/ with the Go
+ * caches, tmp/) is given to it by storage_create() (storage.h).
  */
 static int give_claim(struct isolate_config *cfg, const char *dir)
 {
-	static const char *const subdirs[] = { "app", "run", "cache",
-					       "cache/go-build",
-					       "cache/go-mod" };
+	/* app/, home/ and tmp/ are storage_create()'s (owner, group) */
+	static const char *const subdirs[] = { "run" };
 	struct strbuf p = STRBUF_INIT;
 	size_t i;
 	int ret = -1;
@@ -388,11 +386,14 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf cgname = STRBUF_INIT;
-	struct strbuf gocache = STRBUF_INIT, gomod = STRBUF_INIT;
+	struct storage_opts so = STORAGE_OPTS_INIT;
+	struct strbuf templates = STRBUF_INIT;
+	struct storage st;
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	int log_fd = -1, ret = -1, created = 0;
 	uint64_t deadline;
 
+	storage_init(&st);
 	if (local_find_runtime(&runtime) < 0)
 		return -1;
 	if (mkdir(ls->dir.buf, 0700) < 0) {
@@ -404,12 +405,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	created = 1;
-	strbuf_addf(&p, "%s/app", ls->dir.buf);
-	if (mkdir(p.buf, 0755) < 0) {
-		error_errno("cannot create '%s'", p.buf);
-		goto out;
-	}
-	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/run", ls->dir.buf);
 	if (mkdir(p.buf, 0755) < 0) {
 		error_errno("cannot create '%s'", p.buf);
@@ -429,6 +424,27 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	/*
+	 * /app, HOME (the Go caches) and /tmp: the claim's own storage,
+	 * owned by the sandbox's host ids (as root a uid of its own)
+	 */
+	if (cfg.host_uid != geteuid()) {
+		so.owner = cfg.host_uid;
+		so.group = cfg.host_gid;
+	}
+	so.disk_bytes = o->disk_bytes;
+	so.disk_explicit = o->disk_bytes > 0;
+	/* formatted images to copy: <state>/gosbx/disk-templates */
+	if (!local_claims_dir(&templates)) {
+		strbuf_setlen(&templates, templates.len - strlen("claims"));
+		strbuf_addstr(&templates, "disk-templates");
+		so.template_dir = templates.buf;
+	}
+	if (storage_create(&st, ls->dir.buf, &so) < 0) {
+		isolate_config_release(&cfg);
+		goto out;
+	}
+
+	/*
 	 * Cgroups (and systemd scopes) live in one namespace for the whole
 	 * machine while claim names are only unique per state directory:
 	 * a random suffix keeps two claims of the same name (other users,
@@ -437,9 +453,10 @@ static int create_claim(struct session *s, struct local_state *ls,
 	strbuf_addf(&cgname, "%s-", name);
 	add_random(&cgname);
 	cfg.claim_name = cgname.buf;
-	strbuf_reset(&p);
-	strbuf_addf(&p, "%s/app", ls->dir.buf);
-	cfg.claim_dir = p.buf;
+	cfg.claim_dir = st.app.buf;
+	cfg.home_dir = st.home.buf;
+	cfg.tmp_dir = st.tmp.len ? st.tmp.buf : NULL;
+	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;
 	cfg.memory_bytes = o->memory_bytes < 0 ? 0
@@ -450,15 +467,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.pids_explicit = o->pids_set && o->pids > 0;
 	cfg.cpus = o->cpus < 0 ? 0 : o->cpus > 0 ? o->cpus : 2;
 	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
-	cfg.fsize_bytes = o->disk_bytes > 0 ? o->disk_bytes : 0;
-	if (cfg.host_uid != geteuid()) {
-		strbuf_reset(&gocache);
-		strbuf_addf(&gocache, "%s/cache/go-build", ls->dir.buf);
-		strbuf_reset(&gomod);
-		strbuf_addf(&gomod, "%s/cache/go-mod", ls->dir.buf);
-		cfg.gocache_dir = gocache.buf;
-		cfg.gomodcache_dir = gomod.buf;
-	}
 	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
 	strvec_pushf(&cfg.rw_binds, "%s/run:" SANDBOX_RUN_DIR, ls->dir.buf);
 	strvec_push(&cfg.argv, SANDBOX_RUNTIME);
@@ -533,15 +541,16 @@ out:
 		if (ls->have_handle)
 			isolate_release(&ls->h);
 		ls->have_handle = 0;
+		storage_unmount(ls->dir.buf);
 		remove_tree(ls->dir.buf);
 	}
+	storage_release(&st);
+	strbuf_release(&templates);
 	strbuf_release(&p);
 	strbuf_release(&runtime);
 	strbuf_release(&meta);
 	strbuf_release(&sock);
 	strbuf_release(&cgname);
-	strbuf_release(&gocache);
-	strbuf_release(&gomod);
 	return ret;
 }
 
@@ -609,6 +618,8 @@ static int delete_dir_claim(const char *dir, const char *name)
 	} else {
 		isolate_handle_free(&h);
 	}
+	if (storage_unmount(dir) < 0)
+		ret = -1;
 	if (remove_tree(dir) < 0)
 		ret = error("cannot remove claim directory '%s'", dir);
 	strbuf_release(&meta);
@@ -627,6 +638,8 @@ static int local_destroy(struct session *s)
 		/* isolate_release() kills, reaps and removes cgroups */
 		ret = isolate_release(&ls->h);
 		ls->have_handle = 0;
+		if (storage_unmount(ls->dir.buf) < 0)
+			ret = -1;
 		if (remove_tree(ls->dir.buf) < 0)
 			ret = error("cannot remove claim directory '%s'",
 				    ls->dir.buf);
@@ -768,10 +781,14 @@ int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 		c->last_used = !stat(p.buf, &st) ? st.st_mtime : c->created;
 		c->app_bytes = -1;
 		if (with_size) {
+			struct storage sto;
+
 			strbuf_setlen(&p, p.len - strlen("/last-used"));
-			strbuf_addstr(&p, "/app");
+			storage_init(&sto);
+			storage_paths(&sto, p.buf);
 			tree_bytes = 0;
-			nftw(p.buf, add_bytes, 16, FTW_PHYS);
+			nftw(sto.app.buf, add_bytes, 16, FTW_PHYS);
+			storage_release(&sto);
 			c->app_bytes = tree_bytes;
 		}
 	}

@@ -8,11 +8,16 @@
  * The local backend's claims on disk (DESIGN.md "Backends"): each is a
  * directory $XDG_STATE_HOME/gosbx/claims/<name>/ (default
  * ~/.local/state/gosbx) holding
- *   app/         the sandbox's /app
+ *   fs/          the claim's storage (storage.h): fs/app is /app,
+ *                fs/home the sandbox's HOME with its own Go caches,
+ *                fs/tmp /tmp; with a disk quota, the mount of
+ *   disk.img     the claim's file system image (root only)
  *   run/         /run/gosbx inside: runtime.sock, "expired" marker
  *   meta         name, created, ttl, limits and the isolate state
  *   runtime.log  the runtime's stderr
  *   last-used    its mtime is the last use
+ * and $XDG_STATE_HOME/gosbx/disk-templates/ holds the formatted empty
+ * images that disk.img files are copied from (root only).
  */
 
 enum local_claim_status {

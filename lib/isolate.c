@@ -411,6 +411,9 @@ static int plan_limits(const struct isolate_config *cfg,
 	} else {
 		pl->want = direct;
 	}
+	if (cfg->default_skipped && *cfg->default_skipped)
+		strbuf_addf(&skipped, "%s%s", skipped.len ? "; " : "",
+			    cfg->default_skipped);
 	if (skipped.len)
 		warn_skipped_once(skipped.buf);
 out:
@@ -451,28 +454,6 @@ static void setenv_arg(struct strvec *args, const char *kv)
 	key = xstrndup(kv, eq - kv);
 	strvec_pushv(args, (const char *[]){ "--setenv", key, eq + 1, NULL });
 	free(key);
-}
-
-static int cache_dir(const char *given, const char *leaf, struct strbuf *out)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-
-	if (given && *given) {
-		strbuf_addstr(out, given);
-	} else if (xdg && *xdg == '/') {
-		strbuf_addf(out, "%s/gosbx/%s", xdg, leaf);
-	} else if (home && *home == '/') {
-		strbuf_addf(out, "%s/.cache/gosbx/%s", home, leaf);
-	} else {
-		return error("cannot create sandbox: go cache: neither "
-			     "XDG_CACHE_HOME nor HOME is set");
-	}
-	if (mkdir_p(out->buf, 0755))
-		return error_errno("cannot create sandbox: go cache: cannot "
-				   "create '%s'",
-				   out->buf);
-	return 0;
 }
 
 /* a is the directory b or one of its ancestors ("/a" holds "/a/b") */
@@ -660,8 +641,8 @@ static void gosbx_dir(const char *var, const char *fallback, struct strvec *out)
  * writable are gosbx's state and cache directories (every claim, every
  * cache) and what this sandbox writes.
  */
-static void goroot_rules(const struct isolate_config *cfg, const char *gocache,
-			 const char *gomod, struct goroot_rules *r)
+static void goroot_rules(const struct isolate_config *cfg,
+			 struct goroot_rules *r)
 {
 	static const char *const vars[] = { "HOME", "XDG_STATE_HOME",
 					    "XDG_CACHE_HOME",
@@ -689,10 +670,10 @@ static void goroot_rules(const struct isolate_config *cfg, const char *gocache,
 					     (int)(colon - bind), bind);
 		}
 	}
-	if (gocache)
-		strvec_push(&r->writable, gocache);
-	if (gomod)
-		strvec_push(&r->writable, gomod);
+	if (cfg && cfg->home_dir)
+		strvec_push(&r->writable, cfg->home_dir);
+	if (cfg && cfg->tmp_dir)
+		strvec_push(&r->writable, cfg->tmp_dir);
 	for (i = 0; i < r->writable.nr; i++)
 		strvec_push(&r->secret, r->writable.v[i]);
 }
@@ -709,8 +690,7 @@ static void goroot_rules_release(struct goroot_rules *r)
  * and GOROOT/bin added to the sandbox PATH. Without a trusted GOROOT
  * the sandbox gets no Go of ours (a warning says why, once).
  */
-static void add_host_go(const struct isolate_config *cfg, const char *gocache,
-			const char *gomod, struct strvec *args,
+static void add_host_go(const struct isolate_config *cfg, struct strvec *args,
 			struct strbuf *path_env)
 {
 	struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
@@ -718,7 +698,7 @@ static void add_host_go(const struct isolate_config *cfg, const char *gocache,
 	struct goroot_rules rules;
 	int r;
 
-	goroot_rules(cfg, gocache, gomod, &rules);
+	goroot_rules(cfg, &rules);
 	r = host_goroot(&rules, &goroot, &why);
 	if (r < 0)
 		warn_goroot_once(why.buf);
@@ -772,22 +752,31 @@ static int add_binds(struct strvec *args, const struct strvec *binds,
 	return 0;
 }
 
+static int64_t tmpfs_bytes(const struct isolate_config *cfg)
+{
+	int64_t n = cfg->tmpfs_bytes;
+
+	if (n <= 0) {
+		n = ISOLATE_TMPFS_MAX;
+		if (cfg->memory_bytes > 0 && cfg->memory_bytes / 2 < n)
+			n = cfg->memory_bytes / 2;
+	}
+	n &= ~(int64_t)4095;
+	return n > 4096 ? n : 4096;
+}
+
 static int build_bwrap_args(const struct isolate_config *cfg,
 			    struct strvec *args, int seccomp_fd, int info_fd)
 {
 	static const char *const root_dirs[] = {
 		"/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin",
 	};
-	struct strbuf gocache = STRBUF_INIT, gomod = STRBUF_INIT;
 	struct strbuf path_env = STRBUF_INIT;
-	char uid[16];
+	char uid[16], tmpfs_size[32];
 	size_t i;
 	int ret = -1;
 
-	if (cache_dir(cfg->gocache_dir, "go-build", &gocache) ||
-	    cache_dir(cfg->gomodcache_dir, "go-mod", &gomod))
-		goto out;
-
+	xsnprintf(tmpfs_size, sizeof(tmpfs_size), "%" PRId64, tmpfs_bytes(cfg));
 	xsnprintf(uid, sizeof(uid), "%d", ISOLATE_SANDBOX_UID);
 	strvec_pushv(args,
 		     (const char *[]){ "--unshare-user", "--uid", uid, "--gid",
@@ -810,19 +799,32 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				       "/etc", "/etc", NULL });
 	for (i = 0; i < ARRAY_SIZE(root_dirs); i++)
 		add_root_dir(args, root_dirs[i]);
-	strvec_pushv(args,
-		     (const char *[]){ "--proc", "/proc", "--dev", "/dev",
-				       "--tmpfs", "/tmp", "--tmpfs",
-				       ISOLATE_HOME, "--bind", gocache.buf,
-				       ISOLATE_HOME "/.cache/go-build",
-				       "--bind", gomod.buf,
-				       ISOLATE_HOME "/go/pkg/mod", NULL });
+	strvec_pushv(args, (const char *[]){ "--proc", "/proc", "--dev", "/dev",
+					     NULL });
+	/*
+	 * /tmp and HOME (with the Go caches): the claim's own storage, or
+	 * tmpfs mounts that stop at their size, so that filling them gives
+	 * ENOSPC instead of taking the whole memory limit.
+	 */
+	if (cfg->tmp_dir)
+		strvec_pushv(args, (const char *[]){ "--bind", cfg->tmp_dir,
+						     "/tmp", NULL });
+	else
+		strvec_pushv(args, (const char *[]){ "--size", tmpfs_size,
+						     "--tmpfs", "/tmp", NULL });
+	if (cfg->home_dir)
+		strvec_pushv(args, (const char *[]){ "--bind", cfg->home_dir,
+						     ISOLATE_HOME, NULL });
+	else
+		strvec_pushv(args,
+			     (const char *[]){ "--size", tmpfs_size, "--tmpfs",
+					       ISOLATE_HOME, NULL });
 
 	/* sysctls: host-global ones must never be written from inside */
 	strvec_pushv(args, (const char *[]){ "--ro-bind", "/proc/sys",
 					     "/proc/sys", NULL });
 	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
-	add_host_go(cfg, gocache.buf, gomod.buf, args, &path_env);
+	add_host_go(cfg, args, &path_env);
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
@@ -872,8 +874,6 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strvec_pushv(args, cfg->argv.v);
 	ret = 0;
 out:
-	strbuf_release(&gocache);
-	strbuf_release(&gomod);
 	strbuf_release(&path_env);
 	return ret;
 }
@@ -1805,7 +1805,7 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 		struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
 
 		first_line(&out);
-		goroot_rules(NULL, NULL, NULL, &rules);
+		goroot_rules(NULL, &rules);
 		if (host_goroot(&rules, &goroot, &why) > 0) {
 			strbuf_addf(&out, " (%s, GOROOT %s)", path.buf,
 				    goroot.buf);

@@ -14,11 +14,14 @@
  *     asked for; a new session; all capabilities dropped;
  *   - a fresh root: host /usr and /etc read-only, /bin, /lib, /lib64,
  *     /lib32, /libx32, /sbin as the host has them (symlinks stay
- *     symlinks), fresh /proc, /dev, /tmp (tmpfs), HOME=/home/sandbox
- *     (tmpfs), the claim directory read-write at /app (the working
- *     directory), the per-user Go caches read-write, the host's GOROOT
- *     read-only when it lives outside /usr (host_goroot() in isolate.c
- *     says which GOROOT is trusted); /proc/sys read-only;
+ *     symlinks), fresh /proc, /dev, the claim directory read-write at
+ *     /app (the working directory), /tmp and HOME=/home/sandbox from
+ *     the claim's storage (storage.h) or else size-limited tmpfs, the
+ *     host's GOROOT read-only when it lives outside /usr (host_goroot()
+ *     in isolate.c says which GOROOT is trusted); /proc/sys read-only;
+ *   - Go caches in HOME (GOCACHE=/home/sandbox/.cache/go-build,
+ *     GOMODCACHE=/home/sandbox/go/pkg/mod): nothing is shared with
+ *     another sandbox (issue 9 finding 4);
  *   - the sandbox user is uid and gid 1000, mapped to one host uid and
  *     gid: the invoking user's own, except as root, where each sandbox
  *     gets its own unprivileged host uid and gid (uidpool.h): the child
@@ -73,6 +76,7 @@
  */
 #define ISOLATE_MIN_MEMORY ((int64_t)8 << 20) /* bytes */
 #define ISOLATE_MIN_PIDS 8
+#define ISOLATE_TMPFS_MAX ((int64_t)1 << 30) /* bytes, default tmpfs size */
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
@@ -91,13 +95,24 @@ struct isolate_config {
 	/* host directory that becomes /app, read-write. Required. */
 	const char *claim_dir;
 	/*
-	 * Host Go build and module caches, bound read-write to
-	 * /home/sandbox/.cache/go-build and /home/sandbox/go/pkg/mod;
-	 * created if missing. NULL: $XDG_CACHE_HOME/gosbx/go-build and
-	 * $XDG_CACHE_HOME/gosbx/go-mod ($HOME/.cache when unset).
+	 * Host directory bound read-write at /home/sandbox (HOME, GOPATH
+	 * and the Go caches; the claim's own, see storage.h). NULL: a
+	 * tmpfs of tmpfs_bytes.
 	 */
-	const char *gocache_dir;
-	const char *gomodcache_dir;
+	const char *home_dir;
+	/* host directory bound read-write at /tmp; NULL: a tmpfs */
+	const char *tmp_dir;
+	/*
+	 * Size of each tmpfs above (bwrap --size), bytes; 0: half the
+	 * memory limit, at most ISOLATE_TMPFS_MAX. A full tmpfs gives
+	 * ENOSPC to the writer instead of taking the whole memory limit.
+	 */
+	int64_t tmpfs_bytes;
+	/*
+	 * A default limit the caller could not apply (e.g. "no disk
+	 * quota (...)"): joins the one warning about skipped defaults.
+	 */
+	const char *default_skipped;
 	/* extra read-only binds, each "HOST" or "HOST:SANDBOX" (absolute) */
 	struct strvec ro_binds;
 	/* extra read-write binds, "HOST:SANDBOX" (absolute paths) */

@@ -42,8 +42,8 @@ int limit_args_apply(const struct limit_args *la, struct session_opts *o)
 		o->pids = la->pids ? la->pids : -1;
 		o->pids_set = 1;
 	}
-	if (la->disk > 0)
-		o->disk_bytes = la->disk;
+	if (la->disk >= 0)
+		o->disk_bytes = la->disk ? la->disk : -1;
 	if (la->network)
 		o->network = 1;
 	return 0;

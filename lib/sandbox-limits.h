@@ -19,7 +19,7 @@ struct limit_args {
 	int64_t memory;	  /* bytes; -1 not given, 0 none */
 	const char *cpus; /* decimal CPUs; NULL not given, "0" none */
 	int pids;	  /* INT_MIN not given, 0 none */
-	int64_t disk;	  /* largest file in bytes; -1 not given, 0 none */
+	int64_t disk;	  /* disk quota in bytes; -1 not given, 0 none */
 	int network;
 };
 
@@ -36,8 +36,8 @@ struct limit_args {
 		OPT_INT(0, "pids", &(la)->pids,                                \
 			"limit of processes (default 512, 0: none)"),          \
 		OPT_SIZE(0, "disk", &(la)->disk,                               \
-			 "largest file the sandbox may write, e.g. 1g "        \
-			 "(default none)"),                                    \
+			 "disk quota of /app, /tmp and the Go caches, e.g. "   \
+			 "1g (default 10g as root, 0: none)"),                 \
 		OPT_BOOL(0, "network", &(la)->network, "allow network access")
 
 /* True if any limit option was given (network included). */

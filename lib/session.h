@@ -39,7 +39,13 @@ struct session_opts {
 	int pids_set;
 	double cpus;		/* 0: default 2; <0: none */
 	int cpus_set;
-	int64_t disk_bytes;	/* largest file the sandbox may write; 0: none */
+	/*
+	 * local: quota of the claim's storage (/app, /tmp, HOME with the
+	 * Go caches; lib/storage.h), bytes; 0: default 10 GiB where a
+	 * quota can be applied; <0: none; > 0 is asked explicitly and
+	 * never degrades
+	 */
+	int64_t disk_bytes;
 	int network;		/* allow network access */
 	int64_t ttl_ms;		/* idle TTL of a kept claim (kube: of every
 				 * claim, its shutdownTime); 0: 1 h */

@@ -41,14 +41,14 @@ test_expect_success SANDBOX 'open prints the claim name, claims shows it ready' 
 	head -n 1 list >header &&
 	grep "^NAME  *BACKEND  *STATUS  *AGE  *IDLE  *SIZE$" header &&
 	grep "^$name  *local  *ready  *[0-9]*s  *[0-9]*s  *[0-9.]*[BKM]$" list &&
-	test -d "$claims_dir/$name/app"
+	test -d "$claims_dir/$name/fs/app"
 '
 
 test_expect_success SANDBOX 'the opened sandbox runs commands' '
 	gosbx exec --claim=$(cat name) -- "echo hello >greeting; cat greeting" >out &&
 	echo hello >expect &&
 	test_cmp expect out &&
-	test_cmp expect "$claims_dir/$(cat name)/app/greeting"
+	test_cmp expect "$claims_dir/$(cat name)/fs/app/greeting"
 '
 
 test_expect_success SANDBOX 'open -q prints only the name' '

@@ -96,8 +96,8 @@ test_expect_success ROOT 'as root: two live claims never share a host uid' '
 	gosbx exec --claim="$a" -- "touch /app/mine; id -u" >out &&
 	echo 1000 >expect &&
 	test_cmp expect out &&
-	test "$(stat -c %u "$claims/$a/app/mine")" = "$ua" &&
-	test "$(stat -c %u "$claims/$a/app")" = "$ua" &&
+	test "$(stat -c %u "$claims/$a/fs/app/mine")" = "$ua" &&
+	test "$(stat -c %u "$claims/$a/fs/app")" = "$ua" &&
 	pgrep -u "$ua" -f gosbx-runtime &&
 	pgrep -u "$ub" -f gosbx-runtime &&
 	test -e /run/gosbx/uids/$ua &&

@@ -566,10 +566,44 @@ local_go_bench() {
 			"$(awk -v a="$sbx" -v b="$host" \
 				'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')" \
 			x "<=" 1.05 "$local_go_n runs each"
+		perf_goal "local: go run hello.go, kept claim (warm)" \
+			"$(us_to_ms "$sbx")" ms "<=" 200 \
+			"the claim's own cache"
 	else
 		perf_error "local: go run hello.go"
 	fi
 	cd "$olddir" || return
+	local_cold_bench
+}
+
+# local 3b: the first `go run hello.go` of a new claim, whose Go caches
+# are its own and empty. Each run's claim is opened and given hello.go
+# by the untimed --after step of the run before (the first one here).
+local_cold_bench() {
+	# shellcheck disable=SC2016 # expanded by bench-local's sh -c
+	next='"$GOSBX" --backend=local close perf-cold-{} >/dev/null 2>&1;
+		n=$(({} + 1));
+		"$GOSBX" --backend=local open -q --name=perf-cold-$n \
+			>/dev/null 2>&1 &&
+		"$GOSBX" --backend=local exec --claim=perf-cold-$n \
+			-f "$local_root/hello/hello.go" \
+			-f "$local_root/hello/go.mod" true'
+	if ! local_root="$local_root" sh -c "$(echo "$next" | sed 's/{}/-1/g')"; then
+		perf_error "local: cannot open a claim for the cold build"
+		return
+	fi
+	if bench_with env local_root="$local_root" "$BENCH_LOCAL" run \
+		--n="$local_go_n" --warmup=0 --timeout=300s --after="$next" \
+		-- "$GOSBX" --backend=local exec --claim=perf-cold-{} \
+		-- go run hello.go
+	then
+		perf_info "local: go run hello.go, new claim (cold): median" \
+			"$(us_to_ms "$(kv "$line" median_us)") ms" \
+			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "local: go run hello.go in a new claim"
+	fi
+	lgosbx close "perf-cold-$local_go_n" >/dev/null 2>&1
 }
 
 # local 4: many idle kept sandboxes, their memory, closing them
