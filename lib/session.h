@@ -25,6 +25,11 @@
  * also in last_error() for callers that turn it into a tool result.
  */
 
+/* Limits of a new local sandbox when session_opts leaves them at 0. */
+#define SESSION_DEFAULT_MEMORY ((int64_t)2 << 30) /* bytes */
+#define SESSION_DEFAULT_CPUS 2.0
+#define SESSION_DEFAULT_PIDS 512
+
 /* Options for session_open(). Zero-initialise, then set what you need. */
 struct session_opts {
 	const char *backend;	/* "local" (default), "url", "kube" */
