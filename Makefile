@@ -5,6 +5,9 @@
 #   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
 #   make check                clang-format and cppcheck
 #   make perf                 the benchmarks in t/perf/
+#   make fuzz                 build the libFuzzer harnesses of t/fuzz/ with
+#                             clang (into build-fuzz/) and run each for
+#                             FUZZ_SECONDS (default 10) on its seed corpus
 #   DEVELOPER=1               warnings are errors
 #   SANITIZE=address,undefined  build with sanitizers (into build-<name>/)
 #   V=1                       show the commands
@@ -43,6 +46,10 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
+# set by `make fuzz`: coverage for libFuzzer in every object
+ifdef FUZZ
+ALL_CFLAGS += -fsanitize=fuzzer-no-link
+endif
 
 # Linked libraries. libarchive, libmicrohttpd and readline are loaded on
 # first use with dlopen() by the shims lib/dl-*.c (lib/dl.h): only their
@@ -69,12 +76,14 @@ BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
 HELPER_SRC = $(sort $(wildcard t/helper/*.c))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
+FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 
 LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
 HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
 UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
+FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
 
 LIBGOSBX = $(O)/libgosbx.a
 PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
@@ -112,6 +121,22 @@ test: all $(UNIT_BIN)
 
 unit: $(UNIT_BIN)
 
+# Fuzzing: clang's libFuzzer with ASan and UBSan, in build-fuzz/.
+# FUZZ_SECONDS per harness; a crash fails and leaves its input in
+# build-fuzz/t/fuzz/ (t/fuzz/run.sh). Needs clang and libclang-rt-dev.
+FUZZ_SECONDS ?= 10
+FUZZ_CC ?= clang
+fuzz:
+	@$(MAKE) --no-print-directory O=build-fuzz CC=$(FUZZ_CC) \
+		SANITIZE=address,undefined FUZZ=1 fuzz-run
+
+$(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(LIBGOSBX) $(MHD_LIBS) $(LIBS)
+
+fuzz-run: $(FUZZ_BIN)
+	@./t/fuzz/run.sh $(O) $(FUZZ_SECONDS) $(FUZZ_BIN)
+
 perf: all
 	@GOSBX_BUILD_DIR=$(abspath $(O)) ./t/perf/run.sh
 
@@ -133,7 +158,7 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all test unit perf install doc check clean
+.PHONY: all test unit perf install doc check clean fuzz fuzz-run
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)
 .SECONDARY:

@@ -22,7 +22,8 @@ static const char *const mcp_usage[] = {
 	"[--claim=<name>] [--persistent] [--ephemeral] "
 	"[--open-timeout=<duration>] [--memory=<size>] [--cpus=<n>] "
 	"[--pids=<n>] [--disk=<size>] [--network] "
-	"[--jobs-cpu-budget=<duration>] [--jobs-max-concurrent=<n>]",
+	"[--jobs-cpu-budget=<duration>] [--jobs-max-concurrent=<n>] "
+	"[--max-sandboxes=<n>]",
 	NULL,
 };
 
@@ -114,7 +115,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *env_token;
 	int64_t open_timeout = -1, jobs_budget = -1;
-	int jobs_max = INT_MIN, dev = 0, ret = 0;
+	int jobs_max = INT_MIN, max_sbx = INT_MIN, dev = 0, ret = 0;
 	int in_fd = -1, out_fd = -1, null_fd;
 	const struct mcp_toolset *sets[3];
 	struct strbuf token = STRBUF_INIT;
@@ -133,7 +134,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_STRING(0, "tools", &tools, "<list>",
 			   "toolsets: go, sandbox, jobs (default go)"),
 		OPT_STRING(0, "namespace", &o.namespace, "<ns>",
-			   "namespace of the sandboxes (default: the global --namespace, else the context's)"),
+			   "namespace of the sandboxes (default: the global "
+			   "--namespace, else the context's)"),
 		OPT_STRING(0, "template", &o.template, "<name>",
 			   "sandbox template (default go-runtime-template)"),
 		OPT_STRING(0, "claim", &o.claim, "<name>",
@@ -152,6 +154,9 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 			     "(default 10s)"),
 		OPT_INT(0, "jobs-max-concurrent", &jobs_max,
 			"jobs a client may run at once (default 2)"),
+		OPT_GROUP("sandbox toolset, per client"),
+		OPT_INT(0, "max-sandboxes", &max_sbx,
+			"sandboxes a client may hold at once (default 4)"),
 		OPT_END(),
 	};
 
@@ -200,6 +205,15 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.jobs_cpu_budget_ms = jobs_budget;
 	if (jobs_max != INT_MIN)
 		o.jobs_max_concurrent = jobs_max;
+	if (max_sbx != INT_MIN) {
+		if (max_sbx <= 0) {
+			error("option '--max-sandboxes' expects a number above "
+			      "zero, not '%d'",
+			      max_sbx);
+			return 129;
+		}
+		o.max_sandboxes = max_sbx;
+	}
 
 	if (http) {
 		h.addr = http;

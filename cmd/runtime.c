@@ -10,6 +10,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "exec.h"
+#include "http-guard.h"
 #include "json.h"
 #include "listen.h"
 #include "log.h"
@@ -28,6 +29,8 @@
 
 struct runtime rt;
 static atomic_int inflight;
+/* connections that have not sent a request head yet (http-guard.h) */
+static struct http_guard *guard;
 /* monotonic ms of the last request start or end (idle timeout) */
 static atomic_uint_fast64_t last_activity_ms;
 
@@ -248,6 +251,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct request *r = *con_cls;
 
 	if (!r) {
+		/* a request head: no head timeout any more */
+		http_guard_trust(guard, c);
 		r = xcalloc(1, sizeof(*r));
 		r->start_us = monotonic_us();
 		r->url = xstrdup(url);
@@ -382,13 +387,14 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 
 int main(int argc, const char **argv)
 {
-	const char *addr = ":8888", *workdir = "/app", *level = NULL;
+	const char *addr = "127.0.0.1:8888", *workdir = "/app", *level = NULL;
 	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
 	const char *expired_file = NULL;
 	int show_version = 0;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
-			       "listen on host:port, :port or unix:/path",
+			       "listen on host:port, :port (all interfaces) or "
+			       "unix:/path (default 127.0.0.1:8888)",
 			       "SANDBOX_ADDR"),
 		OPT_STRING_ENV(0, "workdir", &workdir, "<dir>",
 			       "directory commands run in (created)",
@@ -462,18 +468,21 @@ int main(int argc, const char **argv)
 		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
 		return 1;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-				     MHD_USE_THREAD_PER_CONNECTION |
-				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
-			     0, NULL, NULL, handler, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, lfd,
-			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-			     MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
-			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-			     MHD_OPTION_END);
+	/* 600 s of idle time once a request came, as before */
+	guard = http_guard_new(&(struct http_guard_opts){ 0, 600, 0, 0 });
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
+		MHD_OPTION_CONNECTION_TIMEOUT, http_guard_head_timeout(guard),
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+		MHD_OPTION_END);
 	if (!d) {
 		log_msg(LOG_ERROR, "cannot start the HTTP server", "addr",
 			addr);
@@ -497,6 +506,7 @@ int main(int argc, const char **argv)
 			break;
 		}
 		exec_reap_orphans();
+		http_guard_tick(guard);
 		if (idle_expired(idle_ms)) {
 			log_msg(LOG_INFO, "idle timeout, exiting", NULL, NULL);
 			if (expired_file) {
@@ -510,6 +520,7 @@ int main(int argc, const char **argv)
 		}
 	}
 	shutdown_server(d, grace_ms);
+	http_guard_free(guard);
 	if (li.unix_path)
 		unlink(li.unix_path);
 	listen_info_release(&li);

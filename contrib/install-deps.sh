@@ -21,4 +21,5 @@ apt-get install -y --no-install-recommends \
 	bubblewrap \
 	golang-go python3 $node \
 	libcmocka-dev curl openssl procps strace iproute2 \
-	clang-format cppcheck
+	clang-format cppcheck \
+	clang libclang-rt-dev

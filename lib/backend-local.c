@@ -461,11 +461,13 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.die_with_parent = 0;
 	cfg.memory_bytes = o->memory_bytes < 0 ? 0
 			   : o->memory_bytes   ? o->memory_bytes
-					       : ((int64_t)2 << 30);
+					       : SESSION_DEFAULT_MEMORY;
 	cfg.memory_explicit = o->memory_set && o->memory_bytes > 0;
-	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : 512;
+	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : SESSION_DEFAULT_PIDS;
 	cfg.pids_explicit = o->pids_set && o->pids > 0;
-	cfg.cpus = o->cpus < 0 ? 0 : o->cpus > 0 ? o->cpus : 2;
+	cfg.cpus = o->cpus < 0	 ? 0
+		   : o->cpus > 0 ? o->cpus
+				 : SESSION_DEFAULT_CPUS;
 	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
 	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
 	strvec_pushf(&cfg.rw_binds, "%s/run:" SANDBOX_RUN_DIR, ls->dir.buf);

@@ -24,6 +24,7 @@
 	X(MHD_get_connection_info)                                             \
 	X(MHD_lookup_connection_value)                                         \
 	X(MHD_queue_response)                                                  \
+	X(MHD_set_connection_option)                                           \
 	X(MHD_start_daemon_va)                                                 \
 	X(MHD_stop_daemon)
 
@@ -60,13 +61,33 @@ void MHD_stop_daemon(struct MHD_Daemon *d)
 /*
  * libmicrohttpd has no va_list variant of this one: further arguments
  * are not passed on. gosbx only asks for info types that take none
- * (MHD_CONNECTION_INFO_CONNECTION_FD).
+ * (MHD_CONNECTION_INFO_CONNECTION_FD, _CLIENT_ADDRESS, _SOCKET_CONTEXT).
  */
 const union MHD_ConnectionInfo *
 MHD_get_connection_info(struct MHD_Connection *c,
 			enum MHD_ConnectionInfoType type, ...)
 {
 	return loaded() ? fn.MHD_get_connection_info(c, type) : NULL;
+}
+
+/*
+ * No va_list variant either: gosbx only sets
+ * MHD_CONNECTION_OPTION_TIMEOUT, whose one argument (unsigned int
+ * seconds) is passed on.
+ */
+enum MHD_Result MHD_set_connection_option(struct MHD_Connection *c,
+					  enum MHD_CONNECTION_OPTION option,
+					  ...)
+{
+	unsigned int secs;
+	va_list ap;
+
+	if (!loaded() || option != MHD_CONNECTION_OPTION_TIMEOUT)
+		return MHD_NO;
+	va_start(ap, option);
+	secs = va_arg(ap, unsigned int);
+	va_end(ap);
+	return fn.MHD_set_connection_option(c, option, secs);
 }
 
 const char *MHD_lookup_connection_value(struct MHD_Connection *c,

@@ -42,6 +42,8 @@ struct xfer {
 	struct http_resp *resp;
 	int aborted;	 /* on_data or cancel stopped it */
 	int read_failed; /* read_body returned -1 */
+	int too_big;	 /* the stored body passed max_body */
+	int error_cut;	 /* a non-2xx body was cut: the answer is in */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -57,6 +59,7 @@ void http_resp_init(struct http_resp *resp)
 	resp->status = 0;
 	strbuf_init(&resp->body, 0);
 	strbuf_init(&resp->content_type, 0);
+	resp->body_cut = 0;
 }
 
 void http_resp_release(struct http_resp *resp)
@@ -249,17 +252,33 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *data)
 static size_t write_cb(char *buf, size_t size, size_t n, void *data)
 {
 	struct xfer *x = data;
+	struct strbuf *body = &x->resp->body;
 	size_t len = size * n;
 	long st = x->resp->status;
+	int ok = st >= 200 && st <= 299;
+	size_t max = x->req->max_body ? x->req->max_body : HTTP_MAX_BODY;
 
-	if (x->req->on_data && st >= 200 && st <= 299) {
+	if (x->req->on_data && ok) {
 		if (x->req->on_data(buf, len, x->req->on_data_arg) < 0) {
 			x->aborted = 1;
 			return 0; /* CURLE_WRITE_ERROR */
 		}
 		return len;
 	}
-	strbuf_add(&x->resp->body, buf, len);
+	if (!ok && max > HTTP_MAX_ERROR_BODY)
+		max = HTTP_MAX_ERROR_BODY;
+	if (len > max - body->len) {
+		/* never hold more than max: the rest is not read */
+		if (ok) {
+			x->too_big = 1;
+		} else {
+			strbuf_add(body, buf, max - body->len);
+			x->error_cut = 1;
+			x->resp->body_cut = 1;
+		}
+		return 0; /* CURLE_WRITE_ERROR */
+	}
+	strbuf_add(body, buf, len);
 	return len;
 }
 
@@ -508,10 +527,16 @@ static void report_failure(struct http_client *c, const char *method,
 {
 	const char *msg = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
 	struct strbuf *e = &c->last_err;
+	char big[64];
 
 	strbuf_reset(e);
 	if (x->read_failed)
 		msg = "reading the request body failed";
+	if (x->too_big) {
+		snprintf(big, sizeof(big), "answer over %zu bytes",
+			 x->req->max_body ? x->req->max_body : HTTP_MAX_BODY);
+		msg = big;
+	}
 	if (is_connect_error(rc)) {
 		if (c->opts.unix_socket)
 			strbuf_addf(e, "cannot reach 'unix:%s': %s",
@@ -539,13 +564,14 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	CURL *h = c->curl;
 	const char *method = req->method ? req->method : "GET";
 	const char *path = req->path ? req->path : "";
-	struct xfer x = {req, resp, 0, 0};
+	struct xfer x = { req, resp, 0, 0, 0, 0 };
 	int has_body, ret = -1;
 	CURLcode rc;
 
 	resp->status = 0;
 	strbuf_reset(&resp->body);
 	strbuf_reset(&resp->content_type);
+	resp->body_cut = 0;
 	strbuf_reset(&c->last_err);
 	c->errbuf[0] = '\0';
 
@@ -598,7 +624,7 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	SETOPT(h, CURLOPT_NOPROGRESS, req->cancel ? 0L : 1L);
 
 	rc = curl_easy_perform(h);
-	if (rc == CURLE_OK)
+	if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && x.error_cut))
 		ret = 0;
 	else if (x.aborted)
 		ret = HTTP_ABORTED;

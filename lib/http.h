@@ -179,6 +179,17 @@ struct http_req {
 	 */
 	volatile sig_atomic_t *cancel;
 	/*
+	 * Most bytes of the answer's body stored in resp->body: a body
+	 * that grows past it (a broken or hostile server sending without
+	 * end) stops the transfer, and http_request() returns -1 with
+	 * error() "... failed: answer over <max_body> bytes". 0:
+	 * HTTP_MAX_BODY. Bodies given to on_data are not stored and not
+	 * counted; the body of a non-2xx answer is kept up to
+	 * HTTP_MAX_ERROR_BODY bytes whatever max_body says (see
+	 * struct http_resp).
+	 */
+	size_t max_body;
+	/*
 	 * If set (17 bytes at least), receives the X-Request-ID this
 	 * request carried (16 hex digits and a NUL), e.g. to name the
 	 * request to the server later; left alone when the caller's
@@ -187,15 +198,33 @@ struct http_req {
 	char *id_out;
 };
 
+/*
+ * The default http_req.max_body: 64 MiB, far above any JSON answer of a
+ * runtime server or a Kubernetes API list gosbx reads, and a bound on
+ * what one request can make the client hold.
+ */
+#define HTTP_MAX_BODY ((size_t)64 << 20)
+/*
+ * The most bytes of a non-2xx answer's body kept (64 KiB): enough for
+ * any error message; the rest is not read (the connection is closed).
+ */
+#define HTTP_MAX_ERROR_BODY ((size_t)64 << 10)
+
 struct http_resp {
 	long status;		    /* HTTP status code; 0 before an answer */
-	struct strbuf body;	    /* the answer's body (when not streamed) */
+	/*
+	 * The answer's body (when not streamed); of a non-2xx answer at
+	 * most its first HTTP_MAX_ERROR_BODY bytes (body_cut set when
+	 * more was sent).
+	 */
+	struct strbuf body;
 	struct strbuf content_type; /* Content-Type value, "" if none */
+	int body_cut;		    /* the error body was cut */
 };
 
 #define HTTP_RESP_INIT                                                         \
 	{                                                                      \
-		0, STRBUF_INIT, STRBUF_INIT                                    \
+		0, STRBUF_INIT, STRBUF_INIT, 0                                 \
 	}
 void http_resp_init(struct http_resp *resp);
 void http_resp_release(struct http_resp *resp);
@@ -214,8 +243,11 @@ void http_resp_release(struct http_resp *resp);
  * serve many requests) and must be initialised.
  *
  * Returns 0 when an HTTP answer arrived, whatever its status (see
- * resp->status); -1 on transport failure (connect, TLS, timeout, read
- * callback abort, connection lost), with error() naming the target,
+ * resp->status; a non-2xx answer whose body is longer than
+ * HTTP_MAX_ERROR_BODY counts as arrived, with the start of its body);
+ * -1 on transport failure (connect, TLS, timeout, read callback abort,
+ * connection lost, a stored body over req->max_body), with error()
+ * naming the target,
  * e.g. "cannot reach 'unix:/x/sock': Couldn't connect to server" or
  * "GET 'http://h/x' failed: Operation timed out after 100 milliseconds
  * with 0 bytes received"; HTTP_ABORTED when on_data returned < 0 or

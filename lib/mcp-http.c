@@ -11,6 +11,7 @@
  * block until the next event, while other connections are served.
  */
 #include "compat.h"
+#include "http-guard.h"
 #include "json.h"
 #include "listen.h"
 #include "mcp-internal.h"
@@ -45,6 +46,7 @@ struct http_server {
 	int nr_sessions;
 	struct mcp_session *stateless;
 	atomic_int stopping;
+	struct http_guard *guard; /* pre-authentication limits */
 };
 
 /* ---- exchanges: the answer channel of one POST ---- */
@@ -216,6 +218,7 @@ static void sse_free(void *cls)
 
 struct conn {
 	struct strbuf body;
+	int authorized; /* the bearer token (or --dev) */
 	int too_large;
 	int reject;	 /* HTTP status decided before the body */
 	int reject_code; /* JSON-RPC code of that answer */
@@ -670,6 +673,8 @@ static void precheck(struct MHD_Connection *c, struct http_server *hs,
 	const char *origin = header(c, "Origin");
 	const char *len = header(c, "Content-Length");
 
+	k->authorized = hs->h->dev ||
+			token_ok(header(c, "Authorization"), hs->h->token);
 	if (strcmp(url, "/mcp")) {
 		k->reject = 404;
 		k->reject_code = MCP_INVALID_REQUEST;
@@ -678,8 +683,7 @@ static void precheck(struct MHD_Connection *c, struct http_server *hs,
 		k->reject = 403;
 		k->reject_code = MCP_INVALID_REQUEST;
 		k->reject_msg = "Forbidden: Origin not allowed";
-	} else if (!hs->h->dev &&
-		   !token_ok(header(c, "Authorization"), hs->h->token)) {
+	} else if (!k->authorized) {
 		k->reject = 401;
 		k->reject_code = MCP_INVALID_REQUEST;
 		k->reject_msg = "Unauthorized: Authorization: Bearer <token> "
@@ -711,6 +715,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		strbuf_init(&k->body, 0);
 		*con_cls = k;
 		precheck(c, hs, k, url, method);
+		/* a client with the token: no pre-authentication limits */
+		if (k->authorized && k->reject != 403)
+			http_guard_trust(hs->guard, c);
 		if (k->too_large)
 			return reply_error(c, 413, MCP_INVALID_REQUEST,
 					   "Payload Too Large: more than "
@@ -832,6 +839,8 @@ int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 	struct strbuf url = STRBUF_INIT;
 	struct MHD_Daemon *d;
 	int lfd;
+	/* 300 s of idle time once authenticated, as before */
+	struct http_guard_opts go = { 0, 300, 0, 0 };
 
 	hs.srv = srv;
 	hs.h = h;
@@ -844,20 +853,23 @@ int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 		pthread_mutex_destroy(&hs.mu);
 		return -1;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-				     MHD_USE_THREAD_PER_CONNECTION |
-				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
-			     0, NULL, NULL, handler, &hs,
-			     MHD_OPTION_LISTEN_SOCKET, lfd,
-			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
-			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-			     MHD_OPTION_END);
+	hs.guard = http_guard_new(&go);
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, handler, &hs, MHD_OPTION_LISTEN_SOCKET, lfd,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, hs.guard,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		http_guard_head_timeout(hs.guard), MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)1000, MHD_OPTION_THREAD_STACK_SIZE,
+		(size_t)(512 * 1024), MHD_OPTION_END);
 	if (!d) {
 		close(lfd);
 		strbuf_release(&url);
+		http_guard_free(hs.guard);
 		pthread_mutex_destroy(&hs.mu);
 		return error("cannot start the HTTP server on '%s'", h->addr);
 	}
@@ -871,10 +883,12 @@ int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 		if (n > 0)
 			break;
 		reap_sessions(&hs, 0);
+		http_guard_tick(hs.guard);
 	}
 	atomic_store(&hs.stopping, 1);
 	reap_sessions(&hs, 1);
 	MHD_stop_daemon(d);
+	http_guard_free(hs.guard);
 	strbuf_release(&url);
 	pthread_mutex_destroy(&hs.mu);
 	return 0;

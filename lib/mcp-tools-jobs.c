@@ -35,6 +35,13 @@
 #define WINDOW_MS 60000
 #define KEEP_FINISHED 100
 #define END_WAIT_MS 30000
+/*
+ * Output of a running job kept for get_job_logs: its first LIVE_HEAD
+ * bytes and the newest up to LIVE_MAX in all, so that a job that
+ * writes without end (`yes`) cannot make the server hold it all.
+ */
+#define LIVE_MAX ((size_t)64 << 10)
+#define LIVE_HEAD ((size_t)8192)
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_COMPLETED, JOB_FAILED };
 static const char *const status_names[] = { "queued", "running", "completed",
@@ -51,7 +58,8 @@ struct job {
 	int exit_code;		/* valid when completed */
 	const char *reason;	/* static */
 	char *error;		/* why it failed to run, or NULL */
-	struct strbuf out, err; /* so far while running */
+	struct strbuf out, err; /* so far while running (live_add) */
+	size_t out_seen, err_seen; /* bytes written so far while running */
 	int out_truncated, err_truncated;
 	int64_t cpu_ms, peak_rss_kb, duration_ms;
 	uint64_t finished_ms; /* monotonic; 0 while not done */
@@ -228,12 +236,46 @@ static int64_t rate_check_locked(struct jobs_state *st, uint64_t now,
 
 /* ---- running a job ---- */
 
+/*
+ * Add output to the live view sb: the first LIVE_HEAD bytes stay, then
+ * the newest bytes up to LIVE_MAX in all; *seen counts every byte.
+ */
+static void live_add(struct strbuf *sb, size_t *seen, const char *buf,
+		     size_t len)
+{
+	size_t room = LIVE_MAX - LIVE_HEAD;
+
+	*seen += len;
+	if (sb->len < LIVE_HEAD) {
+		size_t n =
+			LIVE_HEAD - sb->len < len ? LIVE_HEAD - sb->len : len;
+
+		strbuf_add(sb, buf, n);
+		buf += n;
+		len -= n;
+	}
+	if (!len)
+		return;
+	if (len >= room) {
+		/* only the newest bytes of this chunk can stay */
+		strbuf_setlen(sb, LIVE_HEAD);
+		strbuf_add(sb, buf + len - room, room);
+		return;
+	}
+	if (sb->len + len > LIVE_MAX)
+		strbuf_remove(sb, LIVE_HEAD, sb->len + len - LIVE_MAX);
+	strbuf_add(sb, buf, len);
+}
+
 static int on_output(int stream, const char *buf, size_t len, void *data)
 {
 	struct job *j = data;
 
 	pthread_mutex_lock(&j->st->lock);
-	strbuf_add(stream == 1 ? &j->out : &j->err, buf, len);
+	if (stream == 1)
+		live_add(&j->out, &j->out_seen, buf, len);
+	else
+		live_add(&j->err, &j->err_seen, buf, len);
 	pthread_mutex_unlock(&j->st->lock);
 	return j->cancel ? -1 : 0;
 }
@@ -362,17 +404,26 @@ static json_t *json_text(const char *s, size_t len)
 	return v;
 }
 
-/* shaped: src is already the head and tail of a finished job */
+/*
+ * seen 0: src is already the head and tail of a finished job; else src
+ * is the live view (live_add) of seen bytes, shown as the seed's head
+ * and tail of all of them.
+ */
 static void add_stream(struct strbuf *text, const char *title,
-		       const struct strbuf *src, int shaped)
+		       const struct strbuf *src, size_t seen)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	if (!src->len)
 		return;
-	strbuf_addbuf(&sb, src);
-	if (!shaped)
-		session_truncate_head_tail(&sb);
+	if (seen > 2 * LIVE_HEAD && src->len >= 2 * LIVE_HEAD) {
+		strbuf_add(&sb, src->buf, LIVE_HEAD);
+		strbuf_addf(&sb, "\n... [%zu bytes elided] ...\n",
+			    seen - 2 * LIVE_HEAD);
+		strbuf_add(&sb, src->buf + src->len - LIVE_HEAD, LIVE_HEAD);
+	} else {
+		strbuf_addbuf(&sb, src);
+	}
 	strbuf_addf(text, "\n── %s ──\n", title);
 	utf8_sanitize_into(text, sb.buf, sb.len);
 	if (sb.buf[sb.len - 1] != '\n')
@@ -444,8 +495,8 @@ static void job_text_locked(struct strbuf *text, const struct job *j)
 	strbuf_addch(text, '\n');
 	if (!j->out.len && !j->err.len)
 		strbuf_addstr(text, "\n(no output)\n");
-	add_stream(text, "stdout", &j->out, 1);
-	add_stream(text, "stderr", &j->err, 1);
+	add_stream(text, "stdout", &j->out, 0);
+	add_stream(text, "stderr", &j->err, 0);
 }
 
 /* ---- tools ---- */
@@ -676,8 +727,8 @@ static int tool_logs(struct mcp_call *call, struct mcp_result *res)
 		strbuf_addstr(&res->text, "(output so far)\n");
 		if (!j->out.len && !j->err.len)
 			strbuf_addstr(&res->text, "\n(no output)\n");
-		add_stream(&res->text, "stdout", &j->out, 0);
-		add_stream(&res->text, "stderr", &j->err, 0);
+		add_stream(&res->text, "stdout", &j->out, j->out_seen);
+		add_stream(&res->text, "stderr", &j->err, j->err_seen);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;

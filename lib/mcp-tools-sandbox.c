@@ -26,6 +26,10 @@
  * - A command of a sandbox runs while holding that sandbox's lock, so
  *   commands of one sandbox run one after the other; sandbox_stop
  *   waits for the running one to end.
+ * - The operator's limits (gosbx mcp --memory, --cpus) bound every
+ *   sandbox: config.memory and config.cpus may lower them, never raise
+ *   them (a larger value is clamped, and the result says so); an MCP
+ *   session holds at most max_sandboxes sandboxes at once.
  */
 
 /* One started sandbox. */
@@ -404,6 +408,35 @@ static void claim_name(struct strbuf *out, const char *ns, const char *name)
 	strbuf_release(&raw);
 }
 
+static int is_local(const struct session_opts *o)
+{
+	return !o->backend || !strcmp(o->backend, "local");
+}
+
+/*
+ * The operator's limits on every new sandbox: what one started without
+ * config gets (session.h: 0 is the local backend's default, < 0 none;
+ * on other backends 0 leaves it to the template). 0: no limit here.
+ */
+static int64_t operator_memory(const struct session_opts *o)
+{
+	if (o->memory_bytes > 0)
+		return o->memory_bytes;
+	return !o->memory_bytes && is_local(o) ? SESSION_DEFAULT_MEMORY : 0;
+}
+
+static double operator_cpus(const struct session_opts *o)
+{
+	if (o->cpus > 0)
+		return o->cpus;
+	return !o->cpus && is_local(o) ? SESSION_DEFAULT_CPUS : 0;
+}
+
+static int max_sandboxes(const struct mcp_options *mo)
+{
+	return mo->max_sandboxes > 0 ? mo->max_sandboxes : 4;
+}
+
 static int check_env(const char *kv)
 {
 	const char *eq = strchr(kv, '=');
@@ -418,10 +451,14 @@ static int check_env(const char *kv)
 	return 0;
 }
 
-/* Parse config into opts, image and env; -1 with res set. */
+/*
+ * Parse config into opts (which holds the operator's settings), image
+ * and env; what was clamped to the operator's limits is said in notes.
+ * -1 with res set.
+ */
 static int parse_config(struct mcp_result *res, const json_t *cfg,
 			struct session_opts *opts, const char **image,
-			struct strvec *env)
+			struct strvec *env, struct strbuf *notes)
 {
 	static const char *const keys[] = {
 		"image", "memory", "cpus", "volumes", "ports", "envs",
@@ -472,8 +509,17 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 					 "integer (MiB)");
 			return -1;
 		}
-		opts->memory_bytes = (int64_t)mib << 20;
-		opts->memory_set = 1;
+		if (operator_memory(opts) &&
+		    ((int64_t)mib << 20) > operator_memory(opts)) {
+			strbuf_addf(notes,
+				    "; config.memory %" PRId64 " MiB is above "
+				    "this server's limit: the sandbox gets "
+				    "%" PRId64 " MiB",
+				    (int64_t)mib, operator_memory(opts) >> 20);
+		} else {
+			opts->memory_bytes = (int64_t)mib << 20;
+			opts->memory_set = 1;
+		}
 	}
 
 	v = json_object_get(cfg, "cpus");
@@ -484,8 +530,17 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 					      "number");
 			return -1;
 		}
-		opts->cpus = json_number_value(v);
-		opts->cpus_set = 1;
+		if (operator_cpus(opts) &&
+		    json_number_value(v) > operator_cpus(opts)) {
+			strbuf_addf(notes,
+				    "; config.cpus %g is above this server's "
+				    "limit: the sandbox gets a CPU limit of "
+				    "%g",
+				    json_number_value(v), operator_cpus(opts));
+		} else {
+			opts->cpus = json_number_value(v);
+			opts->cpus_set = 1;
+		}
 	}
 
 	for (int i = 0; i < 2; i++) {
@@ -544,17 +599,20 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	const struct mcp_options *mo = mcp_session_options(call->session);
 	struct session_opts opts = mo->sandbox;
 	struct strvec env = STRVEC_INIT;
-	struct strbuf claim = STRBUF_INIT;
+	struct strbuf claim = STRBUF_INIT, notes = STRBUF_INIT;
 	const char *ns, *name, *image = NULL;
 	struct sbx_state *st;
 	struct sbx *b;
+	int64_t mem;
+	double cpus;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0 ||
 	    parse_config(res, json_object_get(call->args, "config"), &opts,
-			 &image, &env) < 0) {
+			 &image, &env, &notes) < 0) {
 		strvec_clear(&env);
+		strbuf_release(&notes);
 		return 0;
 	}
 
@@ -577,6 +635,21 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 				 "sandbox '%s/%s' is already running; stop it "
 				 "with sandbox_stop first",
 				 ns, name);
+		strbuf_release(&notes);
+		return 0;
+	}
+	if (st->nr >= (size_t)max_sandboxes(mo)) {
+		/* starting ones count: each will hold a sandbox */
+		mcp_session_unlock(call->session);
+		pthread_mutex_unlock(&b->lock);
+		sbx_free(b);
+		mcp_result_error(res,
+				 "cannot start sandbox '%s/%s': this client "
+				 "already has %d sandboxes, the most this "
+				 "server allows (gosbx mcp --max-sandboxes); "
+				 "stop one with sandbox_stop first",
+				 ns, name, max_sandboxes(mo));
+		strbuf_release(&notes);
 		return 0;
 	}
 	ALLOC_GROW(st->v, st->nr + 1, st->alloc);
@@ -606,21 +679,64 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 		sbx_unref_locked(b);
 		mcp_session_unlock(call->session);
 		strbuf_release(&claim);
+		strbuf_release(&notes);
 		return 0;
 	}
 	b->opened = 1;
 	mcp_log_stderr("sandbox open: claim=%s", b->sess.claim);
 	session_keepalive_start(&b->sess, MCP_KEEPALIVE_MS);
+	mem = operator_memory(&opts);
+	cpus = operator_cpus(&opts);
 	strbuf_reset(&res->text);
-	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s)",
+	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s",
 		    ns, name, b->image, b->sess.claim);
-	res->structured = json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", name,
-				    "namespace", ns, "image", b->image, "claim",
-				    b->sess.claim, "running", 1);
+	if (mem)
+		strbuf_addf(&res->text, ", memory %" PRId64 " MiB", mem >> 20);
+	if (cpus)
+		strbuf_addf(&res->text, ", cpus %g", cpus);
+	strbuf_addf(&res->text, ")%s", notes.buf);
+	res->structured =
+		json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o}", "name", name,
+			  "namespace", ns, "image", b->image, "claim",
+			  b->sess.claim, "running", 1, "memory",
+			  mem ? json_integer(mem >> 20) : json_null(), "cpus",
+			  cpus ? json_real(cpus) : json_null());
 	pthread_mutex_unlock(&b->lock);
 	sbx_unref(call->session, b);
 	strbuf_release(&claim);
+	strbuf_release(&notes);
 	return 0;
+}
+
+/*
+ * The operator's limits and the sandbox cap, in sandbox_start's
+ * description (what a model can ask for is what the tool says).
+ */
+static void describe_start(const struct mcp_options *o, struct strbuf *out)
+{
+	int64_t mem = operator_memory(&o->sandbox);
+	double cpus = operator_cpus(&o->sandbox);
+
+	strbuf_addstr(out, " Limits of this server: every sandbox gets ");
+	if (mem)
+		strbuf_addf(out, "at most %" PRId64 " MiB of memory",
+			    mem >> 20);
+	else if (is_local(&o->sandbox))
+		strbuf_addstr(out, "no memory limit");
+	else
+		strbuf_addstr(out, "the memory limit of its template");
+	if (cpus)
+		strbuf_addf(out, " and a CPU limit of %g", cpus);
+	else if (is_local(&o->sandbox))
+		strbuf_addstr(out, " and no CPU limit");
+	else
+		strbuf_addstr(out, " and the CPU limit of its template");
+	strbuf_addf(out,
+		    "; config.memory and config.cpus may lower these, never "
+		    "raise them (a larger value is clamped and the result "
+		    "says so). A client may hold at most %d sandboxes at "
+		    "once: stop one to start another.",
+		    max_sandboxes(o));
 }
 
 /* ---- sandbox_stop ---- */
@@ -995,6 +1111,7 @@ static const struct mcp_tool sandbox_tools[] = {
 		NULL,
 		MCP_HINT_NOT_DESTRUCTIVE,
 		tool_start,
+		describe_start,
 	},
 	{
 		"sandbox_stop",

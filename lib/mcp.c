@@ -59,6 +59,7 @@ void mcp_options_init(struct mcp_options *o)
 	o->tools_go = 1;
 	o->jobs_cpu_budget_ms = 10000;
 	o->jobs_max_concurrent = 2;
+	o->max_sandboxes = 4;
 }
 
 void mcp_result_init(struct mcp_result *res)
@@ -116,6 +117,7 @@ struct tool_ref {
 	const struct mcp_tool *tool;
 	char *input_schema;  /* compact JSON */
 	char *output_schema; /* or NULL */
+	char *description;   /* with the tool's describe() part */
 };
 
 struct mcp_server {
@@ -237,6 +239,13 @@ struct mcp_server *mcp_server_new(const struct mcp_options *o,
 			memset(ref, 0, sizeof(*ref));
 			ref->ts = ts;
 			ref->tool = t;
+			if (t->describe) {
+				struct strbuf d = STRBUF_INIT;
+
+				strbuf_addstr(&d, t->description);
+				t->describe(&srv->opts, &d);
+				ref->description = strbuf_detach(&d, NULL);
+			}
 			ref->input_schema =
 				compact_schema(t->name, t->input_schema);
 			if (!ref->input_schema)
@@ -274,6 +283,7 @@ void mcp_server_free(struct mcp_server *srv)
 	for (size_t i = 0; i < srv->nr_tools; i++) {
 		free(srv->tools[i].input_schema);
 		free(srv->tools[i].output_schema);
+		free(srv->tools[i].description);
 	}
 	free(srv->tools);
 	free(srv->toolsets);
@@ -745,7 +755,9 @@ static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
 		json_add_str(out, t->title);
 	}
 	strbuf_addstr(out, ",\"description\":");
-	json_add_str(out, t->description ? t->description : "");
+	json_add_str(out, ref->description ? ref->description
+			  : t->description ? t->description
+					   : "");
 	strbuf_addf(out, ",\"inputSchema\":%s", ref->input_schema);
 	if (ref->output_schema && rev >= MCP_REV_2025_06_18)
 		strbuf_addf(out, ",\"outputSchema\":%s", ref->output_schema);

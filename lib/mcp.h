@@ -57,6 +57,8 @@ struct mcp_options {
 	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
 	int64_t jobs_cpu_budget_ms;	/* default 10,000 */
 	int jobs_max_concurrent;	/* default 2 */
+	/* sandbox toolset: sandboxes one MCP session may hold at once */
+	int max_sandboxes; /* default 4 */
 };
 
 void mcp_options_init(struct mcp_options *o);
@@ -128,6 +130,12 @@ struct mcp_tool {
 	 * -1 only for an internal failure (the core answers -32603).
 	 */
 	int (*call)(struct mcp_call *call, struct mcp_result *res);
+	/*
+	 * Optional: append to the description what depends on the
+	 * server's options (e.g. the operator's limits), once, when the
+	 * server is made. NULL: the description is used as written.
+	 */
+	void (*describe)(const struct mcp_options *o, struct strbuf *out);
 };
 
 /* A toolset: its tools and its per-session state. */

@@ -22,6 +22,23 @@
 #define SEED_UPLOAD_TAR ".goruntime-upload.tar"
 /* the seed's head and tail of long output, bytes each */
 #define HEAD_TAIL 8192
+/*
+ * Bounds on what a runtime can make the client hold (a hostile runtime
+ * answers without end). A /v1/exec event line carries at most one
+ * output chunk of gosbx-runtime (256 KiB, at most 6 bytes each in JSON:
+ * "\u0000"): 8 MiB is far above it.
+ */
+#define STREAM_LINE_MAX ((size_t)8 << 20)
+/*
+ * An /execute answer holds two streams of at most STREAM_CAP bytes
+ * (and the "[truncated]" marker), each byte at most 6 in JSON, and a
+ * few small fields.
+ */
+#define EXECUTE_ANSWER_MAX (12 * (size_t)STREAM_CAP + ((size_t)1 << 20))
+/* a file fetched with session_get(): the runtime's upload limit */
+#define GET_MAX ((size_t)256 << 20)
+/* GET / of the keepalive thread: a few hundred bytes in truth */
+#define PROBE_MAX ((size_t)64 << 10)
 
 void session_result_init(struct session_result *res)
 {
@@ -198,6 +215,7 @@ static void *keepalive_thread(void *arg)
 
 	req.path = "/";
 	req.timeout_ms = 10000;
+	req.max_body = PROBE_MAX;
 	pthread_mutex_lock(&k->mu);
 	while (!k->stop) {
 		struct timespec ts;
@@ -340,7 +358,9 @@ struct stream_state {
 	struct strbuf line;
 	int got_exit;
 	int cancelled;
-	int bad;
+	int bad;      /* an event that could not be decoded */
+	int bad_line; /* a line that is no event: the stream is broken */
+	int overlong; /* a line over STREAM_LINE_MAX */
 };
 
 /* Keep the last HEAD_TAIL to 2 * HEAD_TAIL bytes seen in tail. */
@@ -410,7 +430,7 @@ static int stream_event(struct stream_state *st, const char *line, size_t len)
 	int stream = 0, ret = 0;
 
 	if (!type) {
-		st->bad = 1;
+		st->bad_line = 1;
 		json_decref(ev);
 		return -1;
 	}
@@ -451,6 +471,11 @@ static int stream_data(const char *buf, size_t len, void *data)
 		const char *nl = memchr(buf, '\n', len);
 		size_t n = nl ? (size_t)(nl - buf) : len;
 
+		if (n > STREAM_LINE_MAX - st->line.len) {
+			/* one endless line: never hold more than the bound */
+			st->overlong = 1;
+			return -1;
+		}
 		if (!nl) {
 			strbuf_add(&st->line, buf, n);
 			return 0;
@@ -552,7 +577,7 @@ static void cancel_remote(struct session *s, const char *rid)
 static int run_streamed(struct session *s, const struct session_exec *e,
 			struct session_result *res)
 {
-	struct stream_state st = { res, e, STRBUF_INIT, 0, 0, 0 };
+	struct stream_state st = { res, e, STRBUF_INIT, 0, 0, 0, 0, 0 };
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	json_t *body = exec_body(s, e);
@@ -572,7 +597,17 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 	req.on_data_arg = &st;
 	req.cancel = e->cancel;
 	rc = http_request(s->http, &req, &resp);
-	if (rc == HTTP_ABORTED) {
+	if (rc == HTTP_ABORTED && (st.overlong || st.bad_line)) {
+		/* the runtime broke the protocol: no result to trust */
+		cancel_remote(s, rid);
+		if (st.overlong)
+			error("execute failed: runtime event line over %zu "
+			      "bytes (POST '/v1/exec')",
+			      STREAM_LINE_MAX);
+		else
+			error("execute failed: the runtime sent a line that "
+			      "is not an event (POST '/v1/exec')");
+	} else if (rc == HTTP_ABORTED) {
 		if (e->cancel && *e->cancel)
 			cancel_remote(s, rid);
 		res->reason = "cancelled";
@@ -607,6 +642,7 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 	int rc, ret = -1;
 	char rid[17] = "";
 	unsigned long mark = error_mark(s);
+	uint64_t t0 = monotonic_ms();
 
 	req.method = "POST";
 	req.path = "/execute";
@@ -615,6 +651,7 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 	req.content_type = "application/json";
 	req.id_out = rid;
 	req.cancel = cancel;
+	req.max_body = EXECUTE_ANSWER_MAX;
 	/* an upstream server cannot time out by itself: give up waiting */
 	if (timeout_ms > 0 && !(s->features & SESSION_FEAT_EXEC_OPTIONS))
 		req.timeout_ms = timeout_ms;
@@ -624,8 +661,10 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 		ret = 1;
 	} else if (rc < 0) {
 		explain_failure(s, mark);
-		if (req.timeout_ms)
-			ret = 2; /* our own timeout */
+		/* our own timeout; not any failure (an answer too big) */
+		if (req.timeout_ms &&
+		    monotonic_ms() - t0 >= (uint64_t)req.timeout_ms)
+			ret = 2;
 	} else if (resp.status != 200) {
 		struct strbuf msg = STRBUF_INIT;
 		http_error_text(&msg, resp.status, &resp.body);
@@ -939,6 +978,7 @@ int session_get(struct session *s, const char *path, struct strbuf *out)
 	strbuf_addstr(&p, "/download/");
 	http_pct_encode_path(&p, path);
 	req.path = p.buf;
+	req.max_body = GET_MAX;
 	touch(s);
 	if (http_request(s->http, &req, &resp) < 0) {
 		ret = -1;

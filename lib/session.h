@@ -25,6 +25,11 @@
  * also in last_error() for callers that turn it into a tool result.
  */
 
+/* Limits of a new local sandbox when session_opts leaves them at 0. */
+#define SESSION_DEFAULT_MEMORY ((int64_t)2 << 30) /* bytes */
+#define SESSION_DEFAULT_CPUS 2.0
+#define SESSION_DEFAULT_PIDS 512
+
 /* Options for session_open(). Zero-initialise, then set what you need. */
 struct session_opts {
 	const char *backend;	/* "local" (default), "url", "kube" */
@@ -174,6 +179,12 @@ int session_open(struct session *s, const struct session_opts *opts);
  * its exit code), -1 with error() when it could not (bad path,
  * transport failure, cancelled before it started), 1 if cancelled
  * through exec->cancel or on_output (res holds what arrived).
+ *
+ * The runtime is not trusted with the client's memory: an /execute
+ * answer over 97 MiB (more than two 8 MiB streams can take in JSON), a
+ * /v1/exec line over 8 MiB or a line that is not an event ends the call
+ * with -1 and "execute failed: runtime answer over N bytes..." (and a
+ * cancel of the command), whatever the runtime goes on sending.
  */
 int session_execute(struct session *s, const struct session_exec *exec,
 		    struct session_result *res);
@@ -189,7 +200,8 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 
 /*
  * Fetch one file of the sandbox (path relative to /app) into out.
- * Returns 0, or -1 with error() (missing file, a directory, escape).
+ * Returns 0, or -1 with error() (missing file, a directory, escape,
+ * a file over 256 MiB: "answer over 268435456 bytes").
  */
 int session_get(struct session *s, const char *path, struct strbuf *out);
 

@@ -197,9 +197,12 @@ assert res[\"structuredContent\"][\"stdout\"] == \"hello world\n\", res
 res, text = ok(c.call(\"sandbox_run_code\", sandbox=\"data-analysis\",
     namespace=\"research\", language=\"nodejs\", code=\"console.log(process.env.N)\"))
 assert res[\"structuredContent\"][\"stdout\"] == \"7\n\", res
+# (stopped again: a client holds at most 4 sandboxes)
 for img in [\"node\", \"microsandbox/node\", \"go\", \"bash\", \"python\"]:
     ok(c.call(\"sandbox_start\", sandbox=\"img-\" + img.replace(\"/\", \"-\"),
        namespace=NS, config={\"image\": img}))
+    ok(c.call(\"sandbox_stop\", sandbox=\"img-\" + img.replace(\"/\", \"-\"),
+       namespace=NS))
 c.close()
 " &&
 	test_grep "closing (deleting sandbox research-data-analys-" server.err &&

@@ -353,12 +353,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
 						"sync");
 		st->sync = v && !strcmp(v, "1");
+		/* status=<code>: an endless error body */
+		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+						"status");
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256,
 							 stream_reader, st,
 							 free);
 		MHD_add_response_header(resp, "Content-Type",
 					"application/x-ndjson");
-		ret = MHD_queue_response(con, 200, resp);
+		ret = MHD_queue_response(con, v ? atoi(v) : 200, resp);
 		MHD_destroy_response(resp);
 		return ret;
 	}
@@ -803,6 +806,60 @@ static void test_stream_abort(void **state)
 	assert_string_equal(resp.body.buf, "status 200");
 
 	strbuf_release(&k.got);
+	http_resp_release(&resp);
+	http_client_free(c);
+}
+
+/* an answer that never ends is not stored past max_body */
+static void test_max_body(void **state)
+{
+	struct http_client *c = tcp_client();
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { .path = "/stream", .query = "n=0" };
+
+	req.max_body = 4096;
+	assert_int_equal(http_request(c, &req, &resp), -1);
+	assert_int_equal(resp.status, 0);
+	assert_true(resp.body.len <= 4096);
+	assert_non_null(strstr(errors.buf, "answer over 4096 bytes"));
+	assert_non_null(strstr(http_client_last_error(c),
+			       "/stream?n=0' failed: answer over 4096 bytes"));
+
+	/* a body within the bound arrives whole */
+	strbuf_reset(&errors);
+	req.query = "n=20";
+	req.max_body = 170; /* "chunk 0\n" ... "chunk 19\n": 170 bytes */
+	assert_int_equal(http_request(c, &req, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	assert_int_equal(resp.body.len, 170);
+	req.max_body = 169;
+	assert_int_equal(http_request(c, &req, &resp), -1);
+
+	/* the default bound: an endless body stops at HTTP_MAX_BODY */
+	req.query = "n=0";
+	req.max_body = 0;
+	assert_int_equal(http_request(c, &req, &resp), -1);
+	assert_true(resp.body.len <= HTTP_MAX_BODY);
+	assert_true(resp.body.len > HTTP_MAX_BODY - 4096);
+
+	/* an endless error body: its start, and the answer counts */
+	strbuf_reset(&errors);
+	req.query = "n=0&status=500";
+	assert_int_equal(http_request(c, &req, &resp), 0);
+	assert_int_equal(resp.status, 500);
+	assert_int_equal(resp.body_cut, 1);
+	assert_int_equal(resp.body.len, HTTP_MAX_ERROR_BODY);
+	assert_true(starts_with(resp.body.buf, "chunk 0\nchunk 1\n"));
+	assert_int_equal(errors.len, 0);
+
+	/* the client still works afterwards */
+	req.path = "/status/404";
+	req.query = NULL;
+	assert_int_equal(http_request(c, &req, &resp), 0);
+	assert_int_equal(resp.status, 404);
+	assert_int_equal(resp.body_cut, 0);
+	assert_string_equal(resp.body.buf, "status 404");
+
 	http_resp_release(&resp);
 	http_client_free(c);
 }
@@ -1466,6 +1523,7 @@ int main(void)
 		T(test_big_body_unix),
 		T(test_streaming),
 		T(test_stream_abort),
+		T(test_max_body),
 		T(test_keepalive_tcp),
 		T(test_keepalive_unix),
 		T(test_request_id),
