@@ -62,6 +62,12 @@ struct exchange {
 	int gone;	   /* the client went away / the end */
 	struct strbuf out; /* SSE bytes not yet written */
 	size_t off;
+	/*
+	 * Where the answer's event starts in out (SIZE_MAX: not there):
+	 * the stream gives it in a write of its own, after the
+	 * notifications before it (spec/mcp.md "Protocol", progress).
+	 */
+	size_t final_at;
 	struct strbuf final; /* the answer as plain JSON */
 	int have_final;
 	int fd;
@@ -87,8 +93,10 @@ static void x_send(struct mcp_chan *ch, const char *msg, size_t len, int final,
 			strbuf_add(&x->final, msg, len);
 			x->have_final = 1;
 			x->status = status;
-			if (x->sse && !x->gone)
+			if (x->sse && !x->gone) {
+				x->final_at = x->out.len;
 				add_event(&x->out, msg, len);
+			}
 		}
 	} else if (x->sse && !x->gone && msg &&
 		   x->out.len + len < SSE_QUEUE_CAP) {
@@ -122,6 +130,7 @@ static struct exchange *x_new(struct http_server *hs, struct mcp_session *s,
 	x->s = s;
 	x->status = 200;
 	x->fd = fd;
+	x->final_at = SIZE_MAX;
 	pthread_mutex_init(&x->mu, NULL);
 	pthread_cond_init(&x->cond, NULL);
 	strbuf_init(&x->out, 0);
@@ -179,6 +188,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	while (x->off == x->out.len) {
 		strbuf_reset(&x->out);
 		x->off = 0;
+		x->final_at = SIZE_MAX;
 		if (x->owed <= 0) {
 			pthread_mutex_unlock(&x->mu);
 			return MHD_CONTENT_READER_END_OF_STREAM;
@@ -198,6 +208,9 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			strbuf_addstr(&x->out, ": keep-alive\n\n");
 	}
 	n = x->out.len - x->off;
+	/* the notifications first, the answer in the next write */
+	if (x->final_at != SIZE_MAX && x->off < x->final_at)
+		n = x->final_at - x->off;
 	if (n > max)
 		n = max;
 	memcpy(buf, x->out.buf + x->off, n);

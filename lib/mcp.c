@@ -11,8 +11,11 @@
 #include "strbuf.h"
 #include "usage.h"
 
+#include <linux/sockios.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char *const rev_names[MCP_REV_NR] = {
@@ -1406,7 +1409,66 @@ struct stdio_chan {
 	int fd;
 	pthread_mutex_t mu;
 	int broken;
+	int kind;  /* what fd is: STDIO_OUT_* */
+	int notes; /* a notification was written since the last drain */
 };
+
+#define STDIO_OUT_OTHER 0 /* a file or a terminal: nobody to wait for */
+#define STDIO_OUT_PIPE 1
+#define STDIO_OUT_SOCKET 2 /* libuv (Node.js) spawns with a socketpair */
+
+/* The longest wait for the client to read a notification (ms). */
+#define STDIO_DRAIN_MS 1000
+
+static int stdio_out_kind(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return STDIO_OUT_OTHER;
+	if (S_ISFIFO(st.st_mode))
+		return STDIO_OUT_PIPE;
+	if (S_ISSOCK(st.st_mode))
+		return STDIO_OUT_SOCKET;
+	return STDIO_OUT_OTHER;
+}
+
+/* Bytes written to fd that the client has not read yet, or -1. */
+static int stdio_unread(const struct stdio_chan *sc)
+{
+	int n = 0;
+
+	/*
+	 * FIONREAD on a pipe counts what is in it, whichever end asks;
+	 * SIOCOUTQ on a unix socket counts what the peer has not read.
+	 */
+	if (sc->kind == STDIO_OUT_PIPE && !ioctl(sc->fd, FIONREAD, &n))
+		return n;
+	if (sc->kind == STDIO_OUT_SOCKET && !ioctl(sc->fd, SIOCOUTQ, &n))
+		return n;
+	return -1;
+}
+
+/*
+ * Wait (at most STDIO_DRAIN_MS) until the client has read everything
+ * written so far. A client reads the notifications of a request and
+ * its answer in one chunk when they come together, and the official
+ * TypeScript SDK then handles the answer first (its notification
+ * handlers run later, in a microtask) and reports "unknown progress
+ * token"; once the notifications were read, the answer is another
+ * chunk. sc->mu held.
+ */
+static void stdio_drain(struct stdio_chan *sc)
+{
+	uint64_t deadline = monotonic_ms() + STDIO_DRAIN_MS;
+	int pause_ms = 1;
+
+	while (stdio_unread(sc) > 0 && monotonic_ms() < deadline) {
+		poll(NULL, 0, pause_ms);
+		if (pause_ms < 16)
+			pause_ms *= 2;
+	}
+}
 
 static void stdio_send(struct mcp_chan *ch, const char *msg, size_t len,
 		       int final, int status)
@@ -1416,6 +1478,9 @@ static void stdio_send(struct mcp_chan *ch, const char *msg, size_t len,
 	if (!msg)
 		return;
 	pthread_mutex_lock(&sc->mu);
+	if (final && sc->notes && !sc->broken)
+		stdio_drain(sc);
+	sc->notes = !final;
 	if (!sc->broken && (write_in_full(sc->fd, msg, len) < 0 ||
 			    write_in_full(sc->fd, "\n", 1) < 0))
 		sc->broken = 1; /* the client is gone; EOF follows */
@@ -1479,6 +1544,7 @@ int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd, int stop_fd)
 	sc->ch.send = stdio_send;
 	sc->ch.destroy = stdio_destroy;
 	sc->fd = out_fd;
+	sc->kind = stdio_out_kind(out_fd);
 	pthread_mutex_init(&sc->mu, NULL);
 
 	for (;;) {

@@ -151,6 +151,38 @@ assert all(e[\"method\"] == \"notifications/progress\" for e in ev[:-1]), ev
 assert b[\"id\"] == 5 and b[\"result\"][\"content\"][0][\"text\"] == \"slept 4 steps\", b"
 '
 
+# An SSE client may read the events of one write in one go and handle the
+# answer before the notifications (spec/mcp.md, progress): the answer
+# comes in an HTTP chunk of its own, even right after a burst of progress
+# (delay: the stream is open before the burst).
+test_expect_success 'SSE: the result is written apart from the progress before it' '
+	curl -s --raw -o raw -H "Content-Type: application/json" \
+		-H "Accept: application/json, text/event-stream" \
+		-H "Mcp-Session-Id: $SID" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":0,\"steps\":50,\"delay\":300},\"_meta\":{\"progressToken\":15}}}" \
+		"$URL" &&
+	python3 -c "
+import json
+raw = open(\"raw\", \"rb\").read()
+chunks = []
+while raw:
+    size, raw = raw.split(b\"\\r\\n\", 1)
+    n = int(size, 16)
+    if n == 0:
+        break
+    chunks.append(raw[:n])
+    raw = raw[n + 2:]
+kinds = []
+for c in chunks:
+    ev = [json.loads(l[6:]) for l in c.decode().splitlines()
+          if l.startswith(\"data: \")]
+    kinds.append([\"result\" if \"result\" in e else e[\"method\"]
+                  for e in ev])
+assert sum(k.count(\"notifications/progress\") for k in kinds) == 50, kinds
+assert kinds[-1] == [\"result\"], kinds
+"
+'
+
 test_expect_success 'without text/event-stream in Accept the same call answers JSON' '
 	curl -s -o body -D headers -w "%{http_code}" \
 		-H "Content-Type: application/json" -H "Accept: application/json" \

@@ -123,6 +123,25 @@ test_expect_success 'an unknown tool is an error the SDK reports' '
 	mcp_check out "r[1].ok && text(1).includes(\"alive\")"
 '
 
+# The SDK handles notifications in a microtask and an answer at once: a
+# progress notification read in one chunk with the answer of its request
+# is "unknown" to it (onerror), and a host may drop the connection on it.
+test_expect_success '100 calls with a progressToken: no client error' '
+	i=0 &&
+	set -- &&
+	while test $i -lt 100
+	do
+		i=$((i + 1)) &&
+		set -- "$@" --progress call run_go_code "{\"command\":\"echo $i\"}" ||
+		return 1
+	done &&
+	mcp_client "$@" -- "$MCP_STDIO" >out 2>err &&
+	mcp_check out "r.length === 100 && r.every((s, i) => s.ok &&
+		!s.result.isError && s.progress.length > 0 &&
+		text(i).endsWith(\"\\n\" + (i + 1) + \"\\n\"))" &&
+	mcp_check out "errs.length === 0"
+'
+
 test_expect_success 'progress notifications arrive before the result' '
 	mcp_client --progress call run_go_code \
 		"{\"command\":\"for i in 1 2 3 4 5; do echo line\$i; sleep 0.3; done\"}" \
