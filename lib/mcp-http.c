@@ -592,8 +592,6 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 		if (!sid || !(s = get_session(hs, sid)))
 			s = get_stateless(hs);
 	} else {
-		int rev;
-
 		if (!sid) {
 			ret = reply_error(
 				c, 400, MCP_INVALID_PARAMS,
@@ -606,13 +604,22 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 			ret = reply_error(c, 404, -32001, "Session not found");
 			goto out;
 		}
-		rev = mcp_session_rev(s);
-		if (pv && mcp_rev_parse(pv) != rev) {
+		/*
+		 * Any revision we speak is served, as the official SDK
+		 * does (a client may send another one than it negotiated,
+		 * e.g. the conformance suite's 2025-03-26 on a 2025-11-25
+		 * session); only an unknown or malformed value is 400.
+		 */
+		if (pv && mcp_rev_parse(pv) == MCP_REV_NONE) {
 			mcp_session_put(s);
 			strbuf_addf(&why,
 				    "Bad Request: Unsupported protocol "
-				    "version '%s' (this session speaks %s)",
-				    pv, mcp_rev_name(rev));
+				    "version '%.64s' (supported versions: ",
+				    pv);
+			for (int i = 0; i < MCP_REV_NR; i++)
+				strbuf_addf(&why, "%s%s", i ? ", " : "",
+					    mcp_rev_name(i));
+			strbuf_addch(&why, ')');
 			ret = reply_error(c, 400, MCP_INVALID_REQUEST, why.buf);
 			goto out;
 		}

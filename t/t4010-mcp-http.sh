@@ -117,13 +117,31 @@ test_expect_success 'requests need the session id (400), an unknown one is 404' 
 	expect_status 404
 '
 
-test_expect_success 'a wrong MCP-Protocol-Version is 400' '
+test_expect_success 'MCP-Protocol-Version: an unknown or malformed one is 400' '
 	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
 		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 1999-01-01" &&
+	expect_status 400 &&
+	check "assert \"1999-01-01\" in b[\"error\"][\"message\"] and \"2025-11-25\" in b[\"error\"][\"message\"], b" &&
+	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: latest" &&
 	expect_status 400 &&
 	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
 		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-06-18" &&
 	expect_status 200
+'
+
+# The official SDK serves any revision it supports, whatever the session
+# negotiated; the conformance scenario server-sse-multiple-streams sends
+# 2025-03-26 on a 2025-11-25 session.
+test_expect_success 'MCP-Protocol-Version: any supported revision is served' '
+	for v in 2024-11-05 2025-03-26 2025-11-25
+	do
+		post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
+			-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $v" &&
+		expect_status 200 &&
+		check "assert b == {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}, b" ||
+		return 1
+	done
 '
 
 test_expect_success 'tools/list and a call without progress answer JSON' '
