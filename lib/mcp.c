@@ -59,6 +59,7 @@ void mcp_options_init(struct mcp_options *o)
 	o->namespace = "default";
 	o->template = "go-runtime-template";
 	o->open_timeout_ms = 5 * 60 * 1000;
+	o->call_timeout_ms = 5 * 60 * 1000;
 	o->tools_go = 1;
 	o->jobs_cpu_budget_ms = 10000;
 	o->jobs_max_concurrent = 2;
@@ -732,10 +733,14 @@ static int do_set_level(struct req *r)
 	return 0;
 }
 
-#define TOOLS_PAGE 10
+/*
+ * Cursors of earlier versions (10 tools a page) still name an offset;
+ * no answer gives one any more.
+ */
 #define CURSOR_PREFIX "gosbx-tools:"
 
-static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
+static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev,
+		     int structured)
 {
 	const struct mcp_tool *t = ref->tool;
 	unsigned h = t->hints;
@@ -750,7 +755,7 @@ static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
 	strbuf_addstr(out, ",\"description\":");
 	json_add_str(out, t->description ? t->description : "");
 	strbuf_addf(out, ",\"inputSchema\":%s", ref->input_schema);
-	if (ref->output_schema && rev >= MCP_REV_2025_06_18)
+	if (ref->output_schema && structured && rev >= MCP_REV_2025_06_18)
 		strbuf_addf(out, ",\"outputSchema\":%s", ref->output_schema);
 	if (rev >= MCP_REV_2025_03_26) {
 		if (h & MCP_HINT_NOT_DESTRUCTIVE)
@@ -796,13 +801,16 @@ static long parse_cursor(const char *cursor, size_t nr)
 	return off;
 }
 
+/*
+ * Every tool in one page, never a nextCursor: Gemini CLI's discovery
+ * and inspector-cli read the first page only (spec/mcp.md "Protocol").
+ */
 static int do_tools_list(struct req *r)
 {
 	struct mcp_server *srv = r->s->srv;
 	struct strbuf f = STRBUF_INIT;
 	json_t *cur = r->params ? json_object_get(r->params, "cursor") : NULL;
 	long off = 0;
-	size_t end;
 
 	if (cur && !json_is_null(cur)) {
 		if (!json_is_string(cur) ||
@@ -811,25 +819,14 @@ static int do_tools_list(struct req *r)
 			return reply_error(r, MCP_INVALID_PARAMS, 200,
 					   "Invalid params: invalid cursor");
 	}
-	end = (size_t)off + TOOLS_PAGE;
-	if (end > srv->nr_tools)
-		end = srv->nr_tools;
 	strbuf_addstr(&f, "\"tools\":[");
-	for (size_t i = (size_t)off; i < end; i++) {
+	for (size_t i = (size_t)off; i < srv->nr_tools; i++) {
 		if (i > (size_t)off)
 			strbuf_addch(&f, ',');
-		add_tool(&f, &srv->tools[i], r->rev);
+		add_tool(&f, &srv->tools[i], r->rev,
+			 srv->opts.structured_content);
 	}
 	strbuf_addch(&f, ']');
-	if (end < srv->nr_tools) {
-		struct strbuf raw = STRBUF_INIT;
-
-		strbuf_addf(&raw, CURSOR_PREFIX "%zu", end);
-		strbuf_addstr(&f, ",\"nextCursor\":\"");
-		base64_encode_into(&f, raw.buf, raw.len);
-		strbuf_addch(&f, '"');
-		strbuf_release(&raw);
-	}
 	if (r->modern)
 		strbuf_addstr(&f, ",\"ttlMs\":0,\"cacheScope\":\"private\"");
 	reply_result(r, &f);
@@ -843,7 +840,8 @@ static void add_call_result(struct strbuf *f, const struct call_ctx *c,
 	strbuf_addstr(f, "\"content\":[{\"type\":\"text\",\"text\":");
 	json_add_string(f, res->text.buf, res->text.len);
 	strbuf_addstr(f, "}]");
-	if (res->structured && c->rev >= MCP_REV_2025_06_18) {
+	if (res->structured && c->s->srv->opts.structured_content &&
+	    c->rev >= MCP_REV_2025_06_18) {
 		strbuf_addstr(f, ",\"structuredContent\":");
 		add_json(f, res->structured);
 	}

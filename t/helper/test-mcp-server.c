@@ -6,9 +6,13 @@
  *   test-mcp-server            serve stdio
  *   test-mcp-server <addr>     serve HTTP (--dev) on addr
  *
+ * structuredContent and outputSchema are on (--structured-content)
+ * unless TEST_MCP_STRUCTURED=0.
+ *
  * Tools: echo (text = the arguments, structuredContent), sleep {ms,
- * steps, delay} (delay ms, then progress each step, cancellable), log {level, text}, fail
- * (internal error), bad (isError result), pad00..pad11 (pagination).
+ * steps, delay} (delay ms, then progress each step, cancellable), log
+ * {level, text}, fail (internal error), bad (isError result),
+ * pad00..pad11 (17 tools in all).
  * stderr gets "cancelled <tool>" when a call saw its cancellation and
  * "session_end <label> calls=<n>" when a session ends.
  */
@@ -171,6 +175,8 @@ int main(int argc, const char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	mcp_options_init(&o);
+	o.structured_content = !getenv("TEST_MCP_STRUCTURED") ||
+			       strcmp(getenv("TEST_MCP_STRUCTURED"), "0");
 	if (!(srv = mcp_server_new(&o, sets, 1)))
 		return 1;
 	if (argc > 1) {
