@@ -20,7 +20,8 @@ static const char *const mcp_usage[] = {
 	"gosbx mcp [--http=<addr>] [--dev] [--token-file=<path>] "
 	"[--tools=<list>] [--namespace=<ns>] [--template=<name>] "
 	"[--claim=<name>] [--persistent] [--ephemeral] "
-	"[--open-timeout=<duration>] [--memory=<size>] [--cpus=<n>] "
+	"[--open-timeout=<duration>] [--call-timeout=<duration>] "
+	"[--structured-content] [--memory=<size>] [--cpus=<n>] "
 	"[--pids=<n>] [--disk=<size>] [--network] "
 	"[--jobs-cpu-budget=<duration>] [--jobs-max-concurrent=<n>] "
 	"[--max-sandboxes=<n>]",
@@ -114,7 +115,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	const char *http = NULL, *token_file = NULL, *tools = NULL;
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *env_token;
-	int64_t open_timeout = -1, jobs_budget = -1;
+	int64_t open_timeout = -1, call_timeout = -1, jobs_budget = -1;
 	int jobs_max = INT_MIN, max_sbx = INT_MIN, dev = 0, ret = 0;
 	int in_fd = -1, out_fd = -1, null_fd;
 	const struct mcp_toolset *sets[3];
@@ -146,6 +147,12 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 			 "wipe /app before every run_go_code call"),
 		OPT_DURATION(0, "open-timeout", &open_timeout,
 			     "longest wait for a new sandbox (default 5m)"),
+		OPT_DURATION(0, "call-timeout", &call_timeout,
+			     "longest run of one command of run_go_code and "
+			     "sandbox_run_* (default 5m)"),
+		OPT_BOOL(0, "structured-content", &o.structured_content,
+			 "add outputSchema and structuredContent (hosts "
+			 "then show the model JSON, not the text)"),
 		OPT_GROUP("new sandboxes"),
 		OPT_SANDBOX_LIMITS(&la),
 		OPT_GROUP("jobs toolset, per client"),
@@ -180,6 +187,13 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (open_timeout > 0)
 		o.open_timeout_ms = open_timeout;
+	if (call_timeout == 0) {
+		error("option '--call-timeout' expects a duration above "
+		      "zero");
+		return 129;
+	}
+	if (call_timeout > 0)
+		o.call_timeout_ms = call_timeout;
 	if (o.claim && strcmp(ctx->backend, "url") &&
 	    session_check_claim_name(o.claim) < 0)
 		return 129;
@@ -191,8 +205,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.sandbox.template = o.template;
 	/* what the seed's log line shows */
 	o.namespace = o.sandbox.namespace ? o.sandbox.namespace : "default";
-	o.template = o.sandbox.template ? o.sandbox.template
-					: "go-runtime-template";
+	o.template =
+		o.sandbox.template ? o.sandbox.template : "go-runtime-template";
 	o.sandbox.open_timeout_ms = o.open_timeout_ms;
 	if (limit_args_apply(&la, &o.sandbox) < 0)
 		return 129;

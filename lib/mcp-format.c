@@ -93,6 +93,11 @@ void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
 	strbuf_addf(out, "exit=%d  (", r->exit_code);
 	mcp_format_duration(out, r->duration_ms);
 	strbuf_addch(out, ')');
+	if (r->timed_out_ms > 0) {
+		strbuf_addstr(out, "  [timed out after ");
+		mcp_format_duration(out, r->timed_out_ms);
+		strbuf_addch(out, ']');
+	}
 	if (r->out_truncated && r->err_truncated)
 		strbuf_addstr(out, "  [truncated: stdout, stderr]");
 	else if (r->out_truncated)

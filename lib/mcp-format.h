@@ -11,7 +11,9 @@
  *
  * The layout, exactly (the seed's pkg/format):
  *
- *   header line: "exit=<N>  (<duration>)" then, when a stream was
+ *   header line: "exit=<N>  (<duration>)", then "  [timed out after
+ *   <limit>]" when a time limit cut the command (spec/mcp.md: the text
+ *   says so; <limit> in the duration format), then, when a stream was
  *   shortened, "  [truncated: stdout]", "  [truncated: stderr]" or
  *   "  [truncated: stdout, stderr]", then "\n";
  *   then for stdout, if it is not empty: "\n── stdout ──\n" and the
@@ -82,6 +84,11 @@ struct mcp_run_text {
 	size_t err_len;
 	int out_truncated; /* adds the "[truncated: ...]" marker */
 	int err_truncated;
+	/*
+	 * > 0: the command was cut by this time limit (ms): the header
+	 * says "  [timed out after <limit>]" right after the duration.
+	 */
+	int64_t timed_out_ms;
 };
 
 /*

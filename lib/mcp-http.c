@@ -64,6 +64,12 @@ struct exchange {
 	int gone;	   /* the client went away / the end */
 	struct strbuf out; /* SSE bytes not yet written */
 	size_t off;
+	/*
+	 * Where the answer's event starts in out (SIZE_MAX: not there):
+	 * the stream gives it in a write of its own, after the
+	 * notifications before it (spec/mcp.md "Protocol", progress).
+	 */
+	size_t final_at;
 	struct strbuf final; /* the answer as plain JSON */
 	int have_final;
 	int fd;
@@ -89,8 +95,10 @@ static void x_send(struct mcp_chan *ch, const char *msg, size_t len, int final,
 			strbuf_add(&x->final, msg, len);
 			x->have_final = 1;
 			x->status = status;
-			if (x->sse && !x->gone)
+			if (x->sse && !x->gone) {
+				x->final_at = x->out.len;
 				add_event(&x->out, msg, len);
+			}
 		}
 	} else if (x->sse && !x->gone && msg &&
 		   x->out.len + len < SSE_QUEUE_CAP) {
@@ -124,6 +132,7 @@ static struct exchange *x_new(struct http_server *hs, struct mcp_session *s,
 	x->s = s;
 	x->status = 200;
 	x->fd = fd;
+	x->final_at = SIZE_MAX;
 	pthread_mutex_init(&x->mu, NULL);
 	pthread_cond_init(&x->cond, NULL);
 	strbuf_init(&x->out, 0);
@@ -181,6 +190,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	while (x->off == x->out.len) {
 		strbuf_reset(&x->out);
 		x->off = 0;
+		x->final_at = SIZE_MAX;
 		if (x->owed <= 0) {
 			pthread_mutex_unlock(&x->mu);
 			return MHD_CONTENT_READER_END_OF_STREAM;
@@ -200,6 +210,9 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			strbuf_addstr(&x->out, ": keep-alive\n\n");
 	}
 	n = x->out.len - x->off;
+	/* the notifications first, the answer in the next write */
+	if (x->final_at != SIZE_MAX && x->off < x->final_at)
+		n = x->final_at - x->off;
 	if (n > max)
 		n = max;
 	memcpy(buf, x->out.buf + x->off, n);
@@ -582,8 +595,6 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 		if (!sid || !(s = get_session(hs, sid)))
 			s = get_stateless(hs);
 	} else {
-		int rev;
-
 		if (!sid) {
 			ret = reply_error(
 				c, 400, MCP_INVALID_PARAMS,
@@ -596,13 +607,22 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 			ret = reply_error(c, 404, -32001, "Session not found");
 			goto out;
 		}
-		rev = mcp_session_rev(s);
-		if (pv && mcp_rev_parse(pv) != rev) {
+		/*
+		 * Any revision we speak is served, as the official SDK
+		 * does (a client may send another one than it negotiated,
+		 * e.g. the conformance suite's 2025-03-26 on a 2025-11-25
+		 * session); only an unknown or malformed value is 400.
+		 */
+		if (pv && mcp_rev_parse(pv) == MCP_REV_NONE) {
 			mcp_session_put(s);
 			strbuf_addf(&why,
 				    "Bad Request: Unsupported protocol "
-				    "version '%s' (this session speaks %s)",
-				    pv, mcp_rev_name(rev));
+				    "version '%.64s' (supported versions: ",
+				    pv);
+			for (int i = 0; i < MCP_REV_NR; i++)
+				strbuf_addf(&why, "%s%s", i ? ", " : "",
+					    mcp_rev_name(i));
+			strbuf_addch(&why, ')');
 			ret = reply_error(c, 400, MCP_INVALID_REQUEST, why.buf);
 			goto out;
 		}

@@ -76,9 +76,6 @@ static const char run_go_code_output_schema[] =
 	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\","
 	"\"reason\",\"truncation\"]}";
 
-/* The seed's per-call limit (goruntime's defaultExecuteTimeout): 5 min */
-#define RUN_TIMEOUT_MS (5 * 60 * 1000)
-
 /*
  * Live output: at most this many progress notifications a second;
  * lines beyond that wait and go together with the next one.
@@ -147,8 +144,7 @@ static int check_args(json_t *args, const char **command,
 	json_t *v;
 	size_t n = 0;
 
-	json_object_foreach(args, key, v)
-	{
+	json_object_foreach (args, key, v) {
 		if (strcmp(key, "command") && strcmp(key, "files")) {
 			strbuf_addf(why,
 				    "invalid arguments: unknown "
@@ -193,8 +189,7 @@ static int check_args(json_t *args, const char **command,
 		return -1;
 	}
 	*files = xcalloc(json_object_size(fmap) + 1, sizeof(**files));
-	json_object_foreach(fmap, key, v)
-	{
+	json_object_foreach (fmap, key, v) {
 		if (!json_is_string(v)) {
 			strbuf_addf(why,
 				    "invalid arguments: files['%s'] "
@@ -415,7 +410,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	e.on_phase = on_phase;
 	e.data = &p;
 	e.cancel = &call->cancelled;
-	e.timeout_ms = RUN_TIMEOUT_MS;
+	/* --call-timeout: 5 min, the seed's defaultExecuteTimeout */
+	e.timeout_ms = o->call_timeout_ms;
 	ret = session_execute(&st->sbx, &e, &sr);
 	progress_finish(&p);
 	if (ret < 0) {
@@ -430,6 +426,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 
 	text.exit_code = sr.exit_code;
 	text.duration_ms = sr.duration_ms;
+	if (sr.reason && !strcmp(sr.reason, "timeout"))
+		text.timed_out_ms = e.timeout_ms;
 	/* the seed's head and tail of ALL the output, not of what was kept */
 	session_result_head_tail(&sr);
 	utf8_sanitize_into(&out, sr.out.buf, sr.out.len);

@@ -351,6 +351,7 @@ static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 	e.cancel = &call->cancelled;
 	e.on_phase = on_phase;
 	e.data = &pd;
+	e.timeout_ms = mcp_session_options(call->session)->call_timeout_ms;
 	session_result_init(&r);
 	ret = session_execute(&b->sess, &e, &r);
 	pthread_mutex_unlock(&b->lock);

@@ -11,8 +11,11 @@
 #include "strbuf.h"
 #include "usage.h"
 
+#include <linux/sockios.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char *const rev_names[MCP_REV_NR] = {
@@ -56,6 +59,7 @@ void mcp_options_init(struct mcp_options *o)
 	o->namespace = "default";
 	o->template = "go-runtime-template";
 	o->open_timeout_ms = 5 * 60 * 1000;
+	o->call_timeout_ms = 5 * 60 * 1000;
 	o->tools_go = 1;
 	o->jobs_cpu_budget_ms = 10000;
 	o->jobs_max_concurrent = 2;
@@ -739,10 +743,14 @@ static int do_set_level(struct req *r)
 	return 0;
 }
 
-#define TOOLS_PAGE 10
+/*
+ * Cursors of earlier versions (10 tools a page) still name an offset;
+ * no answer gives one any more.
+ */
 #define CURSOR_PREFIX "gosbx-tools:"
 
-static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
+static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev,
+		     int structured)
 {
 	const struct mcp_tool *t = ref->tool;
 	unsigned h = t->hints;
@@ -759,7 +767,7 @@ static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev)
 			  : t->description ? t->description
 					   : "");
 	strbuf_addf(out, ",\"inputSchema\":%s", ref->input_schema);
-	if (ref->output_schema && rev >= MCP_REV_2025_06_18)
+	if (ref->output_schema && structured && rev >= MCP_REV_2025_06_18)
 		strbuf_addf(out, ",\"outputSchema\":%s", ref->output_schema);
 	if (rev >= MCP_REV_2025_03_26) {
 		if (h & MCP_HINT_NOT_DESTRUCTIVE)
@@ -805,13 +813,16 @@ static long parse_cursor(const char *cursor, size_t nr)
 	return off;
 }
 
+/*
+ * Every tool in one page, never a nextCursor: Gemini CLI's discovery
+ * and inspector-cli read the first page only (spec/mcp.md "Protocol").
+ */
 static int do_tools_list(struct req *r)
 {
 	struct mcp_server *srv = r->s->srv;
 	struct strbuf f = STRBUF_INIT;
 	json_t *cur = r->params ? json_object_get(r->params, "cursor") : NULL;
 	long off = 0;
-	size_t end;
 
 	if (cur && !json_is_null(cur)) {
 		if (!json_is_string(cur) ||
@@ -820,25 +831,14 @@ static int do_tools_list(struct req *r)
 			return reply_error(r, MCP_INVALID_PARAMS, 200,
 					   "Invalid params: invalid cursor");
 	}
-	end = (size_t)off + TOOLS_PAGE;
-	if (end > srv->nr_tools)
-		end = srv->nr_tools;
 	strbuf_addstr(&f, "\"tools\":[");
-	for (size_t i = (size_t)off; i < end; i++) {
+	for (size_t i = (size_t)off; i < srv->nr_tools; i++) {
 		if (i > (size_t)off)
 			strbuf_addch(&f, ',');
-		add_tool(&f, &srv->tools[i], r->rev);
+		add_tool(&f, &srv->tools[i], r->rev,
+			 srv->opts.structured_content);
 	}
 	strbuf_addch(&f, ']');
-	if (end < srv->nr_tools) {
-		struct strbuf raw = STRBUF_INIT;
-
-		strbuf_addf(&raw, CURSOR_PREFIX "%zu", end);
-		strbuf_addstr(&f, ",\"nextCursor\":\"");
-		base64_encode_into(&f, raw.buf, raw.len);
-		strbuf_addch(&f, '"');
-		strbuf_release(&raw);
-	}
 	if (r->modern)
 		strbuf_addstr(&f, ",\"ttlMs\":0,\"cacheScope\":\"private\"");
 	reply_result(r, &f);
@@ -852,7 +852,8 @@ static void add_call_result(struct strbuf *f, const struct call_ctx *c,
 	strbuf_addstr(f, "\"content\":[{\"type\":\"text\",\"text\":");
 	json_add_string(f, res->text.buf, res->text.len);
 	strbuf_addstr(f, "}]");
-	if (res->structured && c->rev >= MCP_REV_2025_06_18) {
+	if (res->structured && c->s->srv->opts.structured_content &&
+	    c->rev >= MCP_REV_2025_06_18) {
 		strbuf_addstr(f, ",\"structuredContent\":");
 		add_json(f, res->structured);
 	}
@@ -1418,7 +1419,66 @@ struct stdio_chan {
 	int fd;
 	pthread_mutex_t mu;
 	int broken;
+	int kind;  /* what fd is: STDIO_OUT_* */
+	int notes; /* a notification was written since the last drain */
 };
+
+#define STDIO_OUT_OTHER 0 /* a file or a terminal: nobody to wait for */
+#define STDIO_OUT_PIPE 1
+#define STDIO_OUT_SOCKET 2 /* libuv (Node.js) spawns with a socketpair */
+
+/* The longest wait for the client to read a notification (ms). */
+#define STDIO_DRAIN_MS 1000
+
+static int stdio_out_kind(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return STDIO_OUT_OTHER;
+	if (S_ISFIFO(st.st_mode))
+		return STDIO_OUT_PIPE;
+	if (S_ISSOCK(st.st_mode))
+		return STDIO_OUT_SOCKET;
+	return STDIO_OUT_OTHER;
+}
+
+/* Bytes written to fd that the client has not read yet, or -1. */
+static int stdio_unread(const struct stdio_chan *sc)
+{
+	int n = 0;
+
+	/*
+	 * FIONREAD on a pipe counts what is in it, whichever end asks;
+	 * SIOCOUTQ on a unix socket counts what the peer has not read.
+	 */
+	if (sc->kind == STDIO_OUT_PIPE && !ioctl(sc->fd, FIONREAD, &n))
+		return n;
+	if (sc->kind == STDIO_OUT_SOCKET && !ioctl(sc->fd, SIOCOUTQ, &n))
+		return n;
+	return -1;
+}
+
+/*
+ * Wait (at most STDIO_DRAIN_MS) until the client has read everything
+ * written so far. A client reads the notifications of a request and
+ * its answer in one chunk when they come together, and the official
+ * TypeScript SDK then handles the answer first (its notification
+ * handlers run later, in a microtask) and reports "unknown progress
+ * token"; once the notifications were read, the answer is another
+ * chunk. sc->mu held.
+ */
+static void stdio_drain(struct stdio_chan *sc)
+{
+	uint64_t deadline = monotonic_ms() + STDIO_DRAIN_MS;
+	int pause_ms = 1;
+
+	while (stdio_unread(sc) > 0 && monotonic_ms() < deadline) {
+		poll(NULL, 0, pause_ms);
+		if (pause_ms < 16)
+			pause_ms *= 2;
+	}
+}
 
 static void stdio_send(struct mcp_chan *ch, const char *msg, size_t len,
 		       int final, int status)
@@ -1428,6 +1488,9 @@ static void stdio_send(struct mcp_chan *ch, const char *msg, size_t len,
 	if (!msg)
 		return;
 	pthread_mutex_lock(&sc->mu);
+	if (final && sc->notes && !sc->broken)
+		stdio_drain(sc);
+	sc->notes = !final;
 	if (!sc->broken && (write_in_full(sc->fd, msg, len) < 0 ||
 			    write_in_full(sc->fd, "\n", 1) < 0))
 		sc->broken = 1; /* the client is gone; EOF follows */
@@ -1491,6 +1554,7 @@ int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd, int stop_fd)
 	sc->ch.send = stdio_send;
 	sc->ch.destroy = stdio_destroy;
 	sc->fd = out_fd;
+	sc->kind = stdio_out_kind(out_fd);
 	pthread_mutex_init(&sc->mu, NULL);
 
 	for (;;) {

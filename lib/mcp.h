@@ -40,23 +40,37 @@ struct mcp_session;
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */
 	struct session_opts sandbox;
-	const char *namespace;	/* default "default" */
-	const char *template;	/* default "go-runtime-template" */
-	const char *claim;	/* reattach run_go_code to this claim */
-	int persistent;		/* keep sandboxes when the client goes */
+	const char *namespace; /* default "default" */
+	const char *template;  /* default "go-runtime-template" */
+	const char *claim;     /* reattach run_go_code to this claim */
+	int persistent;	       /* keep sandboxes when the client goes */
 	/*
 	 * --claim on streamable HTTP: every session reattaches to the
 	 * same claim, so a session that ends only disconnects from it
 	 * (deleting it would pull it from under the others).
 	 */
 	int shared_claim;
-	int ephemeral;		/* wipe /app before every run_go_code */
+	int ephemeral;		 /* wipe /app before every run_go_code */
 	int64_t open_timeout_ms; /* default 5 min */
+	/*
+	 * Longest run of one command of run_go_code, sandbox_run_code
+	 * and sandbox_run_command, in ms (--call-timeout); default 5 min,
+	 * the seed's defaultExecuteTimeout. Jobs keep their own limit.
+	 */
+	int64_t call_timeout_ms;
+	/*
+	 * --structured-content: tools/list gives each tool's outputSchema
+	 * and results carry structuredContent (2025-06-18 on). Off by
+	 * default: Claude Code and VS Code hand the model the JSON of
+	 * structuredContent instead of the text (spec/mcp.md "Tool
+	 * run_go_code"), and the peers of seeds 002 and 003 send text.
+	 */
+	int structured_content;
 	/* toolsets, from --tools=go,sandbox,jobs (default go) */
 	int tools_go, tools_sandbox, tools_jobs;
 	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
-	int64_t jobs_cpu_budget_ms;	/* default 10,000 */
-	int jobs_max_concurrent;	/* default 2 */
+	int64_t jobs_cpu_budget_ms; /* default 10,000 */
+	int jobs_max_concurrent;    /* default 2 */
 	/* sandbox toolset: sandboxes one MCP session may hold at once */
 	int max_sandboxes; /* default 4 */
 };
@@ -66,8 +80,8 @@ void mcp_options_init(struct mcp_options *o);
 /* One tools/call being served. */
 struct mcp_call {
 	struct mcp_session *session;
-	const char *tool;	/* tool name */
-	json_t *args;		/* the arguments object (borrowed; never NULL) */
+	const char *tool; /* tool name */
+	json_t *args;	  /* the arguments object (borrowed; never NULL) */
 	/*
 	 * Set when the client cancels the request (notifications/
 	 * cancelled, or the HTTP stream closed): pass it to
@@ -95,11 +109,15 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total,
 void mcp_call_log(struct mcp_call *call, const char *level, const char *fmt,
 		  ...) PRINTF_LIKE(3, 4);
 
-/* What a tool returns: one text block, isError, structuredContent. */
+/*
+ * What a tool returns: one text block, isError, structuredContent. The
+ * core sends structured only when the operator asked for it
+ * (mcp_options.structured_content); the text must say everything.
+ */
 struct mcp_result {
-	struct strbuf text;	/* the text content block */
+	struct strbuf text; /* the text content block */
 	int is_error;
-	json_t *structured;	/* structuredContent (owned) or NULL */
+	json_t *structured; /* structuredContent (owned) or NULL */
 };
 
 void mcp_result_init(struct mcp_result *res);
@@ -117,11 +135,12 @@ void mcp_result_error(struct mcp_result *res, const char *fmt, ...)
 
 struct mcp_tool {
 	const char *name;
-	const char *title;	/* 2025-06-18 on; may be NULL */
+	const char *title; /* 2025-06-18 on; may be NULL */
 	const char *description;
-	const char *input_schema;	/* JSON text of the inputSchema */
-	const char *output_schema;	/* JSON text or NULL (2025-06-18 on) */
-	unsigned hints;		/* MCP_HINT_* */
+	const char *input_schema; /* JSON text of the inputSchema */
+	/* JSON text or NULL (2025-06-18 on, with structured_content) */
+	const char *output_schema;
+	unsigned hints; /* MCP_HINT_* */
 	/*
 	 * Serve the call. Arguments were checked to be an object; the
 	 * tool validates them against its schema itself and answers bad
@@ -140,7 +159,7 @@ struct mcp_tool {
 
 /* A toolset: its tools and its per-session state. */
 struct mcp_toolset {
-	const char *name;	/* "go", "sandbox", "jobs" */
+	const char *name; /* "go", "sandbox", "jobs" */
 	const struct mcp_tool *tools;
 	size_t nr_tools;
 	/*
@@ -198,14 +217,13 @@ void mcp_server_free(struct mcp_server *srv);
  * the session ends (toolsets close their sandboxes). -1 with error()
  * only when in_fd cannot be read at all.
  */
-int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd,
-		    int stop_fd);
+int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd, int stop_fd);
 
 /* Options of the streamable HTTP transport. */
 struct mcp_http_opts {
-	const char *addr;	/* "127.0.0.1:5555", "[::1]:0", ":5555" */
-	const char *token;	/* bearer token; NULL only with dev */
-	int dev;		/* no Authorization needed */
+	const char *addr;	 /* "127.0.0.1:5555", "[::1]:0", ":5555" */
+	const char *token;	 /* bearer token; NULL only with dev */
+	int dev;		 /* no Authorization needed */
 	int64_t session_idle_ms; /* idle sessions end; 0: 1 h */
 };
 

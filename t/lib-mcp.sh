@@ -66,14 +66,17 @@ mcp_poll() {
 
 # The installed tree matches the lock file when the stamp written after
 # npm ci holds the lock file's checksum (npm ci removes node_modules
-# first, so an interrupted install has no stamp).
+# first, so an interrupted install has no stamp). $1: the directory of
+# a package.json and its lock (default t/mcp-client).
 mcp_client_installed_() {
-	test -f "$MCP_CLIENT_DIR/node_modules/.gosbx-installed" &&
-	test "$(cat "$MCP_CLIENT_DIR/node_modules/.gosbx-installed")" = \
-		"$(cksum <"$MCP_CLIENT_DIR/package-lock.json")"
+	_mcp_dir=${1:-$MCP_CLIENT_DIR}
+	test -f "$_mcp_dir/node_modules/.gosbx-installed" &&
+	test "$(cat "$_mcp_dir/node_modules/.gosbx-installed")" = \
+		"$(cksum <"$_mcp_dir/package-lock.json")"
 }
 
 mcp_client_install_() {
+	_mcp_dir=${1:-$MCP_CLIENT_DIR}
 	_mcp_lock=$TEST_DIRECTORY/trash/.mcp-client.lock
 	_mcp_waited=0
 	mkdir -p "$TEST_DIRECTORY/trash"
@@ -93,26 +96,52 @@ mcp_client_install_() {
 		sleep 0.1
 	done
 	echo $$ >"$_mcp_lock/pid"
-	if ! mcp_client_installed_; then
+	if ! mcp_client_installed_ "$_mcp_dir"; then
 		# npm's cache and logs stay out of the user's home (test-lib
 		# points HOME to the trash directory); the cache is kept in
 		# t/trash for the next install
-		if ! npm ci --prefix "$MCP_CLIENT_DIR" --no-audit --no-fund \
+		if ! npm ci --prefix "$_mcp_dir" --no-audit --no-fund \
 			--cache "$TEST_DIRECTORY/trash/.npm-cache" \
 			>"$TRASH_DIRECTORY/npm-ci.log" 2>&1
 		then
 			rm -rf "$_mcp_lock"
 			sed 's/^/# /' "$TRASH_DIRECTORY/npm-ci.log" >&5
-			echo >&5 "Bail out! npm ci in $MCP_CLIENT_DIR failed"
+			echo >&5 "Bail out! npm ci in $_mcp_dir failed"
 			exit 1
 		fi
-		cksum <"$MCP_CLIENT_DIR/package-lock.json" \
-			>"$MCP_CLIENT_DIR/node_modules/.gosbx-installed"
+		cksum <"$_mcp_dir/package-lock.json" \
+			>"$_mcp_dir/node_modules/.gosbx-installed"
 	fi
 	rm -rf "$_mcp_lock"
 }
 
 mcp_client_installed_ || mcp_client_install_
+
+# mcp_hosts_install: the real agent hosts and the conformance suite of
+# t/mcp-hosts (t413x; big: installed only by the scripts that use them),
+# the same way; their commands are then in $MCP_HOSTS_BIN.
+MCP_HOSTS_DIR=$GOSBX_SOURCE_DIR/t/mcp-hosts
+MCP_HOSTS_BIN=$MCP_HOSTS_DIR/node_modules/.bin
+mcp_hosts_install() {
+	mcp_client_installed_ "$MCP_HOSTS_DIR" ||
+	mcp_client_install_ "$MCP_HOSTS_DIR"
+}
+
+# mcp_host_run API SCRIPT LOG command...: run a host against the scripted
+# model (t/mcp-hosts/with-model.sh: $MODEL_URL in the command's
+# environment, every request body in LOG). As root, all of it runs in a
+# network namespace of its own whose only interface is loopback: a host
+# can reach the model and nothing else (no account, no telemetry); its
+# sandboxes are local and need no network either.
+mcp_host_run() {
+	if test "$(id -u)" = 0 && unshare -n true 2>/dev/null &&
+		command -v ip >/dev/null 2>&1
+	then
+		MCP_NETNS=1 unshare -n sh "$MCP_HOSTS_DIR/with-model.sh" "$@"
+	else
+		sh "$MCP_HOSTS_DIR/with-model.sh" "$@"
+	fi
+}
 
 MCP_STDIO=$TRASH_DIRECTORY/bin/gosbx-mcp
 mkdir -p "$TRASH_DIRECTORY/bin" &&

@@ -167,6 +167,24 @@ test_expect_success 'tools/list fields follow the revision' '
 	EOF
 '
 
+test_expect_success 'without --structured-content: no outputSchema, no structuredContent' '
+	TEST_MCP_STRUCTURED=0 run_py <<-\EOF
+	for rev in ["2025-06-18", "2025-11-25"]:
+	    s = S(); s.init(rev)
+	    t = s.req(1, "tools/list")["result"]["tools"][0]
+	    assert t["name"] == "echo" and "outputSchema" not in t, t
+	    r = s.req(2, "tools/call", {"name": "echo", "arguments": {"x": "y"}})
+	    assert r["result"] == {"content": [{"type": "text",
+	        "text": "{\"x\":\"y\"}"}], "isError": False}, r
+	    s.close()
+	s = S()
+	r = s.req(3, "tools/call", {"name": "echo", "arguments": {"x": "y"},
+	                            "_meta": meta()})["result"]
+	assert "structuredContent" not in r and r["isError"] is False, r
+	s.close()
+	EOF
+'
+
 test_expect_success 'ping answers an empty result, before initialize too' '
 	run_py <<-\EOF
 	s = S()
@@ -190,7 +208,8 @@ test_expect_success '2026-07-28: server/discover and results with resultType' '
 	assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "gosbx"
 	assert r["ttlMs"] == 0 and r["cacheScope"] == "private", r
 	r = s.req(2, "tools/list", {"_meta": meta()})["result"]
-	assert r["resultType"] == "complete" and len(r["tools"]) == 10, r
+	assert r["resultType"] == "complete" and len(r["tools"]) == 17, r
+	assert "nextCursor" not in r, r
 	assert r["tools"][0]["title"] == "Echo", r
 	r = s.req(3, "tools/call", {"name": "echo", "arguments": {"a": 1},
 	                            "_meta": meta()})["result"]
@@ -302,20 +321,21 @@ test_expect_success 'tool results: isError, internal errors, no structuredConten
 	EOF
 '
 
-test_expect_success 'tools/list pages through all tools with an opaque cursor' '
+test_expect_success 'tools/list: every tool in one page; old cursors still work' '
 	run_py <<-\EOF
+	import base64
 	s = S(); s.init()
-	names, cursor, pages = [], None, 0
-	while True:
-	    p = {"cursor": cursor} if cursor else {}
-	    r = s.req(pages + 1, "tools/list", p)["result"]
-	    names += [t["name"] for t in r["tools"]]
-	    pages += 1
-	    cursor = r.get("nextCursor")
-	    if not cursor:
-	        break
-	assert pages == 2 and len(names) == 17 and len(set(names)) == 17, names
+	r = s.req(1, "tools/list")["result"]
+	names = [t["name"] for t in r["tools"]]
+	assert "nextCursor" not in r, r
+	assert len(names) == 17 and len(set(names)) == 17, names
 	assert names[0] == "echo" and names[-1] == "pad11", names
+	# a cursor of the paged answers of earlier versions: the rest
+	cur = base64.b64encode(b"gosbx-tools:10").decode()
+	r = s.req(2, "tools/list", {"cursor": cur})["result"]
+	assert [t["name"] for t in r["tools"]] == names[10:], r
+	assert "nextCursor" not in r, r
+	err(s.req(3, "tools/list", {"cursor": "bogus"}), -32602)
 	s.close()
 	EOF
 '
@@ -507,17 +527,14 @@ test_expect_success 'gosbx mcp --tools=go,sandbox,jobs lists the tools of all th
 	run_py <<-\EOF
 	s = S(["gosbx", "mcp", "--tools=go,sandbox,jobs"])
 	s.init()
-	names, cursor, i = [], None, 0
-	while True:
-	    i += 1
-	    r = s.req(i, "tools/list", {"cursor": cursor} if cursor else {})["result"]
-	    names += [t["name"] for t in r["tools"]]
-	    cursor = r.get("nextCursor")
-	    if not cursor:
-	        break
-	for n in ["run_go_code", "sandbox_start", "sandbox_run_code", "execute_python",
-	          "check_job_status"]:
-	    assert n in names, names
+	r = s.req(1, "tools/list")["result"]
+	names = [t["name"] for t in r["tools"]]
+	assert "nextCursor" not in r, r
+	assert names == ["run_go_code", "sandbox_start", "sandbox_stop",
+	    "sandbox_run_code", "sandbox_run_command", "sandbox_get_metrics",
+	    "execute_python", "execute_javascript", "execute_bash",
+	    "check_job_status", "get_job_logs"], names
+	assert not any("outputSchema" in t for t in r["tools"]), r
 	s.close()
 	EOF
 '

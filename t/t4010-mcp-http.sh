@@ -117,20 +117,38 @@ test_expect_success 'requests need the session id (400), an unknown one is 404' 
 	expect_status 404
 '
 
-test_expect_success 'a wrong MCP-Protocol-Version is 400' '
+test_expect_success 'MCP-Protocol-Version: an unknown or malformed one is 400' '
 	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
 		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 1999-01-01" &&
+	expect_status 400 &&
+	check "assert \"1999-01-01\" in b[\"error\"][\"message\"] and \"2025-11-25\" in b[\"error\"][\"message\"], b" &&
+	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: latest" &&
 	expect_status 400 &&
 	post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
 		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-06-18" &&
 	expect_status 200
 '
 
+# The official SDK serves any revision it supports, whatever the session
+# negotiated; the conformance scenario server-sse-multiple-streams sends
+# 2025-03-26 on a 2025-11-25 session.
+test_expect_success 'MCP-Protocol-Version: any supported revision is served' '
+	for v in 2024-11-05 2025-03-26 2025-11-25
+	do
+		post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" \
+			-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $v" &&
+		expect_status 200 &&
+		check "assert b == {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}, b" ||
+		return 1
+	done
+'
+
 test_expect_success 'tools/list and a call without progress answer JSON' '
 	post "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}" \
 		-H "Mcp-Session-Id: $SID" &&
 	expect_status 200 &&
-	check "assert len(b[\"result\"][\"tools\"]) == 10 and b[\"result\"][\"nextCursor\"]" &&
+	check "assert len(b[\"result\"][\"tools\"]) == 17 and \"nextCursor\" not in b[\"result\"], b" &&
 	post "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":1}}}" \
 		-H "Mcp-Session-Id: $SID" &&
 	expect_status 200 &&
@@ -149,6 +167,38 @@ p = [e[\"params\"][\"progress\"] for e in ev[:-1]]
 assert p == [1, 2, 3, 4], ev
 assert all(e[\"method\"] == \"notifications/progress\" for e in ev[:-1]), ev
 assert b[\"id\"] == 5 and b[\"result\"][\"content\"][0][\"text\"] == \"slept 4 steps\", b"
+'
+
+# An SSE client may read the events of one write in one go and handle the
+# answer before the notifications (spec/mcp.md, progress): the answer
+# comes in an HTTP chunk of its own, even right after a burst of progress
+# (delay: the stream is open before the burst).
+test_expect_success 'SSE: the result is written apart from the progress before it' '
+	curl -s --raw -o raw -H "Content-Type: application/json" \
+		-H "Accept: application/json, text/event-stream" \
+		-H "Mcp-Session-Id: $SID" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":0,\"steps\":50,\"delay\":300},\"_meta\":{\"progressToken\":15}}}" \
+		"$URL" &&
+	python3 -c "
+import json
+raw = open(\"raw\", \"rb\").read()
+chunks = []
+while raw:
+    size, raw = raw.split(b\"\\r\\n\", 1)
+    n = int(size, 16)
+    if n == 0:
+        break
+    chunks.append(raw[:n])
+    raw = raw[n + 2:]
+kinds = []
+for c in chunks:
+    ev = [json.loads(l[6:]) for l in c.decode().splitlines()
+          if l.startswith(\"data: \")]
+    kinds.append([\"result\" if \"result\" in e else e[\"method\"]
+                  for e in ev])
+assert sum(k.count(\"notifications/progress\") for k in kinds) == 50, kinds
+assert kinds[-1] == [\"result\"], kinds
+"
 '
 
 test_expect_success 'without text/event-stream in Accept the same call answers JSON' '

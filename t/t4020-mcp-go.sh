@@ -175,7 +175,7 @@ mcp() {
 dur='(0s|[1-9][0-9]{0,2}ms|([1-9][0-9]*h)?([0-9]+m)?[0-9]+(\.[0-9]{0,2}[1-9])?s)'
 check_text() {
 	head -n 1 "$1.txt" >head &&
-	grep -E "^exit=-?[0-9]+  \($dur\)(  \[truncated: (stdout|stderr|stdout, stderr)\])?\$" head >&4 &&
+	grep -E "^exit=-?[0-9]+  \($dur\)(  \[timed out after $dur\])?(  \[truncated: (stdout|stderr|stdout, stderr)\])?\$" head >&4 &&
 	sed -E "1s/^(exit=-?[0-9]+  )\($dur\)/\1(D)/" "$1.txt" >"$1.norm" &&
 	test_cmp "$2" "$1.norm"
 }
@@ -226,6 +226,18 @@ test_expect_success 'tools/list: run_go_code with the seed schema' '
 	          "go run main.go", "go build -o app . && ./app",
 	          "greet/greet.go", "go test ./..."):
 	    assert w in d, w
+	# text alone: hosts show structuredContent in place of the text
+	assert "outputSchema" not in t, t
+	EOF
+'
+
+test_expect_success '--structured-content: tools/list gives the outputSchema' '
+	echo "!list" >steps &&
+	mcp --structured-content &&
+	python3 - <<-\EOF
+	import json
+	r = json.load(open("1.json"))
+	t = [t for t in r["tools"] if t["name"] == "run_go_code"][0]
 	o = t["outputSchema"]
 	assert o["type"] == "object"
 	assert set(o["required"]) == {"exit_code", "stdout", "stderr",
@@ -276,6 +288,9 @@ test_expect_success 'stdout only, stderr only, both, no output' '
 	check_text 3 expect && is_error 3 false &&
 	printf "exit=0  (D)\n\n(no output)\n" >expect &&
 	check_text 4 expect && is_error 4 false &&
+	printf null >expect &&
+	test_cmp expect 1.json &&
+	mcp --structured-content &&
 	structured 1 "s[\"stdout\"] == \"hi\" and s[\"stderr\"] == \"\"" &&
 	structured 3 "s[\"stdout\"] == \"out\\n\" and s[\"stderr\"] == \"err\\n\"" &&
 	structured 4 "s[\"exit_code\"] == 0 and s[\"reason\"] == \"exited\"" &&
@@ -285,7 +300,7 @@ test_expect_success 'stdout only, stderr only, both, no output' '
 
 test_expect_success 'a non-zero exit is isError with the text as usual' '
 	echo "{\"command\":\"echo bad >&2; exit 3\"}" >steps &&
-	mcp &&
+	mcp --structured-content &&
 	printf "exit=3  (D)\n\n$rule stderr $rule\nbad\n" >expect &&
 	check_text 1 expect &&
 	is_error 1 true &&
@@ -297,7 +312,7 @@ test_expect_success 'long output: head and tail of 20 KB streams, marked' '
 	{"command":"i=0; while [ $i -lt 2000 ]; do printf \"%09d\\n\" $i; i=$((i+1)); done; i=0; while [ $i -lt 2000 ]; do printf \"%09d\\n\" $i >&2; i=$((i+1)); done"}
 	{"command":"head -c 20000 /dev/zero | tr \"\\\\000\" a"}
 	EOF
-	mcp &&
+	mcp --structured-content &&
 	i=0 && while test $i -lt 2000
 	do
 		printf "%09d\n" $i && i=$((i + 1)) || return 1
@@ -331,10 +346,30 @@ test_expect_success 'invalid UTF-8 is replaced by U+FFFD' '
 	cat >steps <<-\EOF &&
 	{"command":"printf \"a\\\\377b\\\\n\"; printf \"\\\\303\" >&2"}
 	EOF
-	mcp &&
+	mcp --structured-content &&
 	printf "exit=0  (D)\n\n$rule stdout $rule\na\357\277\275b\n\n$rule stderr $rule\n\357\277\275\n" >expect &&
 	check_text 1 expect &&
 	structured 1 "s[\"stdout\"] == \"a\\ufffdb\\n\""
+'
+
+test_expect_success '--call-timeout: a command cut by it says so' '
+	cat >steps <<-\EOF &&
+	{"command":"echo started; echo warn >&2; exec sleep 4020.5"}
+	{"command":"echo after"}
+	EOF
+	mcp --call-timeout=1s --structured-content &&
+	printf "exit=-1  (D)  [timed out after 1s]\n\n$rule stdout $rule\nstarted\n\n$rule stderr $rule\nwarn\n" >expect &&
+	check_text 1 expect &&
+	is_error 1 true &&
+	structured 1 "s[\"reason\"] == \"timeout\"" &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nafter\n" >expect &&
+	check_text 2 expect &&
+	! pgrep -f "^sleep 4020.5\$"
+'
+
+test_expect_success '--call-timeout wants a duration above zero' '
+	test_expect_code_err 129 gosbx mcp --call-timeout=0 </dev/null &&
+	test_grep "call-timeout" err
 '
 
 cat >expect-bad-args <<\EOF

@@ -6,7 +6,9 @@ test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 # local by default; t6211 runs this suite with GOSBX_TEST_BACKEND=kube
 . "$TEST_DIRECTORY"/lib-backend.sh
 
-MCP_SERVER="gosbx mcp --tools=sandbox"
+# --structured-content: the checks below read structuredContent; the
+# default (text alone) is checked at the end
+MCP_SERVER="gosbx mcp --tools=sandbox --structured-content"
 export MCP_SERVER
 
 # A short state directory: the runtime's unix socket lives under it,
@@ -307,6 +309,43 @@ c.close()
 	test_grep "disconnecting (claim default-p-" server.err &&
 	! no_claims 2>/dev/null &&
 	gosbx close --all &&
+	no_claims
+'
+
+
+test_expect_success 'by default: text alone, no outputSchema, no structuredContent' '
+	MCP_SERVER="gosbx mcp --tools=sandbox" mcp_run "
+c = Client()
+tools = c.request(\"tools/list\", {})[\"result\"][\"tools\"]
+assert len(tools) == 5 and not any(\"outputSchema\" in t for t in tools), tools
+res, text = ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
+assert \"structuredContent\" not in res and \"started\" in text, res
+res, text = ok(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,
+                      command=\"echo\", args=[\"hi\"]))
+assert \"structuredContent\" not in res, res
+assert text.startswith(\"exit=0  (\"), text
+assert text.endswith(\"\\n\\u2500\\u2500 stdout \\u2500\\u2500\\nhi\\n\"), text
+res, text = ok(c.call(\"sandbox_get_metrics\", namespace=NS))
+assert \"structuredContent\" not in res, res
+assert json.loads(text)[\"sandboxes\"][0][\"name\"] == \"t\", text
+ok(c.call(\"sandbox_stop\", sandbox=\"t\", namespace=NS))
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success '--call-timeout cuts sandbox_run_command, and the text says so' '
+	MCP_SERVER="gosbx mcp --tools=sandbox --call-timeout=1s" mcp_run "
+c = Client()
+ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
+res, text = err(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,
+                       command=\"echo started; exec sleep 4030.5\"))
+assert text.split(\"\\n\")[0].endswith(\"  reason=timeout\"), text
+assert \"started\" in text, text
+ok(c.call(\"sandbox_stop\", sandbox=\"t\", namespace=NS))
+c.close()
+" &&
+	! pgrep -f "^sleep 4030.5\$" &&
 	no_claims
 '
 

@@ -8,7 +8,9 @@ test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 
 # The limits are set with GOSBX_JOBS_CPU_BUDGET_MS and
 # GOSBX_JOBS_MAX_CONCURRENT (read by the toolset).
-MCP_SERVER="gosbx mcp --tools=jobs"
+# --structured-content: the checks below read structuredContent; the
+# default (text alone) is checked at the end
+MCP_SERVER="gosbx mcp --tools=jobs --structured-content"
 export MCP_SERVER
 
 # A short state directory: the runtime's unix socket lives under it,
@@ -246,6 +248,34 @@ ra = c.wait(a)[\"result\"]
 rb = c.wait(b)[\"result\"]
 assert ra[\"structuredContent\"][\"stdout\"] == \"a\n\", ra
 assert rb[\"structuredContent\"][\"stdout\"] == \"b\n\", rb
+c.close()
+" &&
+	no_claims
+'
+
+
+test_expect_success 'by default: text alone, the job_id in the text' '
+	MCP_SERVER="gosbx mcp --tools=jobs" mcp_run "
+import re, time
+c = Client()
+tools = c.request(\"tools/list\", {})[\"result\"][\"tools\"]
+assert len(tools) == 5 and not any(\"outputSchema\" in t for t in tools), tools
+res, text = ok(c.call(\"execute_bash\", script=\"echo hi\"))
+assert \"structuredContent\" not in res, res
+assert re.match(r\"job \\S+ completed: exit=0  \\(\", text), text
+assert text.endswith(\"\\n\\u2500\\u2500 stdout \\u2500\\u2500\\nhi\\n\"), text
+res, text = ok(c.call(\"execute_bash\", script=\"sleep 0.3; echo later\",
+                      wait=False))
+assert \"structuredContent\" not in res, res
+jid = re.match(r\"job (\\S+) submitted\", text).group(1)
+for i in range(300):
+    res, text = ok(c.call(\"check_job_status\", job_id=jid))
+    assert \"structuredContent\" not in res, res
+    if json.loads(text)[\"status\"] == \"completed\":
+        break
+    time.sleep(0.1)
+res, text = ok(c.call(\"get_job_logs\", job_id=jid))
+assert text.endswith(\"\\u2500\\u2500 stdout \\u2500\\u2500\\nlater\\n\"), text
 c.close()
 " &&
 	no_claims

@@ -84,11 +84,22 @@ test_expect_success 'result text byte for byte; non-zero exit is isError' '
 	test_cmp expect masked
 '
 
-test_expect_success 'structuredContent is accepted by the SDK (outputSchema)' '
+test_expect_success 'by default the result is the text alone' '
+	mcp_client --protocol=2025-06-18 list \
+		call run_go_code "{\"command\":\"echo t\"}" \
+		-- "$MCP_STDIO" >out 2>err &&
+	mcp_check out "r[0].result.tools.every((t) =>
+		t.outputSchema === undefined)" &&
+	mcp_check out "r[1].ok && r[1].result.structuredContent === undefined &&
+		JSON.stringify(r[1].result.content) === JSON.stringify([{
+			type: \"text\", text: text(1) }])"
+'
+
+test_expect_success '--structured-content: the SDK accepts it (outputSchema)' '
 	mcp_client --protocol=2025-06-18 list \
 		call run_go_code "{\"command\":\"echo s; exit 5\"}" \
 		call run_go_code "{\"command\":\"echo t\"}" \
-		-- "$MCP_STDIO" >out 2>err &&
+		-- "$MCP_STDIO" --structured-content >out 2>err &&
 	mcp_check out "r[0].result.tools.find((t) =>
 		t.name === \"run_go_code\").outputSchema.type === \"object\"" &&
 	mcp_check out "r[1].ok && r[1].result.isError === true" &&
@@ -121,6 +132,25 @@ test_expect_success 'an unknown tool is an error the SDK reports' '
 	mcp_check out "(!r[0].ok && r[0].error.code === -32602) ||
 		(r[0].ok && r[0].result.isError === true)" &&
 	mcp_check out "r[1].ok && text(1).includes(\"alive\")"
+'
+
+# The SDK handles notifications in a microtask and an answer at once: a
+# progress notification read in one chunk with the answer of its request
+# is "unknown" to it (onerror), and a host may drop the connection on it.
+test_expect_success '100 calls with a progressToken: no client error' '
+	i=0 &&
+	set -- &&
+	while test $i -lt 100
+	do
+		i=$((i + 1)) &&
+		set -- "$@" --progress call run_go_code "{\"command\":\"echo $i\"}" ||
+		return 1
+	done &&
+	mcp_client "$@" -- "$MCP_STDIO" >out 2>err &&
+	mcp_check out "r.length === 100 && r.every((s, i) => s.ok &&
+		!s.result.isError && s.progress.length > 0 &&
+		text(i).endsWith(\"\\n\" + (i + 1) + \"\\n\"))" &&
+	mcp_check out "errs.length === 0"
 '
 
 test_expect_success 'progress notifications arrive before the result' '
@@ -268,7 +298,7 @@ test_expect_success 'the jobs toolset (--tools=go,sandbox,jobs)' '
 	mcp_check out "r[3].ok && !r[3].result.isError && text(3).includes(\"42\")" &&
 	mcp_check out "r[4].ok && !r[4].result.isError && text(4).includes(\"42\")" &&
 	mcp_check out "r[5].ok && !r[5].result.isError &&
-		typeof r[5].result.structuredContent.job_id === \"string\"" &&
+		/^job \\S+ submitted/.test(text(5))" &&
 	mcp_check out "r[6].ok" &&
 	mcp_check out "r[7].ok && !r[7].result.isError && text(7).includes(\"later\")" &&
 	mcp_check out "r[8].ok && r[8].result.isError === true" &&

@@ -113,6 +113,22 @@ test_expect_success 'progress notifications arrive before the result' '
 	mcp_check out "errs.length === 0"
 '
 
+test_expect_success '100 calls with a progressToken: no client error' '
+	i=0 &&
+	set -- &&
+	while test $i -lt 100
+	do
+		i=$((i + 1)) &&
+		set -- "$@" --progress call run_go_code "{\"command\":\"echo $i\"}" ||
+		return 1
+	done &&
+	http "$@" >out 2>err &&
+	mcp_check out "r.length === 100 && r.every((s, i) => s.ok &&
+		!s.result.isError && s.progress.length > 0 &&
+		text(i).endsWith(\"\\n\" + (i + 1) + \"\\n\"))" &&
+	mcp_check out "errs.length === 0"
+'
+
 test_expect_success 'an aborted call (AbortSignal) kills its process' '
 	echo "{\"command\":\"sleep 4110.654\"}" >sleep.json &&
 	mcp_client_bg abort --url="$(cat srv.url)" --token-file=srv.token \

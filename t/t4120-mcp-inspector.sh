@@ -11,6 +11,14 @@ test_expect_success 'stdio: tools/list lists run_go_code' '
 		t.inputSchema.required.includes(\"command\"))"
 '
 
+# inspector-cli reads the first page of tools/list only
+test_expect_success 'stdio: tools/list shows all 11 tools of every toolset' '
+	mcp_inspector "$GOSBX" mcp --tools=go,sandbox,jobs \
+		--method tools/list >out 2>err &&
+	mcp_check out "r[0].tools.length === 11 &&
+		r[0].tools.some((t) => t.name === \"get_job_logs\")"
+'
+
 test_expect_success 'stdio: tools/call runs a command' '
 	mcp_inspector "$GOSBX" mcp --method tools/call --tool-name run_go_code \
 		--tool-arg "command=echo hi from the inspector" >out 2>err &&

@@ -186,7 +186,7 @@ test_expect_success 'a missing template is refused before the claim' '
 
 # MCP toolsets that ask for memory: the jobs toolset (512 MiB per job)
 # and the sandbox toolset'"'"'s config.memory (MiB)
-MCP_SERVER="gosbx --backend=kube mcp --tools=jobs,sandbox"
+MCP_SERVER="gosbx --backend=kube mcp --tools=jobs,sandbox --structured-content"
 export MCP_SERVER
 . "$TEST_DIRECTORY/lib-mcp-raw.sh"
 

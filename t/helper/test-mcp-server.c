@@ -6,9 +6,13 @@
  *   test-mcp-server            serve stdio
  *   test-mcp-server <addr>     serve HTTP (--dev) on addr
  *
+ * structuredContent and outputSchema are on (--structured-content)
+ * unless TEST_MCP_STRUCTURED=0.
+ *
  * Tools: echo (text = the arguments, structuredContent), sleep {ms,
- * steps} (progress each step, cancellable), log {level, text}, fail
- * (internal error), bad (isError result), pad00..pad11 (pagination).
+ * steps, delay} (delay ms, then progress each step, cancellable), log
+ * {level, text}, fail (internal error), bad (isError result),
+ * pad00..pad11 (17 tools in all).
  * stderr gets "cancelled <tool>" when a call saw its cancellation and
  * "session_end <label> calls=<n>" when a session ends.
  */
@@ -45,11 +49,13 @@ static int echo_call(struct mcp_call *call, struct mcp_result *res)
 
 static int sleep_call(struct mcp_call *call, struct mcp_result *res)
 {
-	int64_t ms = 100, steps = 1;
+	int64_t ms = 100, steps = 1, delay = 0;
 
 	count_call(call);
 	json_object_int(call->args, "ms", &ms);
 	json_object_int(call->args, "steps", &steps);
+	json_object_int(call->args, "delay", &delay);
+	usleep((useconds_t)delay * 1000);
 	for (int64_t i = 1; i <= steps; i++) {
 		for (int64_t t = 0; t < ms; t += 10) {
 			if (call->cancelled) {
@@ -169,6 +175,8 @@ int main(int argc, const char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	mcp_options_init(&o);
+	o.structured_content = !getenv("TEST_MCP_STRUCTURED") ||
+			       strcmp(getenv("TEST_MCP_STRUCTURED"), "0");
 	if (!(srv = mcp_server_new(&o, sets, 1)))
 		return 1;
 	if (argc > 1) {

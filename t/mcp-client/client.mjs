@@ -14,7 +14,8 @@
 //   list                 tools/list, every page (nextCursor) followed
 //   call NAME ARGS       tools/call; ARGS is JSON text or @file with JSON;
 //                        "{{job_id}}" in ARGS is the last job_id a result
-//                        had in its structuredContent
+//                        had in its structuredContent, or in its text
+//                        ("job <id> submitted", the jobs toolset)
 //   until NAME ARGS RE   call again (every 0.2 s, at most 30 s) until the
 //                        result's text matches the regular expression RE
 //                        (multiline: ^ and $ match at line ends)
@@ -184,7 +185,8 @@ async function call(c, s) {
 		const text = result.content?.find((b) => b.type === 'text');
 		if (o['save-text'] && text)
 			fs.writeFileSync(o['save-text'], text.text);
-		const id = result.structuredContent?.job_id;
+		const id = result.structuredContent?.job_id ??
+			/^job (\S+) submitted/.exec(text?.text ?? '')?.[1];
 		if (typeof id === 'string')
 			vars.job_id = id;
 	} catch (e) {

@@ -129,6 +129,20 @@ static void test_result_truncated(void **state)
 		     " stdout " RULE "\no\n\n" RULE " stderr " RULE "\ne\n");
 }
 
+static void test_result_timed_out(void **state)
+{
+	struct mcp_run_text r = { -1, 300004, TEXT("", ""), 0, 0 };
+	struct mcp_run_text t = { -1, 1002, TEXT("partial\n", ""), 1, 0 };
+
+	r.timed_out_ms = 300000;
+	check_result(&r, "exit=-1  (5m0.004s)  [timed out after 5m0s]\n\n"
+			 "(no output)\n");
+	t.timed_out_ms = 1000;
+	check_result(&t, "exit=-1  (1.002s)  [timed out after 1s]  "
+			 "[truncated: stdout]\n\n" RULE " stdout " RULE
+			 "\npartial\n");
+}
+
 static void test_stream_short(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -207,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_result_layout),
 		cmocka_unit_test(test_result_empty_lines),
 		cmocka_unit_test(test_result_truncated),
+		cmocka_unit_test(test_result_timed_out),
 		cmocka_unit_test(test_stream_short),
 		cmocka_unit_test(test_stream_head_tail),
 		cmocka_unit_test(test_stream_utf8),

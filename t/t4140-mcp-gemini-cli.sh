@@ -1,0 +1,102 @@
+#!/bin/sh
+test_description='gosbx mcp in Gemini CLI: every tool of every toolset'
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY/lib-mcp.sh"
+
+mcp_hosts_install
+GOSBX=$GOSBX_BUILD_DIR/gosbx
+GEMINI=$MCP_HOSTS_BIN/gemini
+export GOSBX TRASH_DIRECTORY
+
+# Gemini CLI in non-interactive mode against the scripted Gemini API
+# (GOOGLE_GEMINI_BASE_URL, a dummy key), usage statistics off, no traffic
+# but the model's (mcp_host_run's network namespace). -y approves the
+# tool calls. HOME is the trash directory (test-lib).
+gemini_p() {
+	rm -f requests.log &&
+	mkdir -p work &&
+	(
+		cd work &&
+		mcp_host_run gemini "$TRASH_DIRECTORY/$1" \
+			"$TRASH_DIRECTORY/requests.log" sh -c '
+			GOOGLE_GEMINI_BASE_URL=$MODEL_URL GEMINI_API_KEY=dummy \
+			exec "$@" </dev/null' gemini "$GEMINI" -p \
+			"Use run_go_code." -y --output-format json
+	) >out.json 2>gemini.err || {
+		cat gemini.err out.json >&4
+		return 1
+	}
+}
+
+test_expect_success 'register gosbx user-wide, trust the folder' '
+	"$GEMINI" mcp add --scope user gosbx "$GOSBX" mcp \
+		--tools=go,sandbox,jobs >add.out 2>&1 &&
+	mkdir -p work &&
+	# Gemini CLI starts no MCP server in a folder it does not trust,
+	# user-wide ones included
+	printf "{\"%s\": \"TRUST_FOLDER\"}\n" "$TRASH_DIRECTORY/work" \
+		>"$HOME/.gemini/trustedFolders.json" &&
+	node -e "
+const fs = require(\"fs\");
+const f = process.env.HOME + \"/.gemini/settings.json\";
+const s = JSON.parse(fs.readFileSync(f, \"utf8\"));
+s.security = { auth: { selectedType: \"gemini-api-key\" } };
+s.privacy = { usageStatisticsEnabled: false };
+s.general = { disableAutoUpdate: true, disableUpdateNag: true };
+fs.writeFileSync(f, JSON.stringify(s, null, 2));
+"
+'
+
+cat >calls.json <<\EOF
+[
+ {"tool": "mcp_gosbx_run_go_code", "input": {"command": "echo hi from gemini"}},
+ {"text": "finished"}
+]
+EOF
+
+test_expect_success 'a run_go_code call' '
+	gemini_p calls.json &&
+	node -e "
+const o = JSON.parse(require(\"fs\").readFileSync(\"out.json\", \"utf8\"));
+process.exit(o.response === \"finished\" ? 0 : 1);
+"
+'
+
+# Gemini CLI's discovery reads the first page of tools/list only
+test_expect_success 'the model is offered all 11 tools of the three toolsets' '
+	node -e "
+const fs = require(\"fs\");
+const want = [\"run_go_code\", \"sandbox_start\", \"sandbox_stop\",
+	\"sandbox_run_code\", \"sandbox_run_command\", \"sandbox_get_metrics\",
+	\"execute_python\", \"execute_javascript\", \"execute_bash\",
+	\"check_job_status\", \"get_job_logs\"].map((n) => \"mcp_gosbx_\" + n);
+const reqs = fs.readFileSync(\"requests.log\", \"utf8\").split(\"\\n\")
+	.filter(Boolean).map(JSON.parse);
+const main = reqs.filter((r) => (r.body.tools ?? []).some((t) =>
+	(t.functionDeclarations ?? []).some((d) =>
+		d.name.startsWith(\"mcp_gosbx_\"))));
+if (main.length === 0) process.exit(1);
+const got = main[0].body.tools.flatMap((t) => t.functionDeclarations ?? [])
+	.map((d) => d.name).filter((n) => n.startsWith(\"mcp_gosbx_\")).sort();
+console.log(got.join(\" \"));
+process.exit(JSON.stringify(got) === JSON.stringify(want.sort()) ? 0 : 1);
+" >&4
+'
+
+test_expect_success 'the model gets the text of run_go_code' '
+	node -e "
+const fs = require(\"fs\");
+const reqs = fs.readFileSync(\"requests.log\", \"utf8\").split(\"\\n\")
+	.filter(Boolean).map(JSON.parse);
+const last = reqs[reqs.length - 1].body;
+const fr = last.contents.flatMap((c) => c.parts ?? [])
+	.filter((p) => p.functionResponse).map((p) => p.functionResponse);
+const out = fr[0].response.output.replace(/^(exit=0  \\()[^)]*\\)/m, \"\$1D)\");
+process.stdout.write(out);
+" >actual &&
+	printf "<untrusted_context>\nexit=0  (D)\n\n── stdout ──\nhi from gemini\n\n</untrusted_context>" >expect &&
+	test_cmp expect actual &&
+	wait_no_claims
+'
+
+test_done
