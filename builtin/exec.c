@@ -1,5 +1,5 @@
 /*
- * gosbx exec: write files and run one shell command in a sandbox, with
+ * gosbx exec: write files and run one command in a sandbox, with
  * live output and the command's exit status passed through (DESIGN.md
  * "One binary, many commands"); without a command, read a script from
  * standard input or, on a terminal, start the REPL (builtin/repl.c).
@@ -14,6 +14,7 @@
 #include "builtin.h"
 #include "json.h"
 #include "parse-options.h"
+#include "quote.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -285,16 +286,20 @@ static int run_command(struct session *s, const char *command,
 	return status;
 }
 
-/* argv joined with spaces, or argv[0] as is when alone; owned. */
-static char *join_command(int argc, const char **argv)
+/*
+ * The sh -c text for the command words (Documentation/gosbx-exec.txt):
+ * one word is a shell command line, as is; several words are an argv,
+ * each quoted so that the program gets exactly those words (lib/quote.h),
+ * as docker exec, kubectl exec and env(1) pass them. Owned.
+ */
+static char *command_text(int argc, const char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (int i = 0; i < argc; i++) {
-		if (i)
-			strbuf_addch(&sb, ' ');
-		strbuf_addstr(&sb, argv[i]);
-	}
+	if (argc == 1)
+		strbuf_addstr(&sb, argv[0]);
+	else
+		sq_quote_argv(&sb, argv, argc);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -375,8 +380,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		goto out;
 
 	if (argc) {
-		command =
-			argc == 1 ? xstrdup(argv[0]) : join_command(argc, argv);
+		command = command_text(argc, argv);
 	} else if (isatty(0)) {
 		if (!claim && strcmp(ctx->backend, "url")) {
 			error("no command given; the REPL needs a kept "

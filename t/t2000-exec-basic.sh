@@ -67,9 +67,9 @@ test_expect_success 'stdout and stderr stay apart' '
 	printf "err1\nerr2\n" >expect && test_cmp expect err
 '
 
-test_expect_success 'the arguments after the options are joined with spaces' '
+test_expect_success 'several words after the options are an exact argv' '
 	gosbx exec echo a   b "c  d" >out &&
-	echo "a b c d" >expect &&
+	echo "a b c  d" >expect &&
 	test_cmp expect out &&
 	gosbx exec ls -la >out &&
 	test_grep "^total" out
