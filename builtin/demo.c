@@ -249,12 +249,20 @@ static int run_flow(struct session *s, const struct demo_flow *flow,
 	fflush(stdout);
 	if (flow->fresh) {
 		/* a clean /app; the Go caches live elsewhere and stay */
-		if (session_reset(s) < 0) {
+		struct strbuf left = STRBUF_INIT;
+		int rc = session_reset(s, &left);
+
+		if (rc < 0) {
+			strbuf_release(&left);
 			if (demo_signal)
 				return -1;
 			error("%s flow: cannot empty /app", flow->name);
 			return 1;
 		}
+		if (rc > 0)
+			warning("%s flow: left in /app:\n%s", flow->name,
+				left.buf);
+		strbuf_release(&left);
 	}
 	for (size_t i = 0; i < flow->nr_steps; i++) {
 		int rc = run_step(s, flow, &flow->steps[i], verbose);

@@ -408,8 +408,14 @@ static int meta_command(struct repl *r, const char *line)
 		run(r, c.buf, NULL, 0, 0, NULL);
 		strbuf_release(&c);
 	} else if (!strcmp(cmd, "reset")) {
-		if (session_reset(r->s) == 0)
+		struct strbuf left = STRBUF_INIT;
+		int rc = session_reset(r->s, &left);
+
+		if (rc == 0)
 			printf("reset: /app is empty (caches are kept)\n");
+		else if (rc > 0)
+			warning("reset: left in /app:\n%s", left.buf);
+		strbuf_release(&left);
 	} else {
 		error("unknown command ':%s'; try :help", cmd);
 	}

@@ -983,19 +983,47 @@ int session_get(struct session *s, const char *path, struct strbuf *out)
 	return ret;
 }
 
-int session_reset(struct session *s)
+/* the most lines of the remover's messages session_reset() keeps */
+#define RESET_LEFT_LINES 10
+
+int session_reset(struct session *s, struct strbuf *left)
 {
 	struct session_exec e = { 0 };
 	struct session_result res;
 	int ret;
 
-	e.command = "find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +";
+	/* chmod -R does not follow symlinks met on the way */
+	e.command = "chmod -R u+rwX . 2>/dev/null; "
+		    "find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +";
 	session_result_init(&res);
 	ret = session_execute(s, &e, &res);
-	if (!ret && res.exit_code)
-		ret = error("reset failed: %s", res.err.buf);
+	if (ret) {
+		ret = -1;
+	} else if (res.exit_code) {
+		const char *p = res.err.buf, *end = p + res.err.len;
+		size_t lines = 0;
+
+		ret = 1;
+		while (left && p < end) {
+			const char *nl = memchr(p, '\n', end - p);
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+			if (lines++ < RESET_LEFT_LINES) {
+				if (left->len)
+					strbuf_addch(left, '\n');
+				strbuf_add(left, p, n);
+			}
+			p += n + 1;
+		}
+		if (left && lines > RESET_LEFT_LINES)
+			strbuf_addf(left, "\n... (%zu more lines)",
+				    lines - RESET_LEFT_LINES);
+		if (left && !lines)
+			strbuf_addf(left, "the remover exited %d",
+				    res.exit_code);
+	}
 	session_result_release(&res);
-	return ret ? -1 : 0;
+	return ret;
 }
 
 int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
