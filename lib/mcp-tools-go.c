@@ -412,8 +412,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 		}
 		strbuf_release(&left);
 		if (rc < 0) {
-			mcp_result_error(res, "reset failed: %s",
-					 last_error());
+			mcp_result_error(res, "reset failed: %s", last_error());
 			goto unlock;
 		}
 	}

@@ -46,17 +46,18 @@ static const char *const hostile[] = {
 	"x=1",
 	"%s",
 	"\\0",
-	"\xc3\xa9.txt",			/* é.txt */
+	"\xc3\xa9.txt",			 /* é.txt */
 	"\xe6\x95\xb0\xe6\x8d\xae/x.go", /* 数据/x.go */
-	"\xf0\x9f\x98\x80",		/* U+1F600 */
+	"\xf0\x9f\x98\x80",		 /* U+1F600 */
 	"\xff",
-	"a\xff" "b",
+	"a\xff"
+	"b",
 	"\xff\xfe",
-	"\xc3",				/* a sequence cut short */
+	"\xc3", /* a sequence cut short */
 	"\xc3'",
 	"\xe6\x95",
-	"\xed\xa0\x80",			/* a surrogate */
-	"\xc0\xaf",			/* overlong '/' */
+	"\xed\xa0\x80", /* a surrogate */
+	"\xc0\xaf",	/* overlong '/' */
 	"\xc3\xa9\xff'\n",
 	"\x01\x02\x1b[31m",
 	"\x7f",
@@ -89,11 +90,9 @@ static void run_sh(const char *shell, const char *text, struct strbuf *out)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-static void expect_words(const char *shell, const char *const *words,
-			 size_t nr)
+static void expect_words(const char *shell, const char *const *words, size_t nr)
 {
-	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT,
-		      want = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT, want = STRBUF_INIT;
 
 	if (access(shell, X_OK)) {
 		print_message("skipping %s: not installed\n", shell);
@@ -148,8 +147,8 @@ static void test_random(void **state)
 
 				/* mostly ASCII, quotes and UTF-8 lead bytes */
 				if (rand_r(&seed) % 3)
-					c = "'\"\\$`\n a\xc3\xa9\xff"[rand_r(
-						&seed) % 12];
+					c = "'\"\\$`\n a\xc3\xa9\xff"
+						[rand_r(&seed) % 12];
 				buf[w][i] = (char)c;
 			}
 			buf[w][len] = '\0';
@@ -171,7 +170,9 @@ static void test_form(void **state)
 		{ "'", "''\\'''" },
 		{ "a\nb", "'a\nb'" },
 		{ "\xff", "\"$(printf '\\377')\"" },
-		{ "a\xff\xfe" "b", "'a'\"$(printf '\\377\\376')\"'b'" },
+		{ "a\xff\xfe"
+		  "b",
+		  "'a'\"$(printf '\\377\\376')\"'b'" },
 		{ "\xc3\xa9", "'\xc3\xa9'" },
 	};
 
