@@ -2,6 +2,7 @@
 #define BUILTIN_H
 
 #include "compat.h"
+#include "parse-options.h"
 
 #include <signal.h>
 
@@ -57,6 +58,9 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 struct strvec;
 void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
 
+/* 1 if name is a backend: "local", "kube" or "url" (else 0) */
+int known_backend(const char *name);
+
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
@@ -82,5 +86,25 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig);
 
 /* flags in the commands[] table */
 #define NEED_BACKEND (1 << 0)
+
+/*
+ * Exit statuses: one rule for every command, written once in gosbx(1)
+ * "EXIT STATUS" (Documentation/gosbx.txt). Besides these, 0 is success,
+ * gosbx exec passes its command's own status through, and 128+N means
+ * killed (exec: the command) or interrupted (any command) by signal N.
+ */
+/* the command ran and its verdict is no: a doctor check, a demo or
+ * smoke step failed */
+#define EXIT_NO 1
+/* gosbx exec: the command timed out (--timeout) */
+#define EXIT_TIMEOUT 124
+/* gosbx or the sandbox failed: a sandbox that cannot be opened,
+ * reached or deleted, a local file that cannot be read, a missing
+ * library, a transport failure; the error names the layer */
+#define EXIT_OWN_FAILURE 125
+/* gosbx exec: the command ran out of memory (128 + SIGKILL) */
+#define EXIT_OOM 137
+/* a usage error: PARSE_OPT_USAGE_STATUS (lib/parse-options.h) */
+#define EXIT_USAGE PARSE_OPT_USAGE_STATUS
 
 #endif /* BUILTIN_H */

@@ -116,6 +116,12 @@ static const char *const gosbx_usage[] = {
 	NULL,
 };
 
+int known_backend(const char *name)
+{
+	return name && (!strcmp(name, "local") || !strcmp(name, "kube") ||
+			!strcmp(name, "url"));
+}
+
 static struct cmd_struct *find_command(const char *name)
 {
 	for (struct cmd_struct *c = commands; c->name; c++)
@@ -136,24 +142,25 @@ static void list_commands(FILE *fp, const struct option *opts)
 		    "shows a command's options\n");
 }
 
+/*
+ * The exit status once everything is written: a write error on stdout
+ * must not pass silently (125 instead of a success).
+ */
+static int flush_status(int status)
+{
+	if (status)
+		return status;
+	if (fflush(stdout) || ferror(stdout)) {
+		error_errno("write failure on standard output");
+		return EXIT_OWN_FAILURE;
+	}
+	return 0;
+}
+
 static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 		       struct gosbx_ctx *ctx)
 {
-	int status;
-
-	if ((c->flags & NEED_BACKEND) && strcmp(ctx->backend, "local") &&
-	    strcmp(ctx->backend, "kube") && strcmp(ctx->backend, "url")) {
-		error("unknown backend '%s' (expected local, kube or url)",
-		      ctx->backend);
-		return 129;
-	}
-	status = c->fn(argc, argv, ctx);
-	if (status)
-		return status;
-	/* a write error on stdout must not pass silently */
-	if (fflush(stdout) || ferror(stdout))
-		die_errno("write failure on standard output");
-	return 0;
+	return flush_status(c->fn(argc, argv, ctx));
 }
 
 int main(int argc, const char **argv)
@@ -206,11 +213,13 @@ int main(int argc, const char **argv)
 	struct cmd_struct *c;
 
 	progname = "gosbx";
+	/* gosbx(1) "EXIT STATUS": a failure of gosbx itself is 125 */
+	die_status = EXIT_OWN_FAILURE;
 	ctx.open_timeout_ms = -1;
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		list_commands(stdout, opts);
-		return 0;
+		return flush_status(0);
 	}
 	argc = parse_options(argc, argv, opts, gosbx_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION);
@@ -218,49 +227,53 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (!ctx.backend)
 		ctx.backend = "local";
+	if (!known_backend(ctx.backend))
+		return usage_error(gosbx_usage, opts,
+				   "unknown backend '%s' (expected local, "
+				   "kube or url)",
+				   ctx.backend);
 	if (ctx.api_version && strcmp(ctx.api_version, "v1alpha1") &&
-	    strcmp(ctx.api_version, "v1beta1")) {
-		error("option '--api-version' expects v1alpha1 or v1beta1, "
-		      "not '%s'",
-		      ctx.api_version);
-		return 129;
-	}
-	if (!ctx.open_timeout_ms) {
-		error("option '--open-timeout' expects a duration above zero");
-		return 129;
-	}
+	    strcmp(ctx.api_version, "v1beta1"))
+		return usage_error(gosbx_usage, opts,
+				   "option '--api-version' expects v1alpha1 "
+				   "or v1beta1, not '%s'",
+				   ctx.api_version);
+	if (!ctx.open_timeout_ms)
+		return usage_error(gosbx_usage, opts,
+				   "option '--open-timeout' expects a "
+				   "duration above zero");
 	if (ctx.open_timeout_ms < 0)
 		ctx.open_timeout_ms = 0; /* not given */
 	if (read_router_token(router_token_file, &router_token) < 0)
-		return 128;
+		return EXIT_OWN_FAILURE;
 	if (router_token.len)
 		ctx.router_token = router_token.buf;
 	ctx.router_token_file = router_token_file;
 	if (show_version) {
 		printf("gosbx version %s\n", GOSBX_VERSION);
-		return 0;
+		return flush_status(0);
 	}
 	if (!argc) {
 		list_commands(stdout, opts);
-		return 0;
+		return flush_status(0);
 	}
 	if (!strcmp(argv[0], "help")) {
 		const char *help_argv[] = { NULL, "-h", NULL };
 
 		if (argc < 2) {
 			list_commands(stdout, opts);
-			return 0;
+			return flush_status(0);
 		}
 		if (!(c = find_command(argv[1]))) {
-			error("no such command '%s'", argv[1]);
-			return 129;
+			error("no such command '%s'; see 'gosbx -h'", argv[1]);
+			return EXIT_USAGE;
 		}
 		help_argv[0] = c->name;
-		return c->fn(2, help_argv, &ctx);
+		return flush_status(c->fn(2, help_argv, &ctx));
 	}
 	if (!(c = find_command(argv[0]))) {
 		error("'%s' is not a gosbx command; see 'gosbx -h'", argv[0]);
-		return 129;
+		return EXIT_USAGE;
 	}
 	return run_builtin(c, argc, argv, &ctx);
 }

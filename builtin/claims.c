@@ -508,20 +508,22 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, claims_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc > 1 || (argc == 1 && strcmp(argv[0], "prune"))) {
-		error("unexpected argument '%s'", argv[argc - 1]);
-		usage_with_options_to(stderr, claims_usage, opts);
-		return 129;
-	}
-	if (strcmp(format, "table") && strcmp(format, "json")) {
-		error("unknown output format '%s' (expected table or json)",
-		      format);
-		return 129;
-	}
-	if (dry_run && !argc) {
-		error("--dry-run goes with 'prune'");
-		return 129;
-	}
+	if (argc > 1 || (argc == 1 && strcmp(argv[0], "prune")))
+		return usage_error(claims_usage, opts,
+				   "unexpected argument '%s'", argv[argc - 1]);
+	if (strcmp(format, "table") && strcmp(format, "json"))
+		return usage_error(claims_usage, opts,
+				   "unknown output format '%s' (expected "
+				   "table or json)",
+				   format);
+	if (dry_run && !argc)
+		return usage_error(claims_usage, opts,
+				   "--dry-run goes with 'prune'");
+	if (backend && !known_backend(backend))
+		return usage_error(claims_usage, opts,
+				   "unknown backend '%s' (expected local, "
+				   "kube or url)",
+				   backend);
 	if (backend)
 		ctx->backend = backend;
 	if (!strcmp(ctx->backend, "kube")) {
@@ -535,31 +537,30 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 		ko.api_version = ctx->api_version;
 		ko.format = format;
 		ko.dry_run = dry_run;
-		if (ko.all && argc) {
-			error("--all goes with listing; prune only removes "
-			      "claims gosbx made");
-			return 129;
-		}
-		return claims_kube(&ko, argc);
+		if (ko.all && argc)
+			return usage_error(claims_usage, opts,
+					   "--all goes with listing; prune "
+					   "only removes claims gosbx made");
+		return claims_kube(&ko, argc) ? EXIT_OWN_FAILURE : 0;
 	}
-	if (ko.all_namespaces || ko.all || ko.kubeconfig) {
-		error("-A, --all and --kubeconfig go with the kube backend");
-		return 129;
-	}
-	if (strcmp(ctx->backend, "local")) {
-		error("claims are listed for the local and kube backends, "
-		      "not "
-		      "'%s'",
-		      ctx->backend);
-		return 1;
-	}
+	if (ko.all_namespaces || ko.all || ko.kubeconfig)
+		return usage_error(claims_usage, opts,
+				   "-A, --all and --kubeconfig go with the "
+				   "kube backend");
+	if (strcmp(ctx->backend, "local"))
+		return usage_error(claims_usage, opts,
+				   "claims are listed for the local and kube "
+				   "backends, not '%s'",
+				   ctx->backend);
 	if (argc)
-		return prune(dry_run);
+		return prune(dry_run) ? EXIT_OWN_FAILURE : 0;
 
 	if (local_claims_list(&list, &nr, 1) < 0)
-		return 1;
+		return EXIT_OWN_FAILURE;
 	if (!strcmp(format, "json")) {
-		ret = print_json(list, nr, (int64_t)time(NULL)) < 0;
+		ret = print_json(list, nr, (int64_t)time(NULL)) < 0
+			      ? EXIT_OWN_FAILURE
+			      : 0;
 	} else {
 		print_table(list, nr, (int64_t)time(NULL));
 		ret = 0;

@@ -44,8 +44,6 @@ static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 	struct session s;
 
 	if (!strcmp(ctx->backend, "local")) {
-		if (session_check_claim_name(name) < 0)
-			return -1;
 		if (disconnect)
 			return local_keep(name);
 		if (local_claim_delete(name) < 0)
@@ -54,8 +52,6 @@ static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 		return 0;
 	}
 
-	if (strcmp(ctx->backend, "url") && session_check_claim_name(name) < 0)
-		return -1;
 	ctx_session_opts(ctx, &o);
 	if (!strcmp(ctx->backend, "kube") && !disconnect) {
 		/* no need to reach a sandbox that may never get Ready */
@@ -93,10 +89,10 @@ static int close_all_local(void)
 	int ret = 0;
 
 	if (local_claims_list(&list, &nr, 0) < 0)
-		return 1;
+		return EXIT_OWN_FAILURE;
 	for (size_t i = 0; i < nr; i++) {
 		if (local_claim_delete(list[i].name) < 0)
-			ret = 1;
+			ret = EXIT_OWN_FAILURE;
 		else
 			fprintf(stderr, "closed claim '%s'\n", list[i].name);
 	}
@@ -117,36 +113,41 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, close_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (all && argc) {
-		error("--all takes no claim names");
-		usage_with_options_to(stderr, close_usage, opts);
-		return 129;
-	}
-	if (all && disconnect) {
-		error("--all and --disconnect cannot be used together");
-		return 129;
-	}
-	if (!all && !argc) {
-		error("which claim? name at least one, or use --all");
-		usage_with_options_to(stderr, close_usage, opts);
-		return 129;
-	}
+	if (all && argc)
+		return usage_error(close_usage, opts,
+				   "--all takes no claim names");
+	if (all && disconnect)
+		return usage_error(close_usage, opts,
+				   "--all and --disconnect cannot be used "
+				   "together");
+	if (!all && !argc)
+		return usage_error(close_usage, opts,
+				   "which claim? name at least one, or use "
+				   "--all");
+	if (all && strcmp(ctx->backend, "kube") &&
+	    strcmp(ctx->backend, "local"))
+		return usage_error(close_usage, opts,
+				   "--all needs the local or the kube backend "
+				   "(a url backend has one sandbox: close it "
+				   "by name)");
+	/* every name is checked before any claim is closed */
+	for (int i = 0; i < argc; i++)
+		if (strcmp(ctx->backend, "url") &&
+		    session_check_claim_name(argv[i]) < 0)
+			return usage_reported(close_usage, opts);
 	if (all) {
 		if (!strcmp(ctx->backend, "kube")) {
 			struct session_opts o = { 0 };
 
 			ctx_session_opts(ctx, &o);
-			return kube_backend_delete_all(&o, say_closed, NULL) < 0;
-		}
-		if (strcmp(ctx->backend, "local")) {
-			error("--all needs the local or the kube backend (a "
-			      "url backend has one sandbox: close it by name)");
-			return 129;
+			return kube_backend_delete_all(&o, say_closed, NULL) < 0
+				       ? EXIT_OWN_FAILURE
+				       : 0;
 		}
 		return close_all_local();
 	}
 	for (int i = 0; i < argc; i++)
 		if (close_one(ctx, argv[i], disconnect) < 0)
-			ret = 1;
+			ret = EXIT_OWN_FAILURE;
 	return ret;
 }

@@ -187,7 +187,8 @@ static int has_line(const struct strbuf *text, const char *want)
 
 /*
  * Run one step and check it. Returns 0, 1 when it failed (reported),
- * or -1 when a signal interrupted it.
+ * 2 when it could not run (reported), or -1 when a signal interrupted
+ * it.
  */
 static int run_step(struct session *s, const struct demo_flow *flow,
 		    const struct demo_step *st, int verbose)
@@ -216,6 +217,7 @@ static int run_step(struct session *s, const struct demo_flow *flow,
 	if (rc) {
 		error("%s flow: step '%s' could not run", flow->name,
 		      st->label);
+		ret = 2;
 		goto out;
 	}
 	print_step(st, &res);
@@ -241,7 +243,10 @@ out:
 	return ret;
 }
 
-/* Returns 0, 1 when a step failed, -1 when interrupted. */
+/*
+ * Returns 0, 1 when a step failed, 2 when a step or the reset could not
+ * run, -1 when interrupted.
+ */
 static int run_flow(struct session *s, const struct demo_flow *flow,
 		    int verbose)
 {
@@ -249,12 +254,20 @@ static int run_flow(struct session *s, const struct demo_flow *flow,
 	fflush(stdout);
 	if (flow->fresh) {
 		/* a clean /app; the Go caches live elsewhere and stay */
-		if (session_reset(s) < 0) {
+		struct strbuf left = STRBUF_INIT;
+		int rc = session_reset(s, &left);
+
+		if (rc < 0) {
+			strbuf_release(&left);
 			if (demo_signal)
 				return -1;
 			error("%s flow: cannot empty /app", flow->name);
-			return 1;
+			return 2;
 		}
+		if (rc > 0)
+			warning("%s flow: left in /app:\n%s", flow->name,
+				left.buf);
+		strbuf_release(&left);
 	}
 	for (size_t i = 0; i < flow->nr_steps; i++) {
 		int rc = run_step(s, flow, &flow->steps[i], verbose);
@@ -307,25 +320,24 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, demo_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc) {
-		error("unexpected argument '%s'", argv[0]);
-		usage_with_options_to(stderr, demo_usage, opts);
-		return 129;
-	}
+	if (argc)
+		return usage_error(demo_usage, opts, "unexpected argument '%s'",
+				   argv[0]);
 	if (strcmp(flow, "all") && strcmp(flow, "smoke") &&
-	    strcmp(flow, "multi")) {
-		error("unknown flow '%s' (expected smoke, multi or all)", flow);
-		return 129;
-	}
-	if (open_timeout <= 0) {
-		error("option '--open-timeout' expects a duration above zero");
-		return 129;
-	}
+	    strcmp(flow, "multi"))
+		return usage_error(demo_usage, opts,
+				   "unknown flow '%s' (expected smoke, multi "
+				   "or all)",
+				   flow);
+	if (open_timeout <= 0)
+		return usage_error(demo_usage, opts,
+				   "option '--open-timeout' expects a "
+				   "duration above zero");
 	if (claim && !*claim)
 		claim = NULL;
 	if (claim && strcmp(ctx->backend, "url") &&
 	    session_check_claim_name(claim) < 0)
-		return 129;
+		return usage_reported(demo_usage, opts);
 
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
@@ -349,7 +361,7 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 			return 128 + demo_signal;
 		error("cannot open the sandbox%s%s%s", claim ? " '" : "",
 		      claim ? claim : "", claim ? "'" : "");
-		return 1;
+		return EXIT_OWN_FAILURE;
 	}
 	printf("    claim=%s\n", s.claim);
 	fflush(stdout);
@@ -371,7 +383,8 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 			error("interrupted by signal %d", (int)demo_signal);
 		status = 128 + demo_signal;
 	} else if (rc) {
-		status = 1;
+		/* a step that failed is the demo's verdict */
+		status = rc == 2 ? EXIT_OWN_FAILURE : EXIT_NO;
 	}
 
 	name = xstrdup(s.claim);
@@ -385,7 +398,7 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 		if (session_close(&s) < 0) {
 			error("cannot delete sandbox '%s'", name);
 			if (!status)
-				status = 1;
+				status = EXIT_OWN_FAILURE;
 		}
 	}
 	if (!status)

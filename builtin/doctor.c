@@ -1584,16 +1584,19 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, doctor_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc) {
-		error("unexpected argument '%s'", argv[0]);
-		usage_with_options_to(stderr, doctor_usage, opts);
-		return 129;
-	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		error("unknown output format '%s' (expected text or json)",
-		      format);
-		return 129;
-	}
+	if (argc)
+		return usage_error(doctor_usage, opts,
+				   "unexpected argument '%s'", argv[0]);
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return usage_error(doctor_usage, opts,
+				   "unknown output format '%s' (expected "
+				   "text or json)",
+				   format);
+	if (backend && !known_backend(backend))
+		return usage_error(doctor_usage, opts,
+				   "unknown backend '%s' (expected local, "
+				   "kube or url)",
+				   backend);
 	if (backend)
 		ctx->backend = backend;
 	/* the global kube options, unless the command's own were given */
@@ -1613,21 +1616,23 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 		if (!strcmp(sections[i].backend, ctx->backend))
 			break;
 	if (i == ARRAY_SIZE(sections)) {
-		error("doctor has no checks for the '%s' backend yet",
+		/* known_backend() let it through: a bug of ours */
+		error("BUG: doctor has no checks for the '%s' backend",
 		      ctx->backend);
-		return 1;
+		return EXIT_OWN_FAILURE;
 	}
 	sections[i].run(&cl, &dopts);
 	if (!strcmp(format, "json")) {
 		if (print_json(ctx->backend, &cl) < 0) {
 			check_list_release(&cl);
-			return 1;
+			return EXIT_OWN_FAILURE;
 		}
 	} else {
 		print_text(ctx->backend, &cl);
 	}
 	count(&cl, n);
-	ret = n[2] ? 1 : 0;
+	/* a failing check is the doctor's verdict, not its failure */
+	ret = n[2] ? EXIT_NO : 0;
 	check_list_release(&cl);
 	return ret;
 }

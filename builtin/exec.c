@@ -1,5 +1,5 @@
 /*
- * gosbx exec: write files and run one shell command in a sandbox, with
+ * gosbx exec: write files and run one command in a sandbox, with
  * live output and the command's exit status passed through (DESIGN.md
  * "One binary, many commands"); without a command, read a script from
  * standard input or, on a terminal, start the REPL (builtin/repl.c).
@@ -14,6 +14,7 @@
 #include "builtin.h"
 #include "json.h"
 #include "parse-options.h"
+#include "quote.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -23,12 +24,6 @@
 #include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
-
-/* exit statuses of gosbx exec (Documentation/gosbx-exec.txt) */
-#define EXIT_TIMEOUT 124
-#define EXIT_OWN_FAILURE 125
-#define EXIT_USAGE 129
-#define EXIT_OOM 137
 
 static const char *const exec_usage[] = {
 	"gosbx exec [--claim=<name>] [-f <local>[:<dest>]]... "
@@ -102,9 +97,45 @@ static char *local_base_name(const char *path)
 }
 
 /*
- * Read each "-f <local>[:<dest>]": the first ':' separates the local
- * path from the destination under /app, which defaults to the local
- * base name. Returns 0, or -1 with error().
+ * The destination under /app of "-f <local>[:<dest>]": after the first
+ * ':', else the local base name. Owned.
+ */
+static char *file_dest(const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	char *local, *dest;
+
+	if (colon)
+		return xstrdup(colon + 1);
+	local = xstrdup(spec);
+	dest = local_base_name(local);
+	free(local);
+	return dest;
+}
+
+/*
+ * Each -f destination stays within /app (a usage error, judged from the
+ * command line alone). Returns 0, or -1 with error().
+ */
+static int check_file_dests(const struct strvec *specs)
+{
+	for (size_t i = 0; i < specs->nr; i++) {
+		char *dest = file_dest(specs->v[i]);
+		int bad = session_check_path(dest) < 0;
+
+		free(dest);
+		if (bad)
+			return error("-f '%s': the destination must stay "
+				     "within /app",
+				     specs->v[i]);
+	}
+	return 0;
+}
+
+/*
+ * Read each "-f <local>[:<dest>]" (destinations checked already by
+ * check_file_dests()): the first ':' separates the local path from
+ * the destination under /app. Returns 0, or -1 with error().
  */
 static int read_files(const struct strvec *specs, struct exec_files *f)
 {
@@ -122,13 +153,8 @@ static int read_files(const struct strvec *specs, struct exec_files *f)
 		struct stat st;
 		int bad = 0;
 
-		f->dest[i] =
-			colon ? xstrdup(colon + 1) : local_base_name(local);
-		if (session_check_path(f->dest[i]) < 0)
-			bad = error("-f '%s': the destination must stay "
-				    "within /app",
-				    spec);
-		else if (stat(local, &st) < 0)
+		f->dest[i] = file_dest(spec);
+		if (stat(local, &st) < 0)
 			bad = error_errno("-f '%s': cannot read '%s'", spec,
 					  local);
 		else if (S_ISDIR(st.st_mode))
@@ -285,16 +311,20 @@ static int run_command(struct session *s, const char *command,
 	return status;
 }
 
-/* argv joined with spaces, or argv[0] as is when alone; owned. */
-static char *join_command(int argc, const char **argv)
+/*
+ * The sh -c text for the command words (Documentation/gosbx-exec.txt):
+ * one word is a shell command line, as is; several words are an argv,
+ * each quoted so that the program gets exactly those words (lib/quote.h),
+ * as docker exec, kubectl exec and env(1) pass them. Owned.
+ */
+static char *command_text(int argc, const char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (int i = 0; i < argc; i++) {
-		if (i)
-			strbuf_addch(&sb, ' ');
-		strbuf_addstr(&sb, argv[i]);
-	}
+	if (argc == 1)
+		strbuf_addstr(&sb, argv[0]);
+	else
+		sq_quote_argv(&sb, argv, argc);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -350,46 +380,58 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (claim && !*claim)
 		claim = NULL; /* GOSBX_CLAIM= */
 
-	/* bad values: refuse before anything is opened */
-	status = EXIT_OWN_FAILURE;
+	/* bad values are usage errors, refused before anything is opened */
+	status = EXIT_USAGE;
 	if (claim && limit_args_given(&la)) {
-		error("--memory, --cpus, --pids, --disk and --network apply to a "
-		      "throwaway sandbox, not to claim '%s'",
-		      claim);
-		status = EXIT_USAGE;
+		status = usage_error(exec_usage, opts,
+				     "--memory, --cpus, --pids, --disk and "
+				     "--network apply to a throwaway sandbox, "
+				     "not to claim '%s'",
+				     claim);
+		goto out;
+	}
+	if (claim && strcmp(ctx->backend, "url") &&
+	    session_check_claim_name(claim) < 0) {
+		status = usage_reported(exec_usage, opts);
 		goto out;
 	}
 	if (timeout_ms < 0) {
-		error("option '--timeout' expects a duration above zero");
+		status = usage_error(exec_usage, opts,
+				     "option '--timeout' expects a duration "
+				     "above zero");
 		goto out;
 	}
-	if (limit_args_apply(&la, &o) < 0)
+	if (limit_args_apply(&la, &o) < 0 || check_env(&env) < 0 ||
+	    check_file_dests(&file_specs) < 0) {
+		status = usage_reported(exec_usage, opts);
 		goto out;
-	if (check_env(&env) < 0)
-		goto out;
+	}
 	if (cwd && strcmp(cwd, ".") && session_check_path(cwd) < 0) {
-		error("option '--cwd' must name a directory under /app");
+		status = usage_error(exec_usage, opts,
+				     "option '--cwd' must name a directory "
+				     "under /app");
 		goto out;
 	}
+	/* a local file that cannot be read is a failure, not usage */
+	status = EXIT_OWN_FAILURE;
 	if (read_files(&file_specs, &files) < 0)
 		goto out;
 
 	if (argc) {
-		command =
-			argc == 1 ? xstrdup(argv[0]) : join_command(argc, argv);
+		command = command_text(argc, argv);
 	} else if (isatty(0)) {
 		if (!claim && strcmp(ctx->backend, "url")) {
-			error("no command given; the REPL needs a kept "
-			      "sandbox: gosbx exec --claim=<name> (see "
-			      "'gosbx open')");
-			usage_with_options_to(stderr, exec_usage, opts);
-			status = EXIT_USAGE;
+			status = usage_error(exec_usage, opts,
+					     "no command given; the REPL needs "
+					     "a kept sandbox: gosbx exec "
+					     "--claim=<name> (see 'gosbx "
+					     "open')");
 			goto out;
 		}
 		if (json || files.nr || timeout_ms || env.nr || cwd) {
-			error("--json, -f, --timeout, --env and --cwd need "
-			      "a command");
-			status = EXIT_USAGE;
+			status = usage_error(exec_usage, opts,
+					     "--json, -f, --timeout, --env and "
+					     "--cwd need a command");
 			goto out;
 		}
 		want_repl = 1;
@@ -404,10 +446,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 			goto out;
 		}
 		if (!script.len || memchr(script.buf, '\0', script.len)) {
-			error("no command given and standard input holds no "
-			      "script");
 			strbuf_release(&script);
-			status = EXIT_USAGE;
+			status = usage_error(exec_usage, opts,
+					     "no command given and standard "
+					     "input holds no script");
 			goto out;
 		}
 		command = strbuf_detach(&script, NULL);

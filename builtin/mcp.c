@@ -173,18 +173,15 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, mcp_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc) {
-		error("unexpected argument '%s'", argv[0]);
-		usage_with_options_to(stderr, mcp_usage, opts);
-		return 129;
-	}
+	if (argc)
+		return usage_error(mcp_usage, opts, "unexpected argument '%s'",
+				   argv[0]);
 	if (tools && parse_tools(tools, &o) < 0)
-		return 129;
-	if (open_timeout == 0) {
-		error("option '--open-timeout' expects a duration above "
-		      "zero");
-		return 129;
-	}
+		return usage_reported(mcp_usage, opts);
+	if (open_timeout == 0)
+		return usage_error(mcp_usage, opts,
+				   "option '--open-timeout' expects a "
+				   "duration above zero");
 	if (open_timeout > 0)
 		o.open_timeout_ms = open_timeout;
 	if (call_timeout == 0) {
@@ -196,7 +193,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.call_timeout_ms = call_timeout;
 	if (o.claim && strcmp(ctx->backend, "url") &&
 	    session_check_claim_name(o.claim) < 0)
-		return 129;
+		return usage_reported(mcp_usage, opts);
 	ctx_session_opts(ctx, &o.sandbox);
 	o.sandbox.purpose = "mcp";
 	if (o.namespace)
@@ -209,12 +206,11 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.sandbox.template ? o.sandbox.template : "go-runtime-template";
 	o.sandbox.open_timeout_ms = o.open_timeout_ms;
 	if (limit_args_apply(&la, &o.sandbox) < 0)
-		return 129;
-	if (jobs_budget == 0 || (jobs_max != INT_MIN && jobs_max <= 0)) {
-		error("--jobs-cpu-budget and --jobs-max-concurrent must be "
-		      "above zero");
-		return 129;
-	}
+		return usage_reported(mcp_usage, opts);
+	if (jobs_budget == 0 || (jobs_max != INT_MIN && jobs_max <= 0))
+		return usage_error(mcp_usage, opts,
+				   "--jobs-cpu-budget and "
+				   "--jobs-max-concurrent must be above zero");
 	if (jobs_budget > 0)
 		o.jobs_cpu_budget_ms = jobs_budget;
 	if (jobs_max != INT_MIN)
@@ -235,22 +231,26 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		h.dev = dev;
 		env_token = getenv("GOSBX_MCP_TOKEN");
 		if (token_file) {
-			if (read_token(token_file, &token) < 0)
-				return 129;
+			/* a file that cannot be used: not a usage error */
+			if (read_token(token_file, &token) < 0) {
+				strbuf_release(&token);
+				return EXIT_OWN_FAILURE;
+			}
 			h.token = token.buf;
 		} else if (env_token && *env_token) {
 			h.token = env_token;
 		} else if (!dev) {
-			error("--http needs a bearer token: write one to a "
-			      "file and pass --token-file=<path> (e.g. "
-			      "'head -c 32 /dev/urandom | base64 >token'), "
-			      "or set GOSBX_MCP_TOKEN; --dev serves without "
-			      "one (trusted machines only)");
-			return 129;
+			return usage_error(
+				mcp_usage, opts,
+				"--http needs a bearer token: write one to a "
+				"file and pass --token-file=<path> (e.g. "
+				"'head -c 32 /dev/urandom | base64 >token'), "
+				"or set GOSBX_MCP_TOKEN; --dev serves without "
+				"one (trusted machines only)");
 		}
 	} else if (dev || token_file) {
-		error("--dev and --token-file need --http");
-		return 129;
+		return usage_error(mcp_usage, opts,
+				   "--dev and --token-file need --http");
 	}
 
 	if (o.tools_go)
@@ -261,16 +261,16 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		sets[nr++] = &mcp_toolset_jobs;
 	if (!(srv = mcp_server_new(&o, sets, nr))) {
 		strbuf_release(&token);
-		return 1;
+		return EXIT_OWN_FAILURE;
 	}
 	if (catch_signals() < 0) {
-		ret = 1;
+		ret = EXIT_OWN_FAILURE;
 		goto out;
 	}
 
 	if (http) {
 		if (mcp_serve_http(srv, &h, stop_pipe[0]) < 0)
-			ret = 1;
+			ret = EXIT_OWN_FAILURE;
 		goto out;
 	}
 	/*
@@ -282,7 +282,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in_fd < 0 || out_fd < 0 || null_fd < 0) {
-		ret = error_errno("cannot set up standard input and output");
+		error_errno("cannot set up standard input and output");
+		ret = EXIT_OWN_FAILURE;
 		goto out;
 	}
 	dup2(null_fd, 0);
@@ -293,7 +294,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		       o.tools_sandbox ? " sandbox" : "",
 		       o.tools_jobs ? " jobs" : "");
 	if (mcp_serve_stdio(srv, in_fd, out_fd, stop_pipe[0]) < 0)
-		ret = 1;
+		ret = EXIT_OWN_FAILURE;
 out:
 	if (in_fd >= 0)
 		close(in_fd);

@@ -38,30 +38,28 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, open_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc) {
-		error("unexpected argument '%s'", argv[0]);
-		usage_with_options_to(stderr, open_usage, opts);
-		return 129;
-	}
+	if (argc)
+		return usage_error(open_usage, opts, "unexpected argument '%s'",
+				   argv[0]);
 
 	ctx_session_opts(ctx, &o);
 	o.name = name;
 	o.keep = 1;
 	if (limit_args_apply(&la, &o) < 0)
-		return 129;
+		return usage_reported(open_usage, opts);
 	if (ttl >= 0) {
-		if (!ttl) {
-			error("option '--ttl' expects a duration above zero");
-			return 129;
-		}
+		if (!ttl)
+			return usage_error(open_usage, opts,
+					   "option '--ttl' expects a duration "
+					   "above zero");
 		o.ttl_ms = ttl;
 	}
 	if (name && strcmp(ctx->backend, "url") &&
 	    session_check_claim_name(name) < 0)
-		return 1;
+		return usage_reported(open_usage, opts);
 
 	if (session_open(&s, &o) < 0)
-		return 1;
+		return EXIT_OWN_FAILURE;
 	printf("%s\n", s.claim);
 	if (!quiet)
 		fprintf(stderr,

@@ -39,22 +39,21 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (claim && !*claim)
 		claim = NULL;
 	/* the url backend's sandbox is the runtime at --url */
-	if (!claim && strcmp(ctx->backend, "url")) {
-		error("which sandbox? give --claim=<name> or set GOSBX_CLAIM "
-		      "(a throwaway sandbox would be deleted right after the "
-		      "push)");
-		usage_with_options_to(stderr, push_usage, opts);
-		return 129;
-	}
-	if (!argc) {
-		error("nothing to push: name at least one path");
-		usage_with_options_to(stderr, push_usage, opts);
-		return 129;
-	}
-	if (to && *to && strcmp(to, ".") && session_check_path(to) < 0) {
-		error("option '--to' must name a directory under /app");
-		return 1;
-	}
+	if (!claim && strcmp(ctx->backend, "url"))
+		return usage_error(push_usage, opts,
+				   "which sandbox? give --claim=<name> or set "
+				   "GOSBX_CLAIM (a throwaway sandbox would be "
+				   "deleted right after the push)");
+	if (claim && strcmp(ctx->backend, "url") &&
+	    session_check_claim_name(claim) < 0)
+		return usage_reported(push_usage, opts);
+	if (!argc)
+		return usage_error(push_usage, opts,
+				   "nothing to push: name at least one path");
+	if (to && *to && strcmp(to, ".") && session_check_path(to) < 0)
+		return usage_error(push_usage, opts,
+				   "option '--to' must name a directory under "
+				   "/app");
 	if (to && !strcmp(to, "."))
 		to = NULL;
 	for (int i = 0; i < argc; i++) {
@@ -62,7 +61,7 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 
 		if (lstat(argv[i], &st) < 0) {
 			error_errno("cannot push '%s'", argv[i]);
-			return 1;
+			return EXIT_OWN_FAILURE;
 		}
 	}
 
@@ -70,7 +69,7 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	o.claim = claim;
 	o.purpose = "push";
 	if (session_open(&s, &o) < 0)
-		return 1;
+		return EXIT_OWN_FAILURE;
 	ret = session_push(&s, argv, argc, to);
 	if (!ret && verbose) {
 		for (int i = 0; i < argc; i++)
@@ -79,5 +78,5 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 				argv[i], s.claim, to ? "/" : "", to ? to : "");
 	}
 	session_disconnect(&s);
-	return ret ? 1 : 0;
+	return ret ? EXIT_OWN_FAILURE : 0;
 }

@@ -15,6 +15,7 @@
 #include "builtin.h"
 #include "dir.h"
 #include "dl.h"
+#include "quote.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -274,19 +275,6 @@ static int split_words(const char *s, struct strvec *out)
 	return 0;
 }
 
-/* Append s to sb quoted for sh: 'it'\''s'. */
-static void sh_quote(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			strbuf_addstr(sb, "'\\''");
-		else
-			strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '\'');
-}
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -414,14 +402,20 @@ static int meta_command(struct repl *r, const char *line)
 			strbuf_addstr(&c, " --");
 			for (size_t i = 1; i < args.nr; i++) {
 				strbuf_addch(&c, ' ');
-				sh_quote(&c, args.v[i]);
+				sq_quote_buf(&c, args.v[i]);
 			}
 		}
 		run(r, c.buf, NULL, 0, 0, NULL);
 		strbuf_release(&c);
 	} else if (!strcmp(cmd, "reset")) {
-		if (session_reset(r->s) == 0)
+		struct strbuf left = STRBUF_INIT;
+		int rc = session_reset(r->s, &left);
+
+		if (rc == 0)
 			printf("reset: /app is empty (caches are kept)\n");
+		else if (rc > 0)
+			warning("reset: left in /app:\n%s", left.buf);
+		strbuf_release(&left);
 	} else {
 		error("unknown command ':%s'; try :help", cmd);
 	}

@@ -786,7 +786,8 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct strbuf why = STRBUF_INIT;
 	struct peer p = { 0 };
 	const char *stage = NULL;
-	int status = 1;
+	/* a step that fails is the verdict: EXIT_NO */
+	int status = EXIT_NO;
 	struct option opts[] = {
 		OPT_STRING(0, "server", &server, "<cmd>",
 			   "run this server command with sh -c (default: "
@@ -803,19 +804,16 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 	argc = parse_options(argc, argv, opts, smoke_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
-	if (argc) {
-		error("unexpected argument '%s'", argv[0]);
-		usage_with_options_to(stderr, smoke_usage, opts);
-		return 129;
-	}
-	if (timeout_ms <= 0) {
-		error("option '--timeout' expects a duration above zero");
-		return 129;
-	}
-	if (server && !*server) {
-		error("option '--server' expects a command");
-		return 129;
-	}
+	if (argc)
+		return usage_error(smoke_usage, opts,
+				   "unexpected argument '%s'", argv[0]);
+	if (timeout_ms <= 0)
+		return usage_error(smoke_usage, opts,
+				   "option '--timeout' expects a duration "
+				   "above zero");
+	if (server && !*server)
+		return usage_error(smoke_usage, opts,
+				   "option '--server' expects a command");
 
 	if (server) {
 		strvec_push(&server_argv, "/bin/sh");
@@ -835,8 +833,10 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx)
 	p.to = p.from = -1;
 	strbuf_init(&p.in, 0);
 	p.verbose = ctx->verbose;
-	if (peer_start(&p, server_argv.v) < 0)
+	if (peer_start(&p, server_argv.v) < 0) {
+		status = EXIT_OWN_FAILURE;
 		goto out;
+	}
 
 	stage = "initialize";
 	if (handshake(&p, timeout_ms, &why) < 0)
@@ -859,7 +859,7 @@ failed:
 reap:
 	/* the client goes away: the server must close its sandbox */
 	if (peer_finish(&p, status || smoke_signal) < 0)
-		status = 1;
+		status = EXIT_NO;
 	if (smoke_signal)
 		status = 128 + smoke_signal;
 	else if (!status)

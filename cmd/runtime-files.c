@@ -544,6 +544,9 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 {
 	const char *dir =
 		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "dir");
+	/* mtime=now: files get the time they are written (tarball.h) */
+	const char *mtime =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mtime");
 	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
 	struct tar_stats st = { 0 };
 	const char *no_lib;
@@ -551,6 +554,9 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 
 	if (r->too_large)
 		return reply_too_large(c, r);
+	if (mtime && strcmp(mtime, "now"))
+		return reply_error(c, r, 400,
+				   "invalid mtime '%s': expected 'now'", mtime);
 	/* loaded on first use (lib/dl.h): a server-side failure, not 400 */
 	no_lib = dl_archive_error();
 	if (no_lib)
@@ -561,8 +567,8 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 	if (r->spool_fd < 0)
 		return reply_error(c, r, 400, "invalid archive: empty body");
 	if (lseek(r->spool_fd, 0, SEEK_SET) < 0 ||
-	    tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "", &st, &err) <
-		    0) {
+	    tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "",
+			     mtime ? TAR_EXTRACT_TOUCH : 0, &st, &err) < 0) {
 		ret = reply_error(c, r, 400, "%s", err.buf);
 		strbuf_release(&err);
 		return ret;

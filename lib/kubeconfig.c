@@ -4,6 +4,7 @@
 #include "exec.h"
 #include "http.h"
 #include "json.h"
+#include "quote.h"
 #include "usage.h"
 
 #include <fcntl.h>
@@ -1365,18 +1366,6 @@ static char *find_command(const char *cmd)
 	return NULL;
 }
 
-static void sh_quote(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			strbuf_addstr(sb, "'\\''");
-		else
-			strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '\'');
-}
-
 /* put NAME=value into env, replacing an entry of the same name */
 static void env_set(struct strvec *env, const char *kv)
 {
@@ -1482,10 +1471,10 @@ static int run_plugin(struct kube_config *kc, struct kube_credential *c,
 		goto out;
 	}
 	strbuf_addstr(&cmd, "exec ");
-	sh_quote(&cmd, path);
+	sq_quote_buf(&cmd, path);
 	for (i = 0; i < e->args.nr; i++) {
 		strbuf_addch(&cmd, ' ');
-		sh_quote(&cmd, e->args.v[i]);
+		sq_quote_buf(&cmd, e->args.v[i]);
 	}
 	for (ep = environ; ep && *ep; ep++)
 		strvec_push(&env, *ep);

@@ -392,13 +392,24 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	pthread_mutex_lock(&st->lock);
 	if (!st->open && open_sandbox(call->session, st, res) < 0)
 		goto unlock;
-	if (o->ephemeral && session_reset(&st->sbx) < 0) {
-		const char *msg = last_error();
+	if (o->ephemeral) {
+		/* what cannot be removed stays; the command runs anyway */
+		struct strbuf left = STRBUF_INIT;
+		int rc = session_reset(&st->sbx, &left);
 
-		if (starts_with(msg, "reset failed: "))
-			msg += strlen("reset failed: ");
-		mcp_result_error(res, "reset failed: %s", msg);
-		goto unlock;
+		if (rc > 0) {
+			/* one log line */
+			for (size_t i = 0; i < left.len; i++)
+				if (left.buf[i] == '\n')
+					left.buf[i] = ' ';
+			mcp_log_stderr("ephemeral reset: left in /app: %s",
+				       left.buf);
+		}
+		strbuf_release(&left);
+		if (rc < 0) {
+			mcp_result_error(res, "reset failed: %s", last_error());
+			goto unlock;
+		}
 	}
 
 	p.call = call;

@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "json.h"
 #include "mcp.h"
+#include "quote.h"
 #include "session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -874,19 +875,6 @@ out:
 
 /* ---- sandbox_run_command ---- */
 
-/* Append s in single quotes: ' becomes '\'' */
-static void sq_quote(struct strbuf *out, const char *s)
-{
-	strbuf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			strbuf_addstr(out, "'\\''");
-		else
-			strbuf_addch(out, *s);
-	}
-	strbuf_addch(out, '\'');
-}
-
 static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 {
 	static const char *const keys[] = { "sandbox", "namespace", "command",
@@ -918,7 +906,7 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 			goto out;
 		}
 		strbuf_addch(&cmd, ' ');
-		sq_quote(&cmd, json_string_value(a));
+		sq_quote_buf(&cmd, json_string_value(a));
 	}
 	run_in(call, res, ns, name, cmd.buf, NULL, 0);
 out:

@@ -242,6 +242,26 @@ void usage_with_options_to(FILE *fp, const char *const *usage,
 	fputc('\n', fp);
 }
 
+int usage_error(const char *const *usage, const struct option *opts,
+		const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	error("%s", msg.buf);
+	strbuf_release(&msg);
+	return usage_reported(usage, opts);
+}
+
+int usage_reported(const char *const *usage, const struct option *opts)
+{
+	usage_with_options_to(stderr, usage, opts);
+	return PARSE_OPT_USAGE_STATUS;
+}
+
 static const struct option *
 find_long(const struct option *opts, const char *name, size_t len, int *negated)
 {

@@ -94,15 +94,41 @@ struct option {
 int parse_options(int argc, const char **argv, const struct option *opts,
 		  const char *const *usage, unsigned flags);
 
+/*
+ * The exit status of a usage error, for every command (gosbx(1) "EXIT
+ * STATUS", as git's): an unknown command or option, a missing or extra
+ * argument, a bad option value (a malformed duration, size or number,
+ * a bad claim name, a value outside the choices, options that do not
+ * go together): whatever can be judged from the command line alone,
+ * before anything is opened or read.
+ */
+#define PARSE_OPT_USAGE_STATUS 129
+
 /* Exit status for a negative parse_options() result: 0 or 129. */
 static inline int parse_options_status(int r)
 {
-	return r == PARSE_OPT_HELP ? 0 : 129;
+	return r == PARSE_OPT_HELP ? 0 : PARSE_OPT_USAGE_STATUS;
 }
 
 /* Print the usage and option help to fp. */
 void usage_with_options_to(FILE *fp, const char *const *usage,
 			   const struct option *opts);
+
+/*
+ * A usage error found after parse_options(): print "error: <message>"
+ * and then, as parse_options() does for an unknown option, the usage
+ * and option help to stderr. Returns PARSE_OPT_USAGE_STATUS (129), the
+ * exit status of every usage error.
+ */
+int usage_error(const char *const *usage, const struct option *opts,
+		const char *fmt, ...) PRINTF_LIKE(3, 4);
+
+/*
+ * The same when the message was printed already (e.g. by
+ * session_check_claim_name()): print the usage and option help to
+ * stderr and return PARSE_OPT_USAGE_STATUS.
+ */
+int usage_reported(const char *const *usage, const struct option *opts);
 
 /*
  * Parse a Go-style duration ("300ms", "1.5s", "1m30s", "2h"; a bare

@@ -7,6 +7,7 @@
 #include "dl.h"
 #include "http.h"
 #include "json.h"
+#include "quote.h"
 #include "session.h"
 #include "strvec.h"
 #include "tarball.h"
@@ -723,8 +724,15 @@ static int run_plain(struct session *s, const struct session_exec *e,
 	return 0;
 }
 
+/*
+ * POST /v1/archive (extension `archive`) of the tar in data/len, or read
+ * from fd when fd >= 0, into dir. touch: ask the runtime to give every
+ * file the time it writes it (mtime=now, gosbx-runtime(1)) instead of
+ * the tar's; a runtime that predates it ignores the parameter and
+ * restores the tar's times.
+ */
 static int post_archive(struct session *s, const char *dir, const void *data,
-			size_t len, int fd)
+			size_t len, int fd, int touch)
 {
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
@@ -733,6 +741,8 @@ static int post_archive(struct session *s, const char *dir, const void *data,
 
 	if (dir && *dir)
 		http_query_add(&query, "dir", dir);
+	if (touch)
+		http_query_add(&query, "mtime", "now");
 	req.method = "POST";
 	req.path = "/v1/archive";
 	req.query = query.len ? query.buf : NULL;
@@ -758,10 +768,16 @@ static int post_archive(struct session *s, const char *dir, const void *data,
 	return ret;
 }
 
-/* Upload a tar with /upload and unpack it with tar -xf (seed fallback). */
+/*
+ * Upload a tar with /upload and unpack it with tar -xf (the seed's
+ * fallback, spec/runtime-api.md) into dir. touch: `tar -xmf`, so that
+ * files get the time they are written (-m is in GNU tar, busybox and
+ * bsdtar) rather than the tar's.
+ */
 static int upload_tar_fallback(struct session *s, const struct strbuf *tar,
-			       const char *dir)
+			       const char *dir, int touch)
 {
+	const char *x = touch ? "tar -xmf " : "tar -xf ";
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct strbuf cmd = STRBUF_INIT;
 	json_t *body, *ans = NULL;
@@ -777,13 +793,17 @@ static int upload_tar_fallback(struct session *s, const struct strbuf *tar,
 		strbuf_release(&msg);
 		goto out;
 	}
-	if (dir && *dir)
-		strbuf_addf(&cmd, "mkdir -p '%s' && tar -xf " SEED_UPLOAD_TAR
-				  " -C '%s' && rm -f " SEED_UPLOAD_TAR,
-			    dir, dir);
-	else
-		strbuf_addstr(&cmd, "tar -xf " SEED_UPLOAD_TAR
-				    " && rm -f " SEED_UPLOAD_TAR);
+	if (dir && *dir) {
+		strbuf_addstr(&cmd, "mkdir -p -- ");
+		sq_quote_buf(&cmd, dir);
+		strbuf_addf(&cmd, " && %s" SEED_UPLOAD_TAR " -C ", x);
+		sq_quote_buf(&cmd, dir);
+		strbuf_addstr(&cmd, " && rm -f " SEED_UPLOAD_TAR);
+	} else {
+		strbuf_addf(&cmd,
+			    "%s" SEED_UPLOAD_TAR " && rm -f " SEED_UPLOAD_TAR,
+			    x);
+	}
 	body = json_object();
 	json_object_set_new(body, "command", json_string(cmd.buf));
 	if (post_execute(s, body, 0, NULL, &ans) == 0) {
@@ -807,6 +827,7 @@ static int write_files(struct session *s, const struct session_exec *e)
 {
 	struct tar_file *tf;
 	struct strbuf tar = STRBUF_INIT, err = STRBUF_INIT;
+	struct timespec now;
 	int nested = 0, ret = -1;
 
 	tf = xcalloc(e->nr_files, sizeof(*tf));
@@ -837,14 +858,21 @@ static int write_files(struct session *s, const struct session_exec *e)
 		http_resp_release(&resp);
 		goto out;
 	}
-	if (tar_build_seed(tf, e->nr_files, &tar, &err) < 0) {
+	/*
+	 * Files written now get the time of now, not the seed's 0: go
+	 * test's cache (mtime and size) and make must see them change.
+	 * The sandbox's own clock stamps them (mtime=now, tar -m); the
+	 * tar carries ours for a runtime that predates mtime=now.
+	 */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (tar_build_seed(tf, e->nr_files, &now, &tar, &err) < 0) {
 		error("%s", err.buf);
 		goto out;
 	}
 	if (s->features & SESSION_FEAT_ARCHIVE)
-		ret = post_archive(s, NULL, tar.buf, tar.len, -1);
+		ret = post_archive(s, NULL, tar.buf, tar.len, -1, 1);
 	else
-		ret = upload_tar_fallback(s, &tar, NULL);
+		ret = upload_tar_fallback(s, &tar, NULL, 1);
 out:
 	free(tf);
 	strbuf_release(&tar);
@@ -941,7 +969,7 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 		if (tar_write_local(paths, nr, buf_write, &tar, &job.err) < 0) {
 			ret = error("%s", job.err.buf);
 		} else {
-			ret = upload_tar_fallback(s, &tar, dir);
+			ret = upload_tar_fallback(s, &tar, dir, 0);
 		}
 		strbuf_release(&tar);
 		strbuf_release(&job.err);
@@ -956,7 +984,7 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 		close(fds[1]);
 		return error("cannot start the archive writer");
 	}
-	ret = post_archive(s, dir, NULL, 0, fds[0]);
+	ret = post_archive(s, dir, NULL, 0, fds[0], 0);
 	close(fds[0]); /* unblocks the writer if the upload failed */
 	pthread_join(th, NULL);
 	if (job.failed) {
@@ -995,19 +1023,47 @@ int session_get(struct session *s, const char *path, struct strbuf *out)
 	return ret;
 }
 
-int session_reset(struct session *s)
+/* the most lines of the remover's messages session_reset() keeps */
+#define RESET_LEFT_LINES 10
+
+int session_reset(struct session *s, struct strbuf *left)
 {
 	struct session_exec e = { 0 };
 	struct session_result res;
 	int ret;
 
-	e.command = "find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +";
+	/* chmod -R does not follow symlinks met on the way */
+	e.command = "chmod -R u+rwX . 2>/dev/null; "
+		    "find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +";
 	session_result_init(&res);
 	ret = session_execute(s, &e, &res);
-	if (!ret && res.exit_code)
-		ret = error("reset failed: %s", res.err.buf);
+	if (ret) {
+		ret = -1;
+	} else if (res.exit_code) {
+		const char *p = res.err.buf, *end = p + res.err.len;
+		size_t lines = 0;
+
+		ret = 1;
+		while (left && p < end) {
+			const char *nl = memchr(p, '\n', end - p);
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+			if (lines++ < RESET_LEFT_LINES) {
+				if (left->len)
+					strbuf_addch(left, '\n');
+				strbuf_add(left, p, n);
+			}
+			p += n + 1;
+		}
+		if (left && lines > RESET_LEFT_LINES)
+			strbuf_addf(left, "\n... (%zu more lines)",
+				    lines - RESET_LEFT_LINES);
+		if (left && !lines)
+			strbuf_addf(left, "the remover exited %d",
+				    res.exit_code);
+	}
 	session_result_release(&res);
-	return ret ? -1 : 0;
+	return ret;
 }
 
 int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,

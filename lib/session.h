@@ -206,10 +206,24 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 int session_get(struct session *s, const char *path, struct strbuf *out);
 
 /*
- * Wipe /app (build and module caches are kept, they live elsewhere).
- * Returns 0 or -1.
+ * Wipe /app (build and module caches are kept, they live elsewhere):
+ * the seed's --ephemeral between tool calls, the REPL's :reset. A
+ * command may have left read-only directories behind, so everything
+ * under /app is first made writable and searchable by its owner
+ * (chmod -R u+rwX, which never follows symlinks), then every entry is
+ * removed; what still cannot be removed (not the sandbox user's, a
+ * mount) is left in place: a reset never locks a session, the next
+ * command runs anyway, as the seed (which ignores reset errors) does.
+ *
+ * left: if not NULL, gets (appended) what was left: the remover's
+ * messages, at most 10 lines, e.g. "rm: cannot remove './d/f':
+ * Permission denied", and "... (N more lines)" after them.
+ *
+ * Returns 0 when /app is empty, 1 when something was left (left says
+ * what), -1 with error() when the reset could not run at all (the
+ * runtime cannot be reached).
  */
-int session_reset(struct session *s);
+int session_reset(struct session *s, struct strbuf *left);
 
 /*
  * GET /v1/metrics into the given fields (any pointer may be NULL).

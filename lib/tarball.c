@@ -9,6 +9,8 @@
 #include <archive_entry.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <pthread.h>
 #include <search.h>
 #include <sys/stat.h>
 
@@ -44,6 +46,44 @@ static int need_libarchive(struct strbuf *err)
 	const char *why = dl_archive_error();
 
 	return why ? fail(err, "%s", why) : 0;
+}
+
+/*
+ * File names are bytes, UTF-8 for everything gosbx writes, whatever the
+ * caller's locale. libarchive, though, converts names between the
+ * locale's charset and the UTF-8 of pax headers, and a process is in the
+ * C locale (ASCII) until it calls setlocale(): any name that is not
+ * ASCII then failed with "Can't translate pathname". So each public
+ * function below runs its libarchive calls with the thread's LC_CTYPE
+ * set to a UTF-8 locale (uselocale(3): the thread only, nothing global),
+ * and names that are valid UTF-8 travel as pax "path" records; other
+ * bytes are stored raw with hdrcharset=BINARY (libarchive's ARCHIVE_WARN,
+ * which is accepted), and read back as the same bytes.
+ */
+static locale_t utf8_ctype;
+static pthread_once_t utf8_ctype_once = PTHREAD_ONCE_INIT;
+
+static void utf8_ctype_init(void)
+{
+	/* C.UTF-8 is built into glibc 2.35 and later; else try others */
+	static const char *const names[] = { "C.UTF-8", "C.utf8",
+					     "en_US.UTF-8" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names) && !utf8_ctype; i++)
+		utf8_ctype = newlocale(LC_CTYPE_MASK, names[i], (locale_t)0);
+}
+
+/* Enter the UTF-8 LC_CTYPE; returns what names_leave() restores. */
+static locale_t names_enter(void)
+{
+	pthread_once(&utf8_ctype_once, utf8_ctype_init);
+	return utf8_ctype ? uselocale(utf8_ctype) : (locale_t)0;
+}
+
+static void names_leave(locale_t old)
+{
+	if (old)
+		uselocale(old);
 }
 
 /*
@@ -694,7 +734,8 @@ static int copy_data(struct archive *in, struct archive *out, const char *name,
 }
 
 /* Second pass: write every planned entry. */
-static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
+static int extract_archive(struct extract *x, int fd, struct tar_stats *st,
+			   unsigned flags)
 {
 	struct archive *a = open_reader(fd, x->err);
 	struct archive *disk = NULL;
@@ -716,9 +757,11 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st)
 	 * libarchive are the absolute, checked destinations (no chdir).
 	 */
 	archive_write_disk_set_options(
-		disk, ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-			      ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-			      ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM);
+		disk,
+		ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+			ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+			(flags & TAR_EXTRACT_TOUCH ? 0 : ARCHIVE_EXTRACT_TIME) |
+			ARCHIVE_EXTRACT_PERM);
 	for (;; i++) {
 		struct plan *p;
 		const char *name;
@@ -812,8 +855,9 @@ static int make_target(struct extract *x)
 	return ret;
 }
 
-int tar_extract_safe(int fd, const char *root, const char *subdir,
-		     struct tar_stats *st, struct strbuf *err)
+static int extract_safe(int fd, const char *root, const char *subdir,
+			unsigned flags, struct tar_stats *st,
+			struct strbuf *err)
 {
 	struct extract x = {0};
 	struct strvec comps = STRVEC_INIT;
@@ -850,7 +894,7 @@ int tar_extract_safe(int fd, const char *root, const char *subdir,
 		goto out;
 	if (make_target(&x) < 0)
 		goto out;
-	ret = extract_archive(&x, fd, st);
+	ret = extract_archive(&x, fd, st, flags);
 out:
 	for (i = 0; i < x.plan_nr; i++) {
 		free(x.plan[i].orig);
@@ -867,6 +911,16 @@ out:
 	tdestroy(x.tree, node_free);
 	strbuf_release(&x.tgt);
 	strvec_clear(&comps);
+	return ret;
+}
+
+int tar_extract_safe(int fd, const char *root, const char *subdir,
+		     unsigned flags, struct tar_stats *st, struct strbuf *err)
+{
+	locale_t old = names_enter();
+	int ret = extract_safe(fd, root, subdir, flags, st, err);
+
+	names_leave(old);
 	return ret;
 }
 
@@ -1117,8 +1171,8 @@ static int add_at(struct tar_out *o, int dirfd, const char *name,
 	return add_children(o, fd, path);
 }
 
-int tar_write_path(const char *root, const char *relpath, tar_write_fn write_fn,
-		   void *data, struct strbuf *err)
+static int write_path(const char *root, const char *relpath,
+		      tar_write_fn write_fn, void *data, struct strbuf *err)
 {
 	struct strvec comps = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT, dir = STRBUF_INIT;
@@ -1186,8 +1240,18 @@ out:
 	return ok ? 0 : -1;
 }
 
-int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
-		    void *data, struct strbuf *err)
+int tar_write_path(const char *root, const char *relpath, tar_write_fn write_fn,
+		   void *data, struct strbuf *err)
+{
+	locale_t old = names_enter();
+	int ret = write_path(root, relpath, write_fn, data, err);
+
+	names_leave(old);
+	return ret;
+}
+
+static int write_local(const char *const *paths, size_t nr,
+		       tar_write_fn write_fn, void *data, struct strbuf *err)
 {
 	struct tar_out o;
 	struct strbuf dir = STRBUF_INIT, base = STRBUF_INIT;
@@ -1251,6 +1315,16 @@ int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
 	return out_close(&o, !r);
 }
 
+int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
+		    void *data, struct strbuf *err)
+{
+	locale_t old = names_enter();
+	int ret = write_local(paths, nr, write_fn, data, err);
+
+	names_leave(old);
+	return ret;
+}
+
 /* -------------------------------------------------------------------- */
 /* The seed's upload tar                                                 */
 
@@ -1294,23 +1368,32 @@ static la_ssize_t sb_write(struct archive *a, void *cd, const void *buf,
 	return len;
 }
 
-/* Write the header of one seed entry, using e (cleared first). */
+/*
+ * Write the header of one seed entry, using e (cleared first). A name
+ * that is not valid UTF-8 is stored raw (ARCHIVE_WARN: see
+ * names_enter()).
+ */
 static int seed_header(struct archive *a, struct archive_entry *e,
-		       const char *name, mode_t type, mode_t perm, size_t size)
+		       const char *name, mode_t type, mode_t perm, size_t size,
+		       const struct timespec *mtime)
 {
 	archive_entry_clear(e);
 	archive_entry_set_pathname(e, name);
 	archive_entry_set_filetype(e, type);
 	archive_entry_set_perm(e, perm);
-	archive_entry_set_mtime(e, 0, 0);
+	if (mtime)
+		archive_entry_set_mtime(e, mtime->tv_sec, mtime->tv_nsec);
+	else
+		archive_entry_set_mtime(e, 0, 0);
 	archive_entry_set_uid(e, 0);
 	archive_entry_set_gid(e, 0);
 	archive_entry_set_size(e, size);
-	return archive_write_header(a, e) == ARCHIVE_OK ? 0 : -1;
+	return archive_write_header(a, e) >= ARCHIVE_WARN ? 0 : -1;
 }
 
-int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
-		   struct strbuf *err)
+static int build_seed(const struct tar_file *files, size_t nr,
+		      const struct timespec *mtime, struct strbuf *out,
+		      struct strbuf *err)
 {
 	const struct tar_file **sorted = NULL;
 	struct strbuf tmp = STRBUF_INIT, dir = STRBUF_INIT;
@@ -1376,10 +1459,12 @@ int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
 				continue;
 			strbuf_reset(&dir);
 			strbuf_add(&dir, f->path, dl);
-			if (seed_header(a, e, dir.buf, AE_IFDIR, 0755, 0) < 0)
+			if (seed_header(a, e, dir.buf, AE_IFDIR, 0755, 0,
+					mtime) < 0)
 				goto lafail;
 		}
-		if (seed_header(a, e, f->path, AE_IFREG, 0644, f->len) < 0)
+		if (seed_header(a, e, f->path, AE_IFREG, 0644, f->len, mtime) <
+		    0)
 			goto lafail;
 		if (f->len && archive_write_data(a, f->data, f->len) !=
 				      (la_ssize_t)f->len)
@@ -1402,5 +1487,16 @@ out:
 	free(sorted);
 	strbuf_release(&tmp);
 	strbuf_release(&dir);
+	return ret;
+}
+
+int tar_build_seed(const struct tar_file *files, size_t nr,
+		   const struct timespec *mtime, struct strbuf *out,
+		   struct strbuf *err)
+{
+	locale_t old = names_enter();
+	int ret = build_seed(files, nr, mtime, out, err);
+
+	names_leave(old);
 	return ret;
 }

@@ -4,6 +4,8 @@
 #include "compat.h"
 #include "strbuf.h"
 
+#include <time.h>
+
 /*
  * Tar streams over libarchive: safe extraction for gosbx-runtime's
  * `POST /v1/archive`, tar output for `GET /v1/archive` and `gosbx push`,
@@ -17,6 +19,13 @@
  * entry, so a thread that creates a file or forks at that instant sees
  * umask 0; code that cares (e.g. children of exec) sets its umask or
  * modes explicitly.
+ *
+ * Names: file names are bytes, taken and written as they are, whatever
+ * the caller's locale: libarchive's conversions run under a UTF-8
+ * LC_CTYPE of the calling thread only (uselocale(3)), so UTF-8 names
+ * ("\u00e9.txt", "\u6570\u636e/x.go") are stored as pax "path" records
+ * that any tar reads, and names that are not valid UTF-8 are stored
+ * raw (pax hdrcharset=BINARY) and read back unchanged.
  *
  * Errors: each function returns 0 or -1. On -1 it appends one line
  * (no "error: " prefix, no newline) to `err` when `err` is not NULL,
@@ -39,6 +48,16 @@ struct tar_stats {
  */
 typedef int (*tar_write_fn)(const void *buf, size_t len, void *data);
 
+/* flags of tar_extract_safe() */
+/*
+ * Do not restore the archive's modification times: files and
+ * directories get the time they are written, as `tar -m` does (the
+ * `mtime=now` of POST /v1/archive, gosbx-runtime(1)): what a later
+ * `go test` (its test cache keys files on mtime and size) and make(1)
+ * must see for files gosbx writes, rather than the seed tar's 0.
+ */
+#define TAR_EXTRACT_TOUCH (1u << 0)
+
 /*
  * Extract the tar archive held in `fd` under root/subdir, refusing any
  * entry that could write outside root (extension `archive`).
@@ -52,6 +71,7 @@ typedef int (*tar_write_fn)(const void *buf, size_t len, void *data);
  *         root itself. It must not be absolute, contain "..", or go
  *         through a symlink that leaves root; it is created with its
  *         missing parents (mode 0755) when needed.
+ * flags:  0 or TAR_EXTRACT_TOUCH.
  * st:     if not NULL, set to what was written (also on failure: what
  *         was written before the failure).
  *
@@ -72,7 +92,8 @@ typedef int (*tar_write_fn)(const void *buf, size_t len, void *data);
  *
  * Existing files are replaced (an existing symlink is replaced, never
  * followed). Modes are kept & 0777 (setuid, setgid, sticky dropped),
- * modification times are restored, ownership never is. A "./" entry
+ * modification times are restored (unless TAR_EXTRACT_TOUCH),
+ * ownership never is. A "./" entry
  * for the target directory itself is skipped.
  *
  * Returns 0, or -1 with err filled: a refused entry, a corrupt archive
@@ -80,7 +101,7 @@ typedef int (*tar_write_fn)(const void *buf, size_t len, void *data);
  * writing (then earlier entries may have been written).
  */
 int tar_extract_safe(int fd, const char *root, const char *subdir,
-		     struct tar_stats *st, struct strbuf *err);
+		     unsigned flags, struct tar_stats *st, struct strbuf *err);
 
 /*
  * Stream a tar (pax restricted: ustar, with pax headers only where
@@ -127,13 +148,16 @@ struct tar_file {
  * both a file and a parent directory of another. Entries are sorted by
  * name (strcmp); before each file come its parent directories not yet
  * written, as "dir/" with mode 0755; files have mode 0644. Every entry
- * has mtime 0, uid/gid 0 and no user/group names, so the same input
- * always gives the same bytes.
+ * has uid/gid 0 and no user/group names, and the modification time
+ * mtime (seconds and nanoseconds; the nanoseconds are stored only where
+ * a pax header is written anyway), or 0 when mtime is NULL as the seed
+ * does, so the same input always gives the same bytes.
  *
  * Returns 0, or -1 with err filled (e.g. "invalid path 'a//b': empty
  * segment") and out unchanged.
  */
-int tar_build_seed(const struct tar_file *files, size_t nr, struct strbuf *out,
+int tar_build_seed(const struct tar_file *files, size_t nr,
+		   const struct timespec *mtime, struct strbuf *out,
 		   struct strbuf *err);
 
 /*

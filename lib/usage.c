@@ -4,6 +4,7 @@
 #include <time.h>
 
 const char *progname = "gosbx";
+int die_status = 128;
 
 static __thread report_fn report_routine;
 static __thread void *report_data;
@@ -92,7 +93,7 @@ void die(const char *fmt, ...)
 	set_error_routine(NULL, NULL);
 	vreport("fatal: ", 0, 0, fmt, ap);
 	va_end(ap);
-	exit(128);
+	exit(die_status);
 }
 
 void die_errno(const char *fmt, ...)
@@ -104,5 +105,5 @@ void die_errno(const char *fmt, ...)
 	set_error_routine(NULL, NULL);
 	vreport("fatal: ", 1, e, fmt, ap);
 	va_end(ap);
-	exit(128);
+	exit(die_status);
 }

@@ -7,7 +7,9 @@
  * Reporting, in git's style (STYLE.md "Errors and exit codes"):
  *   error(...)   prints "error: ..." to stderr and returns -1;
  *   warning(...) prints "warning: ...";
- *   die(...)     prints "fatal: ..." and exits 128 (never from lib/);
+ *   die(...)     prints "fatal: ..." and exits die_status (never from
+ *                lib/): 128, which gosbx sets to 125, its status for a
+ *                failure of its own (gosbx(1) "EXIT STATUS");
  *   *_errno      variants append ": <strerror(errno)>".
  * Messages are lower case without a final full stop.
  */
@@ -35,5 +37,8 @@ const char *last_error(void);
 
 /* The program name used in messages, e.g. "gosbx". */
 extern const char *progname;
+
+/* The exit status of die() and die_errno(); 128 unless set. */
+extern int die_status;
 
 #endif /* USAGE_H */

@@ -107,7 +107,7 @@ test_expect_success 'stray arguments are usage errors' '
 
 test_expect_success 'a write error on stdout is not silent' '
 	test -w /dev/full || return 0
-	expect_code_err 128 gosbx claims >/dev/full &&
+	expect_code_err 125 gosbx claims >/dev/full &&
 	grep "write" err
 '
 

@@ -63,7 +63,7 @@ test_expect_success SANDBOX 'open -q prints only the name' '
 test_expect_success SANDBOX 'open --name twice: the second fails, the first is intact' '
 	gosbx open -q --name=twice >out &&
 	gosbx exec --claim=twice -- "echo first >mark" &&
-	expect_code_err 1 gosbx open -q --name=twice >out2 &&
+	expect_code_err 125 gosbx open -q --name=twice >out2 &&
 	grep "already exists" err &&
 	test_line_count = 0 out2 &&
 	test "$(status twice)" = ready &&
@@ -76,7 +76,7 @@ test_expect_success 'invalid claim names are refused by open' '
 	mkdir -p "$XDG_STATE_HOME/gosbx" &&
 	long=$(printf "a%.0s" $(seq 64)) &&
 	for n in ../x a/b UPPER "$long" -lead "a b" .. ""; do
-		expect_code_err 1 gosbx open -q --name="$n" >out &&
+		expect_code_err 129 gosbx open -q --name="$n" >out &&
 		grep "invalid claim name" err &&
 		test_line_count = 0 out || return 1
 	done &&
@@ -87,7 +87,7 @@ test_expect_success 'invalid claim names are refused by open' '
 
 test_expect_success 'a 63-character name is fine for the name check' '
 	n63=$(printf "b%.0s" $(seq 63)) &&
-	expect_code_err 1 gosbx close "$n63" &&
+	expect_code_err 125 gosbx close "$n63" &&
 	grep "no such claim" err
 '
 
@@ -97,13 +97,13 @@ test_expect_success 'invalid claim names are refused by close, nothing outside i
 	mkdir -p outside/claims-sibling &&
 	for n in ../victim ../../gosbx/victim a/b .. UPPER "" \
 		"../../../$(basename "$PWD")/outside"; do
-		expect_code_err 1 gosbx close "$n" &&
+		expect_code_err 129 gosbx close "$n" &&
 		grep "invalid claim name" err || return 1
 	done &&
 	test -f "$XDG_STATE_HOME/gosbx/victim/file" &&
 	test -d "$XDG_STATE_HOME/gosbx/victim/sub" &&
 	test -d outside/claims-sibling &&
-	test_expect_code 1 gosbx close --disconnect ../victim &&
+	test_expect_code 129 gosbx close --disconnect ../victim &&
 	test -f "$XDG_STATE_HOME/gosbx/victim/file"
 '
 
@@ -123,16 +123,21 @@ test_expect_success 'bad option values are usage errors' '
 	test_cmp before after
 '
 
-test_expect_success 'close of a missing claim exits 1' '
-	expect_code_err 1 gosbx close no-such-claim &&
+test_expect_success 'close of a missing claim exits 125' '
+	expect_code_err 125 gosbx close no-such-claim &&
 	grep "no such claim .no-such-claim." err
 '
 
-test_expect_success SANDBOX 'close: a missing name fails, the others are still closed' '
+test_expect_success SANDBOX 'close: a bad name is a usage error, nothing is closed' '
 	gosbx open -q --name=gone1 &&
-	expect_code_err 1 gosbx close gone1 no-such-claim ../bad &&
-	grep "no such claim .no-such-claim." err &&
+	expect_code_err 129 gosbx close gone1 no-such-claim ../bad &&
 	grep "invalid claim name .\.\./bad." err &&
+	test "$(status gone1)" = ready
+'
+
+test_expect_success SANDBOX 'close: a missing name fails, the others are still closed' '
+	expect_code_err 125 gosbx close gone1 no-such-claim &&
+	grep "no such claim .no-such-claim." err &&
 	test -z "$(status gone1)" &&
 	! test -e "$claims_dir/gone1"
 '
@@ -142,7 +147,7 @@ test_expect_success SANDBOX 'close --disconnect keeps the sandbox' '
 	grep "kept" err &&
 	test "$(status quiet)" = ready &&
 	gosbx exec --claim=quiet -- true &&
-	test_expect_code 1 gosbx close --disconnect no-such-claim
+	test_expect_code 125 gosbx close --disconnect no-such-claim
 '
 
 test_expect_success SANDBOX 'close deletes the sandbox: processes, cgroups, files' '

@@ -91,7 +91,7 @@ test_expect_success SANDBOX,PYTHON 'a claim idle past its TTL expires' '
 test_expect_success SANDBOX,PYTHON 'an expired claim is refused clearly, not reopened' '
 	expect_code_err 125 gosbx exec --claim=brief -- true &&
 	grep "claim .brief. expired" err &&
-	expect_code_err 1 gosbx open --name=brief &&
+	expect_code_err 125 gosbx open --name=brief &&
 	grep "already exists" err &&
 	status_is brief expired
 '
@@ -108,7 +108,7 @@ test_expect_success SANDBOX,PYTHON 'a killed sandbox is listed dead, never repla
 	grep "^victim  *local  *dead " list &&
 	expect_code_err 125 gosbx exec --claim=victim -- true &&
 	grep "claim .victim. is dead" err &&
-	expect_code_err 1 gosbx open --name=victim &&
+	expect_code_err 125 gosbx open --name=victim &&
 	grep "already exists" err &&
 	status_is victim dead
 '

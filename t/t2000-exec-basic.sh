@@ -68,9 +68,9 @@ test_expect_success 'stdout and stderr stay apart' '
 	printf "err1\nerr2\n" >expect && test_cmp expect err
 '
 
-test_expect_success 'the arguments after the options are joined with spaces' '
+test_expect_success 'several words after the options are an exact argv' '
 	gosbx exec echo a   b "c  d" >out &&
-	echo "a b c d" >expect &&
+	echo "a b c  d" >expect &&
 	test_cmp expect out &&
 	gosbx exec ls -la >out &&
 	test_grep "^total" out
@@ -96,11 +96,11 @@ test_expect_success '-f: destinations, nested directories, renames' '
 	test_cmp expect out
 '
 
-test_expect_success '-f destinations that escape /app are refused, nothing opened' '
+test_expect_success '-f destinations that escape /app are usage errors, nothing opened' '
 	echo x >f &&
 	for dest in ../y /etc/y a/../../y a//b "" .
 	do
-		expect_code 125 gosbx exec -f "f:$dest" -- true 2>err &&
+		expect_code 129 gosbx exec -f "f:$dest" -- true 2>err &&
 		test_grep "within /app" err || return 1
 	done &&
 	no_claims
@@ -125,13 +125,13 @@ test_expect_success '--env and --cwd' '
 	test_cmp expect out
 '
 
-test_expect_success 'bad --env, --cwd and limit values fail with 125' '
-	expect_code 125 gosbx exec --env=novalue -- true &&
-	expect_code 125 gosbx exec --env==v -- true &&
-	expect_code 125 gosbx exec --cwd=../x -- true &&
-	expect_code 125 gosbx exec --cwd=/etc -- true &&
-	expect_code 125 gosbx exec --cpus=lots -- true &&
-	expect_code 125 gosbx exec --pids=-3 -- true &&
+test_expect_success 'bad --env, --cwd and limit values are usage errors (129)' '
+	expect_code 129 gosbx exec --env=novalue -- true &&
+	expect_code 129 gosbx exec --env==v -- true &&
+	expect_code 129 gosbx exec --cwd=../x -- true &&
+	expect_code 129 gosbx exec --cwd=/etc -- true &&
+	expect_code 129 gosbx exec --cpus=lots -- true &&
+	expect_code 129 gosbx exec --pids=-3 -- true &&
 	no_claims
 '
 

@@ -66,10 +66,10 @@ test_expect_success 'limits only apply to throwaway sandboxes (129)' '
 	test_grep "throwaway" err
 '
 
-test_expect_success 'an unknown claim fails with 125' '
+test_expect_success 'an unknown claim fails with 125, a bad name is usage (129)' '
 	expect_code 125 gosbx exec --claim=no-such-claim -- true 2>err &&
 	test_grep -E "no such claim|no claim .no-such-claim." err &&
-	expect_code 125 gosbx exec --claim=../t2001 -- true 2>err &&
+	expect_code 129 gosbx exec --claim=../t2001 -- true 2>err &&
 	test_grep "invalid claim name" err
 '
 

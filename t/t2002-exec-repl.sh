@@ -135,6 +135,21 @@ test_expect_success ':put, :ls and :get' '
 	test_cmp expect out
 '
 
+test_expect_success ':put gives a file the time of the write, not 1970' '
+	gosbx exec --claim=t2002 -- touch stamp &&
+	cat >s10 <<-\EOF &&
+	expect t2002:/app$ 
+	send :put local.txt stamped.txt
+	expect bytes)
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s10 &&
+	gosbx exec --claim=t2002 -- find stamped.txt -newer stamp >out &&
+	echo stamped.txt >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'Ctrl-C cancels the running command, not the REPL' '
 	cat >s3 <<-\EOF &&
 	expect t2002:/app$ 

@@ -49,63 +49,11 @@ test_expect_success 'exec: a throwaway on the url backend deletes nothing' '
 	test -f work/d/f
 '
 
-# An upstream-shaped server (spec/runtime-api.md, the seed's contract):
-# GET / without features, POST /execute and POST /upload only.
-cat >upstream.py <<\EOF
-import cgi, json, os, subprocess, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-work = sys.argv[2]
-
-class H(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def reply(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        if self.path == "/":
-            self.reply(200, {"status": "ok"})
-        else:
-            self.reply(404, {"error": "not found"})
-
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        if self.path == "/execute":
-            req = json.loads(self.rfile.read(n))
-            p = subprocess.run(["sh", "-c", req["command"]], cwd=work,
-                               capture_output=True)
-            self.reply(200, {"stdout": p.stdout.decode(errors="replace"),
-                             "stderr": p.stderr.decode(errors="replace"),
-                             "exit_code": p.returncode})
-        elif self.path == "/upload":
-            form = cgi.FieldStorage(fp=self.rfile, headers=self.headers,
-                                    environ={"REQUEST_METHOD": "POST"})
-            item = form["file"]
-            with open(os.path.join(work, item.filename), "wb") as f:
-                f.write(item.file.read())
-            self.reply(200, {"message": "ok"})
-        else:
-            self.reply(404, {"error": "not found"})
-
-HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-EOF
+. "$TEST_DIRECTORY"/lib-upstream.sh
 
 test_expect_success 'setup: the upstream-shaped server' '
-	mkdir -p upwork &&
-	port=$(test_free_port) || return 1
-	python3 -W ignore upstream.py $port "$PWD/upwork" 2>up.log &
-	echo $! >up.pid &&
-	echo "http://127.0.0.1:$port" >up.url &&
-	test_retry 100 0.1 curl -sf -o /dev/null "$(cat up.url)/"
+	upstream_start
 '
-test_atexit 'kill $(cat up.pid)'
 
 test_expect_success 'exec through /execute: output, status, seed upload' '
 	echo seed >s.txt &&

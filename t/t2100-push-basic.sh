@@ -82,10 +82,10 @@ test_expect_success 'GOSBX_CLAIM names the claim; -v says what happened' '
 	test_cmp expect out
 '
 
-test_expect_success '--to that escapes /app is refused' '
+test_expect_success '--to that escapes /app is a usage error' '
 	for to in ../x /etc a/../../x
 	do
-		expect_code 1 gosbx push --claim=t2100 --to=$to main.go \
+		expect_code 129 gosbx push --claim=t2100 --to=$to main.go \
 			2>err &&
 		test_grep "under /app" err || return 1
 	done &&
@@ -99,10 +99,10 @@ test_expect_success 'push without a claim or without paths is a usage error' '
 	test_grep "nothing to push" err
 '
 
-test_expect_success 'a missing path or an unknown claim fails' '
-	expect_code 1 gosbx push --claim=t2100 no-such-file 2>err &&
+test_expect_success 'a missing path or an unknown claim fails with 125' '
+	expect_code 125 gosbx push --claim=t2100 no-such-file 2>err &&
 	test_grep "no-such-file" err &&
-	expect_code 1 gosbx push --claim=no-such-claim main.go 2>err &&
+	expect_code 125 gosbx push --claim=no-such-claim main.go 2>err &&
 	test_grep -E "no such claim|no claim .no-such-claim." err
 '
 

@@ -462,6 +462,50 @@ test_expect_success '--ephemeral wipes /app before every call' '
 	no_claims
 '
 
+test_expect_success '--ephemeral: a read-only tree never locks the session' '
+	cat >steps <<-\EOF &&
+	{"command":"mkdir -p ro/sub && echo x >ro/sub/f && chmod 000 ro/sub && chmod 555 ro && echo made"}
+	{"command":"ls -A"}
+	{"files":{"c.txt":"c\n"},"command":"ls -A"}
+	EOF
+	mcp --ephemeral &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nmade\n" >expect &&
+	check_text 1 expect &&
+	printf "exit=0  (D)\n\n(no output)\n" >expect &&
+	check_text 2 expect && is_error 2 false &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nc.txt\n" >expect &&
+	check_text 3 expect && is_error 3 false &&
+	test_grep ! "left in /app" log &&
+	no_claims
+'
+
+# An immutable file (chattr +i, as root on the host) is what a sandbox
+# can never remove: the reset leaves it, says so in the log, and the
+# command runs anyway
+if test_have_prereq LOCAL,ROOT && command -v chattr >/dev/null &&
+	touch chattr-probe && chattr +i chattr-probe 2>/dev/null
+then
+	chattr -i chattr-probe
+	test_set_prereq CHATTR
+fi
+test_atexit "chattr -i \"\$XDG_STATE_HOME\"/gosbx/claims/*/app/stuck"
+
+test_expect_success CHATTR '--ephemeral: what cannot be removed is left and logged' '
+	cat >steps <<-\EOF &&
+	{"command":"echo x >stuck"}
+	!sh chattr +i "$XDG_STATE_HOME"/gosbx/claims/*/app/stuck && echo set
+	{"command":"echo ran; ls -A"}
+	!sh chattr -i "$XDG_STATE_HOME"/gosbx/claims/*/app/stuck && echo unset
+	EOF
+	mcp --ephemeral &&
+	echo set >expect && test_cmp expect 2.txt &&
+	echo unset >expect && test_cmp expect 4.txt &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nran\nstuck\n" >expect &&
+	check_text 3 expect && is_error 3 false &&
+	test_grep "^ephemeral reset: left in /app: rm: cannot remove .\./stuck.: Operation not permitted" log &&
+	no_claims
+'
+
 test_expect_success '--persistent keeps the sandbox when the client goes' '
 	echo "{\"command\":\"echo kept >state\"}" >steps &&
 	mcp --persistent &&

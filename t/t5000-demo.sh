@@ -97,7 +97,7 @@ test_expect_success SANDBOX,PYTHON 'a demo against a dead claim fails clearly' '
 	test -n "$pid" && test -n "$child" &&
 	kill -9 $child $pid &&
 	test_retry 60 0.5 claim_status_is victim dead &&
-	test_expect_code_err 1 gosbx demo --claim=victim >out &&
+	test_expect_code_err 125 gosbx demo --claim=victim >out &&
 	test_grep "claim .victim. is dead" err &&
 	test_grep "cannot open the sandbox .victim." err &&
 	test_grep ! "===" out &&
@@ -107,7 +107,7 @@ test_expect_success SANDBOX,PYTHON 'a demo against a dead claim fails clearly' '
 '
 
 test_expect_success 'a demo against a missing claim fails clearly' '
-	test_expect_code_err 1 gosbx demo --claim=nosuch >out &&
+	test_expect_code_err 125 gosbx demo --claim=nosuch >out &&
 	test_grep "no such claim .nosuch." err &&
 	test_grep ! "PoC complete" out
 '

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
@@ -287,7 +288,7 @@ static int extract(struct scratch *s, const char *subdir, struct tar_stats *st,
 {
 	int fd = open_tar(s), r;
 
-	r = tar_extract_safe(fd, s->root.buf, subdir, st, err);
+	r = tar_extract_safe(fd, s->root.buf, subdir, 0, st, err);
 	close(fd);
 	return r;
 }
@@ -871,7 +872,7 @@ static void test_write_path_roundtrip(void **state)
 	assert_int_equal(mkdir(p.buf, 0755), 0);
 	dst = strbuf_detach(&p, NULL);
 	fd = open_tar(s);
-	assert_int_equal(tar_extract_safe(fd, dst, NULL, &st, &err), 0);
+	assert_int_equal(tar_extract_safe(fd, dst, NULL, 0, &st, &err), 0);
 	close(fd);
 	assert_int_equal(st.files, 4);
 	assert_int_equal(st.bytes, 180000 + 4 + 5);
@@ -948,7 +949,7 @@ static void test_write_path_odd_names(void **state)
 	strbuf_addf(&p, "%s/dst", s->top);
 	assert_int_equal(mkdir(p.buf, 0755), 0);
 	fd = open_tar(s);
-	assert_int_equal(tar_extract_safe(fd, p.buf, NULL, &st, &err), 0);
+	assert_int_equal(tar_extract_safe(fd, p.buf, NULL, 0, &st, &err), 0);
 	close(fd);
 	assert_string_equal(err.buf, "");
 	assert_int_equal(st.files, 4);
@@ -1001,7 +1002,7 @@ static void build_seed(const struct tar_file *f, size_t nr, struct strbuf *out)
 {
 	struct strbuf err = STRBUF_INIT;
 
-	assert_int_equal(tar_build_seed(f, nr, out, &err), 0);
+	assert_int_equal(tar_build_seed(f, nr, NULL, out, &err), 0);
 	assert_string_equal(err.buf, "");
 	strbuf_release(&err);
 }
@@ -1111,18 +1112,136 @@ static void test_seed_invalid(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		f[1].path = bad[i][0];
 		strbuf_reset(&err);
-		assert_int_equal(tar_build_seed(f, 2, &out, &err), -1);
+		assert_int_equal(tar_build_seed(f, 2, NULL, &out, &err), -1);
 		assert_string_equal(err.buf, bad[i][1]);
 		assert_int_equal(out.len, 0);
 	}
 	strbuf_reset(&err);
-	assert_int_equal(tar_build_seed(dup, 2, &out, &err), -1);
+	assert_int_equal(tar_build_seed(dup, 2, NULL, &out, &err), -1);
 	assert_string_equal(err.buf, "invalid path 'a/b': given twice");
 	strbuf_reset(&err);
-	assert_int_equal(tar_build_seed(both, 2, &out, &err), -1);
+	assert_int_equal(tar_build_seed(both, 2, NULL, &out, &err), -1);
 	assert_string_equal(err.buf, "invalid path 'a/b': 'a' is also a file");
 	assert_int_equal(out.len, 0);
 	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+/* Write tar bytes to S/in.tar. */
+static void save_tar(struct scratch *s, const struct strbuf *tar)
+{
+	int fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write_in_full(fd, tar->buf, tar->len),
+			 (ssize_t)tar->len);
+	close(fd);
+}
+
+/*
+ * UTF-8 names and names that are not UTF-8 at all, in this process's
+ * C locale (it never calls setlocale): stored and extracted unchanged,
+ * and the caller's locale is left as it was.
+ */
+static void test_seed_names(void **state)
+{
+	struct scratch *s = *state;
+	struct tar_file files[] = {
+		{ "\xc3\xa9.txt", "e\n", 2 },		       /* é.txt */
+		{ "\xe6\x95\xb0\xe6\x8d\xae/x.go", "x\n", 2 }, /* 数据/x.go */
+		{ "raw/\xff\xfe.bin", "r\n", 2 },
+	};
+	static const struct tent utf8[] = {
+		{ "\xc3\xa9/", 'd', NULL, 0, 0 },
+		{ "\xc3\xa9/\xe6\x95\xb0.txt", 'f', "u\n", 0, 0 },
+	};
+	struct strbuf tar = STRBUF_INIT, err = STRBUF_INIT;
+	locale_t before = uselocale((locale_t)0), utf8_locale;
+	size_t binary = 0;
+
+	assert_int_equal(
+		tar_build_seed(files, ARRAY_SIZE(files), NULL, &tar, &err), 0);
+	assert_string_equal(err.buf, "");
+	assert_true(uselocale((locale_t)0) == before);
+	/* UTF-8 names are pax path records; only the raw name is BINARY */
+	assert_non_null(memmem(tar.buf, tar.len, " path=\xc3\xa9.txt\n",
+			       strlen(" path=\xc3\xa9.txt\n")));
+	for (const char *p = tar.buf;
+	     (p = memmem(p, tar.buf + tar.len - p, "hdrcharset=BINARY", 17));
+	     p++)
+		binary++;
+	assert_int_equal(binary, 1);
+	save_tar(s, &tar);
+	assert_int_equal(extract(s, NULL, NULL, &err), 0);
+	assert_string_equal(err.buf, "");
+	assert_true(uselocale((locale_t)0) == before);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		assert_file(s->root.buf, files[i].path, files[i].data);
+
+	/* a pax tar with UTF-8 path records from elsewhere (GNU tar's kind) */
+	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (!utf8_locale) {
+		print_message("skipping the foreign tar: no C.UTF-8 locale\n");
+	} else {
+		uselocale(utf8_locale);
+		build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, utf8,
+			  ARRAY_SIZE(utf8));
+		uselocale(before);
+		freelocale(utf8_locale);
+		assert_int_equal(extract(s, NULL, NULL, &err), 0);
+		assert_string_equal(err.buf, "");
+		assert_file(s->root.buf, "\xc3\xa9/\xe6\x95\xb0.txt", "u\n");
+	}
+	strbuf_release(&tar);
+	strbuf_release(&err);
+}
+
+static time_t mtime_of(const char *dir, const char *rel)
+{
+	struct strbuf p = STRBUF_INIT;
+	struct stat st;
+
+	strbuf_addf(&p, "%s/%s", dir, rel);
+	assert_int_equal(lstat(p.buf, &st), 0);
+	strbuf_release(&p);
+	return st.st_mtime;
+}
+
+/*
+ * The seed tar's mtime is the one given (0 without one), restored on
+ * extraction; TAR_EXTRACT_TOUCH gives the time of the extraction.
+ */
+static void test_seed_mtime(void **state)
+{
+	struct scratch *s = *state;
+	struct tar_file files[] = { { "d/a.txt", "a", 1 } };
+	struct timespec when = { 1700000000, 5 };
+	struct strbuf tar = STRBUF_INIT, err = STRBUF_INIT;
+	int fd;
+	time_t t0;
+
+	assert_int_equal(tar_build_seed(files, 1, &when, &tar, &err), 0);
+	save_tar(s, &tar);
+	assert_int_equal(extract(s, NULL, NULL, &err), 0);
+	assert_int_equal(mtime_of(s->root.buf, "d/a.txt"), 1700000000);
+	assert_int_equal(mtime_of(s->root.buf, "d"), 1700000000);
+
+	strbuf_reset(&tar);
+	assert_int_equal(tar_build_seed(files, 1, NULL, &tar, &err), 0);
+	save_tar(s, &tar);
+	assert_int_equal(extract(s, NULL, NULL, &err), 0);
+	assert_int_equal(mtime_of(s->root.buf, "d/a.txt"), 0);
+
+	t0 = time(NULL);
+	fd = open_tar(s);
+	assert_int_equal(tar_extract_safe(fd, s->root.buf, NULL,
+					  TAR_EXTRACT_TOUCH, NULL, &err),
+			 0);
+	close(fd);
+	assert_string_equal(err.buf, "");
+	assert_true(mtime_of(s->root.buf, "d/a.txt") >= t0);
+	assert_true(mtime_of(s->root.buf, "d/a.txt") <= time(NULL));
+	strbuf_release(&tar);
 	strbuf_release(&err);
 }
 
@@ -1170,7 +1289,7 @@ static void test_write_local(void **state)
 				       "proj/sub/b.txt f\n"
 				       "single.txt f\n");
 	fd = open_tar(s);
-	assert_int_equal(tar_extract_safe(fd, dst.buf, NULL, &st, &err), 0);
+	assert_int_equal(tar_extract_safe(fd, dst.buf, NULL, 0, &st, &err), 0);
 	close(fd);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/proj/fifo", src.buf);
@@ -1194,6 +1313,50 @@ static void test_write_local(void **state)
 	strbuf_release(&p);
 	strbuf_release(&err);
 	strbuf_release(&names);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+/* push of local files whose names are UTF-8, or not UTF-8 at all */
+static void test_write_local_names(void **state)
+{
+	struct scratch *s = *state;
+	struct strbuf src = STRBUF_INIT, dst = STRBUF_INIT, p = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+	const char *paths[1];
+	int fd;
+
+	strbuf_addf(&src, "%s/src", s->top);
+	strbuf_addf(&dst, "%s/dst", s->top);
+	assert_int_equal(mkdir(src.buf, 0755), 0);
+	assert_int_equal(mkdir(dst.buf, 0755), 0);
+	strbuf_addf(&p, "%s/\xe6\x95\xb0\xe6\x8d\xae", src.buf);
+	assert_int_equal(mkdir(p.buf, 0755), 0);
+	strbuf_addstr(&p, "/\xc3\xa9.txt");
+	mkfile(p.buf, "e\n", 0644);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/\xe6\x95\xb0\xe6\x8d\xae/\xff.bin", src.buf);
+	mkfile(p.buf, "raw\n", 0644);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/\xe6\x95\xb0\xe6\x8d\xae", src.buf);
+	paths[0] = p.buf;
+	fd = open(s->tarpath.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(tar_write_local(paths, 1, fd_write, &fd, &err), 0);
+	close(fd);
+	assert_string_equal(err.buf, "");
+	fd = open_tar(s);
+	assert_int_equal(tar_extract_safe(fd, dst.buf, NULL, 0, NULL, &err), 0);
+	close(fd);
+	assert_string_equal(err.buf, "");
+	snapshot_dir(src.buf, "", &a);
+	snapshot_dir(dst.buf, "", &b);
+	assert_string_equal(a.buf, b.buf);
+	assert_file(dst.buf, "\xe6\x95\xb0\xe6\x8d\xae/\xc3\xa9.txt", "e\n");
+	assert_file(dst.buf, "\xe6\x95\xb0\xe6\x8d\xae/\xff.bin", "raw\n");
+	strbuf_release(&src);
+	strbuf_release(&dst);
+	strbuf_release(&p);
+	strbuf_release(&err);
 	strbuf_release(&a);
 	strbuf_release(&b);
 }
@@ -1225,6 +1388,9 @@ int main(void)
 		T(test_write_path_errors),
 		T(test_seed),
 		T(test_seed_invalid),
+		T(test_seed_names),
+		T(test_seed_mtime),
+		T(test_write_local_names),
 		T(test_write_local),
 	};
 
