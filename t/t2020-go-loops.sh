@@ -247,7 +247,8 @@ args() {
 
 # mcp_loops <client steps...>: one MCP session on the claim t2020
 mcp_loops() {
-	mcp_client "$@" -- "$MCP_STDIO" --claim=t2020 --persistent
+	mcp_client "$@" -- "$MCP_STDIO" --claim=t2020 --persistent \
+		--structured-content
 }
 
 test_expect_success MCP 'MCP: testdata changed with the same size is tested again' '

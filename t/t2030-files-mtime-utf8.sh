@@ -135,7 +135,7 @@ EOF
 
 test_expect_success MCP 'MCP run_go_code: files get the time of the write, UTF-8 names' '
 	mcp_client call run_go_code "{\"command\":\"touch stamp\"}" \
-		call run_go_code @mcp-files.json -- "$MCP_STDIO" >out 2>err &&
+		call run_go_code @mcp-files.json -- "$MCP_STDIO" --structured-content >out 2>err &&
 	mcp_check out "r[1].ok && r[1].result.isError === false" &&
 	printf "$E.txt\n$DATA/x.go\nplain.txt\n$DATA\n" >expect &&
 	mcp_get out "r[1].result.structuredContent.stdout" >actual &&

@@ -488,14 +488,14 @@ then
 	chattr -i chattr-probe
 	test_set_prereq CHATTR
 fi
-test_atexit "chattr -i \"\$XDG_STATE_HOME\"/gosbx/claims/*/app/stuck"
+test_atexit "chattr -i \"\$XDG_STATE_HOME\"/gosbx/claims/*/fs/app/stuck"
 
 test_expect_success CHATTR '--ephemeral: what cannot be removed is left and logged' '
 	cat >steps <<-\EOF &&
 	{"command":"echo x >stuck"}
-	!sh chattr +i "$XDG_STATE_HOME"/gosbx/claims/*/app/stuck && echo set
+	!sh chattr +i "$XDG_STATE_HOME"/gosbx/claims/*/fs/app/stuck && echo set
 	{"command":"echo ran; ls -A"}
-	!sh chattr -i "$XDG_STATE_HOME"/gosbx/claims/*/app/stuck && echo unset
+	!sh chattr -i "$XDG_STATE_HOME"/gosbx/claims/*/fs/app/stuck && echo unset
 	EOF
 	mcp --ephemeral &&
 	echo set >expect && test_cmp expect 2.txt &&

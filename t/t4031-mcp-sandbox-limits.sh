@@ -12,7 +12,7 @@ test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 # memory limits are enforced (cgroups) on this host
 isolate-run --memory=64m -- true 2>/dev/null && test_set_prereq MEMCG
 
-MCP_SERVER="gosbx mcp --tools=sandbox --memory=256m --cpus=1 --max-sandboxes=2"
+MCP_SERVER="gosbx mcp --tools=sandbox --memory=256m --cpus=1 --max-sandboxes=2 --structured-content"
 export MCP_SERVER
 
 # short: the runtime's unix socket lives under it (sun_path)

@@ -117,8 +117,9 @@ test_expect_success ROOT 'as root: a claim cannot read another claim or root fil
 	gosbx exec --claim="$a" -- "echo a-secret >/app/secret; chmod 600 /app/secret" &&
 	ub=$(sed -n "s/^host-uid //p" "$claims/$b/meta") &&
 	# even given the path, uid b cannot read what uid a keeps private
+	test -s "$claims/$a/fs/app/secret" &&
 	test_must_fail setpriv --reuid="$ub" --regid="$ub" --clear-groups \
-		cat "$claims/$a/app/secret" &&
+		cat "$claims/$a/fs/app/secret" &&
 	gosbx exec --claim="$b" -- "cat /etc/shadow" >out 2>&1;
 	! grep "^root:" out &&
 	gosbx close "$a" && gosbx close "$b"
