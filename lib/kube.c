@@ -638,8 +638,18 @@ static void watch_check(struct watch *w, json_t *obj)
 		return;
 	for (i = 0; terminal_reasons[i]; i++) {
 		if (!strcmp(c->reason.buf, terminal_reasons[i])) {
-			error("claim %s failed: %s: %s", w->name, c->reason.buf,
-			      c->message.buf);
+			/*
+			 * agent-sandbox v0.5 binds every claim through a
+			 * SandboxWarmPool that must exist (a v1alpha1
+			 * claim's is shadow-pool-<template>)
+			 */
+			error("claim %s failed: %s: %s%s", w->name,
+			      c->reason.buf, c->message.buf,
+			      strcmp(c->reason.buf, "WarmPoolNotFound")
+				      ? ""
+				      : "; agent-sandbox v0.5 claims need an "
+					"existing SandboxWarmPool: create it "
+					"(manifests/warmpool.yaml)");
 			w->state = W_FAILED;
 			return;
 		}

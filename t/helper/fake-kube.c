@@ -73,15 +73,18 @@
  *
  * RBAC light: --forbid=<verb>:<resource> (repeatable; resource may
  * carry "/subresource"; "*" matches any verb or resource) answers 403
- * Forbidden; port-forward is verb "create" on "pods/portforward". POST
+ * Forbidden; port-forward is verb "get" on "pods/portforward" for a
+ * WebSocket GET ("create" for POST), and from --server-version v1.35
+ * on "get" and "create" (kubernetes/kubernetes#78741). POST
  * /apis/authorization.k8s.io/v1/selfsubjectaccessreviews answers
  * status.allowed from the same list.
  *
- * Claim conversion (v0.5.6; our own convention, documented here because
- * upstream's webhook is not part of the CRDs): a v1alpha1 claim
- * {sandboxTemplateRef: T, warmpool: W} is stored as v1beta1 with
- * warmPoolRef.name = W when W is set and is not "default" or "none",
- * else T; T and W are kept in the annotations
+ * Claim conversion (v0.5.6, as upstream's conversion webhook): a
+ * v1alpha1 claim {sandboxTemplateRef: T, warmpool: W} is stored as
+ * v1beta1 with warmPoolRef.name = W when W is set and is not "default"
+ * or "none", else "shadow-pool-T"; the controller binds every v0.5
+ * claim through that pool, which must exist (else WarmPoolNotFound).
+ * T and W are kept in the annotations
  * fake-kube.gosbx/sandbox-template-ref and fake-kube.gosbx/warmpool so
  * the claim reads back unchanged as v1alpha1. A native v1beta1 claim
  * read as v1alpha1 gets sandboxTemplateRef.name = the pool's template
@@ -938,7 +941,11 @@ static json_t *convert_out(struct obj *o, const char *version)
 		const char *w = annotation(b, ANN_WARMPOOL);
 		struct obj *p = NULL;
 
-		if (!t && pool) {
+		if (!t && pool && starts_with(pool, "shadow-pool-")) {
+			t = pool + strlen("shadow-pool-");
+			if (!w)
+				w = "default";
+		} else if (!t && pool) {
 			p = find_obj(K_WARMPOOL, o->ns, pool);
 			t = p ? json_path_str(p->body,
 					      "spec.sandboxTemplateRef.name")
@@ -981,11 +988,19 @@ static void convert_in(enum kind_id k, json_t *body, const char *version)
 		const char *w = json_object_str(spec, "warmpool");
 		const char *pool = t;
 
-		if (w && *w && strcmp(w, "default") && strcmp(w, "none"))
+		struct strbuf shadow = STRBUF_INIT;
+
+		if (w && *w && strcmp(w, "default") && strcmp(w, "none")) {
 			pool = w;
+		} else {
+			/* upstream's conversion: the template's shadow pool */
+			strbuf_addf(&shadow, "shadow-pool-%s", t ? t : "");
+			pool = shadow.buf;
+		}
 		json_object_set_new(
 			spec, "warmPoolRef",
 			json_pack("{s:s}", "name", pool ? pool : ""));
+		strbuf_release(&shadow);
 		json_object_set_new(ann, ANN_TEMPLATE, json_string(t ? t : ""));
 		json_object_set_new(ann, ANN_WARMPOOL,
 				    json_string(w ? w : "default"));
@@ -1202,6 +1217,16 @@ static int client_cert_ok(struct MHD_Connection *c)
  * RBAC light: --forbid=<verb>:<resource> (resource with an optional
  * "/subresource"; "*" matches every verb or resource).
  */
+/* The minor version of --server-version ("v1.35.2-gke.1" -> 35). */
+static int server_minor(void)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(cfg.server_version, "v%u.%u", &major, &minor) != 2)
+		return 0;
+	return (int)minor;
+}
+
 static int forbidden(const char *verb, const char *resource)
 {
 	size_t i;
@@ -2880,7 +2905,11 @@ static void claim_bind(struct obj *claim)
 
 	if (monotonic_ms() < claim->created_ms + (uint64_t)cfg.ready_delay_ms)
 		return;
-	if (S.release_v05 && !annotation(claim->body, ANN_TEMPLATE)) {
+	if (S.release_v05) {
+		/*
+		 * v0.5: every stored claim names a pool, which must exist
+		 * (a v1alpha1 claim's is shadow-pool-<template>)
+		 */
 		pool = json_path_str(claim->body, "spec.warmPoolRef.name");
 		p = pool ? find_obj(K_WARMPOOL, claim->ns, pool) : NULL;
 		if (!p) {
@@ -2892,9 +2921,6 @@ static void claim_bind(struct obj *claim)
 		}
 		t = json_path_str(p->body, "spec.sandboxTemplateRef.name");
 		w = pool;
-	} else if (S.release_v05) {
-		t = annotation(claim->body, ANN_TEMPLATE);
-		w = annotation(claim->body, ANN_WARMPOOL);
 	} else {
 		t = json_path_str(claim->body, "spec.sandboxTemplateRef.name");
 		w = json_path_str(claim->body, "spec.warmpool");
@@ -4069,8 +4095,21 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 	strbuf_addstr(&res, t->plural);
 	if (t->sub)
 		strbuf_addf(&res, "/%s", t->sub);
-	if (t->sub && !strcmp(t->sub, "portforward"))
-		verb = "create";
+	if (t->sub && !strcmp(t->sub, "portforward")) {
+		/*
+		 * As kube-apiserver: the verb is the method's (a WebSocket
+		 * upgrade is a GET, authorized as "get"; SPDY's POST is
+		 * "create", kubernetes/kubernetes#78741); from 1.35 a
+		 * WebSocket upgrade needs "create" too.
+		 */
+		if (!strcmp(method, "GET") && server_minor() >= 35 &&
+		    forbidden("create", res.buf))
+			verb = "create";
+		else if (!strcmp(method, "POST"))
+			verb = "create";
+		else
+			verb = "get";
+	}
 	is_forbidden = forbidden(verb, res.buf);
 	strbuf_release(&res);
 	if (is_forbidden)
