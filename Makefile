@@ -5,6 +5,8 @@
 #   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
 #   make check                clang-format and cppcheck
 #   make perf                 the benchmarks in t/perf/
+#   make image                the runtime image from Debian packages
+#                             (IMAGE=<tag>, IMAGE_GO=1.23|1.19; podman)
 #   DEVELOPER=1               warnings are errors
 #   SANITIZE=address,undefined  build with sanitizers (into build-<name>/)
 #   V=1                       show the commands
@@ -115,6 +117,15 @@ unit: $(UNIT_BIN)
 perf: all
 	@GOSBX_BUILD_DIR=$(abspath $(O)) ./t/perf/run.sh
 
+# The runtime image without Docker: mmdebstrap + podman import
+# (runtime-image/build-debian.sh; runtime-image/Dockerfile is the
+# Docker way). Test it: GOSBX_TEST_IMAGE=$(IMAGE) make test T=t65*.sh
+IMAGE ?= localhost/gosbx-runtime:debian
+IMAGE_GO ?= 1.23
+image: $(O)/gosbx-runtime
+	./runtime-image/build-debian.sh --runtime=$(O)/gosbx-runtime \
+		--tag=$(IMAGE) --go=$(IMAGE_GO)
+
 install: all
 	$(INSTALL) -d -m 755 $(DESTDIR)$(bindir)
 	$(INSTALL) -m 755 $(PROGRAMS) $(DESTDIR)$(bindir)
@@ -133,7 +144,7 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all test unit perf install doc check clean
+.PHONY: all test unit perf image install doc check clean
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)
 .SECONDARY:

@@ -241,8 +241,38 @@ test_expect_success 'the runtime Dockerfile passes the lint' '
 		CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOPATH=; do
 		test_grep "$v" "$D" || return 1
 	done &&
-	test -f "$GOSBX_SOURCE_DIR/runtime-image/.dockerignore" &&
 	test -f "$GOSBX_SOURCE_DIR/runtime-image/README.md"
+'
+
+# Docker (and podman) read .dockerignore at the root of the context
+# only; without it a host-built build/ lands in the image.
+test_expect_success 'the build context leaves build output and .git out' '
+	I=$GOSBX_SOURCE_DIR/.dockerignore &&
+	for p in .git build "build-\\*" "t/trash"; do
+		grep -qx "$p" "$I" || {
+			echo >&4 "$p is not ignored" && return 1
+		}
+	done
+'
+
+# No Docker engine here: check that the builder stage installs the
+# Debian -dev package of every library the Makefile links, as this
+# (Debian) machine resolves them.
+test_expect_success 'the Dockerfile builder has every library make needs' '
+	D=$GOSBX_SOURCE_DIR/runtime-image/Dockerfile &&
+	sed -n "/^FROM .* AS builder/,/^FROM /p" "$D" >builder &&
+	pkgs=$(sed -n "s/^PKGS = //p; s/^DL_PKGS = //p" \
+		"$GOSBX_SOURCE_DIR/Makefile") &&
+	test -n "$pkgs" &&
+	for p in $pkgs; do
+		pc=$(pkg-config --path "$p") &&
+		deb=$(dpkg -S "$pc" | sed -n "1s/:.*//p") &&
+		grep -q "[[:space:]]$deb\([[:space:]]\|$\)" builder || {
+			echo >&4 "the builder lacks $deb (pkg-config $p)" &&
+			return 1
+		}
+	done &&
+	grep -q "[[:space:]]libwslay-dev\([[:space:]]\|$\)" builder
 '
 
 test_done

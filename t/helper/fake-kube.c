@@ -28,7 +28,10 @@
  * backend (spec/kubernetes.md, "Testing without a cluster"). It speaks
  * the wire protocol of kube-apiserver for the objects gosbx uses, plays
  * the agent-sandbox controller and the v0.4.6 sandbox-router, and
- * starts one real gosbx-runtime per Sandbox.
+ * starts one real gosbx-runtime per Sandbox: a local process
+ * (--runtime), or the runtime image in a container (--runtime-cmd,
+ * e.g. podman run; its port published on 127.0.0.1 plays the pod's
+ * 8888, Ready once GET / answers 200 as the template's readinessProbe).
  *
  * Usage: see usage_lines and the option table in main() (-h); the test
  * helpers in t/lib-kube.sh start it. Summary of the behaviour:
@@ -145,6 +148,7 @@ struct config {
 	const char *release;
 	const char *crds_dir;
 	const char *runtime;
+	const char *runtime_cmd; /* --runtime-cmd: e.g. podman run ... */
 	const char *state_dir;
 	int ready_delay_ms;
 	int watch_window;
@@ -224,6 +228,7 @@ struct runtime {
 	char *ns, *name; /* the Sandbox */
 	char *uid;
 	pid_t pid;
+	int port;	    /* --runtime-cmd: 127.0.0.1:<port>; 0: sock */
 	char *sock;	    /* socket path relative to the state dir */
 	char *workdir;	    /* absolute */
 	int ready;	    /* its socket accepted a connection */
@@ -2341,10 +2346,26 @@ static enum MHD_Result handle_delete(struct MHD_Connection *c, struct req *r,
 static struct strvec stuck_templates = STRVEC_INIT; /* --stuck + knob */
 static int rt_counter, ip_counter;
 
-/* Where to connect to a runtime's socket (sun_path is 108 bytes). */
-static int runtime_sockaddr(const struct runtime *rt, struct sockaddr_un *sun)
+/*
+ * Where to connect to a runtime: 127.0.0.1:<port> for --runtime-cmd,
+ * else its unix socket (sun_path is 108 bytes). *len gets the size.
+ */
+static int runtime_sockaddr(const struct runtime *rt,
+			    struct sockaddr_storage *ss, socklen_t *len)
 {
-	memset(sun, 0, sizeof(*sun));
+	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (rt->port) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)rt->port);
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*len = sizeof(*sin);
+		return 0;
+	}
+	*len = sizeof(*sun);
 	sun->sun_family = AF_UNIX;
 	if (strlen(cfg.state_dir) + strlen(rt->sock) + 2 <
 	    sizeof(sun->sun_path)) {
@@ -2361,19 +2382,76 @@ static int runtime_sockaddr(const struct runtime *rt, struct sockaddr_un *sun)
 
 static int runtime_connect(const struct runtime *rt)
 {
-	struct sockaddr_un sun;
+	struct sockaddr_storage ss;
+	socklen_t len;
 	int fd;
 
-	if (runtime_sockaddr(rt, &sun) < 0)
+	if (runtime_sockaddr(rt, &ss, &len) < 0)
 		return -1;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Is the runtime ready, as a kubelet's readinessProbe (httpGet / on
+ * 8888) sees it: GET / answers 200 within 500 ms. A container's
+ * published port accepts connections before the runtime inside
+ * listens, so a connection alone proves nothing there.
+ */
+static int runtime_probe(const struct runtime *rt)
+{
+	static const char req[] = "GET / HTTP/1.0\r\n\r\n";
+	struct pollfd pfd;
+	char buf[64];
+	size_t got = 0;
+	int fd = runtime_connect(rt), ok = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!rt->port) {
+		close(fd);
+		return 1; /* a unix socket listens once the runtime does */
+	}
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) ==
+	    (ssize_t)sizeof(req) - 1) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		while (got < 12 && poll(&pfd, 1, 500) > 0) {
+			ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		ok = got >= 12 && !memcmp(buf, "HTTP/1.", 7) &&
+		     !memcmp(buf + 8, " 200", 4);
+	}
+	close(fd);
+	return ok;
+}
+
+/* A free TCP port on 127.0.0.1 (bound, read and closed), or 0. */
+static int free_port(void)
+{
+	struct sockaddr_in sin = { 0 };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+	if (fd < 0)
+		return 0;
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
+	    !getsockname(fd, (struct sockaddr *)&sin, &len))
+		port = ntohs(sin.sin_port);
+	close(fd);
+	return port;
 }
 
 static struct runtime *find_runtime(const char *ns, const char *name)
@@ -2398,12 +2476,17 @@ static void runtime_start(const char *ns, const char *name)
 	pid_t pid;
 	int n;
 
-	if (!cfg.runtime)
+	if (!cfg.runtime && !cfg.runtime_cmd)
 		return;
 	n = ++rt_counter;
 	rt = xcalloc(1, sizeof(*rt));
 	rt->ns = xstrdup(ns);
 	rt->name = xstrdup(name);
+	if (cfg.runtime_cmd) {
+		rt->port = free_port();
+		if (!rt->port)
+			warning_errno("cannot find a free port for '%s'", name);
+	}
 	strbuf_addf(&addr, "rt-%d.sock", n);
 	rt->sock = strbuf_detach(&addr, NULL);
 	strbuf_addf(&addr, "--addr=unix:%s", rt->sock);
@@ -2429,12 +2512,22 @@ static void runtime_start(const char *ns, const char *name)
 		fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0)
 			dup2(fd, 0);
-		execl(cfg.runtime, "gosbx-runtime", addr.buf, wd.buf,
-		      (char *)NULL);
+		if (cfg.runtime_cmd) {
+			char port[16];
+
+			xsnprintf(port, sizeof(port), "%d", rt->port);
+			execl("/bin/sh", "sh", "-c", cfg.runtime_cmd,
+			      "fake-kube-runtime", port, rt->sock,
+			      (char *)NULL);
+		} else {
+			execl(cfg.runtime, "gosbx-runtime", addr.buf, wd.buf,
+			      (char *)NULL);
+		}
 		_exit(127);
 	}
 	if (pid < 0)
-		warning_errno("cannot start '%s'", cfg.runtime);
+		warning_errno("cannot start '%s'",
+			      cfg.runtime ? cfg.runtime : cfg.runtime_cmd);
 	rt->pid = pid;
 	ALLOC_GROW(S.rts, S.nr_rts + 1, S.alloc_rts);
 	S.rts[S.nr_rts++] = rt;
@@ -2463,7 +2556,10 @@ static void runtime_free(struct runtime *rt)
 	free(rt);
 }
 
-/* Reap stopped runtimes; SIGKILL those that take over 3 s. */
+/*
+ * Reap stopped runtimes; SIGKILL those that take over 3 s (a container
+ * runtime 15 s: podman stops and removes its container first).
+ */
 static void runtime_reap(int all)
 {
 	size_t i;
@@ -2477,7 +2573,8 @@ static void runtime_reap(int all)
 			continue;
 		}
 		if (rt->pid > 0 && waitpid(rt->pid, &st, WNOHANG) == 0) {
-			if (monotonic_ms() - rt->killed_ms > 3000)
+			if (monotonic_ms() - rt->killed_ms >
+			    (rt->port ? 15000 : 3000))
 				kill(rt->pid, SIGKILL);
 			i++;
 			continue;
@@ -2705,20 +2802,15 @@ static void sandbox_tick(void)
 		struct obj *sbx = S.objs[i], *pod;
 		struct runtime *rt;
 		const char *ip;
-		int fd;
 
 		if (sbx->kind != K_SANDBOX || is_ready(sbx->body) ||
 		    template_stuck(
 			    annotation(sbx->body, "fake-kube.gosbx/template")))
 			continue;
 		rt = find_runtime(sbx->ns, sbx->name);
-		if (cfg.runtime) {
-			if (!rt)
+		if (cfg.runtime || cfg.runtime_cmd) {
+			if (!rt || !runtime_probe(rt))
 				continue;
-			fd = runtime_connect(rt);
-			if (fd < 0)
-				continue;
-			close(fd);
 			rt->ready = 1;
 		}
 		pod = find_obj(K_POD, sbx->ns, sbx->name);
@@ -3282,7 +3374,8 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 	const char *id, *ns, *port, *auth;
 	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
-	struct sockaddr_un sun;
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
 	struct MHD_Response *resp;
 	struct runtime *rt;
 	struct obj *sbx;
@@ -3329,13 +3422,13 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	sbx = find_obj(K_SANDBOX, ns, id);
 	rt = sbx ? find_runtime(ns, id) : NULL;
 	if (rt && rt->ready && !strcmp(port, "8888") &&
-	    !runtime_sockaddr(rt, &sun))
+	    !runtime_sockaddr(rt, &ss, &ss_len))
 		ok = 1;
 	pthread_mutex_unlock(&S.lock);
 	if (ok) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 &&
-		    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		    connect(fd, (struct sockaddr *)&ss, ss_len) < 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -3795,12 +3888,10 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 			t->addr_len = sizeof(*sin);
 		} else {
 			struct runtime *rt = find_runtime(ns, pod_name);
-			struct sockaddr_un *sun =
-				(struct sockaddr_un *)&t->addr;
 
 			if (port == 8888 && rt && rt->ready &&
-			    !runtime_sockaddr(rt, sun))
-				t->addr_len = sizeof(*sun);
+			    !runtime_sockaddr(rt, &t->addr, &t->addr_len))
+				; /* forward there */
 			else
 				strbuf_addf(&t->fail,
 					    "error forwarding port %lu to pod "
@@ -4553,6 +4644,11 @@ int main(int argc, const char **argv)
 			   "CRDs of the release (validation)"),
 		OPT_STRING(0, "runtime", &cfg.runtime, "<path>",
 			   "gosbx-runtime to start for each Sandbox"),
+		OPT_STRING(0, "runtime-cmd", &cfg.runtime_cmd, "<sh>",
+			   "instead: a shell command serving each Sandbox's "
+			   "runtime on 127.0.0.1:$1 ($2: a unique name), "
+			   "e.g. exec podman run ... -p 127.0.0.1:$1:8888 "
+			   "<image>"),
 		OPT_STRING(0, "state-dir", &cfg.state_dir, "<dir>",
 			   "runtime sockets, logs and workdirs"),
 		OPT_INT(0, "ready-delay", &cfg.ready_delay_ms,
@@ -4664,6 +4760,8 @@ int main(int argc, const char **argv)
 		die_errno("cannot open '%s'", cfg.state_dir);
 	if (cfg.runtime && access(cfg.runtime, X_OK) < 0)
 		die_errno("cannot run '%s'", cfg.runtime);
+	if (cfg.runtime && cfg.runtime_cmd)
+		die("--runtime and --runtime-cmd exclude each other");
 	if (cfg.crds_dir) {
 		if (crd_set_load_dir(&S.crds, cfg.crds_dir) < 0)
 			goto out;
