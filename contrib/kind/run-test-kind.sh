@@ -20,7 +20,8 @@
 #   ROUTER_IMAGE   tag of the built router image (default sandbox-router:AS_VERSION)
 #   RUNTIME_IMAGE  tag of the built runtime image (default gosbx-runtime:kind-e2e;
 #                  not :latest, so the kubelet uses the loaded image)
-#   WARMPOOL=1     also apply manifests/warmpool.yaml
+#   WARMPOOL=1     also apply manifests/warmpool.yaml (always done for
+#                  agent-sandbox v0.5 and later, whose claims need a pool)
 #   GOSBX          the gosbx binary (default build/gosbx, built with make)
 #   KEEP_CLUSTER=0 delete the kind cluster at the end (default: keep it)
 #   SKIP_BUILD=1   do not build or load the images (they are already loaded)
@@ -38,6 +39,10 @@ RUNTIME_IMAGE=${RUNTIME_IMAGE:-gosbx-runtime:kind-e2e}
 PLACEHOLDER_IMAGE=ghcr.io/gosbx/gosbx-runtime:latest
 TEMPLATE=go-runtime-template
 WARMPOOL=${WARMPOOL:-0}
+case "$AS_VERSION" in
+v0.[0-4].*) ;;
+*) WARMPOOL=1 ;; # v0.5+: every claim names an existing warm pool
+esac
 KEEP_CLUSTER=${KEEP_CLUSTER:-1}
 SKIP_BUILD=${SKIP_BUILD:-0}
 
