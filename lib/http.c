@@ -57,6 +57,9 @@ void http_resp_init(struct http_resp *resp)
 	resp->status = 0;
 	strbuf_init(&resp->body, 0);
 	strbuf_init(&resp->content_type, 0);
+	resp->retry_after_s = -1;
+	resp->date = 0;
+	resp->not_sent = 0;
 }
 
 void http_resp_release(struct http_resp *resp)
@@ -236,6 +239,28 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *data)
 		p = memchr(buf, ' ', len);
 		x->resp->status = p ? strtol(p + 1, NULL, 10) : 0;
 		strbuf_reset(&x->resp->content_type);
+		x->resp->retry_after_s = -1;
+		x->resp->date = 0;
+		return len;
+	}
+	if (len > 5 && (!strncasecmp(buf, "date:", 5) ||
+			(len > 12 && !strncasecmp(buf, "retry-after:", 12)))) {
+		/* an HTTP-date, or delay-seconds (Retry-After only) */
+		int is_date = !strncasecmp(buf, "date:", 5);
+		struct strbuf v = STRBUF_INIT;
+		time_t t;
+
+		strbuf_add(&v, buf + (is_date ? 5 : 12),
+			   len - (is_date ? 5 : 12));
+		strbuf_trim(&v);
+		if (!is_date && v.len && strspn(v.buf, "0123456789") == v.len)
+			x->resp->retry_after_s = strtol(v.buf, NULL, 10);
+		else if ((t = curl_getdate(v.buf, NULL)) > 0 && is_date)
+			x->resp->date = t;
+		else if (t > 0)
+			x->resp->retry_after_s =
+				t > time(NULL) ? (long)(t - time(NULL)) : 0;
+		strbuf_release(&v);
 		return len;
 	}
 	if (len > 13 && !strncasecmp(buf, "content-type:", 13)) {
@@ -546,6 +571,9 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	resp->status = 0;
 	strbuf_reset(&resp->body);
 	strbuf_reset(&resp->content_type);
+	resp->retry_after_s = -1;
+	resp->date = 0;
+	resp->not_sent = 0;
 	strbuf_reset(&c->last_err);
 	c->errbuf[0] = '\0';
 
@@ -604,6 +632,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		ret = HTTP_ABORTED;
 	else
 		report_failure(c, method, rc, &x);
+	if (rc != CURLE_OK && is_connect_error(rc))
+		resp->not_sent = 1;
 
 	if (ret == HTTP_ABORTED) {
 		strbuf_reset(&c->last_err);

@@ -191,11 +191,20 @@ struct http_resp {
 	long status;		    /* HTTP status code; 0 before an answer */
 	struct strbuf body;	    /* the answer's body (when not streamed) */
 	struct strbuf content_type; /* Content-Type value, "" if none */
+	/* Retry-After (RFC 9110 10.2.3), seconds from now; -1: none */
+	long retry_after_s;
+	time_t date; /* the Date header (the server's clock); 0: none */
+	/*
+	 * after a transport failure: 1 when nothing was sent (the
+	 * connection or name resolution failed), so any method may be
+	 * tried again; 0 otherwise
+	 */
+	int not_sent;
 };
 
 #define HTTP_RESP_INIT                                                         \
 	{                                                                      \
-		0, STRBUF_INIT, STRBUF_INIT                                    \
+		0, STRBUF_INIT, STRBUF_INIT, -1, 0, 0                          \
 	}
 void http_resp_init(struct http_resp *resp);
 void http_resp_release(struct http_resp *resp);

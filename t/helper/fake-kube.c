@@ -149,6 +149,8 @@ struct config {
 	const char *crds_dir;
 	const char *runtime;
 	const char *runtime_cmd; /* --runtime-cmd: e.g. podman run ... */
+	int legacy_sandbox_status; /* status.sandbox.Name, not .name */
+	int clock_skew_s;	   /* the server's clock minus the host's */
 	const char *state_dir;
 	int ready_delay_ms;
 	int watch_window;
@@ -264,12 +266,28 @@ static struct {
 	char *router_url;
 	int api_port;
 	int router_port;
+	/* fault injection (POST /fake/fail, /fake/outage, /fake/router-fail) */
+	struct fault {
+		char *verb, *resource, *message;
+		int status, count, retry_after;
+	} faults[16];
+	size_t nr_faults;
+	uint64_t outage_until_ms; /* monotonic; API requests dropped until */
+	char *outage_on;	  /* armed: "<verb>:<resource>" starts it */
+	int outage_ms;
+	int router_fail_status, router_fail_count;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER,
 	.changed = PTHREAD_COND_INITIALIZER,
 	.state_dirfd = -1 };
 
 /* ------------------------------------------------------------------ */
 /* Small utilities */
+
+/* The server's clock: the wall clock plus --clock-skew. */
+static time_t fake_now(void)
+{
+	return time(NULL) + cfg.clock_skew_s;
+}
 
 static uint64_t wall_ms(void)
 {
@@ -295,7 +313,7 @@ static json_t *json_now(void)
 	struct strbuf sb = STRBUF_INIT;
 	json_t *v;
 
-	add_time(&sb, time(NULL));
+	add_time(&sb, fake_now());
 	v = json_string(sb.buf);
 	strbuf_release(&sb);
 	return v;
@@ -1067,6 +1085,16 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code,
 	}
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	if (cfg.clock_skew_s) {
+		/* MHD adds the host's Date unless one is there */
+		struct tm tm;
+		time_t now = fake_now();
+		char date[64];
+
+		gmtime_r(&now, &tm);
+		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		MHD_add_response_header(resp, "Date", date);
+	}
 	for (i = 0; r && i < r->warnings.nr; i++) {
 		struct strbuf w = STRBUF_INIT;
 
@@ -3049,8 +3077,12 @@ static void claim_bind(struct obj *claim)
 			goto out;
 	}
 	st = sub_object(claim->body, "status");
+	/* --legacy-sandbox-status: older controllers wrote "Name" */
 	json_object_set_new(st, "sandbox",
-			    json_pack("{s:s}", "name", sbx->name));
+			    json_pack("{s:s}",
+				      cfg.legacy_sandbox_status ? "Name"
+								: "name",
+				      sbx->name));
 	set_condition(claim->body, "Ready", "False", "SandboxNotReady",
 		      "Sandbox is not ready");
 	store_touch(claim);
@@ -3112,7 +3144,7 @@ static int claim_expire(struct obj *claim)
 	time_t t;
 	size_t i;
 
-	if (!when || parse_rfc3339(when, &t) < 0 || time(NULL) < t)
+	if (!when || parse_rfc3339(when, &t) < 0 || fake_now() < t)
 		return 0;
 	if (policy && strcmp(policy, "Retain")) {
 		delete_cascade(claim);
@@ -3188,6 +3220,9 @@ static void controller_tick(void)
 		if (reason && !strcmp(reason, "ClaimExpired"))
 			continue;
 		sname = json_path_str(claim->body, "status.sandbox.name");
+		if (!sname)
+			sname = json_path_str(claim->body,
+					      "status.sandbox.Name");
 		if (sname)
 			claim_follow(claim, sname);
 		else
@@ -3413,6 +3448,16 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	port = header(c, "X-Sandbox-Port");
 	if (!id || !*id)
 		return send_detail(c, 400, "X-Sandbox-ID header is required");
+	pthread_mutex_lock(&S.lock);
+	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
+	if (code)
+		S.router_fail_count--;
+	pthread_mutex_unlock(&S.lock);
+	if (code)
+		return send_detail(c, (unsigned)code,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
 	if (!ns || !*ns)
 		ns = "default";
 	if (!port || !*port)
@@ -4014,6 +4059,27 @@ static void drop_history(void)
  *   POST /fake/stuck?template=<t>[&stuck=false]  (un)mark a template
  *                              whose pods never get Ready (new sandboxes)
  *   POST /fake/ready-delay?ms=<n>  change --ready-delay
+ *   POST /fake/fail?status=<code>[&count=<n>][&verb=<v>][&resource=<r>]
+ *        [&retry-after=<s>][&message=<m>]  the next n (default 1) API
+ *                              requests of that verb (get, list, watch,
+ *                              create, patch, delete...) on that
+ *                              resource (plural, e.g. sandboxclaims)
+ *                              get a Status with that code (429
+ *                              TooManyRequests, 500 InternalError, 503
+ *                              ServiceUnavailable, 504 Timeout) and a
+ *                              Retry-After header; every rule counts
+ *   POST /fake/outage?ms=<n>[&on=<verb>:<resource>]  API requests get no
+ *                              answer (the connection is closed) for n
+ *                              ms: from now, or from the next request
+ *                              matching on= (answered as usual)
+ *   POST /fake/router-fail?status=<code>[&count=<n>]  the router answers
+ *                              the next n requests with that status
+ *                              (502: "Could not connect to the backend
+ *                              sandbox", as a CNI or network policy lag)
+ *   POST /fake/replace-router[?namespace=<ns>]  a rollout of the router:
+ *                              its pod, Service and EndpointSlice are
+ *                              deleted (tunnels to the pod break) and
+ *                              made anew with a new pod name
  *   GET  /fake/state           {"resourceVersion", "floorResourceVersion",
  *                              "objects": [{"kind","namespace","name",
  *                              claims: "receivedUs","readyUs"}],
@@ -4053,9 +4119,73 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		   query(c, "ms")) {
 		cfg.ready_delay_ms = atoi(query(c, "ms"));
 		out = json_pack("{s:i}", "readyDelayMs", cfg.ready_delay_ms);
+	} else if (!strcmp(what, "fail") && !strcmp(method, "POST") &&
+		   query(c, "status") && S.nr_faults < ARRAY_SIZE(S.faults)) {
+		struct fault *f = &S.faults[S.nr_faults++];
+		const char *v;
+
+		memset(f, 0, sizeof(*f));
+		f->status = atoi(query(c, "status"));
+		f->count = query(c, "count") ? atoi(query(c, "count")) : 1;
+		f->retry_after =
+			query(c, "retry-after") ? atoi(query(c, "retry-after"))
+						: -1;
+		if ((v = query(c, "verb")))
+			f->verb = xstrdup(v);
+		if ((v = query(c, "resource")))
+			f->resource = xstrdup(v);
+		if ((v = query(c, "message")))
+			f->message = xstrdup(v);
+		out = json_pack("{s:i,s:i}", "status", f->status, "count",
+				f->count);
+	} else if (!strcmp(what, "outage") && !strcmp(method, "POST") &&
+		   query(c, "ms")) {
+		S.outage_ms = atoi(query(c, "ms"));
+		free(S.outage_on);
+		S.outage_on = query(c, "on") ? xstrdup(query(c, "on")) : NULL;
+		if (!S.outage_on)
+			S.outage_until_ms = monotonic_ms() + S.outage_ms;
+		out = json_pack("{s:i,s:s?}", "ms", S.outage_ms, "on",
+				S.outage_on);
+	} else if (!strcmp(what, "router-fail") && !strcmp(method, "POST") &&
+		   query(c, "status")) {
+		S.router_fail_status = atoi(query(c, "status"));
+		S.router_fail_count =
+			query(c, "count") ? atoi(query(c, "count")) : 1;
+		out = json_pack("{s:i,s:i}", "status", S.router_fail_status,
+				"count", S.router_fail_count);
+	} else if (!strcmp(what, "replace-router") && !strcmp(method, "POST")) {
+		const char *ns =
+			query(c, "namespace") ? query(c, "namespace")
+					      : cfg.namespace;
+		int n = 0;
+
+		for (i = 0; i < S.nr_objs;) {
+			struct obj *o = S.objs[i];
+			const char *app = label(o->body, "app");
+			const char *svc =
+				label(o->body, "kubernetes.io/service-name");
+
+			if (strcmp(o->ns, ns) ||
+			    !((o->kind == K_POD && app &&
+			       !strcmp(app, "sandbox-router")) ||
+			      (o->kind == K_SERVICE &&
+			       !strcmp(o->name, ROUTER_SVC)) ||
+			      (o->kind == K_ENDPOINTSLICE && svc &&
+			       !strcmp(svc, ROUTER_SVC)))) {
+				i++;
+				continue;
+			}
+			n += o->kind == K_POD;
+			store_remove(o);
+		}
+		break_tunnels();
+		ensure_router(ns);
+		out = json_pack("{s:i}", "replaced", n);
 	} else if (!strcmp(what, "state") && !strcmp(method, "GET")) {
 		json_t *objs = json_array(), *rts = json_array();
 		char frv[32];
+		int left;
 
 		for (i = 0; i < S.nr_objs; i++) {
 			struct obj *o = S.objs[i];
@@ -4092,12 +4222,19 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		}
 		xsnprintf(rv, sizeof(rv), "%" PRIu64, S.rv);
 		xsnprintf(frv, sizeof(frv), "%" PRIu64, S.floor_rv);
-		out = json_pack("{s:s,s:s,s:o,s:o,s:i,s:i,s:s}",
+		for (i = 0, left = 0; i < S.nr_faults; i++)
+			left += S.faults[i].count;
+		/* faults not yet used up, outage on or armed, router */
+		out = json_pack("{s:s,s:s,s:o,s:o,s:i,s:i,s:s,s:{s:i,s:b,s:i}}",
 				"resourceVersion", rv, "floorResourceVersion",
 				frv, "objects", objs, "runtimes", rts,
 				"tunnels", S.nr_tunnels, "watches",
 				S.nr_watches, "release",
-				S.release_v05 ? "v0.5.6" : "v0.4.6");
+				S.release_v05 ? "v0.5.6" : "v0.4.6", "faults",
+				"pending", left, "outage",
+				S.outage_on != NULL ||
+					monotonic_ms() < S.outage_until_ms,
+				"routerFailures", S.router_fail_count);
 	} else {
 		pthread_mutex_unlock(&S.lock);
 		return send_status(c, 404, "NotFound", r,
@@ -4106,6 +4243,85 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 	}
 	pthread_mutex_unlock(&S.lock);
 	return send_json(c, 200, out, r);
+}
+
+static const char *const fault_reasons[][2] = {
+	{ "429", "TooManyRequests" },	  { "500", "InternalError" },
+	{ "502", "BadGateway" },	  { "503", "ServiceUnavailable" },
+	{ "504", "Timeout" },
+};
+
+/*
+ * The faults of POST /fake/fail and /fake/outage?on= for one request:
+ * 1 when a matching fault rule answered (*out: MHD's result), else 0.
+ */
+static int inject_fault(struct MHD_Connection *c, const char *verb,
+			const char *resource, enum MHD_Result *out)
+{
+	struct MHD_Response *resp;
+	struct strbuf sb = STRBUF_INIT, on = STRBUF_INIT;
+	const char *reason = "InternalError";
+	struct fault hit = { 0 };
+	json_t *st, *details = NULL;
+	size_t i;
+	char *buf;
+
+	pthread_mutex_lock(&S.lock);
+	strbuf_addf(&on, "%s:%s", verb, resource);
+	if (S.outage_on && !strcmp(S.outage_on, on.buf)) {
+		S.outage_until_ms = monotonic_ms() + S.outage_ms;
+		free(S.outage_on);
+		S.outage_on = NULL;
+	}
+	for (i = 0; i < S.nr_faults; i++) {
+		struct fault *f = &S.faults[i];
+
+		if (f->count <= 0 || (f->verb && strcmp(f->verb, verb)) ||
+		    (f->resource && strcmp(f->resource, resource)))
+			continue;
+		f->count--;
+		hit = *f;
+		break;
+	}
+	pthread_mutex_unlock(&S.lock);
+	strbuf_release(&on);
+	if (!hit.status)
+		return 0;
+	strbuf_addf(&sb, "%d", hit.status);
+	for (i = 0; i < ARRAY_SIZE(fault_reasons); i++)
+		if (!strcmp(fault_reasons[i][0], sb.buf))
+			reason = fault_reasons[i][1];
+	strbuf_reset(&sb);
+	if (hit.retry_after >= 0)
+		details = json_pack("{s:i}", "retryAfterSeconds",
+				    hit.retry_after);
+	st = status_object((unsigned)hit.status, reason,
+			   hit.message ? hit.message : "injected fault",
+			   details);
+	json_dump_into(&sb, st);
+	json_decref(st);
+	{
+		size_t len;
+
+		buf = strbuf_detach(&sb, &len);
+		resp = MHD_create_response_from_buffer(len, buf,
+						       MHD_RESPMEM_MUST_FREE);
+	}
+	*out = MHD_NO;
+	if (!resp) {
+		free(buf);
+		return 1;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	if (hit.retry_after >= 0) {
+		char ra[16];
+
+		xsnprintf(ra, sizeof(ra), "%d", hit.retry_after);
+		MHD_add_response_header(resp, "Retry-After", ra);
+	}
+	*out = MHD_queue_response(c, (unsigned)hit.status, resp);
+	MHD_destroy_response(resp);
+	return 1;
 }
 
 static const char *verb_of(const char *method, struct target *t,
@@ -4205,6 +4421,8 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 	strbuf_release(&res);
 	if (is_forbidden)
 		return send_forbidden(c, verb, t->group, t->plural, t->ns, r);
+	if (inject_fault(c, verb, t->plural, &ret))
+		return ret;
 
 	if (t->sub && !strcmp(t->sub, "portforward")) {
 		if (strcmp(method, "GET") && strcmp(method, "POST"))
@@ -4319,6 +4537,15 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 			strbuf_add(&r->body, upload_data, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (strncmp(url, "/fake/", 6)) {
+		int down;
+
+		pthread_mutex_lock(&S.lock);
+		down = S.outage_until_ms && monotonic_ms() < S.outage_until_ms;
+		pthread_mutex_unlock(&S.lock);
+		if (down)
+			return MHD_NO; /* no answer: the connection closes */
 	}
 	if (!client_cert_ok(c) ||
 	    (strncmp(url, "/fake/", 6) && !api_token_ok(c, method, url)))
@@ -4644,6 +4871,13 @@ int main(int argc, const char **argv)
 			   "CRDs of the release (validation)"),
 		OPT_STRING(0, "runtime", &cfg.runtime, "<path>",
 			   "gosbx-runtime to start for each Sandbox"),
+		OPT_INT(0, "clock-skew", &cfg.clock_skew_s,
+			"the server's clock is this many seconds ahead of "
+			"the host's (Date headers, timestamps, expiry)"),
+		OPT_BOOL(0, "legacy-sandbox-status",
+			 &cfg.legacy_sandbox_status,
+			 "claims' status.sandbox.Name (older controllers) "
+			 "instead of .name"),
 		OPT_STRING(0, "runtime-cmd", &cfg.runtime_cmd, "<sh>",
 			   "instead: a shell command serving each Sandbox's "
 			   "runtime on 127.0.0.1:$1 ($2: a unique name), "
