@@ -592,6 +592,9 @@ static int check_kubeconfig(struct kube_doctor *kd)
 	r = kube_config_load(&kd->cfg, &lo);
 	capture_end(&cap);
 	if (r < 0) {
+		/* fields ignored as kubectl ignores them: maybe a typo */
+		if (cap.warn.len)
+			strbuf_addf(&cap.err, " (%s)", cap.warn.buf);
 		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_FAIL, cap.err.buf,
 			  "fix the file at the line named, or point "
 			  "--kubeconfig (or KUBECONFIG) at a working "
@@ -599,7 +602,6 @@ static int check_kubeconfig(struct kube_doctor *kd)
 		capture_release(&cap);
 		return -1;
 	}
-	capture_release(&cap);
 	kd->ns = o->namespace ? o->namespace : kd->cfg.namespace;
 	if (kd->cfg.in_cluster)
 		strbuf_addf(&msg, "in-cluster service account, server %s",
@@ -612,7 +614,16 @@ static int check_kubeconfig(struct kube_doctor *kd)
 			    kd->cfg.context.user, kd->cfg.cluster.server,
 			    kd->cfg.sources);
 	strbuf_addf(&msg, "; namespace '%s'", kd->ns);
-	check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_OK, msg.buf, NULL);
+	if (cap.warn.len) {
+		strbuf_addf(&msg, "; %s", cap.warn.buf);
+		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_WARN, msg.buf,
+			  "kubectl ignores unknown fields too: fix a typo "
+			  "at the line named, or remove the field");
+	} else {
+		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_OK, msg.buf,
+			  NULL);
+	}
+	capture_release(&cap);
 	strbuf_release(&msg);
 	return 0;
 }

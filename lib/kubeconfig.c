@@ -6,6 +6,7 @@
 #include "json.h"
 #include "usage.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -67,6 +68,17 @@ static int perr(struct parse *p, yaml_node_t *n, const char *fmt, ...)
 	      sb.buf);
 	strbuf_release(&sb);
 	return -1;
+}
+
+/*
+ * An unknown field: kubectl (client-go's decoder) ignores it, so do
+ * we, with a warning naming the file and line (a typo then shows).
+ */
+static void unknown_field(struct parse *p, yaml_node_t *k, const char *key,
+			  const char *what)
+{
+	warning("kubeconfig '%s': line %d: unknown field '%s'%s ignored",
+		p->file, line_of(k), key, what);
 }
 
 static int is_null(yaml_node_t *n)
@@ -181,8 +193,10 @@ static int parse_fields(struct parse *p, yaml_node_t *map,
 		for (f = fields; f->key; f++)
 			if (!strcmp(f->key, key))
 				break;
-		if (!f->key)
-			return perr(p, k, "unknown field '%s'%s", key, what);
+		if (!f->key) {
+			unknown_field(p, k, key, what);
+			continue;
+		}
 		if (is_null(v))
 			continue;
 		if (f->at_off != NO_AT)
@@ -401,6 +415,45 @@ static int auth_provider_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 	return 0;
 }
 
+/* as-user-extra: a map of lists of strings, kept as "key=value" */
+static int user_extra_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
+			 void *obj, const char *what)
+{
+	struct kube_user *u = obj;
+	yaml_node_pair_t *pair;
+
+	strvec_clear(&u->impersonate_extra);
+	if (v->type != YAML_MAPPING_NODE)
+		return perr(p, k, "'as-user-extra' must be a mapping%s", what);
+	for (pair = v->data.mapping.pairs.start;
+	     pair < v->data.mapping.pairs.top; pair++) {
+		yaml_node_t *pk = node(p, pair->key);
+		yaml_node_t *pv = node(p, pair->value);
+		yaml_node_item_t *it;
+
+		if (pk->type != YAML_SCALAR_NODE ||
+		    pv->type != YAML_SEQUENCE_NODE)
+			return perr(p, pk,
+				    "'as-user-extra' maps names to lists of "
+				    "strings%s",
+				    what);
+		for (it = pv->data.sequence.items.start;
+		     it < pv->data.sequence.items.top; it++) {
+			yaml_node_t *e = node(p, *it);
+
+			if (e->type != YAML_SCALAR_NODE)
+				return perr(p, e,
+					    "'as-user-extra' maps names to "
+					    "lists of strings%s",
+					    what);
+			strvec_pushf(&u->impersonate_extra, "%s=%s",
+				     (char *)pk->data.scalar.value,
+				     (char *)e->data.scalar.value);
+		}
+	}
+	return 0;
+}
+
 static const struct field user_fields[] = {
 	FS("client-certificate", F_PATH, struct kube_user, client_cert_file),
 	FS("client-certificate-data", F_B64, struct kube_user,
@@ -415,8 +468,8 @@ static const struct field user_fields[] = {
 	  offsetof(struct kube_user, basic_at), NULL },
 	FN("as", F_STR, struct kube_user, impersonate),
 	FN("as-groups", F_LIST, struct kube_user, impersonate_groups),
-	{ "as-uid", F_ANY, 0, NO_AT, NULL },
-	{ "as-user-extra", F_ANY, 0, NO_AT, NULL },
+	FN("as-uid", F_STR, struct kube_user, impersonate_uid),
+	{ "as-user-extra", F_FUNC, 0, NO_AT, user_extra_fn },
 	{ "auth-provider", F_FUNC, 0, NO_AT, auth_provider_fn },
 	{ "exec", F_FUNC, 0, NO_AT, exec_fn },
 	{ "extensions", F_ANY, 0, NO_AT, NULL },
@@ -455,13 +508,16 @@ static void user_release(struct kube_user *u)
 	free(u->username);
 	free(u->password);
 	free(u->impersonate);
+	free(u->impersonate_uid);
 	strvec_clear(&u->impersonate_groups);
+	strvec_clear(&u->impersonate_extra);
 	free(u->auth_provider);
 	exec_config_free(u->exec);
 	memset(u, 0, sizeof(*u));
 	strbuf_init(&u->client_cert_data, 0);
 	strbuf_init(&u->client_key_data, 0);
 	strvec_init(&u->impersonate_groups);
+	strvec_init(&u->impersonate_extra);
 }
 
 static void context_release(struct kube_context *c)
@@ -528,9 +584,13 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 			name_k = k, name_v = node(p, pair->value);
 		else if (!strcmp(key, word))
 			body = node(p, pair->value);
-		else
-			return perr(p, k, "unknown field '%s' in %s entry", key,
-				    word);
+		else {
+			struct strbuf w = STRBUF_INIT;
+
+			strbuf_addf(&w, " in %s entry", word);
+			unknown_field(p, k, key, w.buf);
+			strbuf_release(&w);
+		}
 	}
 	if (!name_v || is_null(name_v) || name_v->type != YAML_SCALAR_NODE)
 		return perr(p, e, "%s entry without a name", word);
@@ -575,6 +635,7 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 		strbuf_init(&u.client_cert_data, 0);
 		strbuf_init(&u.client_key_data, 0);
 		strvec_init(&u.impersonate_groups);
+		strvec_init(&u.impersonate_extra);
 		u.name = scalar_dup(name_v);
 		u.at = at;
 		if (parse_fields(p, body, user_fields, &u, what.buf)) {
@@ -662,7 +723,7 @@ static int parse_root(struct parse *p)
 		} else if (strcmp(key, "apiVersion") && strcmp(key, "kind") &&
 			   strcmp(key, "preferences") &&
 			   strcmp(key, "extensions"))
-			return perr(p, k, "unknown field '%s'", key);
+			unknown_field(p, k, key, "");
 		if (r)
 			return -1;
 	}
@@ -810,6 +871,14 @@ static int validate(struct kube_config *kc)
 			      "Kubernetes clients no longer support: %s",
 			      u->name, u->auth_provider, hint);
 	}
+	if (!u->impersonate &&
+	    (u->impersonate_uid || u->impersonate_groups.nr ||
+	     u->impersonate_extra.nr))
+		/* kubectl's rule and message */
+		return at_err(&u->at,
+			      "requesting uid, groups or user-extra for %s "
+			      "without impersonating a user",
+			      u->name);
 	if (u->client_cert_file && u->client_cert_data.len)
 		return at_err(&u->client_cert_file_at,
 			      "user '%s' has both client-certificate and "
@@ -931,6 +1000,7 @@ static void take_entries(struct kube_config *kc, struct parse *p)
 		strbuf_init(&u->client_cert_data, 0);
 		strbuf_init(&u->client_key_data, 0);
 		strvec_init(&u->impersonate_groups);
+		strvec_init(&u->impersonate_extra);
 	}
 }
 
@@ -941,6 +1011,7 @@ static void kc_init(struct kube_config *kc)
 	strbuf_init(&kc->user.client_cert_data, 0);
 	strbuf_init(&kc->user.client_key_data, 0);
 	strvec_init(&kc->user.impersonate_groups);
+	strvec_init(&kc->user.impersonate_extra);
 	strvec_init(&kc->files);
 	kc->state = xcalloc(1, sizeof(*kc->state));
 	pthread_mutex_init(&kc->state->lock, NULL);
@@ -1093,6 +1164,7 @@ void kube_config_release(struct kube_config *kc)
 	strbuf_release(&kc->user.client_cert_data);
 	strbuf_release(&kc->user.client_key_data);
 	strvec_clear(&kc->user.impersonate_groups);
+	strvec_clear(&kc->user.impersonate_extra);
 	memset(kc, 0, sizeof(*kc));
 }
 
@@ -1770,6 +1842,31 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out)
 	for (i = 0; i < u->impersonate_groups.nr; i++)
 		strvec_pushf(&out->headers, "Impersonate-Group: %s",
 			     u->impersonate_groups.v[i]);
+	if (u->impersonate_uid)
+		strvec_pushf(&out->headers, "Impersonate-Uid: %s",
+			     u->impersonate_uid);
+	for (i = 0; i < u->impersonate_extra.nr; i++) {
+		/*
+		 * Impersonate-Extra-<key>: <value>; the key
+		 * percent-encoded as client-go does (a header name is a
+		 * token: anything else, and '%', is %XX)
+		 */
+		const char *kv = u->impersonate_extra.v[i], *ch;
+		const char *eq = strchr(kv, '=');
+		struct strbuf h = STRBUF_INIT;
+
+		strbuf_addstr(&h, "Impersonate-Extra-");
+		for (ch = kv; ch < eq; ch++) {
+			if (isalnum((unsigned char)*ch) ||
+			    strchr("!#$&'*+-.^_`|~", *ch))
+				strbuf_addch(&h, *ch);
+			else
+				strbuf_addf(&h, "%%%02X", (unsigned char)*ch);
+		}
+		strbuf_addf(&h, ": %s", eq + 1);
+		strvec_push(&out->headers, h.buf);
+		strbuf_release(&h);
+	}
 	return r;
 }
 

@@ -85,6 +85,8 @@ struct kube_user {
 	struct kube_origin basic_at;
 	char *impersonate;		  /* "as" */
 	struct strvec impersonate_groups; /* "as-groups" */
+	char *impersonate_uid;		  /* "as-uid" */
+	struct strvec impersonate_extra;  /* "as-user-extra": "key=value" */
 	char *auth_provider;		  /* its name; refused when used */
 	struct kube_origin auth_provider_at;
 	struct kube_exec_config *exec; /* NULL: no exec plugin */

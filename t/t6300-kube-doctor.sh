@@ -99,7 +99,7 @@ test_expect_success 'a broken kubeconfig: fail naming the file and line' '
 	sed "s/^current-context:/current-contxt:/" kube.kubeconfig >bad.kubeconfig &&
 	line=$(grep -n "^current-contxt:" bad.kubeconfig | cut -d: -f1) &&
 	test_expect_code 1 doctor bad.kubeconfig >out &&
-	test_grep "^fail  kubeconfig: .*bad.kubeconfig.: line $line: unknown field .current-contxt." out &&
+	test_grep "^fail  kubeconfig: no current context in kubeconfig .*bad.kubeconfig. .*(kubeconfig .*bad.kubeconfig.: line $line: unknown field .current-contxt. ignored)" out &&
 	test_grep "fix: fix the file at the line named" out &&
 	test_line_count = 3 out
 '

@@ -32,6 +32,10 @@ py_json() {
 	python3 -c "import json, sys; v = json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))" "$1" "$2"
 }
 
+container_gone() {
+	! podman container exists "$1"
+}
+
 rt_exec() {
 	curl -sS -X POST -H "Content-Type: application/json" \
 		--data "$(python3 -c 'import json, sys; print(json.dumps({"command": sys.argv[1]}))' "$1")" \
@@ -142,7 +146,8 @@ test_expect_success 'the seed'"'"'s samples: go run, go build, go test (gosbx de
 
 test_expect_success 'SIGTERM stops the container' '
 	podman stop -t 10 "$(cat cid)" >/dev/null &&
-	! podman container exists "$(cat cid)"
+	# --rm: removed once podman has cleaned up after the exit
+	rt_poll 30 container_gone "$(cat cid)"
 '
 
 test_done

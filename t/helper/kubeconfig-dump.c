@@ -160,6 +160,20 @@ int main(int argc, const char **argv)
 			json_object_set_new(
 				x, "headers",
 				json_integer((json_int_t)a.headers.nr));
+			{
+				/* the Impersonate-* headers (no secret) */
+				json_t *imp = json_array();
+				size_t n;
+
+				for (n = 0; n < a.headers.nr; n++)
+					if (starts_with(a.headers.v[n],
+							"Impersonate-"))
+						json_array_append_new(
+							imp,
+							json_string(
+								a.headers.v[n]));
+				json_object_set_new(x, "impersonation", imp);
+			}
 			json_object_set_new(j, "auth", x);
 		}
 		kube_auth_release(&a);
