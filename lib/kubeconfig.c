@@ -843,6 +843,18 @@ static int validate(struct kube_config *kc)
 
 	if (!c->server || !*c->server)
 		return at_err(&c->at, "cluster '%s' has no server", c->name);
+	/* read, not applied yet: say so rather than act differently */
+	if (c->tls_server_name && c->tls_server_name_at.file)
+		warning("kubeconfig '%s': line %d: tls-server-name is not "
+			"supported yet: the server certificate is checked "
+			"against the host of '%s'",
+			c->tls_server_name_at.file, c->tls_server_name_at.line,
+			c->server);
+	if (c->proxy_url && c->proxy_url_at.file)
+		warning("kubeconfig '%s': line %d: proxy-url is not "
+			"supported yet: the API server is reached as the "
+			"environment says (HTTPS_PROXY, NO_PROXY)",
+			c->proxy_url_at.file, c->proxy_url_at.line);
 	if (c->ca_file && c->ca_data.len)
 		return at_err(&c->ca_file_at,
 			      "cluster '%s' has both certificate-authority "
