@@ -16,7 +16,8 @@
 struct http_client {
 	pthread_mutex_t lock;
 	CURL *curl;
-	char *base_url; /* without trailing '/' */
+	char *base_url;		       /* without trailing '/' */
+	struct curl_slist *connect_to; /* of opts.connect_to, or NULL */
 	/* deep copy of the settings, for http_client_dup() */
 	struct http_client_opts opts;
 	/* client headers as sent: Authorization first, then opts.headers */
@@ -104,6 +105,9 @@ static void copy_opts(struct http_client_opts *dst,
 	dst->key_pem = dup_blob(src->key_pem, src->key_pem_len);
 	dst->key_pem_len = src->key_pem_len;
 	dst->insecure_skip_verify = src->insecure_skip_verify;
+	dst->proxy = dup_or_null(src->proxy);
+	dst->no_proxy = dup_or_null(src->no_proxy);
+	dst->connect_to = dup_or_null(src->connect_to);
 	dst->bearer_token = dup_or_null(src->bearer_token);
 	dst->user_agent = dup_or_null(src->user_agent);
 	if (src->headers) {
@@ -129,6 +133,9 @@ static void free_opts(struct http_client_opts *o)
 	free((char *)o->cert_pem);
 	free((char *)o->key_pem);
 	free((char *)o->bearer_token);
+	free((char *)o->proxy);
+	free((char *)o->no_proxy);
+	free((char *)o->connect_to);
 	free((char *)o->user_agent);
 	if (o->headers) {
 		for (size_t i = 0; o->headers[i]; i++)
@@ -225,6 +232,12 @@ int http_client_apply_transport(const struct http_client *c, void *easy)
 		SETOPT(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		SETOPT(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (o->proxy)
+		SETOPT(h, CURLOPT_PROXY, o->proxy);
+	if (o->no_proxy)
+		SETOPT(h, CURLOPT_NOPROXY, o->no_proxy);
+	if (c->connect_to)
+		SETOPT(h, CURLOPT_CONNECT_TO, c->connect_to);
 	return 0;
 }
 
@@ -398,6 +411,13 @@ struct http_client *http_client_new(const char *base_url,
 		c->headers[c->nr_headers++] = xstrdup(h);
 	}
 
+	if (c->opts.connect_to) {
+		c->connect_to = curl_slist_append(NULL, c->opts.connect_to);
+		if (!c->connect_to) {
+			error("cannot allocate a libcurl list");
+			goto fail;
+		}
+	}
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		error("cannot create a libcurl handle for '%s'", c->base_url);
@@ -427,6 +447,7 @@ void http_client_free(struct http_client *c)
 	free(c->headers);
 	free_opts(&c->opts);
 	free(c->base_url);
+	curl_slist_free_all(c->connect_to);
 	free(c->nodes);
 	strbuf_release(&c->url);
 	strbuf_release(&c->ctype_hdr);

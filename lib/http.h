@@ -54,6 +54,28 @@ struct http_client_opts {
 	size_t key_pem_len;    /* bytes of key_pem */
 	int insecure_skip_verify; /* no peer or host name verification */
 
+	/*
+	 * Proxy (CURLOPT_PROXY), e.g. "http://proxy:3128" or
+	 * "socks5h://proxy:1080". NULL: libcurl's choice from the
+	 * environment (http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY);
+	 * "": no proxy, whatever the environment says.
+	 */
+	const char *proxy;
+	/*
+	 * Hosts reached without the proxy (CURLOPT_NOPROXY: names,
+	 * domains, CIDRs, comma-separated). NULL: NO_PROXY of the
+	 * environment; "": every host through the proxy.
+	 */
+	const char *no_proxy;
+	/*
+	 * One CURLOPT_CONNECT_TO entry "HOST:PORT:TO-HOST:TO-PORT": a
+	 * connection to HOST:PORT of the URL goes to TO-HOST:TO-PORT
+	 * (through the proxy, if any) while TLS (SNI, certificate name)
+	 * and the Host header keep HOST. Used for kubeconfig's
+	 * tls-server-name. NULL: none.
+	 */
+	const char *connect_to;
+
 	/* Sent as "Authorization: Bearer <token>"; NULL: none. */
 	const char *bearer_token;
 	/*

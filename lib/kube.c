@@ -24,11 +24,8 @@ static int kube_connect(struct kube_client *kc)
 		kube_auth_release(&a);
 		return -1;
 	}
-	kube_auth_http_opts(&a, &o);
-	if (a.headers.nr)
-		o.headers = a.headers.v;
 	o.connect_timeout_ms = 10000;
-	h = http_client_new(a.server, &o);
+	h = http_client_new(kube_auth_http_opts(&a, &o), &o);
 	if (!h) {
 		kube_auth_release(&a);
 		return -1;

@@ -6,9 +6,11 @@
 #include "json.h"
 #include "usage.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <yaml.h>
 #include <jansson.h>
@@ -843,18 +845,26 @@ static int validate(struct kube_config *kc)
 
 	if (!c->server || !*c->server)
 		return at_err(&c->at, "cluster '%s' has no server", c->name);
-	/* read, not applied yet: say so rather than act differently */
-	if (c->tls_server_name && c->tls_server_name_at.file)
-		warning("kubeconfig '%s': line %d: tls-server-name is not "
-			"supported yet: the server certificate is checked "
-			"against the host of '%s'",
-			c->tls_server_name_at.file, c->tls_server_name_at.line,
-			c->server);
-	if (c->proxy_url && c->proxy_url_at.file)
-		warning("kubeconfig '%s': line %d: proxy-url is not "
-			"supported yet: the API server is reached as the "
-			"environment says (HTTPS_PROXY, NO_PROXY)",
-			c->proxy_url_at.file, c->proxy_url_at.line);
+	if (c->proxy_url && *c->proxy_url) {
+		/* client-go's rule and message (clientcmd validation) */
+		const char *sep = strstr(c->proxy_url, "://");
+		size_t n = sep ? (size_t)(sep - c->proxy_url) : 0;
+
+		if (!n)
+			return at_err(&c->proxy_url_at,
+				      "invalid 'proxy-url' \"%s\" for cluster "
+				      "\"%s\": could not parse: %s",
+				      c->proxy_url, c->name, c->proxy_url);
+		if (!((n == 4 && !strncasecmp(c->proxy_url, "http", 4)) ||
+		      (n == 5 && !strncasecmp(c->proxy_url, "https", 5)) ||
+		      (n == 6 && !strncasecmp(c->proxy_url, "socks5", 6))))
+			return at_err(&c->proxy_url_at,
+				      "invalid 'proxy-url' \"%s\" for cluster "
+				      "\"%s\": unsupported scheme \"%.*s\", "
+				      "must be http, https, or socks5",
+				      c->proxy_url, c->name, (int)n,
+				      c->proxy_url);
+	}
 	if (c->ca_file && c->ca_data.len)
 		return at_err(&c->ca_file_at,
 			      "cluster '%s' has both certificate-authority "
@@ -869,19 +879,28 @@ static int validate(struct kube_config *kc)
 	    check_readable("certificate-authority", c->ca_file, &c->ca_file_at))
 		return -1;
 	if (u->auth_provider) {
+		/* gcp and azure left client-go in 1.26; oidc is still there */
+		const char *p = u->auth_provider;
+		int gone = !strcmp(p, "gcp") || !strcmp(p, "azure");
 		const char *hint =
-			!strcmp(u->auth_provider, "gcp")
+			!strcmp(p, "gcp")
 				? "install gke-gcloud-auth-plugin and run "
 				  "'gcloud container clusters get-credentials' "
 				  "to get an exec plugin entry"
-			: !strcmp(u->auth_provider, "oidc")
+			: !strcmp(p, "azure")
+				? "use the kubelogin exec plugin "
+				  "('kubelogin convert-kubeconfig')"
+			: !strcmp(p, "oidc")
 				? "use an exec plugin such as kubelogin "
 				  "(kubectl oidc-login)"
 				: "use an exec credential plugin";
 		return at_err(&u->auth_provider_at,
-			      "user '%s' uses auth-provider '%s', which "
-			      "Kubernetes clients no longer support: %s",
-			      u->name, u->auth_provider, hint);
+			      "user '%s' uses auth-provider '%s', %s: %s",
+			      u->name, p,
+			      gone ? "which kubectl and client-go removed "
+				     "in 1.26"
+				   : "which gosbx does not support",
+			      hint);
 	}
 	if (!u->impersonate &&
 	    (u->impersonate_uid || u->impersonate_groups.nr ||
@@ -1746,6 +1765,10 @@ void kube_auth_release(struct kube_auth *a)
 	strbuf_release(&a->key_pem);
 	free(a->tls_server_name);
 	free(a->proxy_url);
+	free(a->url);
+	free(a->connect_to);
+	free(a->proxy);
+	free(a->no_proxy);
 	strbuf_release(&a->bearer_token);
 	strvec_clear(&a->headers);
 	kube_auth_init(a);
@@ -1754,6 +1777,158 @@ void kube_auth_release(struct kube_auth *a)
 static char *dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
+}
+
+/*
+ * Split an http(s) URL: scheme length, host (without brackets), port
+ * (the scheme's default when absent) and where the path starts. 0, or
+ * -1 when it is not scheme://host... .
+ */
+static int split_url(const char *url, size_t *scheme_len, struct strbuf *host,
+		     unsigned *port, const char **rest)
+{
+	const char *p = strstr(url, "://"), *h, *end, *colon;
+
+	if (!p || p == url)
+		return -1;
+	*scheme_len = p - url;
+	h = p + 3;
+	end = h + strcspn(h, "/?#");
+	*rest = end;
+	if (memchr(h, '@', end - h))
+		h = (const char *)memchr(h, '@', end - h) + 1;
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', end - h);
+
+		if (!rb)
+			return -1;
+		strbuf_add(host, h + 1, rb - h - 1);
+		colon = rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(h, ':', end - h);
+		strbuf_add(host, h, (colon ? colon : end) - h);
+	}
+	if (!host->len)
+		return -1;
+	if (colon && colon + 1 < end) {
+		char *e;
+		unsigned long v = strtoul(colon + 1, &e, 10);
+
+		if (e != end || !v || v > 65535)
+			return -1;
+		*port = v;
+	} else {
+		*port = *scheme_len == 5 && !strncasecmp(url, "https", 5) ? 443
+									  : 80;
+	}
+	return 0;
+}
+
+/* host as in a URL or a CONNECT_TO entry: IPv6 in brackets */
+static void add_host(struct strbuf *sb, const char *host)
+{
+	if (strchr(host, ':'))
+		strbuf_addf(sb, "[%s]", host);
+	else
+		strbuf_addstr(sb, host);
+}
+
+/* Go's net.IP.IsLoopback, and "localhost" (net/http/httpproxy) */
+static int is_loopback(const char *host)
+{
+	unsigned char a[16];
+
+	if (!strcasecmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char v4mapped[12] = { 0, 0, 0,	0,
+							    0, 0, 0,	0,
+							    0, 0, 0xff, 0xff };
+		static const unsigned char one[16] = { [15] = 1 };
+
+		return !memcmp(a, one, 16) ||
+		       (!memcmp(a, v4mapped, 12) && a[12] == 127);
+	}
+	return 0;
+}
+
+/* the first of two environment variables that is set and not empty */
+static const char *getenv_any(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if (!v || !*v)
+		v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+/*
+ * A proxy URL as libcurl takes it, with Go's meaning: no scheme is
+ * http://; socks5 resolves names on the proxy (Go's SOCKS5 dialer
+ * sends the name), which libcurl calls socks5h.
+ */
+static char *proxy_for_curl(const char *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!strncasecmp(v, "socks5://", 9))
+		strbuf_addf(&sb, "socks5h://%s", v + 9);
+	else if (!strstr(v, "://"))
+		strbuf_addf(&sb, "http://%s", v);
+	else
+		strbuf_addstr(&sb, v);
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Fill a->url, connect_to, proxy and no_proxy from the cluster as
+ * client-go would (rest.Config TLSClientConfig.ServerName, Proxy, and
+ * otherwise http.ProxyFromEnvironment: localhost and loopback
+ * addresses are never proxied). validate() has checked proxy-url.
+ */
+static void transport_fill(struct kube_auth *a, const struct kube_cluster *c)
+{
+	struct strbuf host = STRBUF_INIT, sb = STRBUF_INIT;
+	size_t slen;
+	unsigned port;
+	const char *rest;
+	int https;
+
+	if (split_url(c->server, &slen, &host, &port, &rest) < 0)
+		goto out;
+	https = slen == 5 && !strncasecmp(c->server, "https", 5);
+	if (c->tls_server_name && *c->tls_server_name && https) {
+		strbuf_add(&sb, c->server, slen + 3);
+		add_host(&sb, c->tls_server_name);
+		strbuf_addf(&sb, ":%u%s", port, rest);
+		a->url = strbuf_detach(&sb, NULL);
+		add_host(&sb, c->tls_server_name);
+		strbuf_addf(&sb, ":%u:", port);
+		add_host(&sb, host.buf);
+		strbuf_addf(&sb, ":%u", port);
+		a->connect_to = strbuf_detach(&sb, NULL);
+	}
+	if (c->proxy_url && *c->proxy_url) {
+		a->proxy = proxy_for_curl(c->proxy_url);
+		a->no_proxy = xstrdup("");
+	} else {
+		/* Go: uppercase first; HTTP_PROXY not under CGI */
+		const char *v =
+			https ? getenv_any("HTTPS_PROXY", "https_proxy")
+			: getenv("REQUEST_METHOD")
+				? NULL
+				: getenv_any("HTTP_PROXY", "http_proxy");
+		const char *np = getenv_any("NO_PROXY", "no_proxy");
+
+		a->proxy = v && !is_loopback(host.buf) ? proxy_for_curl(v)
+						       : xstrdup("");
+		a->no_proxy = np ? xstrdup(np) : NULL;
+	}
+out:
+	strbuf_release(&host);
+	strbuf_release(&sb);
 }
 
 /* the token file's contents, re-read when the file changed */
@@ -1801,6 +1976,7 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out)
 	out->insecure_skip_verify = c->insecure_skip_tls_verify;
 	out->tls_server_name = dup_or_null(c->tls_server_name);
 	out->proxy_url = dup_or_null(c->proxy_url);
+	transport_fill(out, c);
 	out->cert_file = dup_or_null(u->client_cert_file);
 	out->key_file = dup_or_null(u->client_key_file);
 	strbuf_addbuf(&out->cert_pem, &u->client_cert_data);
@@ -1882,8 +2058,12 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out)
 	return r;
 }
 
-void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o)
+const char *kube_auth_http_opts(const struct kube_auth *a,
+				struct http_client_opts *o)
 {
+	o->proxy = a->proxy;
+	o->no_proxy = a->no_proxy;
+	o->connect_to = a->connect_to;
 	o->ca_file = a->ca_file;
 	o->ca_pem = a->ca_pem.len ? a->ca_pem.buf : NULL;
 	o->ca_pem_len = a->ca_pem.len;
@@ -1897,4 +2077,5 @@ void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o)
 	o->bearer_token = a->bearer_token.len ? a->bearer_token.buf : NULL;
 	if (a->headers.nr)
 		o->headers = a->headers.v;
+	return a->url ? a->url : a->server;
 }

@@ -402,6 +402,8 @@ static int ws_connect(struct fwd_conn *c, const char *token)
 		goto out;
 	curl_easy_setopt(c->curl, CURLOPT_URL, url.buf);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECT_ONLY, 1L);
+	/* through a proxy, a tunnel for http:// too (as client-go dials) */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPPROXYTUNNEL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
 			 (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
