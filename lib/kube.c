@@ -123,6 +123,28 @@ static long retry_wait(struct kube_client *kc, const struct http_req *req,
 }
 
 /*
+ * The caller's on_data, run with the caller's error routine: what it
+ * reports (a claim that failed) is not a transport failure to hide.
+ */
+struct loud_data {
+	http_data_fn fn;
+	void *arg;
+	report_fn saved;
+	void *saved_data;
+};
+
+static int loud_on_data(const char *buf, size_t len, void *data)
+{
+	struct loud_data *l = data;
+	int r;
+
+	set_error_routine(l->saved, l->saved_data);
+	r = l->fn(buf, len, l->arg);
+	set_error_routine(quiet, NULL);
+	return r;
+}
+
+/*
  * One request with credential refresh and retries: an exec credential
  * about to expire is fetched anew first; a 401 makes us forget the
  * credential and retry once; 429, 5xx and transport failures as
@@ -147,7 +169,18 @@ static int kube_do(struct kube_client *kc, struct http_req *req,
 		/* a failure that is tried again is not reported */
 		if (kc->retry_until_ms || req->on_data)
 			set_error_routine(quiet, NULL);
-		ret = http_request(kc->http, req, resp);
+		if (req->on_data) {
+			struct loud_data l = { req->on_data, req->on_data_arg,
+					       saved, saved_data };
+
+			req->on_data = loud_on_data;
+			req->on_data_arg = &l;
+			ret = http_request(kc->http, req, resp);
+			req->on_data = l.fn;
+			req->on_data_arg = l.arg;
+		} else {
+			ret = http_request(kc->http, req, resp);
+		}
 		set_error_routine(saved, saved_data);
 		/* a stream's caller reports its failure (it may retry) */
 		held = ret == -1 && kc->retry_until_ms && !req->on_data;
