@@ -8,6 +8,8 @@
 #   make fuzz                 build the libFuzzer harnesses of t/fuzz/ with
 #                             clang (into build-fuzz/) and run each for
 #                             FUZZ_SECONDS (default 10) on its seed corpus
+#   make image                the runtime image from Debian packages
+#                             (IMAGE=<tag>, IMAGE_GO=1.23|1.19; podman)
 #   DEVELOPER=1               warnings are errors
 #   SANITIZE=address,undefined  build with sanitizers (into build-<name>/)
 #   V=1                       show the commands
@@ -140,6 +142,15 @@ fuzz-run: $(FUZZ_BIN)
 perf: all
 	@GOSBX_BUILD_DIR=$(abspath $(O)) ./t/perf/run.sh
 
+# The runtime image without Docker: mmdebstrap + podman import
+# (runtime-image/build-debian.sh; runtime-image/Dockerfile is the
+# Docker way). Test it: GOSBX_TEST_IMAGE=$(IMAGE) make test T=t65*.sh
+IMAGE ?= localhost/gosbx-runtime:debian
+IMAGE_GO ?= 1.23
+image: $(O)/gosbx-runtime
+	./runtime-image/build-debian.sh --runtime=$(O)/gosbx-runtime \
+		--tag=$(IMAGE) --go=$(IMAGE_GO)
+
 install: all
 	$(INSTALL) -d -m 755 $(DESTDIR)$(bindir)
 	$(INSTALL) -m 755 $(PROGRAMS) $(DESTDIR)$(bindir)
@@ -158,7 +169,7 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all test unit perf install doc check clean fuzz fuzz-run
+.PHONY: all test unit perf image install doc check clean fuzz fuzz-run
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)
 .SECONDARY:

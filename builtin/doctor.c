@@ -539,6 +539,12 @@ static int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "        \
 	"gosbx-client to your user, group or service account"
 
+/* agent-sandbox v0.5: claims name a warm pool, which must exist */
+#define WARMPOOL_FIX                                                           \
+	"kubectl -n %s apply -f manifests/warmpool.yaml (pool "                \
+	"go-runtime-warmpool of go-runtime-template; copy it for another "     \
+	"template)"
+
 /* seed 001 "Deploy the router in the namespace you'll use" */
 #define ROUTER_INSTALL                                                         \
 	"deploy the router in namespace %s: curl -sfL "                        \
@@ -627,6 +633,9 @@ static int check_kubeconfig(struct kube_doctor *kd)
 	r = kube_config_load(&kd->cfg, &lo);
 	capture_end(&cap);
 	if (r < 0) {
+		/* fields ignored as kubectl ignores them: maybe a typo */
+		if (cap.warn.len)
+			strbuf_addf(&cap.err, " (%s)", cap.warn.buf);
 		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_FAIL, cap.err.buf,
 			  "fix the file at the line named, or point "
 			  "--kubeconfig (or KUBECONFIG) at a working "
@@ -634,7 +643,6 @@ static int check_kubeconfig(struct kube_doctor *kd)
 		capture_release(&cap);
 		return -1;
 	}
-	capture_release(&cap);
 	kd->ns = o->namespace ? o->namespace : kd->cfg.namespace;
 	if (kd->cfg.in_cluster)
 		strbuf_addf(&msg, "in-cluster service account, server %s",
@@ -647,7 +655,16 @@ static int check_kubeconfig(struct kube_doctor *kd)
 			    kd->cfg.context.user, kd->cfg.cluster.server,
 			    kd->cfg.sources);
 	strbuf_addf(&msg, "; namespace '%s'", kd->ns);
-	check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_OK, msg.buf, NULL);
+	if (cap.warn.len) {
+		strbuf_addf(&msg, "; %s", cap.warn.buf);
+		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_WARN, msg.buf,
+			  "kubectl ignores unknown fields too: fix a typo "
+			  "at the line named, or remove the field");
+	} else {
+		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_OK, msg.buf,
+			  NULL);
+	}
+	capture_release(&cap);
 	strbuf_release(&msg);
 	return 0;
 }
@@ -874,6 +891,11 @@ static const struct {
 	{ CLAIM_GROUP, "sandboxwarmpools", "get" },
 	{ CLAIM_GROUP, "sandboxwarmpools", "list" },
 	{ "", "pods", "get" },
+	/*
+	 * a WebSocket port-forward is a GET, authorized as "get"; 1.35+
+	 * checks "create" too (kubernetes/kubernetes#78741)
+	 */
+	{ "", "pods/portforward", "get" },
 	{ "", "pods/portforward", "create" },
 	{ "discovery.k8s.io", "endpointslices", "list" },
 	{ "", "events", "list" },
@@ -1367,9 +1389,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 		strbuf_addf(&msg,
 			    "no SandboxWarmPool in '%s' uses template '%s'",
 			    kd->ns, kd->tmpl);
-		strbuf_addf(&fix,
-			    "kubectl -n %s apply -f manifests/warmpool.yaml",
-			    kd->ns);
+		strbuf_addf(&fix, WARMPOOL_FIX, kd->ns);
 		if (beta) {
 			strbuf_addstr(&msg,
 				      ": v1beta1 claims name a warm pool");
@@ -1473,13 +1493,32 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 			add_events(kd, "SandboxClaim", claim.name.buf, &msg);
 			add_events(kd, "Sandbox", sbx, &msg);
 			add_events(kd, "Pod", pod, &msg);
+			if (!strcmp(now.reason.buf, "WarmPoolNotFound"))
+				/*
+				 * agent-sandbox v0.5: every claim names a
+				 * pool (a v1alpha1 claim the pool
+				 * shadow-pool-<template>) that must exist
+				 */
+				strbuf_addf(&fix,
+					    "create the SandboxWarmPool the "
+					    "claim names (%s): " WARMPOOL_FIX,
+					    now.message.buf, kd->ns);
+			else
+				strbuf_addf(&fix,
+					    "kubectl -n %s describe pod %s; "
+					    "kubectl -n %s get events: an "
+					    "image the cluster cannot pull, "
+					    "an admission policy (GKE: use "
+					    "the gke-gvisor overlay), no node "
+					    "for the runtime class",
+					    kd->ns, pod, kd->ns);
+		} else if (!strcmp(kd->kc.claim_version, "v1beta1") &&
+			   !spec.warm_pool) {
 			strbuf_addf(&fix,
-				    "kubectl -n %s describe pod %s; kubectl -n "
-				    "%s get events: an image the cluster "
-				    "cannot pull, an admission policy (GKE: "
-				    "use the gke-gvisor overlay), no node for "
-				    "the runtime class",
-				    kd->ns, pod, kd->ns);
+				    "v1beta1 claims name a warm pool, and no "
+				    "SandboxWarmPool in '%s' uses template "
+				    "'%s': " WARMPOOL_FIX,
+				    kd->ns, kd->tmpl, kd->ns);
 		} else {
 			strbuf_addf(&fix, RBAC_FIX, kd->ns);
 		}

@@ -22,4 +22,14 @@ apt-get install -y --no-install-recommends \
 	golang-go python3 $node \
 	libcmocka-dev curl openssl procps strace iproute2 \
 	clang-format cppcheck \
-	clang libclang-rt-dev
+	clang libclang-rt-dev \
+	mmdebstrap podman runc slirp4netns uidmap
+# mmdebstrap, podman, runc, slirp4netns: `make image` (the runtime image
+# from Debian packages) and the tests that run it (t65xx, .ci/run).
+# kubectl is not a Debian package: t6000 renders the manifests with
+# `kubectl kustomize` and fails without it.
+if ! command -v kubectl >/dev/null 2>&1; then
+	echo "install-deps: kubectl not found: install it from the Kubernetes" \
+		"apt repository or the Google Cloud SDK (package kubectl);" \
+		"the manifest tests need kubectl kustomize" >&2
+fi

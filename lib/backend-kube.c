@@ -37,6 +37,11 @@
 /* a failed renewal is tried again after this long, ms */
 #define RENEW_RETRY_MS 10000
 #define TTL_ANNOTATION "gosbx/ttl-seconds"
+/*
+ * how long deleting a claim rides out an unreachable API server, ms:
+ * a claim that cannot be deleted lives until its shutdownTime
+ */
+#define DELETE_RETRY_MS 15000
 
 struct kube_backend {
 	struct kube_config cfg;
@@ -149,7 +154,7 @@ static void choose_warm_pool(struct kube_backend *kb, const char *template,
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
 	/* no pool list (RBAC, an old server): fall back quietly */
-	if (http_request(kb->kc.http, &req, &resp) == 0 && resp.status == 200 &&
+	if (kube_request(&kb->kc, &req, &resp) == 0 && resp.status == 200 &&
 	    (list = json_loadb(resp.body.buf, resp.body.len, 0, NULL))) {
 		json_array_foreach (json_object_get(list, "items"), i, it) {
 			const char *t = json_object_str(
@@ -220,7 +225,7 @@ static int create_claim(struct kube_backend *kb,
 	req.content_type = "application/json";
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
-	if (http_request(kb->kc.http, &req, &resp) < 0)
+	if (kube_request(&kb->kc, &req, &resp) < 0)
 		goto out;
 	ans = json_loadb(resp.body.buf, resp.body.len, 0, NULL);
 	if (resp.status / 100 != 2 || !json_is_object(ans)) {
@@ -390,6 +395,37 @@ static int forward_token(void *data, int forget, struct strbuf *token)
 	return ret;
 }
 
+/*
+ * The forward's resolve_pod (lib/portforward.h): the first ready router
+ * pod now, when the one forwarded to is gone (a rollout of the router
+ * replaced it mid-session). Runs on a tunnel thread: its own API
+ * client on kb->cfg (safe from two threads, see forward_token()), not
+ * kb->kc.
+ */
+static int forward_resolve(void *data, struct strbuf *pod)
+{
+	struct kube_backend *kb = data;
+	struct strvec names = STRVEC_INIT, ips = STRVEC_INIT;
+	struct kube_client kc;
+	int ret = -1;
+
+	if (kube_client_init(&kc, &kb->cfg, kb->ns) < 0)
+		return -1;
+	if (kube_router_pods(&kc, kb->ns, &names, &ips) < 0)
+		goto out;
+	if (!names.nr) {
+		error("no ready sandbox-router pod in namespace '%s'", kb->ns);
+		goto out;
+	}
+	strbuf_addstr(pod, names.v[0]);
+	ret = 0;
+out:
+	kube_client_release(&kc);
+	strvec_clear(&names);
+	strvec_clear(&ips);
+	return ret;
+}
+
 /* Start a port-forward to port 8080 of the first ready router pod. */
 static int start_forward(struct kube_backend *kb, struct strbuf *base,
 			 struct strbuf *sock)
@@ -421,11 +457,11 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 		goto out;
 	fo.client = kb->fwd_api;
 	fo.bearer_token = a.bearer_token.len ? a.bearer_token.buf : NULL;
-	if (kb->kc.has_exec) {
+	if (kb->kc.has_exec)
 		/* exec plugin or token file: the token changes over time */
 		fo.get_token = forward_token;
-		fo.token_data = kb;
-	}
+	fo.resolve_pod = forward_resolve;
+	fo.token_data = kb;
 	fo.namespace = kb->ns;
 	fo.pod = names.v[0];
 	fo.port = ROUTER_PORT;
@@ -480,6 +516,69 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 out:
 	strbuf_release(&base);
 	strbuf_release(&sock);
+	return ret;
+}
+
+/*
+ * Just after Ready the router may not reach the sandbox yet: the
+ * network policy or the CNI lag behind the pod, and the router answers
+ * 502 or 503 ("Could not connect to the backend sandbox"), or the
+ * forward's connection is refused. GET / (the readiness endpoint of
+ * the runtime contract) until it answers otherwise, for at most
+ * ROUTER_SETTLE_MS (and not past until_ms, monotonic); then the last
+ * answer is the error. 0 or -1 with error().
+ */
+#define ROUTER_SETTLE_MS 20000
+static int wait_router(struct session *s, struct kube_backend *kb,
+		       uint64_t until_ms, volatile sig_atomic_t *cancel)
+{
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf why = STRBUF_INIT;
+	uint64_t end = monotonic_ms() + ROUTER_SETTLE_MS;
+	long pause = 100;
+	report_fn saved;
+	void *saved_data;
+	int r, ret = -1;
+
+	if (until_ms && until_ms < end)
+		end = until_ms;
+	req.path = "/";
+	req.headers = hdrs;
+	req.timeout_ms = 30000;
+	req.cancel = cancel;
+	get_error_routine(&saved, &saved_data);
+	for (;;) {
+		set_error_routine(quiet_report, NULL);
+		r = http_request(s->http, &req, &resp);
+		set_error_routine(saved, saved_data);
+		if (r == HTTP_ABORTED) {
+			error("interrupted while reaching sandbox '%s'",
+			      kb->sandbox);
+			break;
+		}
+		if (!r && resp.status != 502 && resp.status != 503) {
+			ret = 0;
+			break;
+		}
+		strbuf_reset(&why);
+		if (r)
+			strbuf_addstr(&why, http_client_last_error(s->http));
+		else
+			http_error_text(&why, resp.status, &resp.body);
+		if (monotonic_ms() + (uint64_t)pause >= end) {
+			error("the router cannot reach sandbox '%s' in "
+			      "namespace '%s': %s",
+			      kb->sandbox, kb->ns, why.buf);
+			break;
+		}
+		usleep((useconds_t)pause * 1000);
+		if (pause < 2000)
+			pause *= 2;
+	}
+	http_resp_release(&resp);
+	strbuf_release(&why);
 	return ret;
 }
 
@@ -748,6 +847,11 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	if (kube_client_init(&kb->kc, &kb->cfg, opts->namespace) < 0)
 		goto fail;
 	kb->kc_ready = 1;
+	/*
+	 * the whole open rides out an API server that is unreachable for
+	 * a while (a control-plane upgrade), within --open-timeout
+	 */
+	kb->kc.retry_until_ms = monotonic_ms() + (uint64_t)timeout;
 	kb->ns = xstrdup(kb->kc.namespace);
 	if (kube_discover(&kb->kc, opts->api_version) < 0)
 		goto fail;
@@ -783,8 +887,10 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 			kb->pod_ip = xstrdup(ready.pod_ips.v[0]);
 	}
 	sandbox_pod_ip(kb);
-	if (connect_runtime(s, kb, opts) < 0)
+	if (connect_runtime(s, kb, opts) < 0 ||
+	    wait_router(s, kb, kb->kc.retry_until_ms, opts->cancel) < 0)
 		goto fail;
+	kb->kc.retry_until_ms = 0;
 	s->claim = strbuf_detach(&name, NULL);
 	s->backend = kb;
 	renewer_start(s, kb);
@@ -796,6 +902,7 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 fail:
 	if (created) {
 		/* roll back: the claim must not outlive a failed open */
+		kb->kc.retry_until_ms = monotonic_ms() + DELETE_RETRY_MS;
 		if (kube_claim_delete(&kb->kc, kb->ns, name.buf) < 0)
 			error("could not delete claim '%s' after the failure; "
 			      "delete it with: gosbx --backend=kube close %s",
@@ -823,6 +930,7 @@ static int kube_destroy(struct session *s)
 	s->http = NULL;
 	kube_forward_stop(kb->fwd);
 	kb->fwd = NULL;
+	kb->kc.retry_until_ms = monotonic_ms() + DELETE_RETRY_MS;
 	ret = kube_claim_delete(&kb->kc, kb->ns, s->claim);
 	kb_free(kb);
 	s->backend = NULL;
@@ -854,8 +962,9 @@ static void kube_touch(struct session *s)
 		return;
 	}
 	kb->tried_ms = now;
+	/* on the API server's clock, which the controller compares with */
 	if (kube_claim_renew(&kb->kc, kb->ns, s->claim,
-			     time(NULL) + kb->ttl_s) == 0)
+			     time(NULL) + kb->kc.clock_skew_s + kb->ttl_s) == 0)
 		kb->renewed_ms = now_ms();
 	pthread_mutex_unlock(&kb->lock);
 }
@@ -944,10 +1053,9 @@ int kube_backend_delete_all(const struct session_opts *opts,
 			    &items, NULL) < 0)
 		goto out;
 	ret = 0;
-	json_array_foreach(items, i, it)
-	{
-		const char *name = json_string_value(
-			json_object_get(json_object_get(it, "metadata"), "name"));
+	json_array_foreach (items, i, it) {
+		const char *name = json_string_value(json_object_get(
+			json_object_get(it, "metadata"), "name"));
 
 		if (!name)
 			continue;

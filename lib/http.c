@@ -16,7 +16,8 @@
 struct http_client {
 	pthread_mutex_t lock;
 	CURL *curl;
-	char *base_url; /* without trailing '/' */
+	char *base_url;		       /* without trailing '/' */
+	struct curl_slist *connect_to; /* of opts.connect_to, or NULL */
 	/* deep copy of the settings, for http_client_dup() */
 	struct http_client_opts opts;
 	/* client headers as sent: Authorization first, then opts.headers */
@@ -60,6 +61,9 @@ void http_resp_init(struct http_resp *resp)
 	strbuf_init(&resp->body, 0);
 	strbuf_init(&resp->content_type, 0);
 	resp->body_cut = 0;
+	resp->retry_after_s = -1;
+	resp->date = 0;
+	resp->not_sent = 0;
 }
 
 void http_resp_release(struct http_resp *resp)
@@ -104,6 +108,9 @@ static void copy_opts(struct http_client_opts *dst,
 	dst->key_pem = dup_blob(src->key_pem, src->key_pem_len);
 	dst->key_pem_len = src->key_pem_len;
 	dst->insecure_skip_verify = src->insecure_skip_verify;
+	dst->proxy = dup_or_null(src->proxy);
+	dst->no_proxy = dup_or_null(src->no_proxy);
+	dst->connect_to = dup_or_null(src->connect_to);
 	dst->bearer_token = dup_or_null(src->bearer_token);
 	dst->user_agent = dup_or_null(src->user_agent);
 	if (src->headers) {
@@ -129,6 +136,9 @@ static void free_opts(struct http_client_opts *o)
 	free((char *)o->cert_pem);
 	free((char *)o->key_pem);
 	free((char *)o->bearer_token);
+	free((char *)o->proxy);
+	free((char *)o->no_proxy);
+	free((char *)o->connect_to);
 	free((char *)o->user_agent);
 	if (o->headers) {
 		for (size_t i = 0; o->headers[i]; i++)
@@ -225,6 +235,12 @@ int http_client_apply_transport(const struct http_client *c, void *easy)
 		SETOPT(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		SETOPT(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (o->proxy)
+		SETOPT(h, CURLOPT_PROXY, o->proxy);
+	if (o->no_proxy)
+		SETOPT(h, CURLOPT_NOPROXY, o->no_proxy);
+	if (c->connect_to)
+		SETOPT(h, CURLOPT_CONNECT_TO, c->connect_to);
 	return 0;
 }
 
@@ -239,6 +255,28 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *data)
 		p = memchr(buf, ' ', len);
 		x->resp->status = p ? strtol(p + 1, NULL, 10) : 0;
 		strbuf_reset(&x->resp->content_type);
+		x->resp->retry_after_s = -1;
+		x->resp->date = 0;
+		return len;
+	}
+	if (len > 5 && (!strncasecmp(buf, "date:", 5) ||
+			(len > 12 && !strncasecmp(buf, "retry-after:", 12)))) {
+		/* an HTTP-date, or delay-seconds (Retry-After only) */
+		int is_date = !strncasecmp(buf, "date:", 5);
+		struct strbuf v = STRBUF_INIT;
+		time_t t;
+
+		strbuf_add(&v, buf + (is_date ? 5 : 12),
+			   len - (is_date ? 5 : 12));
+		strbuf_trim(&v);
+		if (!is_date && v.len && strspn(v.buf, "0123456789") == v.len)
+			x->resp->retry_after_s = strtol(v.buf, NULL, 10);
+		else if ((t = curl_getdate(v.buf, NULL)) > 0 && is_date)
+			x->resp->date = t;
+		else if (t > 0)
+			x->resp->retry_after_s =
+				t > time(NULL) ? (long)(t - time(NULL)) : 0;
+		strbuf_release(&v);
 		return len;
 	}
 	if (len > 13 && !strncasecmp(buf, "content-type:", 13)) {
@@ -392,6 +430,13 @@ struct http_client *http_client_new(const char *base_url,
 		c->headers[c->nr_headers++] = xstrdup(h);
 	}
 
+	if (c->opts.connect_to) {
+		c->connect_to = curl_slist_append(NULL, c->opts.connect_to);
+		if (!c->connect_to) {
+			error("cannot allocate a libcurl list");
+			goto fail;
+		}
+	}
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		error("cannot create a libcurl handle for '%s'", c->base_url);
@@ -421,6 +466,7 @@ void http_client_free(struct http_client *c)
 	free(c->headers);
 	free_opts(&c->opts);
 	free(c->base_url);
+	curl_slist_free_all(c->connect_to);
 	free(c->nodes);
 	strbuf_release(&c->url);
 	strbuf_release(&c->ctype_hdr);
@@ -572,6 +618,9 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	strbuf_reset(&resp->body);
 	strbuf_reset(&resp->content_type);
 	resp->body_cut = 0;
+	resp->retry_after_s = -1;
+	resp->date = 0;
+	resp->not_sent = 0;
 	strbuf_reset(&c->last_err);
 	c->errbuf[0] = '\0';
 
@@ -630,6 +679,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		ret = HTTP_ABORTED;
 	else
 		report_failure(c, method, rc, &x);
+	if (rc != CURLE_OK && is_connect_error(rc))
+		resp->not_sent = 1;
 
 	if (ret == HTTP_ABORTED) {
 		strbuf_reset(&c->last_err);

@@ -54,6 +54,28 @@ struct http_client_opts {
 	size_t key_pem_len;    /* bytes of key_pem */
 	int insecure_skip_verify; /* no peer or host name verification */
 
+	/*
+	 * Proxy (CURLOPT_PROXY), e.g. "http://proxy:3128" or
+	 * "socks5h://proxy:1080". NULL: libcurl's choice from the
+	 * environment (http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY);
+	 * "": no proxy, whatever the environment says.
+	 */
+	const char *proxy;
+	/*
+	 * Hosts reached without the proxy (CURLOPT_NOPROXY: names,
+	 * domains, CIDRs, comma-separated). NULL: NO_PROXY of the
+	 * environment; "": every host through the proxy.
+	 */
+	const char *no_proxy;
+	/*
+	 * One CURLOPT_CONNECT_TO entry "HOST:PORT:TO-HOST:TO-PORT": a
+	 * connection to HOST:PORT of the URL goes to TO-HOST:TO-PORT
+	 * (through the proxy, if any) while TLS (SNI, certificate name)
+	 * and the Host header keep HOST. Used for kubeconfig's
+	 * tls-server-name. NULL: none.
+	 */
+	const char *connect_to;
+
 	/* Sent as "Authorization: Bearer <token>"; NULL: none. */
 	const char *bearer_token;
 	/*
@@ -220,11 +242,20 @@ struct http_resp {
 	struct strbuf body;
 	struct strbuf content_type; /* Content-Type value, "" if none */
 	int body_cut;		    /* the error body was cut */
+	/* Retry-After (RFC 9110 10.2.3), seconds from now; -1: none */
+	long retry_after_s;
+	time_t date; /* the Date header (the server's clock); 0: none */
+	/*
+	 * after a transport failure: 1 when nothing was sent (the
+	 * connection or name resolution failed), so any method may be
+	 * tried again; 0 otherwise
+	 */
+	int not_sent;
 };
 
 #define HTTP_RESP_INIT                                                         \
 	{                                                                      \
-		0, STRBUF_INIT, STRBUF_INIT, 0                                 \
+		0, STRBUF_INIT, STRBUF_INIT, 0, -1, 0, 0                       \
 	}
 void http_resp_init(struct http_resp *resp);
 void http_resp_release(struct http_resp *resp);

@@ -24,11 +24,8 @@ static int kube_connect(struct kube_client *kc)
 		kube_auth_release(&a);
 		return -1;
 	}
-	kube_auth_http_opts(&a, &o);
-	if (a.headers.nr)
-		o.headers = a.headers.v;
 	o.connect_timeout_ms = 10000;
-	h = http_client_new(a.server, &o);
+	h = http_client_new(kube_auth_http_opts(&a, &o), &o);
 	if (!h) {
 		kube_auth_release(&a);
 		return -1;
@@ -68,28 +65,154 @@ void kube_client_release(struct kube_client *kc)
 	memset(kc, 0, sizeof(*kc));
 }
 
+static void quiet(const char *prefix, const char *msg, void *data)
+{
+}
+
+/* Sleep ms in slices; 1 when *cancel became non-zero. */
+static int nap_ms(long ms, const volatile sig_atomic_t *cancel)
+{
+	uint64_t end = monotonic_ms() + (uint64_t)ms;
+
+	while (monotonic_ms() < end) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (cancel && *cancel)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return cancel && *cancel;
+}
+
 /*
- * One request with credential refresh: an exec credential about to
- * expire is fetched anew first; a 401 makes us forget the credential
- * and retry once. Returns http_request()'s result.
+ * After attempt n (1-based) of req: how long to wait before trying
+ * again (ms), or -1 not to (struct kube_client "Retries").
+ */
+static long retry_wait(struct kube_client *kc, const struct http_req *req,
+		       const struct http_resp *resp, int ret, int n)
+{
+	int post = req->method && !strcmp(req->method, "POST");
+	long backoff = 500L << (n - 1 < 4 ? n - 1 : 4), wait;
+	long st = resp->status;
+
+	if (backoff > 5000)
+		backoff = 5000;
+	if (ret == HTTP_ABORTED || n >= 10)
+		return -1;
+	if (ret < 0) {
+		if (!kc->retry_until_ms || req->on_data ||
+		    (post && !resp->not_sent))
+			return -1;
+		wait = backoff;
+	} else if (st == 429 || st == 500 || st == 502 || st == 503 ||
+		   st == 504) {
+		if (req->on_data ||
+		    (post && st != 429 && resp->retry_after_s < 0))
+			return -1;
+		wait = resp->retry_after_s >= 0 ? resp->retry_after_s * 1000
+						: backoff;
+		if (wait > 30000)
+			wait = 30000;
+	} else {
+		return -1;
+	}
+	if (kc->retry_until_ms &&
+	    monotonic_ms() + (uint64_t)wait >= kc->retry_until_ms)
+		return -1;
+	return wait;
+}
+
+/*
+ * The caller's on_data, run with the caller's error routine: what it
+ * reports (a claim that failed) is not a transport failure to hide.
+ */
+struct loud_data {
+	http_data_fn fn;
+	void *arg;
+	report_fn saved;
+	void *saved_data;
+};
+
+static int loud_on_data(const char *buf, size_t len, void *data)
+{
+	struct loud_data *l = data;
+	int r;
+
+	set_error_routine(l->saved, l->saved_data);
+	r = l->fn(buf, len, l->arg);
+	set_error_routine(quiet, NULL);
+	return r;
+}
+
+/*
+ * One request with credential refresh and retries: an exec credential
+ * about to expire is fetched anew first; a 401 makes us forget the
+ * credential and retry once; 429, 5xx and transport failures as
+ * retry_wait() says. Returns http_request()'s result.
  */
 static int kube_do(struct kube_client *kc, struct http_req *req,
 		   struct http_resp *resp)
 {
-	int ret;
+	int ret, n, refreshed = 0, held = 0;
+	report_fn saved;
+	void *saved_data;
+	long wait;
 
-	if (kc->cred_expiry && time(NULL) + 60 >= kc->cred_expiry &&
-	    kube_connect(kc) < 0)
-		return -1;
-	ret = http_request(kc->http, req, resp);
-	if (!ret && resp->status == 401 && kc->has_exec) {
-		kube_config_forget_credential(kc->cfg);
-		if (kube_connect(kc) < 0)
-			return -1;
-		ret = http_request(kc->http, req, resp);
+	get_error_routine(&saved, &saved_data);
+	for (n = 1;; n++) {
+		held = 0;
+		if (kc->cred_expiry && time(NULL) + 60 >= kc->cred_expiry &&
+		    kube_connect(kc) < 0) {
+			ret = -1;
+			break;
+		}
+		/* a failure that is tried again is not reported */
+		if (kc->retry_until_ms || req->on_data)
+			set_error_routine(quiet, NULL);
+		if (req->on_data) {
+			struct loud_data l = { req->on_data, req->on_data_arg,
+					       saved, saved_data };
+
+			req->on_data = loud_on_data;
+			req->on_data_arg = &l;
+			ret = http_request(kc->http, req, resp);
+			req->on_data = l.fn;
+			req->on_data_arg = l.arg;
+		} else {
+			ret = http_request(kc->http, req, resp);
+		}
+		set_error_routine(saved, saved_data);
+		/* a stream's caller reports its failure (it may retry) */
+		held = ret == -1 && kc->retry_until_ms && !req->on_data;
+		if (!ret && resp->date)
+			kc->clock_skew_s = (long)(resp->date - time(NULL));
+		if (!ret && resp->status == 401 && kc->has_exec && !refreshed) {
+			refreshed = 1;
+			kube_config_forget_credential(kc->cfg);
+			if (kube_connect(kc) < 0) {
+				ret = -1;
+				break;
+			}
+			continue;
+		}
+		wait = retry_wait(kc, req, resp, ret, n);
+		if (wait < 0)
+			break;
+		if (nap_ms(wait, req->cancel)) {
+			ret = HTTP_ABORTED;
+			break;
+		}
 	}
-	/* on -1, http_request() printed an error naming the server */
+	/* on -1, the error naming the server (printed now if held) */
+	if (held)
+		error("%s", http_client_last_error(kc->http));
 	return ret;
+}
+
+int kube_request(struct kube_client *kc, struct http_req *req,
+		 struct http_resp *resp)
+{
+	return kube_do(kc, req, resp);
 }
 
 /*
@@ -261,7 +384,8 @@ json_t *kube_claim_body(const struct kube_client *kc,
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	kube_format_time(&now, ts.tv_sec, ts.tv_nsec);
-	kube_format_time(&shut, ts.tv_sec + spec->ttl_s, -1);
+	/* on the API server's clock, which the controller compares with */
+	kube_format_time(&shut, ts.tv_sec + kc->clock_skew_s + spec->ttl_s, -1);
 	labels = json_pack("{s:s, s:s}", "agents.x-k8s.io/created-by", "gosbx",
 			   "gosbx/persistent",
 			   spec->persistent ? "true" : "false");
@@ -337,8 +461,16 @@ static void claim_from(struct kube_claim *c, json_t *o)
 	set_str(&c->name, json_object_str(md, "name"));
 	set_str(&c->namespace, json_object_str(md, "namespace"));
 	set_str(&c->resource_version, json_object_str(md, "resourceVersion"));
+	/*
+	 * status.sandbox.name; controllers before agent-sandbox v0.4
+	 * (GKE's bundled one may be older) wrote the Go field name "Name"
+	 */
 	set_str(&c->sandbox,
 		json_object_str(json_object_get(st, "sandbox"), "name"));
+	if (!c->sandbox.len)
+		set_str(&c->sandbox,
+			json_object_str(json_object_get(st, "sandbox"),
+					"Name"));
 	set_str(&c->shutdown_time,
 		json_object_str(json_object_get(json_object_get(o, "spec"),
 						"lifecycle"),
@@ -638,8 +770,18 @@ static void watch_check(struct watch *w, json_t *obj)
 		return;
 	for (i = 0; terminal_reasons[i]; i++) {
 		if (!strcmp(c->reason.buf, terminal_reasons[i])) {
-			error("claim %s failed: %s: %s", w->name, c->reason.buf,
-			      c->message.buf);
+			/*
+			 * agent-sandbox v0.5 binds every claim through a
+			 * SandboxWarmPool that must exist (a v1alpha1
+			 * claim's is shadow-pool-<template>)
+			 */
+			error("claim %s failed: %s: %s%s", w->name,
+			      c->reason.buf, c->message.buf,
+			      strcmp(c->reason.buf, "WarmPoolNotFound")
+				      ? ""
+				      : "; agent-sandbox v0.5 claims need an "
+					"existing SandboxWarmPool: create it "
+					"(manifests/warmpool.yaml)");
 			w->state = W_FAILED;
 			return;
 		}
@@ -664,7 +806,8 @@ static void watch_event(struct watch *w, const char *buf, size_t len)
 	} else if (!strcmp(type, "ERROR")) {
 		json_int_t code =
 			json_integer_value(json_object_get(obj, "code"));
-		if (code == 410) {
+		if (code == 410 || code == 429 || code >= 500) {
+			/* 504: too large resource version; relist */
 			w->state = W_GONE;
 		} else {
 			const char *m = json_object_str(obj, "message");
@@ -762,7 +905,13 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 	struct watch w = { 0 };
 	long deadline = ms_now() + timeout_ms;
 	int ret = -1, need_list = !rv || !*rv, failures = 0;
+	uint64_t saved_until = 0;
 
+	/* ride out an unreachable API server while waiting */
+	if (!kc->retry_until_ms)
+		kc->retry_until_ms = (uint64_t)deadline;
+	else
+		saved_until = kc->retry_until_ms;
 	w.name = name;
 	w.out = out;
 	strbuf_init(&w.line, 0);
@@ -830,6 +979,19 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		r = kube_do(kc, &req, &resp);
 		if (!r && resp.status == 410) {
 			w.state = W_GONE;
+		} else if (!r && (resp.status == 429 || resp.status >= 500) &&
+			   ++failures < 10) {
+			/*
+			 * overloaded, or 504 "Too large resource version"
+			 * (a cache behind our rv): back off, then list
+			 * and watch again (client-go's reflector)
+			 */
+			pause_ms(
+				resp.retry_after_s >= 0
+					? resp.retry_after_s * 1000
+					: 500L << (failures < 4 ? failures : 4),
+				deadline, cancel);
+			w.state = W_GONE;
 		} else if (!r && resp.status / 100 != 2) {
 			struct strbuf e = STRBUF_INIT;
 			http_error_text(&e, resp.status, &resp.body);
@@ -856,10 +1018,18 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		if (r == HTTP_ABORTED)
 			continue; /* cancel: reported at the loop top */
 		if (r < 0) {
-			/* transport failure: retry a few times */
-			if (++failures >= 3)
+			/*
+			 * transport failure: the API server may be gone for
+			 * a while; list and watch again until the deadline
+			 */
+			if (++failures >= 60 || ms_now() >= deadline) {
+				error("cannot watch claim %s: %s", name,
+				      http_client_last_error(kc->http));
 				break;
-			pause_ms(1000, deadline, cancel);
+			}
+			pause_ms(failures < 4 ? 500L << failures : 5000,
+				 deadline, cancel);
+			need_list = 1;
 			continue;
 		}
 		failures = 0;
@@ -871,6 +1041,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		if (!w.events)
 			pause_ms(1000, deadline, cancel);
 	}
+	kc->retry_until_ms = saved_until;
 	strbuf_release(&w.line);
 	strbuf_release(&w.rv);
 	kube_claim_release(&w.claim);

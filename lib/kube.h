@@ -42,6 +42,24 @@ struct kube_client {
 	char sandbox_version[16]; /* agents.x-k8s.io */
 	time_t cred_expiry;	  /* exec credential expiry; 0: none */
 	int has_exec;		  /* user has an exec plugin */
+	/*
+	 * Retries (client-go's manners): 429 and 5xx answers are tried
+	 * again, up to 10 times, after Retry-After or an exponential
+	 * backoff (0.5 s doubling, at most 5 s); a POST only after 429
+	 * or with Retry-After (the server says it did nothing). Watch
+	 * streams are not (kube_claim_wait_ready() relists). Transport
+	 * failures (the API server unreachable) are tried again only
+	 * while retry_until_ms (monotonic_ms() time; 0: never, the
+	 * default) is ahead, a POST only when nothing was sent; the
+	 * errors of attempts that are tried again are not printed.
+	 */
+	uint64_t retry_until_ms;
+	/*
+	 * The API server's clock minus ours, seconds, from the Date
+	 * header of its last answer (0 until one came): claim
+	 * shutdownTimes are set on the server's clock.
+	 */
+	long clock_skew_s;
 };
 
 /*
@@ -53,6 +71,18 @@ struct kube_client {
 int kube_client_init(struct kube_client *kc, struct kube_config *cfg,
 		     const char *namespace);
 void kube_client_release(struct kube_client *kc);
+
+/*
+ * One request to the API server on kc->http with kc's manners:
+ * credential refresh (a 401 is tried once more with a fresh
+ * credential) and the retries of struct kube_client. Returns as
+ * http_request() (lib/http.h): 0 with an answer of any status, -1 with
+ * error() naming the server, HTTP_ABORTED.
+ */
+struct http_req;
+struct http_resp;
+int kube_request(struct kube_client *kc, struct http_req *req,
+		 struct http_resp *resp);
 
 /*
  * Discovery: GET /apis/extensions.agents.x-k8s.io and

@@ -7,8 +7,11 @@
 #include "quote.h"
 #include "usage.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <yaml.h>
 #include <jansson.h>
@@ -68,6 +71,17 @@ static int perr(struct parse *p, yaml_node_t *n, const char *fmt, ...)
 	      sb.buf);
 	strbuf_release(&sb);
 	return -1;
+}
+
+/*
+ * An unknown field: kubectl (client-go's decoder) ignores it, so do
+ * we, with a warning naming the file and line (a typo then shows).
+ */
+static void unknown_field(struct parse *p, yaml_node_t *k, const char *key,
+			  const char *what)
+{
+	warning("kubeconfig '%s': line %d: unknown field '%s'%s ignored",
+		p->file, line_of(k), key, what);
 }
 
 static int is_null(yaml_node_t *n)
@@ -182,8 +196,10 @@ static int parse_fields(struct parse *p, yaml_node_t *map,
 		for (f = fields; f->key; f++)
 			if (!strcmp(f->key, key))
 				break;
-		if (!f->key)
-			return perr(p, k, "unknown field '%s'%s", key, what);
+		if (!f->key) {
+			unknown_field(p, k, key, what);
+			continue;
+		}
 		if (is_null(v))
 			continue;
 		if (f->at_off != NO_AT)
@@ -402,6 +418,45 @@ static int auth_provider_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
 	return 0;
 }
 
+/* as-user-extra: a map of lists of strings, kept as "key=value" */
+static int user_extra_fn(struct parse *p, yaml_node_t *k, yaml_node_t *v,
+			 void *obj, const char *what)
+{
+	struct kube_user *u = obj;
+	yaml_node_pair_t *pair;
+
+	strvec_clear(&u->impersonate_extra);
+	if (v->type != YAML_MAPPING_NODE)
+		return perr(p, k, "'as-user-extra' must be a mapping%s", what);
+	for (pair = v->data.mapping.pairs.start;
+	     pair < v->data.mapping.pairs.top; pair++) {
+		yaml_node_t *pk = node(p, pair->key);
+		yaml_node_t *pv = node(p, pair->value);
+		yaml_node_item_t *it;
+
+		if (pk->type != YAML_SCALAR_NODE ||
+		    pv->type != YAML_SEQUENCE_NODE)
+			return perr(p, pk,
+				    "'as-user-extra' maps names to lists of "
+				    "strings%s",
+				    what);
+		for (it = pv->data.sequence.items.start;
+		     it < pv->data.sequence.items.top; it++) {
+			yaml_node_t *e = node(p, *it);
+
+			if (e->type != YAML_SCALAR_NODE)
+				return perr(p, e,
+					    "'as-user-extra' maps names to "
+					    "lists of strings%s",
+					    what);
+			strvec_pushf(&u->impersonate_extra, "%s=%s",
+				     (char *)pk->data.scalar.value,
+				     (char *)e->data.scalar.value);
+		}
+	}
+	return 0;
+}
+
 static const struct field user_fields[] = {
 	FS("client-certificate", F_PATH, struct kube_user, client_cert_file),
 	FS("client-certificate-data", F_B64, struct kube_user,
@@ -416,8 +471,8 @@ static const struct field user_fields[] = {
 	  offsetof(struct kube_user, basic_at), NULL },
 	FN("as", F_STR, struct kube_user, impersonate),
 	FN("as-groups", F_LIST, struct kube_user, impersonate_groups),
-	{ "as-uid", F_ANY, 0, NO_AT, NULL },
-	{ "as-user-extra", F_ANY, 0, NO_AT, NULL },
+	FN("as-uid", F_STR, struct kube_user, impersonate_uid),
+	{ "as-user-extra", F_FUNC, 0, NO_AT, user_extra_fn },
 	{ "auth-provider", F_FUNC, 0, NO_AT, auth_provider_fn },
 	{ "exec", F_FUNC, 0, NO_AT, exec_fn },
 	{ "extensions", F_ANY, 0, NO_AT, NULL },
@@ -456,13 +511,16 @@ static void user_release(struct kube_user *u)
 	free(u->username);
 	free(u->password);
 	free(u->impersonate);
+	free(u->impersonate_uid);
 	strvec_clear(&u->impersonate_groups);
+	strvec_clear(&u->impersonate_extra);
 	free(u->auth_provider);
 	exec_config_free(u->exec);
 	memset(u, 0, sizeof(*u));
 	strbuf_init(&u->client_cert_data, 0);
 	strbuf_init(&u->client_key_data, 0);
 	strvec_init(&u->impersonate_groups);
+	strvec_init(&u->impersonate_extra);
 }
 
 static void context_release(struct kube_context *c)
@@ -529,9 +587,13 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 			name_k = k, name_v = node(p, pair->value);
 		else if (!strcmp(key, word))
 			body = node(p, pair->value);
-		else
-			return perr(p, k, "unknown field '%s' in %s entry", key,
-				    word);
+		else {
+			struct strbuf w = STRBUF_INIT;
+
+			strbuf_addf(&w, " in %s entry", word);
+			unknown_field(p, k, key, w.buf);
+			strbuf_release(&w);
+		}
 	}
 	if (!name_v || is_null(name_v) || name_v->type != YAML_SCALAR_NODE)
 		return perr(p, e, "%s entry without a name", word);
@@ -576,6 +638,7 @@ static int parse_entry(struct parse *p, enum kind kind, yaml_node_t *e)
 		strbuf_init(&u.client_cert_data, 0);
 		strbuf_init(&u.client_key_data, 0);
 		strvec_init(&u.impersonate_groups);
+		strvec_init(&u.impersonate_extra);
 		u.name = scalar_dup(name_v);
 		u.at = at;
 		if (parse_fields(p, body, user_fields, &u, what.buf)) {
@@ -663,7 +726,7 @@ static int parse_root(struct parse *p)
 		} else if (strcmp(key, "apiVersion") && strcmp(key, "kind") &&
 			   strcmp(key, "preferences") &&
 			   strcmp(key, "extensions"))
-			return perr(p, k, "unknown field '%s'", key);
+			unknown_field(p, k, key, "");
 		if (r)
 			return -1;
 	}
@@ -783,6 +846,26 @@ static int validate(struct kube_config *kc)
 
 	if (!c->server || !*c->server)
 		return at_err(&c->at, "cluster '%s' has no server", c->name);
+	if (c->proxy_url && *c->proxy_url) {
+		/* client-go's rule and message (clientcmd validation) */
+		const char *sep = strstr(c->proxy_url, "://");
+		size_t n = sep ? (size_t)(sep - c->proxy_url) : 0;
+
+		if (!n)
+			return at_err(&c->proxy_url_at,
+				      "invalid 'proxy-url' \"%s\" for cluster "
+				      "\"%s\": could not parse: %s",
+				      c->proxy_url, c->name, c->proxy_url);
+		if (!((n == 4 && !strncasecmp(c->proxy_url, "http", 4)) ||
+		      (n == 5 && !strncasecmp(c->proxy_url, "https", 5)) ||
+		      (n == 6 && !strncasecmp(c->proxy_url, "socks5", 6))))
+			return at_err(&c->proxy_url_at,
+				      "invalid 'proxy-url' \"%s\" for cluster "
+				      "\"%s\": unsupported scheme \"%.*s\", "
+				      "must be http, https, or socks5",
+				      c->proxy_url, c->name, (int)n,
+				      c->proxy_url);
+	}
 	if (c->ca_file && c->ca_data.len)
 		return at_err(&c->ca_file_at,
 			      "cluster '%s' has both certificate-authority "
@@ -797,20 +880,37 @@ static int validate(struct kube_config *kc)
 	    check_readable("certificate-authority", c->ca_file, &c->ca_file_at))
 		return -1;
 	if (u->auth_provider) {
+		/* gcp and azure left client-go in 1.26; oidc is still there */
+		const char *p = u->auth_provider;
+		int gone = !strcmp(p, "gcp") || !strcmp(p, "azure");
 		const char *hint =
-			!strcmp(u->auth_provider, "gcp")
+			!strcmp(p, "gcp")
 				? "install gke-gcloud-auth-plugin and run "
 				  "'gcloud container clusters get-credentials' "
 				  "to get an exec plugin entry"
-			: !strcmp(u->auth_provider, "oidc")
+			: !strcmp(p, "azure")
+				? "use the kubelogin exec plugin "
+				  "('kubelogin convert-kubeconfig')"
+			: !strcmp(p, "oidc")
 				? "use an exec plugin such as kubelogin "
 				  "(kubectl oidc-login)"
 				: "use an exec credential plugin";
 		return at_err(&u->auth_provider_at,
-			      "user '%s' uses auth-provider '%s', which "
-			      "Kubernetes clients no longer support: %s",
-			      u->name, u->auth_provider, hint);
+			      "user '%s' uses auth-provider '%s', %s: %s",
+			      u->name, p,
+			      gone ? "which kubectl and client-go removed "
+				     "in 1.26"
+				   : "which gosbx does not support",
+			      hint);
 	}
+	if (!u->impersonate &&
+	    (u->impersonate_uid || u->impersonate_groups.nr ||
+	     u->impersonate_extra.nr))
+		/* kubectl's rule and message */
+		return at_err(&u->at,
+			      "requesting uid, groups or user-extra for %s "
+			      "without impersonating a user",
+			      u->name);
 	if (u->client_cert_file && u->client_cert_data.len)
 		return at_err(&u->client_cert_file_at,
 			      "user '%s' has both client-certificate and "
@@ -932,6 +1032,7 @@ static void take_entries(struct kube_config *kc, struct parse *p)
 		strbuf_init(&u->client_cert_data, 0);
 		strbuf_init(&u->client_key_data, 0);
 		strvec_init(&u->impersonate_groups);
+		strvec_init(&u->impersonate_extra);
 	}
 }
 
@@ -942,6 +1043,7 @@ static void kc_init(struct kube_config *kc)
 	strbuf_init(&kc->user.client_cert_data, 0);
 	strbuf_init(&kc->user.client_key_data, 0);
 	strvec_init(&kc->user.impersonate_groups);
+	strvec_init(&kc->user.impersonate_extra);
 	strvec_init(&kc->files);
 	kc->state = xcalloc(1, sizeof(*kc->state));
 	pthread_mutex_init(&kc->state->lock, NULL);
@@ -1094,6 +1196,7 @@ void kube_config_release(struct kube_config *kc)
 	strbuf_release(&kc->user.client_cert_data);
 	strbuf_release(&kc->user.client_key_data);
 	strvec_clear(&kc->user.impersonate_groups);
+	strvec_clear(&kc->user.impersonate_extra);
 	memset(kc, 0, sizeof(*kc));
 }
 
@@ -1651,6 +1754,10 @@ void kube_auth_release(struct kube_auth *a)
 	strbuf_release(&a->key_pem);
 	free(a->tls_server_name);
 	free(a->proxy_url);
+	free(a->url);
+	free(a->connect_to);
+	free(a->proxy);
+	free(a->no_proxy);
 	strbuf_release(&a->bearer_token);
 	strvec_clear(&a->headers);
 	kube_auth_init(a);
@@ -1659,6 +1766,158 @@ void kube_auth_release(struct kube_auth *a)
 static char *dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
+}
+
+/*
+ * Split an http(s) URL: scheme length, host (without brackets), port
+ * (the scheme's default when absent) and where the path starts. 0, or
+ * -1 when it is not scheme://host... .
+ */
+static int split_url(const char *url, size_t *scheme_len, struct strbuf *host,
+		     unsigned *port, const char **rest)
+{
+	const char *p = strstr(url, "://"), *h, *end, *colon;
+
+	if (!p || p == url)
+		return -1;
+	*scheme_len = p - url;
+	h = p + 3;
+	end = h + strcspn(h, "/?#");
+	*rest = end;
+	if (memchr(h, '@', end - h))
+		h = (const char *)memchr(h, '@', end - h) + 1;
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', end - h);
+
+		if (!rb)
+			return -1;
+		strbuf_add(host, h + 1, rb - h - 1);
+		colon = rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(h, ':', end - h);
+		strbuf_add(host, h, (colon ? colon : end) - h);
+	}
+	if (!host->len)
+		return -1;
+	if (colon && colon + 1 < end) {
+		char *e;
+		unsigned long v = strtoul(colon + 1, &e, 10);
+
+		if (e != end || !v || v > 65535)
+			return -1;
+		*port = v;
+	} else {
+		*port = *scheme_len == 5 && !strncasecmp(url, "https", 5) ? 443
+									  : 80;
+	}
+	return 0;
+}
+
+/* host as in a URL or a CONNECT_TO entry: IPv6 in brackets */
+static void add_host(struct strbuf *sb, const char *host)
+{
+	if (strchr(host, ':'))
+		strbuf_addf(sb, "[%s]", host);
+	else
+		strbuf_addstr(sb, host);
+}
+
+/* Go's net.IP.IsLoopback, and "localhost" (net/http/httpproxy) */
+static int is_loopback(const char *host)
+{
+	unsigned char a[16];
+
+	if (!strcasecmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char v4mapped[12] = { 0, 0, 0,	0,
+							    0, 0, 0,	0,
+							    0, 0, 0xff, 0xff };
+		static const unsigned char one[16] = { [15] = 1 };
+
+		return !memcmp(a, one, 16) ||
+		       (!memcmp(a, v4mapped, 12) && a[12] == 127);
+	}
+	return 0;
+}
+
+/* the first of two environment variables that is set and not empty */
+static const char *getenv_any(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if (!v || !*v)
+		v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+/*
+ * A proxy URL as libcurl takes it, with Go's meaning: no scheme is
+ * http://; socks5 resolves names on the proxy (Go's SOCKS5 dialer
+ * sends the name), which libcurl calls socks5h.
+ */
+static char *proxy_for_curl(const char *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!strncasecmp(v, "socks5://", 9))
+		strbuf_addf(&sb, "socks5h://%s", v + 9);
+	else if (!strstr(v, "://"))
+		strbuf_addf(&sb, "http://%s", v);
+	else
+		strbuf_addstr(&sb, v);
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Fill a->url, connect_to, proxy and no_proxy from the cluster as
+ * client-go would (rest.Config TLSClientConfig.ServerName, Proxy, and
+ * otherwise http.ProxyFromEnvironment: localhost and loopback
+ * addresses are never proxied). validate() has checked proxy-url.
+ */
+static void transport_fill(struct kube_auth *a, const struct kube_cluster *c)
+{
+	struct strbuf host = STRBUF_INIT, sb = STRBUF_INIT;
+	size_t slen;
+	unsigned port;
+	const char *rest;
+	int https;
+
+	if (split_url(c->server, &slen, &host, &port, &rest) < 0)
+		goto out;
+	https = slen == 5 && !strncasecmp(c->server, "https", 5);
+	if (c->tls_server_name && *c->tls_server_name && https) {
+		strbuf_add(&sb, c->server, slen + 3);
+		add_host(&sb, c->tls_server_name);
+		strbuf_addf(&sb, ":%u%s", port, rest);
+		a->url = strbuf_detach(&sb, NULL);
+		add_host(&sb, c->tls_server_name);
+		strbuf_addf(&sb, ":%u:", port);
+		add_host(&sb, host.buf);
+		strbuf_addf(&sb, ":%u", port);
+		a->connect_to = strbuf_detach(&sb, NULL);
+	}
+	if (c->proxy_url && *c->proxy_url) {
+		a->proxy = proxy_for_curl(c->proxy_url);
+		a->no_proxy = xstrdup("");
+	} else {
+		/* Go: uppercase first; HTTP_PROXY not under CGI */
+		const char *v =
+			https ? getenv_any("HTTPS_PROXY", "https_proxy")
+			: getenv("REQUEST_METHOD")
+				? NULL
+				: getenv_any("HTTP_PROXY", "http_proxy");
+		const char *np = getenv_any("NO_PROXY", "no_proxy");
+
+		a->proxy = v && !is_loopback(host.buf) ? proxy_for_curl(v)
+						       : xstrdup("");
+		a->no_proxy = np ? xstrdup(np) : NULL;
+	}
+out:
+	strbuf_release(&host);
+	strbuf_release(&sb);
 }
 
 /* the token file's contents, re-read when the file changed */
@@ -1706,6 +1965,7 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out)
 	out->insecure_skip_verify = c->insecure_skip_tls_verify;
 	out->tls_server_name = dup_or_null(c->tls_server_name);
 	out->proxy_url = dup_or_null(c->proxy_url);
+	transport_fill(out, c);
 	out->cert_file = dup_or_null(u->client_cert_file);
 	out->key_file = dup_or_null(u->client_key_file);
 	strbuf_addbuf(&out->cert_pem, &u->client_cert_data);
@@ -1759,11 +2019,40 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out)
 	for (i = 0; i < u->impersonate_groups.nr; i++)
 		strvec_pushf(&out->headers, "Impersonate-Group: %s",
 			     u->impersonate_groups.v[i]);
+	if (u->impersonate_uid)
+		strvec_pushf(&out->headers, "Impersonate-Uid: %s",
+			     u->impersonate_uid);
+	for (i = 0; i < u->impersonate_extra.nr; i++) {
+		/*
+		 * Impersonate-Extra-<key>: <value>; the key
+		 * percent-encoded as client-go does (a header name is a
+		 * token: anything else, and '%', is %XX)
+		 */
+		const char *kv = u->impersonate_extra.v[i], *ch;
+		const char *eq = strchr(kv, '=');
+		struct strbuf h = STRBUF_INIT;
+
+		strbuf_addstr(&h, "Impersonate-Extra-");
+		for (ch = kv; ch < eq; ch++) {
+			if (isalnum((unsigned char)*ch) ||
+			    strchr("!#$&'*+-.^_`|~", *ch))
+				strbuf_addch(&h, *ch);
+			else
+				strbuf_addf(&h, "%%%02X", (unsigned char)*ch);
+		}
+		strbuf_addf(&h, ": %s", eq + 1);
+		strvec_push(&out->headers, h.buf);
+		strbuf_release(&h);
+	}
 	return r;
 }
 
-void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o)
+const char *kube_auth_http_opts(const struct kube_auth *a,
+				struct http_client_opts *o)
 {
+	o->proxy = a->proxy;
+	o->no_proxy = a->no_proxy;
+	o->connect_to = a->connect_to;
 	o->ca_file = a->ca_file;
 	o->ca_pem = a->ca_pem.len ? a->ca_pem.buf : NULL;
 	o->ca_pem_len = a->ca_pem.len;
@@ -1777,4 +2066,5 @@ void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o)
 	o->bearer_token = a->bearer_token.len ? a->bearer_token.buf : NULL;
 	if (a->headers.nr)
 		o->headers = a->headers.v;
+	return a->url ? a->url : a->server;
 }

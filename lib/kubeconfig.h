@@ -85,6 +85,8 @@ struct kube_user {
 	struct kube_origin basic_at;
 	char *impersonate;		  /* "as" */
 	struct strvec impersonate_groups; /* "as-groups" */
+	char *impersonate_uid;		  /* "as-uid" */
+	struct strvec impersonate_extra;  /* "as-user-extra": "key=value" */
 	char *auth_provider;		  /* its name; refused when used */
 	struct kube_origin auth_provider_at;
 	struct kube_exec_config *exec; /* NULL: no exec plugin */
@@ -189,8 +191,19 @@ struct kube_auth {
 	char *cert_file, *key_file;	 /* or NULL */
 	struct strbuf cert_pem, key_pem; /* "" when none */
 	int insecure_skip_verify;
-	char *tls_server_name;	    /* or NULL (http.h has no option yet) */
-	char *proxy_url;	    /* or NULL (http.h has no option yet) */
+	char *tls_server_name; /* or NULL */
+	char *proxy_url;       /* or NULL */
+	/*
+	 * The transport as client-go's (kube_auth_http_opts() applies
+	 * it): url is server with its host replaced by tls_server_name
+	 * (https only) and connect_to the http.h entry that still
+	 * connects to server's host, else both NULL; proxy is the
+	 * proxy-url, else HTTPS_PROXY or HTTP_PROXY of the environment
+	 * as Go reads them, "" for none (and always "" for a loopback
+	 * server without proxy-url); no_proxy is "" with proxy-url
+	 * (client-go ignores NO_PROXY then), else NO_PROXY or NULL.
+	 */
+	char *url, *connect_to, *proxy, *no_proxy;
 	struct strbuf bearer_token; /* "" when none */
 	/* "Authorization: Basic ..." and "Impersonate-*: ..." headers */
 	struct strvec headers;
@@ -213,11 +226,13 @@ int kube_config_auth(struct kube_config *kc, struct kube_auth *out);
 
 struct http_client_opts;
 /*
- * Point the TLS and bearer-token fields of o (lib/http.h) at a's
- * memory (a must outlive o; http_client_new() copies it). Other
- * fields of o are left alone.
+ * Point the TLS, proxy and bearer-token fields of o (lib/http.h) at
+ * a's memory (a must outlive o; http_client_new() copies it). Other
+ * fields of o are left alone. Returns the base URL to give
+ * http_client_new() with o (a->url or a->server; owned by a).
  */
-void kube_auth_http_opts(const struct kube_auth *a, struct http_client_opts *o);
+const char *kube_auth_http_opts(const struct kube_auth *a,
+				struct http_client_opts *o);
 
 /*
  * Parse an RFC 3339 timestamp ("2024-05-01T10:00:00Z",

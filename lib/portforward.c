@@ -64,6 +64,9 @@ struct kube_forward {
 	unsigned long tunnels;
 	unsigned long errors; /* tunnel errors so far */
 	char *last_error;
+	/* pod names replaced by resolve_pod(): threads may still read them */
+	char **old_pods;
+	size_t nr_old_pods, alloc_old_pods;
 };
 
 /* Keep msg (taken) as the last error; print it with error() if print. */
@@ -399,6 +402,8 @@ static int ws_connect(struct fwd_conn *c, const char *token)
 		goto out;
 	curl_easy_setopt(c->curl, CURLOPT_URL, url.buf);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECT_ONLY, 1L);
+	/* through a proxy, a tunnel for http:// too (as client-go dials) */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPPROXYTUNNEL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
 			 (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -508,6 +513,31 @@ static void conn_reset(struct fwd_conn *c)
 }
 
 /*
+ * The pod answered 404: ask resolve_pod() (serialised with get_token())
+ * for the pod to use now. 1 when it named another pod, which f->pod is
+ * from now on; 0 otherwise (no other pod, or resolve_pod() failed).
+ */
+static int switch_pod(struct kube_forward *f)
+{
+	struct strbuf pod = STRBUF_INIT;
+	int r, changed = 0;
+
+	pthread_mutex_lock(&f->token_lock);
+	r = f->o.resolve_pod(f->o.token_data, &pod);
+	pthread_mutex_lock(&f->lock);
+	if (!r && pod.len && strcmp(pod.buf, f->pod)) {
+		ALLOC_GROW(f->old_pods, f->nr_old_pods + 1, f->alloc_old_pods);
+		f->old_pods[f->nr_old_pods++] = f->pod;
+		f->pod = strbuf_detach(&pod, NULL);
+		changed = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->token_lock);
+	strbuf_release(&pod);
+	return changed;
+}
+
+/*
  * Open the tunnel: token, connect, upgrade; after a 401, when the
  * token comes from get_token(), once more with a fresh credential on
  * a new connection. 0, or -1 with the error set.
@@ -529,6 +559,18 @@ static int tunnel_open(struct fwd_conn *c)
 		}
 		if (c->refused != 401 || !f->o.get_token || stopping(f))
 			break;
+	}
+	if (c->refused == 404 && f->o.resolve_pod && !stopping(f) &&
+	    switch_pod(f)) {
+		/* the pod is gone (a rollout): once more to its successor */
+		conn_reset(c);
+		strbuf_reset(&token);
+		if (get_token(f, 0, &token) < 0)
+			goto out;
+		if (!ws_connect(c, token.len ? token.buf : NULL)) {
+			ret = 0;
+			goto out;
+		}
 	}
 	if (c->refused)
 		set_error(f,
@@ -1020,6 +1062,9 @@ static void forward_free(struct kube_forward *f)
 	pthread_mutex_destroy(&f->token_lock);
 	free(f->ns);
 	free(f->pod);
+	while (f->nr_old_pods)
+		free(f->old_pods[--f->nr_old_pods]);
+	free(f->old_pods);
 	free(f->token);
 	free(f->dir);
 	free(f->addr);

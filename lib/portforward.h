@@ -87,6 +87,19 @@ struct kube_forward_opts {
 	 */
 	int (*get_token)(void *data, int forget, struct strbuf *token);
 	void *token_data;
+	/*
+	 * Optional: the pod to forward to now, when the upgrade to the
+	 * current one is answered 404 (the pod is gone: a rollout of the
+	 * router replaced it). It appends the pod's name to pod (given
+	 * empty) and returns 0, or -1 after error(); another name than
+	 * the current one becomes the forward's pod, and the upgrade is
+	 * tried once more there. Called with token_data, from tunnel
+	 * threads, never two calls at once for one forward (and never at
+	 * the same time as get_token()). client-go's port-forward names
+	 * one pod for its life; kubectl port-forward svc/... resolves
+	 * once too: this is for long sessions that outlive a rollout.
+	 */
+	int (*resolve_pod)(void *data, struct strbuf *pod);
 	const char *namespace; /* pod namespace */
 	const char *pod;       /* pod name */
 	unsigned port;	       /* pod port, 1..65535 */

@@ -56,8 +56,10 @@ kube)
 	test_set_prereq KUBE
 	test_set_prereq LIMITS
 	# fake-kube's runtimes are plain processes, each with a workdir of
-	# its own under the state directory (a real pod's is /app)
+	# its own under the state directory (a real pod's is /app), or the
+	# runtime image (GOSBX_TEST_IMAGE, t/lib-kube.sh): /app
 	BACKEND_WORKDIR=
+	test -z "${GOSBX_TEST_IMAGE:-}" || BACKEND_WORKDIR=/app
 	test_atexit "kube_stop kube"
 	# the template users apply, with another memory limit if asked
 	sed -e "s/^\( *memory:\) 2Gi\$/\1 ${BACKEND_KUBE_MEMORY_LIMIT:-2Gi}/" \

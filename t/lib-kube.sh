@@ -20,6 +20,13 @@
 #	<n>.pid         fake-kube's pid     <n>.log  its stderr
 #	<n>.kubeconfig  kubeconfig for it   <n>-state/  its state directory
 #
+# GOSBX_TEST_IMAGE=<image> (e.g. localhost/gosbx-runtime:debian from
+# `make image`): each Sandbox's runtime is that image, run by podman
+# (runc, slirp4netns, its port 8888 published on 127.0.0.1, explicit
+# ulimits; containers labelled gosbx.test=<trash dir>, removed at the
+# end) instead of a local gosbx-runtime: the router and port-forward
+# of fake-kube reach the runtime inside the container.
+#
 # Every server still running at the end is stopped (SIGTERM, which also
 # stops its runtimes; SIGKILL after 10 s) by an atexit handler;
 # kube_stop [<n>] stops one earlier.
@@ -176,7 +183,13 @@ kube_start() {
 		--state-dir="$TRASH_DIRECTORY/$_ks_name-state" \
 		--info-file="$TRASH_DIRECTORY/$_ks_name.info" \
 		--ready-delay=100 "$@"
-	if test -n "$_ks_runtime"; then
+	if test -n "$_ks_runtime" && test -n "${GOSBX_TEST_IMAGE:-}"; then
+		command -v podman >/dev/null 2>&1 || {
+			echo >&4 "kube_start: GOSBX_TEST_IMAGE needs podman"
+			return 1
+		}
+		set -- --runtime-cmd="$(kube_image_cmd)" "$@"
+	elif test -n "$_ks_runtime"; then
 		set -- --runtime="$GOSBX_BUILD_DIR/gosbx-runtime" "$@"
 	fi
 	if test -n "$_ks_insecure"; then
@@ -224,13 +237,34 @@ kube_stop() {
 	rm -f "$_kst_pidf"
 }
 
+# The shell command fake-kube runs per Sandbox with GOSBX_TEST_IMAGE
+# ($1 the port to publish on 127.0.0.1). runc, not crun (crun refuses
+# hybrid cgroup hosts); slirp4netns leaves the host's network alone.
+kube_image_cmd() {
+	printf '%s' "exec podman run --rm --runtime runc --network=slirp4netns \
+--ulimit nofile=8192:8192 --ulimit nproc=4096:4096 \
+--label gosbx.test='$TRASH_DIRECTORY' -p \"127.0.0.1:\$1:8888\" \
+'$GOSBX_TEST_IMAGE'"
+}
+
+# the containers of this script (GOSBX_TEST_IMAGE)
+kube_image_containers() {
+	podman ps -aq --filter "label=gosbx.test=$TRASH_DIRECTORY" 2>/dev/null
+}
+
 # Stop every server kube_start started (test bodies run in subshells,
-# so the list lives in a file).
+# so the list lives in a file), and remove the containers left.
 kube_stop_all_() {
-	test -f "$TRASH_DIRECTORY/kube-servers" || return 0
-	for _ksa in $(sort -u "$TRASH_DIRECTORY/kube-servers"); do
-		kube_stop "$_ksa"
-	done
+	if test -f "$TRASH_DIRECTORY/kube-servers"; then
+		for _ksa in $(sort -u "$TRASH_DIRECTORY/kube-servers"); do
+			kube_stop "$_ksa"
+		done
+	fi
+	if test -n "${GOSBX_TEST_IMAGE:-}"; then
+		# shellcheck disable=SC2046
+		set -- $(kube_image_containers)
+		test $# = 0 || podman rm -f -t 0 "$@" >/dev/null 2>&1
+	fi
 }
 test_atexit kube_stop_all_
 

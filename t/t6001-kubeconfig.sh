@@ -45,11 +45,58 @@ test_expect_success '~/.kube/config is the default' '
 	grep "\"sources\": \"$HOME/.kube/config\"" out
 '
 
-test_expect_success 'a typo names the file, the line and the field' '
+# kubectl (client-go) ignores fields it does not know; so does gosbx,
+# and it names the file, the line and the field in a warning.
+test_expect_success 'an unknown field is ignored as kubectl does, with a warning' '
 	sed s/clusters:/clsuters:/ .kube/config >typo &&
+	kubectl --kubeconfig=typo config view >kubectl.out &&
 	test_expect_code_err 1 kubeconfig-dump --kubeconfig=typo &&
-	echo "error: cannot read kubeconfig '\''typo'\'': line 3: unknown field '\''clsuters'\''" >expect &&
-	test_cmp expect err
+	test_grep "^warning: kubeconfig .typo.: line 3: unknown field .clsuters. ignored$" err &&
+	test_grep "context .dev. names cluster .dev., which is not defined" err &&
+	sed "s/^    server:/    newfield: 1\n    server:/" .kube/config >extra &&
+	kubectl --kubeconfig=extra config view >kubectl.out &&
+	kubeconfig-dump --kubeconfig=extra >out 2>err &&
+	test_grep "unknown field .newfield." err &&
+	grep "\"server\": \"https://127.0.0.1:6443\"" out
+'
+
+test_expect_success 'as, as-groups, as-uid and as-user-extra are sent as Impersonate-*' '
+	cat >imp <<-\EOF &&
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- name: dev
+	  cluster: {server: "https://127.0.0.1:6443"}
+	users:
+	- name: u
+	  user:
+	    token: t
+	    as: alice
+	    as-groups: [devs]
+	    as-uid: "1234"
+	    as-user-extra: {team: [a, b], "acme.io/scope": [x]}
+	contexts:
+	- name: dev
+	  context: {cluster: dev, user: u}
+	current-context: dev
+	EOF
+	kubeconfig-dump --kubeconfig=imp --auth >out &&
+	python3 -c "
+import json
+a = json.load(open(\"out\"))[\"auth\"][\"impersonation\"]
+assert a == [\"Impersonate-User: alice\", \"Impersonate-Group: devs\",
+             \"Impersonate-Uid: 1234\", \"Impersonate-Extra-team: a\",
+             \"Impersonate-Extra-team: b\",
+             \"Impersonate-Extra-acme.io%2Fscope: x\"], a
+"
+'
+
+test_expect_success 'as-uid without as is refused, as kubectl refuses it' '
+	sed "/    as: alice/d" imp >noas &&
+	! kubectl --kubeconfig=noas get --raw /version 2>kerr &&
+	test_grep "requesting uid, groups or user-extra for u without impersonating a user" kerr &&
+	test_expect_code_err 1 kubeconfig-dump --kubeconfig=noas --auth &&
+	test_grep "requesting uid, groups or user-extra for u without impersonating a user" err
 '
 
 test_expect_success 'an unknown context is an error' '

@@ -398,7 +398,8 @@ test_expect_success 'lifecycle: a past shutdownTime deletes (Delete) or expires 
 '
 
 test_expect_success 'v0.5.6: discovery serves v1beta1 and v1alpha1' '
-	kube_start --name=k5 --release=v0.5.6 --template=go &&
+	kube_start --name=k5 --release=v0.5.6 --template=go \
+		--warm-pool=shadow-pool-go:go:0 &&
 	KUBE=k5 && export KUBE &&
 	kube_expect 200 GET /apis/extensions.agents.x-k8s.io &&
 	json_is body preferredVersion.version v1beta1 &&
@@ -417,7 +418,7 @@ test_expect_success 'v0.5.6: a v1alpha1 claim is converted both ways' '
 	B=/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default &&
 	kube_expect 200 GET $B/sandboxclaims/$(cat c5name) &&
 	json_is body apiVersion extensions.agents.x-k8s.io/v1beta1 &&
-	json_is body spec.warmPoolRef.name go &&
+	json_is body spec.warmPoolRef.name shadow-pool-go &&
 	kube_wait_json 30 $NS/sandboxclaims/$(cat c5name) \
 		"[c[\"status\"] for c in v.get(\"status\",{}).get(\"conditions\",[]) if c[\"type\"]==\"Ready\"]==[\"True\"]" &&
 	json_is body apiVersion extensions.agents.x-k8s.io/v1alpha1 &&
@@ -440,14 +441,14 @@ test_expect_success 'v0.5.6: a v1beta1 claim names a warm pool' '
 
 test_expect_success 'forbid and SelfSubjectAccessReview' '
 	kube_start --name=kf --no-runtime --forbid=create:sandboxclaims \
-		--forbid=create:pods/portforward --template=go &&
+		--forbid=get:pods/portforward --template=go &&
 	KUBE=kf && export KUBE &&
 	kube_apply $NS/sandboxclaims "$(claim_json go)" &&
 	test "$(cat status)" = 403 &&
 	json_is body reason Forbidden &&
 	kube_expect 200 GET $NS/sandboxclaims &&
 	kube_apply /apis/authorization.k8s.io/v1/selfsubjectaccessreviews \
-		"{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{\"namespace\":\"default\",\"verb\":\"create\",\"group\":\"\",\"resource\":\"pods\",\"subresource\":\"portforward\"}}}" &&
+		"{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{\"namespace\":\"default\",\"verb\":\"get\",\"group\":\"\",\"resource\":\"pods\",\"subresource\":\"portforward\"}}}" &&
 	test "$(cat status)" = 201 &&
 	json_is body status.allowed false &&
 	kube_apply /apis/authorization.k8s.io/v1/selfsubjectaccessreviews \

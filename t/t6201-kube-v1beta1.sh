@@ -76,11 +76,23 @@ test_expect_success '--warm-pool names the pool; a missing one fails fast' '
 	no_claims
 '
 
+test_expect_success '--api-version=v1alpha1 on v0.5: the shadow pool must exist' '
+	fails_err gosbx --api-version=v1alpha1 --template=other-template \
+		exec -- true &&
+	test_grep "WarmPoolNotFound: SandboxWarmPool .shadow-pool-other-template. not found" err &&
+	test_grep "manifests/warmpool.yaml" err &&
+	rt_poll 10 no_claims
+'
+
 test_expect_success '--api-version=v1alpha1: a claim naming the template' '
+	kube_apply "$BETA/sandboxwarmpools" "{\"apiVersion\":\"extensions.agents.x-k8s.io/v1beta1\",\"kind\":\"SandboxWarmPool\",\"metadata\":{\"name\":\"shadow-pool-other-template\"},\"spec\":{\"replicas\":1,\"sandboxTemplateRef\":{\"name\":\"other-template\"}}}" &&
+	test "$(cat status)" = 201 &&
 	gosbx --api-version=v1alpha1 --template=other-template open -q >name &&
 	name=$(cat name) &&
 	kube_curl "$ALPHA/sandboxclaims/$name" >claim.json &&
 	test "$(kube_py claim.json "v[\"spec\"][\"sandboxTemplateRef\"][\"name\"]")" = other-template &&
+	kube_curl "$BETA/sandboxclaims/$name" >claim.json &&
+	test "$(kube_py claim.json "v[\"spec\"][\"warmPoolRef\"][\"name\"]")" = shadow-pool-other-template &&
 	gosbx --api-version=v1alpha1 exec --claim="$name" -- echo alpha >out &&
 	echo alpha >expect && test_cmp expect out &&
 	gosbx close "$name" &&

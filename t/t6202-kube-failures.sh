@@ -84,16 +84,29 @@ test_expect_success 'cleanup: delete the stuck claim' '
 	rt_poll 10 no_claims
 '
 
-test_expect_success 'setup: a fake-kube that forbids port-forward' '
+test_expect_success 'setup: fake-kubes that forbid port-forward' '
 	kube_start --name=kf -- --template=go-runtime-template \
-		--forbid=create:pods/portforward
+		--forbid=get:pods/portforward &&
+	kube_start --name=kf35 -- --template=go-runtime-template \
+		--server-version=v1.35.0 --forbid=create:pods/portforward
 '
 
-test_expect_success 'a refused port-forward fails the open and rolls back the claim' '
+# A WebSocket port-forward is a GET: the API server authorizes it as
+# "get" on pods/portforward, and from 1.35 as "create" too
+# (kubernetes/kubernetes#78741); manifests/rbac.yaml grants both.
+test_expect_success 'no get on pods/portforward: the open fails and rolls back the claim' '
 	fails_err gosbx --kubeconfig="$TRASH_DIRECTORY/kf.kubeconfig" \
 		exec -- true &&
 	test_grep "forbidden" err &&
+	test_grep "cannot get resource .pods/portforward.\|get.*pods" err &&
 	KUBE=kf rt_poll 10 no_claims
+'
+
+test_expect_success 'Kubernetes 1.35, no create on pods/portforward: the same' '
+	fails_err gosbx --kubeconfig="$TRASH_DIRECTORY/kf35.kubeconfig" \
+		exec -- true &&
+	test_grep "forbidden" err &&
+	KUBE=kf35 rt_poll 10 no_claims
 '
 
 test_done

@@ -111,6 +111,11 @@ test_expect_success 'setup: fake-kube with a router token and a 2 s proxy timeou
 		--cert "$KUBE_PKI/client.crt" --key "$KUBE_PKI/client.key" \
 		-X POST "$(kube_url)/fake/break-tunnels" >broken.json
 	EOF
+	cat >replace.sh <<-EOF
+	curl -sS --max-time 30 --cacert "$KUBE_PKI/ca.crt" \
+		--cert "$KUBE_PKI/client.crt" --key "$KUBE_PKI/client.key" \
+		-X POST "$(kube_url)/fake/replace-router" >replaced.json
+	EOF
 '
 KUBECONFIG=$TRASH_DIRECTORY/kube.kubeconfig
 GOSBX_BACKEND=kube
@@ -195,6 +200,23 @@ test_expect_success 'a tunnel that breaks mid-session: the next command works' '
 		"call:echo after" -- gosbx mcp --persistent --claim="$name" 2>mcp.err &&
 	{ cat broken.json; echo; } >&4 &&
 	test "$(kube_py broken.json "v[\"broken\"] > 0")" = true &&
+	test_grep "before" call-1.txt &&
+	test_grep "^ok$" call-1.status &&
+	test_grep "after" call-2.txt &&
+	test_grep "^ok$" call-2.status
+'
+
+# A rollout of the router replaces its pod: the tunnel to the old pod
+# breaks, and the next tunnel must go to the new pod (found anew
+# through the EndpointSlices), not to the pod the session began with.
+test_expect_success 'the router pod replaced mid-session: the next command works' '
+	name=$(cat name) &&
+	kube_curl "/api/v1/namespaces/default/pods?labelSelector=app%3Dsandbox-router" >before.json &&
+	python3 mcp-drive.py "call:echo before" "sh:sh replace.sh" \
+		"call:echo after" -- gosbx mcp --persistent --claim="$name" 2>mcp.err &&
+	kube_curl "/api/v1/namespaces/default/pods?labelSelector=app%3Dsandbox-router" >after.json &&
+	test "$(kube_py replaced.json "v[\"replaced\"]")" = 1 &&
+	test "$(kube_py before.json "[p[\"metadata\"][\"name\"] for p in v[\"items\"]] != [p[\"metadata\"][\"name\"] for p in json.load(open(\"after.json\"))[\"items\"]]")" = true &&
 	test_grep "before" call-1.txt &&
 	test_grep "^ok$" call-1.status &&
 	test_grep "after" call-2.txt &&

@@ -20,7 +20,8 @@
 #   ROUTER_IMAGE   tag of the built router image (default sandbox-router:AS_VERSION)
 #   RUNTIME_IMAGE  tag of the built runtime image (default gosbx-runtime:kind-e2e;
 #                  not :latest, so the kubelet uses the loaded image)
-#   WARMPOOL=1     also apply manifests/warmpool.yaml
+#   WARMPOOL=1     also apply manifests/warmpool.yaml (always done for
+#                  agent-sandbox v0.5 and later, whose claims need a pool)
 #   GOSBX          the gosbx binary (default build/gosbx, built with make)
 #   KEEP_CLUSTER=0 delete the kind cluster at the end (default: keep it)
 #   SKIP_BUILD=1   do not build or load the images (they are already loaded)
@@ -38,6 +39,10 @@ RUNTIME_IMAGE=${RUNTIME_IMAGE:-gosbx-runtime:kind-e2e}
 PLACEHOLDER_IMAGE=ghcr.io/gosbx/gosbx-runtime:latest
 TEMPLATE=go-runtime-template
 WARMPOOL=${WARMPOOL:-0}
+case "$AS_VERSION" in
+v0.[0-4].*) ;;
+*) WARMPOOL=1 ;; # v0.5+: every claim names an existing warm pool
+esac
 KEEP_CLUSTER=${KEEP_CLUSTER:-1}
 SKIP_BUILD=${SKIP_BUILD:-0}
 
@@ -65,7 +70,6 @@ need make "install make (contrib/install-deps.sh)"
 docker info >/dev/null 2>&1 ||
 	die "docker cannot reach a Docker engine (is the daemon running, may you use it?)"
 
-TMP_IGNORE=0
 KCTX=kind-$CLUSTER
 k() { kubectl --context "$KCTX" "$@"; }
 g() {
@@ -76,9 +80,6 @@ g() {
 cleanup() {
 	rc=$?
 	set +e
-	if [ "$TMP_IGNORE" = 1 ]; then
-		rm -f "$ROOT/.dockerignore"
-	fi
 	say "cleaning up per-test resources in namespace $NS"
 	k -n "$NS" delete sandboxclaims --all --ignore-not-found --wait=false
 	k -n "$NS" delete -f manifests/warmpool.yaml --ignore-not-found
@@ -127,18 +128,8 @@ if [ "$SKIP_BUILD" != 1 ]; then
 	say "building $ROUTER_IMAGE from $ROUTER_SRC"
 	docker build -t "$ROUTER_IMAGE" "$ROUTER_SRC"
 	say "building $RUNTIME_IMAGE from runtime-image/Dockerfile"
-	# Docker reads .dockerignore from the context root only: put
-	# runtime-image's there so build/ and .git stay out of the context
-	# (runtime-image/README.md); removed again by cleanup.
-	if [ ! -e .dockerignore ]; then
-		cp runtime-image/.dockerignore .dockerignore
-		TMP_IGNORE=1
-	fi
+	# (the repository's .dockerignore keeps build/ and .git out)
 	docker build -f runtime-image/Dockerfile -t "$RUNTIME_IMAGE" .
-	if [ "$TMP_IGNORE" = 1 ]; then
-		rm -f .dockerignore
-		TMP_IGNORE=0
-	fi
 	say "loading the images into $CLUSTER"
 	kind load docker-image "$ROUTER_IMAGE" --name "$CLUSTER"
 	kind load docker-image "$RUNTIME_IMAGE" --name "$CLUSTER"

@@ -28,7 +28,10 @@
  * backend (spec/kubernetes.md, "Testing without a cluster"). It speaks
  * the wire protocol of kube-apiserver for the objects gosbx uses, plays
  * the agent-sandbox controller and the v0.4.6 sandbox-router, and
- * starts one real gosbx-runtime per Sandbox.
+ * starts one real gosbx-runtime per Sandbox: a local process
+ * (--runtime), or the runtime image in a container (--runtime-cmd,
+ * e.g. podman run; its port published on 127.0.0.1 plays the pod's
+ * 8888, Ready once GET / answers 200 as the template's readinessProbe).
  *
  * Usage: see usage_lines and the option table in main() (-h); the test
  * helpers in t/lib-kube.sh start it. Summary of the behaviour:
@@ -73,15 +76,18 @@
  *
  * RBAC light: --forbid=<verb>:<resource> (repeatable; resource may
  * carry "/subresource"; "*" matches any verb or resource) answers 403
- * Forbidden; port-forward is verb "create" on "pods/portforward". POST
+ * Forbidden; port-forward is verb "get" on "pods/portforward" for a
+ * WebSocket GET ("create" for POST), and from --server-version v1.35
+ * on "get" and "create" (kubernetes/kubernetes#78741). POST
  * /apis/authorization.k8s.io/v1/selfsubjectaccessreviews answers
  * status.allowed from the same list.
  *
- * Claim conversion (v0.5.6; our own convention, documented here because
- * upstream's webhook is not part of the CRDs): a v1alpha1 claim
- * {sandboxTemplateRef: T, warmpool: W} is stored as v1beta1 with
- * warmPoolRef.name = W when W is set and is not "default" or "none",
- * else T; T and W are kept in the annotations
+ * Claim conversion (v0.5.6, as upstream's conversion webhook): a
+ * v1alpha1 claim {sandboxTemplateRef: T, warmpool: W} is stored as
+ * v1beta1 with warmPoolRef.name = W when W is set and is not "default"
+ * or "none", else "shadow-pool-T"; the controller binds every v0.5
+ * claim through that pool, which must exist (else WarmPoolNotFound).
+ * T and W are kept in the annotations
  * fake-kube.gosbx/sandbox-template-ref and fake-kube.gosbx/warmpool so
  * the claim reads back unchanged as v1alpha1. A native v1beta1 claim
  * read as v1alpha1 gets sandboxTemplateRef.name = the pool's template
@@ -142,6 +148,9 @@ struct config {
 	const char *release;
 	const char *crds_dir;
 	const char *runtime;
+	const char *runtime_cmd; /* --runtime-cmd: e.g. podman run ... */
+	int legacy_sandbox_status; /* status.sandbox.Name, not .name */
+	int clock_skew_s;	   /* the server's clock minus the host's */
 	const char *state_dir;
 	int ready_delay_ms;
 	int watch_window;
@@ -221,6 +230,7 @@ struct runtime {
 	char *ns, *name; /* the Sandbox */
 	char *uid;
 	pid_t pid;
+	int port;	    /* --runtime-cmd: 127.0.0.1:<port>; 0: sock */
 	char *sock;	    /* socket path relative to the state dir */
 	char *workdir;	    /* absolute */
 	int ready;	    /* its socket accepted a connection */
@@ -256,12 +266,28 @@ static struct {
 	char *router_url;
 	int api_port;
 	int router_port;
+	/* fault injection (POST /fake/fail, /fake/outage, /fake/router-fail) */
+	struct fault {
+		char *verb, *resource, *message;
+		int status, count, retry_after;
+	} faults[16];
+	size_t nr_faults;
+	uint64_t outage_until_ms; /* monotonic; API requests dropped until */
+	char *outage_on;	  /* armed: "<verb>:<resource>" starts it */
+	int outage_ms;
+	int router_fail_status, router_fail_count;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER,
 	.changed = PTHREAD_COND_INITIALIZER,
 	.state_dirfd = -1 };
 
 /* ------------------------------------------------------------------ */
 /* Small utilities */
+
+/* The server's clock: the wall clock plus --clock-skew. */
+static time_t fake_now(void)
+{
+	return time(NULL) + cfg.clock_skew_s;
+}
 
 static uint64_t wall_ms(void)
 {
@@ -287,7 +313,7 @@ static json_t *json_now(void)
 	struct strbuf sb = STRBUF_INIT;
 	json_t *v;
 
-	add_time(&sb, time(NULL));
+	add_time(&sb, fake_now());
 	v = json_string(sb.buf);
 	strbuf_release(&sb);
 	return v;
@@ -938,7 +964,11 @@ static json_t *convert_out(struct obj *o, const char *version)
 		const char *w = annotation(b, ANN_WARMPOOL);
 		struct obj *p = NULL;
 
-		if (!t && pool) {
+		if (!t && pool && starts_with(pool, "shadow-pool-")) {
+			t = pool + strlen("shadow-pool-");
+			if (!w)
+				w = "default";
+		} else if (!t && pool) {
 			p = find_obj(K_WARMPOOL, o->ns, pool);
 			t = p ? json_path_str(p->body,
 					      "spec.sandboxTemplateRef.name")
@@ -981,11 +1011,19 @@ static void convert_in(enum kind_id k, json_t *body, const char *version)
 		const char *w = json_object_str(spec, "warmpool");
 		const char *pool = t;
 
-		if (w && *w && strcmp(w, "default") && strcmp(w, "none"))
+		struct strbuf shadow = STRBUF_INIT;
+
+		if (w && *w && strcmp(w, "default") && strcmp(w, "none")) {
 			pool = w;
+		} else {
+			/* upstream's conversion: the template's shadow pool */
+			strbuf_addf(&shadow, "shadow-pool-%s", t ? t : "");
+			pool = shadow.buf;
+		}
 		json_object_set_new(
 			spec, "warmPoolRef",
 			json_pack("{s:s}", "name", pool ? pool : ""));
+		strbuf_release(&shadow);
 		json_object_set_new(ann, ANN_TEMPLATE, json_string(t ? t : ""));
 		json_object_set_new(ann, ANN_WARMPOOL,
 				    json_string(w ? w : "default"));
@@ -1047,6 +1085,16 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code,
 	}
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	if (cfg.clock_skew_s) {
+		/* MHD adds the host's Date unless one is there */
+		struct tm tm;
+		time_t now = fake_now();
+		char date[64];
+
+		gmtime_r(&now, &tm);
+		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		MHD_add_response_header(resp, "Date", date);
+	}
 	for (i = 0; r && i < r->warnings.nr; i++) {
 		struct strbuf w = STRBUF_INIT;
 
@@ -1202,6 +1250,16 @@ static int client_cert_ok(struct MHD_Connection *c)
  * RBAC light: --forbid=<verb>:<resource> (resource with an optional
  * "/subresource"; "*" matches every verb or resource).
  */
+/* The minor version of --server-version ("v1.35.2-gke.1" -> 35). */
+static int server_minor(void)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(cfg.server_version, "v%u.%u", &major, &minor) != 2)
+		return 0;
+	return (int)minor;
+}
+
 static int forbidden(const char *verb, const char *resource)
 {
 	size_t i;
@@ -2316,10 +2374,26 @@ static enum MHD_Result handle_delete(struct MHD_Connection *c, struct req *r,
 static struct strvec stuck_templates = STRVEC_INIT; /* --stuck + knob */
 static int rt_counter, ip_counter;
 
-/* Where to connect to a runtime's socket (sun_path is 108 bytes). */
-static int runtime_sockaddr(const struct runtime *rt, struct sockaddr_un *sun)
+/*
+ * Where to connect to a runtime: 127.0.0.1:<port> for --runtime-cmd,
+ * else its unix socket (sun_path is 108 bytes). *len gets the size.
+ */
+static int runtime_sockaddr(const struct runtime *rt,
+			    struct sockaddr_storage *ss, socklen_t *len)
 {
-	memset(sun, 0, sizeof(*sun));
+	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (rt->port) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)rt->port);
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*len = sizeof(*sin);
+		return 0;
+	}
+	*len = sizeof(*sun);
 	sun->sun_family = AF_UNIX;
 	if (strlen(cfg.state_dir) + strlen(rt->sock) + 2 <
 	    sizeof(sun->sun_path)) {
@@ -2336,19 +2410,76 @@ static int runtime_sockaddr(const struct runtime *rt, struct sockaddr_un *sun)
 
 static int runtime_connect(const struct runtime *rt)
 {
-	struct sockaddr_un sun;
+	struct sockaddr_storage ss;
+	socklen_t len;
 	int fd;
 
-	if (runtime_sockaddr(rt, &sun) < 0)
+	if (runtime_sockaddr(rt, &ss, &len) < 0)
 		return -1;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Is the runtime ready, as a kubelet's readinessProbe (httpGet / on
+ * 8888) sees it: GET / answers 200 within 500 ms. A container's
+ * published port accepts connections before the runtime inside
+ * listens, so a connection alone proves nothing there.
+ */
+static int runtime_probe(const struct runtime *rt)
+{
+	static const char req[] = "GET / HTTP/1.0\r\n\r\n";
+	struct pollfd pfd;
+	char buf[64];
+	size_t got = 0;
+	int fd = runtime_connect(rt), ok = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!rt->port) {
+		close(fd);
+		return 1; /* a unix socket listens once the runtime does */
+	}
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) ==
+	    (ssize_t)sizeof(req) - 1) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		while (got < 12 && poll(&pfd, 1, 500) > 0) {
+			ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		ok = got >= 12 && !memcmp(buf, "HTTP/1.", 7) &&
+		     !memcmp(buf + 8, " 200", 4);
+	}
+	close(fd);
+	return ok;
+}
+
+/* A free TCP port on 127.0.0.1 (bound, read and closed), or 0. */
+static int free_port(void)
+{
+	struct sockaddr_in sin = { 0 };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+	if (fd < 0)
+		return 0;
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
+	    !getsockname(fd, (struct sockaddr *)&sin, &len))
+		port = ntohs(sin.sin_port);
+	close(fd);
+	return port;
 }
 
 static struct runtime *find_runtime(const char *ns, const char *name)
@@ -2373,12 +2504,17 @@ static void runtime_start(const char *ns, const char *name)
 	pid_t pid;
 	int n;
 
-	if (!cfg.runtime)
+	if (!cfg.runtime && !cfg.runtime_cmd)
 		return;
 	n = ++rt_counter;
 	rt = xcalloc(1, sizeof(*rt));
 	rt->ns = xstrdup(ns);
 	rt->name = xstrdup(name);
+	if (cfg.runtime_cmd) {
+		rt->port = free_port();
+		if (!rt->port)
+			warning_errno("cannot find a free port for '%s'", name);
+	}
 	strbuf_addf(&addr, "rt-%d.sock", n);
 	rt->sock = strbuf_detach(&addr, NULL);
 	strbuf_addf(&addr, "--addr=unix:%s", rt->sock);
@@ -2404,12 +2540,22 @@ static void runtime_start(const char *ns, const char *name)
 		fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0)
 			dup2(fd, 0);
-		execl(cfg.runtime, "gosbx-runtime", addr.buf, wd.buf,
-		      (char *)NULL);
+		if (cfg.runtime_cmd) {
+			char port[16];
+
+			xsnprintf(port, sizeof(port), "%d", rt->port);
+			execl("/bin/sh", "sh", "-c", cfg.runtime_cmd,
+			      "fake-kube-runtime", port, rt->sock,
+			      (char *)NULL);
+		} else {
+			execl(cfg.runtime, "gosbx-runtime", addr.buf, wd.buf,
+			      (char *)NULL);
+		}
 		_exit(127);
 	}
 	if (pid < 0)
-		warning_errno("cannot start '%s'", cfg.runtime);
+		warning_errno("cannot start '%s'",
+			      cfg.runtime ? cfg.runtime : cfg.runtime_cmd);
 	rt->pid = pid;
 	ALLOC_GROW(S.rts, S.nr_rts + 1, S.alloc_rts);
 	S.rts[S.nr_rts++] = rt;
@@ -2438,7 +2584,10 @@ static void runtime_free(struct runtime *rt)
 	free(rt);
 }
 
-/* Reap stopped runtimes; SIGKILL those that take over 3 s. */
+/*
+ * Reap stopped runtimes; SIGKILL those that take over 3 s (a container
+ * runtime 15 s: podman stops and removes its container first).
+ */
 static void runtime_reap(int all)
 {
 	size_t i;
@@ -2452,7 +2601,8 @@ static void runtime_reap(int all)
 			continue;
 		}
 		if (rt->pid > 0 && waitpid(rt->pid, &st, WNOHANG) == 0) {
-			if (monotonic_ms() - rt->killed_ms > 3000)
+			if (monotonic_ms() - rt->killed_ms >
+			    (rt->port ? 15000 : 3000))
 				kill(rt->pid, SIGKILL);
 			i++;
 			continue;
@@ -2680,20 +2830,15 @@ static void sandbox_tick(void)
 		struct obj *sbx = S.objs[i], *pod;
 		struct runtime *rt;
 		const char *ip;
-		int fd;
 
 		if (sbx->kind != K_SANDBOX || is_ready(sbx->body) ||
 		    template_stuck(
 			    annotation(sbx->body, "fake-kube.gosbx/template")))
 			continue;
 		rt = find_runtime(sbx->ns, sbx->name);
-		if (cfg.runtime) {
-			if (!rt)
+		if (cfg.runtime || cfg.runtime_cmd) {
+			if (!rt || !runtime_probe(rt))
 				continue;
-			fd = runtime_connect(rt);
-			if (fd < 0)
-				continue;
-			close(fd);
 			rt->ready = 1;
 		}
 		pod = find_obj(K_POD, sbx->ns, sbx->name);
@@ -2880,7 +3025,11 @@ static void claim_bind(struct obj *claim)
 
 	if (monotonic_ms() < claim->created_ms + (uint64_t)cfg.ready_delay_ms)
 		return;
-	if (S.release_v05 && !annotation(claim->body, ANN_TEMPLATE)) {
+	if (S.release_v05) {
+		/*
+		 * v0.5: every stored claim names a pool, which must exist
+		 * (a v1alpha1 claim's is shadow-pool-<template>)
+		 */
 		pool = json_path_str(claim->body, "spec.warmPoolRef.name");
 		p = pool ? find_obj(K_WARMPOOL, claim->ns, pool) : NULL;
 		if (!p) {
@@ -2892,9 +3041,6 @@ static void claim_bind(struct obj *claim)
 		}
 		t = json_path_str(p->body, "spec.sandboxTemplateRef.name");
 		w = pool;
-	} else if (S.release_v05) {
-		t = annotation(claim->body, ANN_TEMPLATE);
-		w = annotation(claim->body, ANN_WARMPOOL);
 	} else {
 		t = json_path_str(claim->body, "spec.sandboxTemplateRef.name");
 		w = json_path_str(claim->body, "spec.warmpool");
@@ -2931,8 +3077,12 @@ static void claim_bind(struct obj *claim)
 			goto out;
 	}
 	st = sub_object(claim->body, "status");
+	/* --legacy-sandbox-status: older controllers wrote "Name" */
 	json_object_set_new(st, "sandbox",
-			    json_pack("{s:s}", "name", sbx->name));
+			    json_pack("{s:s}",
+				      cfg.legacy_sandbox_status ? "Name"
+								: "name",
+				      sbx->name));
 	set_condition(claim->body, "Ready", "False", "SandboxNotReady",
 		      "Sandbox is not ready");
 	store_touch(claim);
@@ -2994,7 +3144,7 @@ static int claim_expire(struct obj *claim)
 	time_t t;
 	size_t i;
 
-	if (!when || parse_rfc3339(when, &t) < 0 || time(NULL) < t)
+	if (!when || parse_rfc3339(when, &t) < 0 || fake_now() < t)
 		return 0;
 	if (policy && strcmp(policy, "Retain")) {
 		delete_cascade(claim);
@@ -3070,6 +3220,9 @@ static void controller_tick(void)
 		if (reason && !strcmp(reason, "ClaimExpired"))
 			continue;
 		sname = json_path_str(claim->body, "status.sandbox.name");
+		if (!sname)
+			sname = json_path_str(claim->body,
+					      "status.sandbox.Name");
 		if (sname)
 			claim_follow(claim, sname);
 		else
@@ -3256,7 +3409,8 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 	const char *id, *ns, *port, *auth;
 	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
-	struct sockaddr_un sun;
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
 	struct MHD_Response *resp;
 	struct runtime *rt;
 	struct obj *sbx;
@@ -3294,6 +3448,16 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	port = header(c, "X-Sandbox-Port");
 	if (!id || !*id)
 		return send_detail(c, 400, "X-Sandbox-ID header is required");
+	pthread_mutex_lock(&S.lock);
+	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
+	if (code)
+		S.router_fail_count--;
+	pthread_mutex_unlock(&S.lock);
+	if (code)
+		return send_detail(c, (unsigned)code,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
 	if (!ns || !*ns)
 		ns = "default";
 	if (!port || !*port)
@@ -3303,13 +3467,13 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	sbx = find_obj(K_SANDBOX, ns, id);
 	rt = sbx ? find_runtime(ns, id) : NULL;
 	if (rt && rt->ready && !strcmp(port, "8888") &&
-	    !runtime_sockaddr(rt, &sun))
+	    !runtime_sockaddr(rt, &ss, &ss_len))
 		ok = 1;
 	pthread_mutex_unlock(&S.lock);
 	if (ok) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 &&
-		    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		    connect(fd, (struct sockaddr *)&ss, ss_len) < 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -3769,12 +3933,10 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 			t->addr_len = sizeof(*sin);
 		} else {
 			struct runtime *rt = find_runtime(ns, pod_name);
-			struct sockaddr_un *sun =
-				(struct sockaddr_un *)&t->addr;
 
 			if (port == 8888 && rt && rt->ready &&
-			    !runtime_sockaddr(rt, sun))
-				t->addr_len = sizeof(*sun);
+			    !runtime_sockaddr(rt, &t->addr, &t->addr_len))
+				; /* forward there */
 			else
 				strbuf_addf(&t->fail,
 					    "error forwarding port %lu to pod "
@@ -3897,6 +4059,27 @@ static void drop_history(void)
  *   POST /fake/stuck?template=<t>[&stuck=false]  (un)mark a template
  *                              whose pods never get Ready (new sandboxes)
  *   POST /fake/ready-delay?ms=<n>  change --ready-delay
+ *   POST /fake/fail?status=<code>[&count=<n>][&verb=<v>][&resource=<r>]
+ *        [&retry-after=<s>][&message=<m>]  the next n (default 1) API
+ *                              requests of that verb (get, list, watch,
+ *                              create, patch, delete...) on that
+ *                              resource (plural, e.g. sandboxclaims)
+ *                              get a Status with that code (429
+ *                              TooManyRequests, 500 InternalError, 503
+ *                              ServiceUnavailable, 504 Timeout) and a
+ *                              Retry-After header; every rule counts
+ *   POST /fake/outage?ms=<n>[&on=<verb>:<resource>]  API requests get no
+ *                              answer (the connection is closed) for n
+ *                              ms: from now, or from the next request
+ *                              matching on= (answered as usual)
+ *   POST /fake/router-fail?status=<code>[&count=<n>]  the router answers
+ *                              the next n requests with that status
+ *                              (502: "Could not connect to the backend
+ *                              sandbox", as a CNI or network policy lag)
+ *   POST /fake/replace-router[?namespace=<ns>]  a rollout of the router:
+ *                              its pod, Service and EndpointSlice are
+ *                              deleted (tunnels to the pod break) and
+ *                              made anew with a new pod name
  *   GET  /fake/state           {"resourceVersion", "floorResourceVersion",
  *                              "objects": [{"kind","namespace","name",
  *                              claims: "receivedUs","readyUs"}],
@@ -3936,9 +4119,73 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		   query(c, "ms")) {
 		cfg.ready_delay_ms = atoi(query(c, "ms"));
 		out = json_pack("{s:i}", "readyDelayMs", cfg.ready_delay_ms);
+	} else if (!strcmp(what, "fail") && !strcmp(method, "POST") &&
+		   query(c, "status") && S.nr_faults < ARRAY_SIZE(S.faults)) {
+		struct fault *f = &S.faults[S.nr_faults++];
+		const char *v;
+
+		memset(f, 0, sizeof(*f));
+		f->status = atoi(query(c, "status"));
+		f->count = query(c, "count") ? atoi(query(c, "count")) : 1;
+		f->retry_after =
+			query(c, "retry-after") ? atoi(query(c, "retry-after"))
+						: -1;
+		if ((v = query(c, "verb")))
+			f->verb = xstrdup(v);
+		if ((v = query(c, "resource")))
+			f->resource = xstrdup(v);
+		if ((v = query(c, "message")))
+			f->message = xstrdup(v);
+		out = json_pack("{s:i,s:i}", "status", f->status, "count",
+				f->count);
+	} else if (!strcmp(what, "outage") && !strcmp(method, "POST") &&
+		   query(c, "ms")) {
+		S.outage_ms = atoi(query(c, "ms"));
+		free(S.outage_on);
+		S.outage_on = query(c, "on") ? xstrdup(query(c, "on")) : NULL;
+		if (!S.outage_on)
+			S.outage_until_ms = monotonic_ms() + S.outage_ms;
+		out = json_pack("{s:i,s:s?}", "ms", S.outage_ms, "on",
+				S.outage_on);
+	} else if (!strcmp(what, "router-fail") && !strcmp(method, "POST") &&
+		   query(c, "status")) {
+		S.router_fail_status = atoi(query(c, "status"));
+		S.router_fail_count =
+			query(c, "count") ? atoi(query(c, "count")) : 1;
+		out = json_pack("{s:i,s:i}", "status", S.router_fail_status,
+				"count", S.router_fail_count);
+	} else if (!strcmp(what, "replace-router") && !strcmp(method, "POST")) {
+		const char *ns =
+			query(c, "namespace") ? query(c, "namespace")
+					      : cfg.namespace;
+		int n = 0;
+
+		for (i = 0; i < S.nr_objs;) {
+			struct obj *o = S.objs[i];
+			const char *app = label(o->body, "app");
+			const char *svc =
+				label(o->body, "kubernetes.io/service-name");
+
+			if (strcmp(o->ns, ns) ||
+			    !((o->kind == K_POD && app &&
+			       !strcmp(app, "sandbox-router")) ||
+			      (o->kind == K_SERVICE &&
+			       !strcmp(o->name, ROUTER_SVC)) ||
+			      (o->kind == K_ENDPOINTSLICE && svc &&
+			       !strcmp(svc, ROUTER_SVC)))) {
+				i++;
+				continue;
+			}
+			n += o->kind == K_POD;
+			store_remove(o);
+		}
+		break_tunnels();
+		ensure_router(ns);
+		out = json_pack("{s:i}", "replaced", n);
 	} else if (!strcmp(what, "state") && !strcmp(method, "GET")) {
 		json_t *objs = json_array(), *rts = json_array();
 		char frv[32];
+		int left;
 
 		for (i = 0; i < S.nr_objs; i++) {
 			struct obj *o = S.objs[i];
@@ -3975,12 +4222,19 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		}
 		xsnprintf(rv, sizeof(rv), "%" PRIu64, S.rv);
 		xsnprintf(frv, sizeof(frv), "%" PRIu64, S.floor_rv);
-		out = json_pack("{s:s,s:s,s:o,s:o,s:i,s:i,s:s}",
+		for (i = 0, left = 0; i < S.nr_faults; i++)
+			left += S.faults[i].count;
+		/* faults not yet used up, outage on or armed, router */
+		out = json_pack("{s:s,s:s,s:o,s:o,s:i,s:i,s:s,s:{s:i,s:b,s:i}}",
 				"resourceVersion", rv, "floorResourceVersion",
 				frv, "objects", objs, "runtimes", rts,
 				"tunnels", S.nr_tunnels, "watches",
 				S.nr_watches, "release",
-				S.release_v05 ? "v0.5.6" : "v0.4.6");
+				S.release_v05 ? "v0.5.6" : "v0.4.6", "faults",
+				"pending", left, "outage",
+				S.outage_on != NULL ||
+					monotonic_ms() < S.outage_until_ms,
+				"routerFailures", S.router_fail_count);
 	} else {
 		pthread_mutex_unlock(&S.lock);
 		return send_status(c, 404, "NotFound", r,
@@ -3989,6 +4243,85 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 	}
 	pthread_mutex_unlock(&S.lock);
 	return send_json(c, 200, out, r);
+}
+
+static const char *const fault_reasons[][2] = {
+	{ "429", "TooManyRequests" },	  { "500", "InternalError" },
+	{ "502", "BadGateway" },	  { "503", "ServiceUnavailable" },
+	{ "504", "Timeout" },
+};
+
+/*
+ * The faults of POST /fake/fail and /fake/outage?on= for one request:
+ * 1 when a matching fault rule answered (*out: MHD's result), else 0.
+ */
+static int inject_fault(struct MHD_Connection *c, const char *verb,
+			const char *resource, enum MHD_Result *out)
+{
+	struct MHD_Response *resp;
+	struct strbuf sb = STRBUF_INIT, on = STRBUF_INIT;
+	const char *reason = "InternalError";
+	struct fault hit = { 0 };
+	json_t *st, *details = NULL;
+	size_t i;
+	char *buf;
+
+	pthread_mutex_lock(&S.lock);
+	strbuf_addf(&on, "%s:%s", verb, resource);
+	if (S.outage_on && !strcmp(S.outage_on, on.buf)) {
+		S.outage_until_ms = monotonic_ms() + S.outage_ms;
+		free(S.outage_on);
+		S.outage_on = NULL;
+	}
+	for (i = 0; i < S.nr_faults; i++) {
+		struct fault *f = &S.faults[i];
+
+		if (f->count <= 0 || (f->verb && strcmp(f->verb, verb)) ||
+		    (f->resource && strcmp(f->resource, resource)))
+			continue;
+		f->count--;
+		hit = *f;
+		break;
+	}
+	pthread_mutex_unlock(&S.lock);
+	strbuf_release(&on);
+	if (!hit.status)
+		return 0;
+	strbuf_addf(&sb, "%d", hit.status);
+	for (i = 0; i < ARRAY_SIZE(fault_reasons); i++)
+		if (!strcmp(fault_reasons[i][0], sb.buf))
+			reason = fault_reasons[i][1];
+	strbuf_reset(&sb);
+	if (hit.retry_after >= 0)
+		details = json_pack("{s:i}", "retryAfterSeconds",
+				    hit.retry_after);
+	st = status_object((unsigned)hit.status, reason,
+			   hit.message ? hit.message : "injected fault",
+			   details);
+	json_dump_into(&sb, st);
+	json_decref(st);
+	{
+		size_t len;
+
+		buf = strbuf_detach(&sb, &len);
+		resp = MHD_create_response_from_buffer(len, buf,
+						       MHD_RESPMEM_MUST_FREE);
+	}
+	*out = MHD_NO;
+	if (!resp) {
+		free(buf);
+		return 1;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	if (hit.retry_after >= 0) {
+		char ra[16];
+
+		xsnprintf(ra, sizeof(ra), "%d", hit.retry_after);
+		MHD_add_response_header(resp, "Retry-After", ra);
+	}
+	*out = MHD_queue_response(c, (unsigned)hit.status, resp);
+	MHD_destroy_response(resp);
+	return 1;
 }
 
 static const char *verb_of(const char *method, struct target *t,
@@ -4069,12 +4402,27 @@ static enum MHD_Result handle_resource(struct MHD_Connection *c, struct req *r,
 	strbuf_addstr(&res, t->plural);
 	if (t->sub)
 		strbuf_addf(&res, "/%s", t->sub);
-	if (t->sub && !strcmp(t->sub, "portforward"))
-		verb = "create";
+	if (t->sub && !strcmp(t->sub, "portforward")) {
+		/*
+		 * As kube-apiserver: the verb is the method's (a WebSocket
+		 * upgrade is a GET, authorized as "get"; SPDY's POST is
+		 * "create", kubernetes/kubernetes#78741); from 1.35 a
+		 * WebSocket upgrade needs "create" too.
+		 */
+		if (!strcmp(method, "GET") && server_minor() >= 35 &&
+		    forbidden("create", res.buf))
+			verb = "create";
+		else if (!strcmp(method, "POST"))
+			verb = "create";
+		else
+			verb = "get";
+	}
 	is_forbidden = forbidden(verb, res.buf);
 	strbuf_release(&res);
 	if (is_forbidden)
 		return send_forbidden(c, verb, t->group, t->plural, t->ns, r);
+	if (inject_fault(c, verb, t->plural, &ret))
+		return ret;
 
 	if (t->sub && !strcmp(t->sub, "portforward")) {
 		if (strcmp(method, "GET") && strcmp(method, "POST"))
@@ -4189,6 +4537,15 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c,
 			strbuf_add(&r->body, upload_data, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (strncmp(url, "/fake/", 6)) {
+		int down;
+
+		pthread_mutex_lock(&S.lock);
+		down = S.outage_until_ms && monotonic_ms() < S.outage_until_ms;
+		pthread_mutex_unlock(&S.lock);
+		if (down)
+			return MHD_NO; /* no answer: the connection closes */
 	}
 	if (!client_cert_ok(c) ||
 	    (strncmp(url, "/fake/", 6) && !api_token_ok(c, method, url)))
@@ -4514,6 +4871,18 @@ int main(int argc, const char **argv)
 			   "CRDs of the release (validation)"),
 		OPT_STRING(0, "runtime", &cfg.runtime, "<path>",
 			   "gosbx-runtime to start for each Sandbox"),
+		OPT_INT(0, "clock-skew", &cfg.clock_skew_s,
+			"the server's clock is this many seconds ahead of "
+			"the host's (Date headers, timestamps, expiry)"),
+		OPT_BOOL(0, "legacy-sandbox-status",
+			 &cfg.legacy_sandbox_status,
+			 "claims' status.sandbox.Name (older controllers) "
+			 "instead of .name"),
+		OPT_STRING(0, "runtime-cmd", &cfg.runtime_cmd, "<sh>",
+			   "instead: a shell command serving each Sandbox's "
+			   "runtime on 127.0.0.1:$1 ($2: a unique name), "
+			   "e.g. exec podman run ... -p 127.0.0.1:$1:8888 "
+			   "<image>"),
 		OPT_STRING(0, "state-dir", &cfg.state_dir, "<dir>",
 			   "runtime sockets, logs and workdirs"),
 		OPT_INT(0, "ready-delay", &cfg.ready_delay_ms,
@@ -4625,6 +4994,8 @@ int main(int argc, const char **argv)
 		die_errno("cannot open '%s'", cfg.state_dir);
 	if (cfg.runtime && access(cfg.runtime, X_OK) < 0)
 		die_errno("cannot run '%s'", cfg.runtime);
+	if (cfg.runtime && cfg.runtime_cmd)
+		die("--runtime and --runtime-cmd exclude each other");
 	if (cfg.crds_dir) {
 		if (crd_set_load_dir(&S.crds, cfg.crds_dir) < 0)
 			goto out;

@@ -100,8 +100,7 @@ int main(int argc, const char **argv)
 	put_str(c, "tls-server-name", kc.cluster.tls_server_name);
 	put_str(c, "certificate-authority", kc.cluster.ca_file);
 	put_bytes(c, "certificate-authority-data", kc.cluster.ca_data.len);
-	put_from(c, "certificate-authority-data-from",
-		 &kc.cluster.ca_data_at);
+	put_from(c, "certificate-authority-data-from", &kc.cluster.ca_data_at);
 	json_object_set_new(c, "insecure-skip-tls-verify",
 			    json_boolean(kc.cluster.insecure_skip_tls_verify));
 	put_str(c, "proxy-url", kc.cluster.proxy_url);
@@ -129,8 +128,7 @@ int main(int argc, const char **argv)
 		json_object_set_new(x, "args", args);
 		for (i = 0; i < e->env.nr; i++) {
 			struct strbuf sb = STRBUF_INIT;
-			strbuf_add(&sb, e->env.v[i],
-				   strcspn(e->env.v[i], "="));
+			strbuf_add(&sb, e->env.v[i], strcspn(e->env.v[i], "="));
 			strbuf_addstr(&sb, "=<redacted>");
 			json_array_append_new(env, json_string(sb.buf));
 			strbuf_release(&sb);
@@ -157,9 +155,28 @@ int main(int argc, const char **argv)
 			put_str(x, "client-certificate", a.cert_file);
 			put_bytes(x, "ca-pem", a.ca_pem.len);
 			put_str(x, "ca-file", a.ca_file);
+			put_str(x, "url", a.url);
+			put_str(x, "connect-to", a.connect_to);
+			put_str(x, "proxy", a.proxy);
+			put_str(x, "no-proxy", a.no_proxy);
 			json_object_set_new(
 				x, "headers",
 				json_integer((json_int_t)a.headers.nr));
+			{
+				/* the Impersonate-* headers (no secret) */
+				json_t *imp = json_array();
+				size_t n;
+
+				for (n = 0; n < a.headers.nr; n++)
+					if (starts_with(a.headers.v[n],
+							"Impersonate-"))
+						json_array_append_new(
+							imp,
+							json_string(
+								a.headers
+									.v[n]));
+				json_object_set_new(x, "impersonation", imp);
+			}
 			json_object_set_new(j, "auth", x);
 		}
 		kube_auth_release(&a);
