@@ -26,8 +26,10 @@ status_is() {
 	test "$(status "$1")" = "$2"
 }
 
+# gone <regex>: no process matches (anchored: the command line of the
+# gosbx exec that ran a command holds the command's text too)
 gone() {
-	! pgrep -f "$1" >/dev/null
+	! pgrep -f "^$1" >/dev/null
 }
 
 cat >poke.py <<\PYEOF
@@ -54,7 +56,7 @@ test_expect_success PYTHON 'requests from inside do not keep a claim alive' '
 	gosbx exec --claim=poked -- \
 		"python3 poke.py sleep-1001.20 >/dev/null 2>&1 &" &&
 	test_retry 120 0.5 status_is poked expired &&
-	test_retry 60 0.5 gone "poke.py sleep-1001.20"
+	test_retry 60 0.5 gone "python3 poke.py sleep-1001.20"
 '
 
 test_expect_success PYTHON 'a daemon does not keep it alive, and ends with it' '
@@ -62,7 +64,7 @@ test_expect_success PYTHON 'a daemon does not keep it alive, and ends with it' '
 	gosbx exec --claim=daemon -- \
 		"setsid sleep 1001.21 >/dev/null 2>&1 & echo started" >out &&
 	echo started >expect && test_cmp expect out &&
-	pgrep -f "sleep 1001\.21" &&
+	pgrep -f "^sleep 1001\.21" &&
 	test_retry 120 0.5 status_is daemon expired &&
 	test_retry 60 0.5 gone "sleep 1001\.21"
 '
