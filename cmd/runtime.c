@@ -501,6 +501,15 @@ int main(int argc, const char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* orphans of the commands come to us, not to an init elsewhere */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/*
+	 * As pid 1 of a sandbox (the local backend's bwrap --as-pid-1): end
+	 * with the bwrap process that started us, the one gosbx watches, so
+	 * that killing it never leaves a sandbox running that nobody knows
+	 * of. The kernel delivers this SIGKILL to a namespace's pid 1 (its
+	 * sender is outside the namespace). Not inherited by our forks.
+	 */
+	if (getpid() == 1)
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (check_fd_option("owner-fd", owner_fd) ||
 	    check_fd_option("ready-fd", ready_fd) ||
 	    check_fd_option("expired-fd", expired_fd))
