@@ -326,6 +326,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	atomic_fetch_sub(&inflight, 1);
 }
 
+/* SIGABRT handler of pid 1 (see main): end as abort() would. */
+static void exit_on_abort(int sig)
+{
+	_exit(128 + sig);
+}
+
 /* True when nothing happened for idle_ms and nothing is running. */
 static int idle_expired(int64_t idle_ms)
 {
@@ -508,8 +514,14 @@ int main(int argc, const char **argv)
 	 * of. The kernel delivers this SIGKILL to a namespace's pid 1 (its
 	 * sender is outside the namespace). Not inherited by our forks.
 	 */
-	if (getpid() == 1)
+	if (getpid() == 1) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/*
+		 * pid 1 ignores its own SIGABRT: abort() (a failed assert, a
+		 * sanitizer's report) would hang, and the sandbox with it
+		 */
+		signal(SIGABRT, exit_on_abort);
+	}
 	if (check_fd_option("owner-fd", owner_fd) ||
 	    check_fd_option("ready-fd", ready_fd) ||
 	    check_fd_option("expired-fd", expired_fd))
