@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "dl.h"
+#include "exec.h"
 #include "json.h"
 #include "log.h"
 #include "runtime.h"
@@ -551,6 +552,7 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 	struct tar_stats st = { 0 };
 	const char *no_lib;
 	enum MHD_Result ret;
+	int rc;
 
 	if (r->too_large)
 		return reply_too_large(c, r);
@@ -566,9 +568,16 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 				   strerror(r->write_failed));
 	if (r->spool_fd < 0)
 		return reply_error(c, r, 400, "invalid archive: empty body");
-	if (lseek(r->spool_fd, 0, SEEK_SET) < 0 ||
-	    tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "",
-			     mtime ? TAR_EXTRACT_TOUCH : 0, &st, &err) < 0) {
+	/*
+	 * libarchive may run a decompressor as a child of ours: keep the
+	 * orphan reaper and the stray killer (lib/exec.h) away from it.
+	 */
+	exec_reaper_hold();
+	rc = lseek(r->spool_fd, 0, SEEK_SET) < 0 ||
+	     tar_extract_safe(r->spool_fd, rt.root, dir ? dir : "",
+			      mtime ? TAR_EXTRACT_TOUCH : 0, &st, &err) < 0;
+	exec_reaper_release();
+	if (rc) {
 		ret = reply_error(c, r, 400, "%s", err.buf);
 		strbuf_release(&err);
 		return ret;

@@ -5,7 +5,19 @@
  *
  * Concurrency model: libmicrohttpd with one thread per connection, so
  * a handler may block on its command while other connections are
- * served; commands run in their own process groups (lib/exec.c).
+ * served; commands run in their own process groups, each below a shim
+ * that can kill everything the command started (lib/exec.c), forked
+ * by a spawner started before the first thread.
+ *
+ * Who may talk to us: the local backend of gosbx binds and listens on
+ * the socket itself, in a claim directory the sandbox cannot see, and
+ * hands it down (--addr=fd:N); we make ourselves non-dumpable at once
+ * (PR_SET_DUMPABLE 0), so code in the sandbox, of the same uid, cannot
+ * take that socket (or any descriptor of ours) through /proc or
+ * pidfd_getfd(). So every request comes from the owner, and only the
+ * owner's requests count as activity for --idle-timeout. --owner-fd
+ * ties our life to the owner's process: EOF on that pipe (the owner
+ * exited or was killed) ends the server, and with it the sandbox.
  */
 #include "compat.h"
 #include "dir.h"
@@ -21,9 +33,12 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -68,8 +83,9 @@ static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
 static const char *const runtime_usage[] = {
 	"gosbx-runtime [--addr=<addr>] [--workdir=<dir>] [--log-level=<level>] "
 	"[--shutdown-grace=<duration>]",
-	"              [--idle-timeout=<duration> [--expired-file=<path>]] "
-	"[--heartbeat=<duration>]",
+	"              [--idle-timeout=<duration> [--expired-file=<path>] "
+	"[--expired-fd=<n>]] [--heartbeat=<duration>]",
+	"              [--owner-fd=<n>] [--ready-fd=<n>]",
 	NULL,
 };
 
@@ -315,6 +331,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	atomic_fetch_sub(&inflight, 1);
 }
 
+/* SIGABRT handler of pid 1 (see main): end as abort() would. */
+static void exit_on_abort(int sig)
+{
+	_exit(128 + sig);
+}
+
 /* True when nothing happened for idle_ms and nothing is running. */
 static int idle_expired(int64_t idle_ms)
 {
@@ -370,6 +392,41 @@ static int prepare_workdir(const char *dir)
 	return 0;
 }
 
+/*
+ * A descriptor given as --<name>-fd=N: -1 (unset) or an open one, made
+ * close-on-exec. Returns 0, or -1 after logging why.
+ */
+static int check_fd_option(const char *name, int fd)
+{
+	char num[16];
+
+	if (fd == -1)
+		return 0;
+	xsnprintf(num, sizeof(num), "%d", fd);
+	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		struct log_line l;
+		if (log_begin(&l, LOG_ERROR, "bad descriptor option")) {
+			log_str(&l, "option", name);
+			log_str(&l, "fd", num);
+			log_str(&l, "error",
+				fd < 0 ? "negative" : strerror(errno));
+			log_end(&l);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* One line into a descriptor handed to us (ready, expired), then close. */
+static void tell_fd(int *fd, const char *line)
+{
+	if (*fd < 0)
+		return;
+	(void)!write_in_full(*fd, line, strlen(line));
+	close(*fd);
+	*fd = -1;
+}
+
 static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 {
 	MHD_socket lfd = MHD_quiesce_daemon(d);
@@ -390,7 +447,7 @@ int main(int argc, const char **argv)
 	const char *addr = "127.0.0.1:8888", *workdir = "/app", *level = NULL;
 	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
 	const char *expired_file = NULL;
-	int show_version = 0;
+	int show_version = 0, owner_fd = -1, ready_fd = -1, expired_fd = -1;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
 			       "listen on host:port, :port (all interfaces) or "
@@ -409,6 +466,14 @@ int main(int argc, const char **argv)
 		OPT_STRING(
 			0, "expired-file", &expired_file, "<path>",
 			"file created when the idle timeout ends the server"),
+		OPT_INT(0, "expired-fd", &expired_fd,
+			"write \"expired\" here when the idle timeout ends "
+			"the server"),
+		OPT_INT(0, "owner-fd", &owner_fd,
+			"exit when this descriptor (the owner's pipe) reaches "
+			"EOF"),
+		OPT_INT(0, "ready-fd", &ready_fd,
+			"write \"ready\" here, then close it, once serving"),
 		OPT_DURATION(0, "heartbeat", &heartbeat_ms,
 			     "/v1/exec: a heartbeat event after this much "
 			     "silence (default 20s)"),
@@ -418,7 +483,7 @@ int main(int argc, const char **argv)
 	struct MHD_Daemon *d;
 	struct listen_info li;
 	sigset_t set;
-	int lfd;
+	int lfd, sfd;
 
 	progname = "gosbx-runtime";
 	argc = parse_options(argc, argv, opts, runtime_usage, 0);
@@ -438,6 +503,35 @@ int main(int argc, const char **argv)
 		      level);
 		return 129;
 	}
+
+	/*
+	 * Before anything else: code of the same uid (the sandbox's) must
+	 * not read our memory or take our descriptors (the listening
+	 * socket above all) through /proc/<pid>/fd or pidfd_getfd(). The
+	 * spawner and the shims of commands inherit this (fork, no exec).
+	 */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* orphans of the commands come to us, not to an init elsewhere */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/*
+	 * As pid 1 of a sandbox (the local backend's bwrap --as-pid-1): end
+	 * with the bwrap process that started us, the one gosbx watches, so
+	 * that killing it never leaves a sandbox running that nobody knows
+	 * of. The kernel delivers this SIGKILL to a namespace's pid 1 (its
+	 * sender is outside the namespace). Not inherited by our forks.
+	 */
+	if (getpid() == 1) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/*
+		 * pid 1 ignores its own SIGABRT: abort() (a failed assert, a
+		 * sanitizer's report) would hang, and the sandbox with it
+		 */
+		signal(SIGABRT, exit_on_abort);
+	}
+	if (check_fd_option("owner-fd", owner_fd) ||
+	    check_fd_option("ready-fd", ready_fd) ||
+	    check_fd_option("expired-fd", expired_fd))
+		return 129;
 
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
@@ -462,6 +556,17 @@ int main(int argc, const char **argv)
 	rt.started_ms = monotonic_ms();
 	atomic_store(&last_activity_ms, rt.started_ms);
 	exec_setup_oom_source();
+	/* while we are small and have one thread (lib/exec.h) */
+	if (exec_spawner_start() < 0)
+		log_msg(LOG_WARN,
+			"no command spawner: commands fork the server", "error",
+			last_error());
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_msg(LOG_ERROR, "cannot wait for signals", "error",
+			strerror(errno));
+		return 1;
+	}
 
 	lfd = listen_address(addr, NULL, 256, &li);
 	if (lfd < 0) {
@@ -496,15 +601,34 @@ int main(int argc, const char **argv)
 			log_end(&l);
 		}
 	}
+	tell_fd(&ready_fd, "ready\n");
 	for (;;) {
-		struct timespec ts = { 1, 0 };
-		int sig = sigtimedwait(&set, NULL, &ts);
+		struct pollfd pfd[2] = { { sfd, POLLIN, 0 },
+					 { owner_fd, POLLIN, 0 } };
+		int r = poll(pfd, owner_fd >= 0 ? 2 : 1, 1000);
+		struct signalfd_siginfo si;
+		char buf[64];
+		ssize_t n;
 
-		if (sig == SIGTERM || sig == SIGINT) {
+		if (r > 0 && pfd[0].revents &&
+		    read(sfd, &si, sizeof(si)) == sizeof(si) &&
+		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
 			log_msg(LOG_INFO, "shutting down", "signal",
-				sig == SIGTERM ? "SIGTERM" : "SIGINT");
+				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			break;
 		}
+		if (r > 0 && owner_fd >= 0 && pfd[1].revents) {
+			n = read(owner_fd, buf, sizeof(buf));
+			if (!n ||
+			    (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				/* nobody will read answers any more */
+				log_msg(LOG_INFO, "owner gone, exiting", NULL,
+					NULL);
+				grace_ms = 0;
+				break;
+			}
+		}
+		exec_kill_strays();
 		exec_reap_orphans();
 		http_guard_tick(guard);
 		if (idle_expired(idle_ms)) {
@@ -516,6 +640,7 @@ int main(int argc, const char **argv)
 				if (fd >= 0)
 					close(fd);
 			}
+			tell_fd(&expired_fd, "expired\n");
 			break;
 		}
 	}

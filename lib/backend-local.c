@@ -1,20 +1,35 @@
 /*
  * The local backend: a sandbox is a claim directory plus a resident
  * gosbx-runtime inside bubblewrap, seccomp and cgroups (isolate.h),
- * listening on a unix socket in the claim directory.
+ * serving a unix socket in the claim directory.
+ *
+ * The channel (see backend-local.h for the layout): we bind and listen
+ * on run/runtime.sock ourselves and hand the listening descriptor to
+ * the runtime (--addr=fd:N), which is pid 1 of the sandbox and makes
+ * itself non-dumpable. run/ is never bound into the sandbox, so code
+ * inside can neither replace the socket (a symlink to another claim's
+ * runtime, or any socket root can reach) nor reach the runtime itself
+ * (and keep it alive past its idle TTL). The runtime's other
+ * descriptors come from us too: the log, the "expired" report
+ * (run/end), a readiness pipe and, for a sandbox that must not outlive
+ * the process that made it, the owner pipe.
  */
 #include "compat.h"
 #include "backend-local.h"
 #include "dir.h"
 #include "http.h"
 #include "isolate.h"
+#include "listen.h"
 #include "session.h"
 #include "storage.h"
 #include "usage.h"
+#include "utf8.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,12 +38,15 @@
 
 #define DEFAULT_TTL_MS (3600 * 1000)
 #define READY_TIMEOUT_MS 15000
-#define SANDBOX_RUN_DIR "/run/gosbx"
 #define SANDBOX_RUNTIME "/opt/gosbx/gosbx-runtime"
+/* in meta: the runtime got its socket from us (older claims: no) */
+#define META_CHANNEL "channel fd"
 
 struct local_state {
 	struct strbuf dir; /* the claim directory */
 	int run_fd;	   /* O_PATH descriptor of dir/run, or -1 */
+	int owner_fd;	   /* write end of the owner pipe, or -1 (kept) */
+	int lock_fd;	   /* run/owner, locked while we own it, or -1 */
 	struct isolate_handle h;
 	int have_handle;
 	uint64_t oom_before;
@@ -190,6 +208,12 @@ static void generate_name(struct strbuf *out)
 	add_random(out);
 }
 
+/*
+ * The last three lines of the runtime's log, for an error message:
+ * escaped (utf8_escape_into()), since the log quotes what came from
+ * the sandbox (and a claim made by an older gosbx let sandbox code
+ * write into it).
+ */
 static void log_tail(const char *path, struct strbuf *out)
 {
 	struct strbuf log = STRBUF_INIT;
@@ -207,7 +231,8 @@ static void log_tail(const char *path, struct strbuf *out)
 	}
 	if (*start == '\n')
 		start++;
-	strbuf_addstr(out, start);
+	utf8_escape_into(out, start, log.len - (start - log.buf),
+			 UTF8_ESCAPE_KEEP_LINES);
 out:
 	strbuf_release(&log);
 }
@@ -240,22 +265,6 @@ static int socket_path(struct local_state *ls, struct strbuf *out)
 	return 0;
 }
 
-static int socket_ready(const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, ok;
-
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return 0;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	ok = !connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	close(fd);
-	return ok;
-}
-
 static int connect_runtime(struct session *s, struct local_state *ls)
 {
 	struct http_client_opts ho = { 0 };
@@ -272,20 +281,34 @@ static int connect_runtime(struct session *s, struct local_state *ls)
 	return s->http ? 0 : -1;
 }
 
+/*
+ * READY while the runtime (the sandbox's pid 1) lives; else EXPIRED if
+ * it wrote "expired" into run/end (only it holds that file open; older
+ * claims: the file run/expired exists), else DEAD.
+ */
 static enum local_claim_status claim_status(const char *dir, const char *meta,
 					    struct isolate_handle *h)
 {
-	struct strbuf marker = STRBUF_INIT;
-	enum local_claim_status st;
+	struct strbuf p = STRBUF_INIT, end = STRBUF_INIT;
+	enum local_claim_status st = LOCAL_CLAIM_DEAD;
 
 	if (isolate_state_parse(h, meta) == 0 && isolate_alive(h)) {
 		st = LOCAL_CLAIM_READY;
-	} else {
-		strbuf_addf(&marker, "%s/run/expired", dir);
-		st = access(marker.buf, F_OK) ? LOCAL_CLAIM_DEAD
-					      : LOCAL_CLAIM_EXPIRED;
+		goto out;
 	}
-	strbuf_release(&marker);
+	strbuf_addf(&p, "%s/run/end", dir);
+	if (strbuf_read_file(&end, p.buf, 64) >= 0) {
+		if (starts_with(end.buf, "expired"))
+			st = LOCAL_CLAIM_EXPIRED;
+		goto out;
+	}
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/run/expired", dir);
+	if (!access(p.buf, F_OK))
+		st = LOCAL_CLAIM_EXPIRED;
+out:
+	strbuf_release(&p);
+	strbuf_release(&end);
 	return st;
 }
 
@@ -324,6 +347,14 @@ static int reattach(struct session *s, struct local_state *ls, const char *name)
 		goto out;
 	}
 	}
+	if (!strstr(meta.buf, "\n" META_CHANNEL "\n")) {
+		/* its sandbox could replace the socket with a symlink */
+		error("claim '%s' was opened by an older gosbx whose sandbox "
+		      "can redirect this client; remove it with 'gosbx close "
+		      "%s' and open a new one",
+		      name, name);
+		goto out;
+	}
 	s->claim = xstrdup(name);
 	ret = connect_runtime(s, ls);
 out:
@@ -348,35 +379,100 @@ static void touch_claim(const char *dir)
 
 /*
  * As root the sandbox runs as a host uid of its own (isolate.h): reserve
- * it and give it run/; the claim's storage (app/, home/ with the Go
- * caches, tmp/) is given to it by storage_create() (storage.h).
+ * it. The claim's storage (app/, home/ with the Go caches, tmp/) is
+ * given to it by storage_create() (storage.h); run/ stays ours alone.
  */
-static int give_claim(struct isolate_config *cfg, const char *dir)
+static int give_claim(struct isolate_config *cfg)
 {
-	/* app/, home/ and tmp/ are storage_create()'s (owner, group) */
-	static const char *const subdirs[] = { "run" };
-	struct strbuf p = STRBUF_INIT;
-	size_t i;
-	int ret = -1;
+	return isolate_reserve_ids(cfg);
+}
 
-	if (isolate_reserve_ids(cfg) < 0)
-		return -1;
-	if (cfg->host_uid == geteuid())
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(subdirs); i++) {
-		strbuf_reset(&p);
-		strbuf_addf(&p, "%s/%s", dir, subdirs[i]);
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST) {
-			error_errno("cannot create '%s'", p.buf);
-			goto out;
-		}
-		if (isolate_chown_tree(cfg, p.buf) < 0)
-			goto out;
+/*
+ * A sandbox that must not outlive us (not kept) gets an owner: we hold
+ * run/owner locked (flock) as long as we live, and the write end of a
+ * pipe whose read end the runtime watches (--owner-fd). When we end,
+ * however we end, the runtime reads EOF and ends the sandbox, and the
+ * next gosbx that lists or creates claims finds the lock free and
+ * removes what is left (prune_orphaned()). The lock file is made under
+ * another name and renamed, so it never exists unlocked.
+ */
+static int take_ownership(struct local_state *ls, int *owner_rd)
+{
+	struct strbuf tmp = STRBUF_INIT, lock = STRBUF_INIT;
+	int fds[2] = { -1, -1 }, ret = -1;
+
+	strbuf_addf(&tmp, "%s/run/owner.new", ls->dir.buf);
+	strbuf_addf(&lock, "%s/run/owner", ls->dir.buf);
+	ls->lock_fd =
+		open(tmp.buf, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (ls->lock_fd < 0 || flock(ls->lock_fd, LOCK_EX | LOCK_NB) < 0 ||
+	    rename(tmp.buf, lock.buf) < 0) {
+		error_errno("cannot create '%s'", lock.buf);
+		goto out;
 	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		error_errno("cannot create sandbox: owner pipe");
+		goto out;
+	}
+	ls->owner_fd = fds[1];
+	*owner_rd = fds[0];
 	ret = 0;
 out:
-	strbuf_release(&p);
+	strbuf_release(&tmp);
+	strbuf_release(&lock);
 	return ret;
+}
+
+/*
+ * Wait until the runtime says "ready" on its pipe. EOF first means it
+ * ended (only it holds the write end: bwrap closes what it passes on).
+ * Returns 0, or -1 with error() and the log's last lines.
+ */
+static int wait_ready(struct local_state *ls, int ready_fd)
+{
+	uint64_t deadline = monotonic_ms() + READY_TIMEOUT_MS;
+	struct strbuf p = STRBUF_INIT, tail = STRBUF_INIT;
+	const char *why = "did not start in time";
+	char buf[16];
+	int status;
+
+	for (;;) {
+		struct pollfd pfd = { ready_fd, POLLIN, 0 };
+		int r = poll(&pfd, 1, 100);
+		ssize_t n;
+
+		if (r > 0) {
+			n = read(ready_fd, buf, sizeof(buf));
+			if (n > 0 && !memcmp(buf, "ready", 5))
+				return 0;
+			if (n == 0 || (n < 0 && errno != EINTR)) {
+				why = "exited at start";
+				break;
+			}
+		}
+		if (isolate_wait(&ls->h, 0, &status) == 1) {
+			why = "exited at start";
+			break;
+		}
+		if (monotonic_ms() > deadline)
+			break;
+	}
+	strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
+	log_tail(p.buf, &tail);
+	error("cannot create sandbox: the runtime %s%s%s", why,
+	      tail.len ? ": " : "", tail.buf);
+	strbuf_release(&p);
+	strbuf_release(&tail);
+	return -1;
+}
+
+static void close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
 }
 
 static int create_claim(struct session *s, struct local_state *ls,
@@ -389,9 +485,12 @@ static int create_claim(struct session *s, struct local_state *ls,
 	struct storage_opts so = STORAGE_OPTS_INIT;
 	struct strbuf templates = STRBUF_INIT;
 	struct storage st;
+	struct listen_info li = { 0 };
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
-	int log_fd = -1, ret = -1, created = 0;
-	uint64_t deadline;
+	/* what the runtime gets: socket, end report, ready, owner, log */
+	int child_fds[5] = { -1, -1, -1, -1, -1 };
+	int ready_fd = -1, ret = -1, created = 0, ready[2];
+	enum { C_SOCK, C_END, C_READY, C_OWNER, C_LOG };
 
 	storage_init(&st);
 	if (local_find_runtime(&runtime) < 0)
@@ -405,21 +504,46 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	created = 1;
+	/* ours alone: the sandbox never sees run/ (see the top) */
 	strbuf_addf(&p, "%s/run", ls->dir.buf);
-	if (mkdir(p.buf, 0755) < 0) {
+	if (mkdir(p.buf, 0700) < 0) {
+		error_errno("cannot create '%s'", p.buf);
+		goto out;
+	}
+	if (!o->keep && take_ownership(ls, &child_fds[C_OWNER]) < 0)
+		goto out;
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
+	child_fds[C_LOG] =
+		open(p.buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (child_fds[C_LOG] < 0) {
 		error_errno("cannot create '%s'", p.buf);
 		goto out;
 	}
 	strbuf_reset(&p);
-	strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
-	log_fd = open(p.buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (log_fd < 0) {
+	strbuf_addf(&p, "%s/run/end", ls->dir.buf);
+	child_fds[C_END] =
+		open(p.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (child_fds[C_END] < 0) {
 		error_errno("cannot create '%s'", p.buf);
 		goto out;
 	}
+	if (socket_path(ls, &sock) < 0)
+		goto out;
+	strbuf_reset(&p);
+	strbuf_addf(&p, "unix:%s", sock.buf);
+	child_fds[C_SOCK] = listen_address(p.buf, NULL, 256, &li);
+	if (child_fds[C_SOCK] < 0)
+		goto out;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		error_errno("cannot create sandbox: pipe");
+		goto out;
+	}
+	ready_fd = ready[0];
+	child_fds[C_READY] = ready[1];
 
 	isolate_config_init(&cfg);
-	if (give_claim(&cfg, ls->dir.buf) < 0) {
+	if (give_claim(&cfg) < 0) {
 		isolate_config_release(&cfg);
 		goto out;
 	}
@@ -459,6 +583,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
 	cfg.network = o->network;
 	cfg.die_with_parent = 0;
+	cfg.as_init = 1;
 	cfg.memory_bytes = o->memory_bytes < 0 ? 0
 			   : o->memory_bytes   ? o->memory_bytes
 					       : SESSION_DEFAULT_MEMORY;
@@ -470,16 +595,21 @@ static int create_claim(struct session *s, struct local_state *ls,
 				 : SESSION_DEFAULT_CPUS;
 	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
 	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
-	strvec_pushf(&cfg.rw_binds, "%s/run:" SANDBOX_RUN_DIR, ls->dir.buf);
 	strvec_push(&cfg.argv, SANDBOX_RUNTIME);
-	strvec_push(&cfg.argv, "--addr=unix:" SANDBOX_RUN_DIR "/runtime.sock");
+	strvec_pushf(&cfg.argv, "--addr=fd:%d", child_fds[C_SOCK]);
 	strvec_push(&cfg.argv, "--workdir=/app");
 	strvec_pushf(&cfg.argv, "--idle-timeout=%" PRId64 "ms", ttl);
-	strvec_push(&cfg.argv, "--expired-file=" SANDBOX_RUN_DIR "/expired");
+	strvec_pushf(&cfg.argv, "--expired-fd=%d", child_fds[C_END]);
+	strvec_pushf(&cfg.argv, "--ready-fd=%d", child_fds[C_READY]);
+	if (child_fds[C_OWNER] >= 0)
+		strvec_pushf(&cfg.argv, "--owner-fd=%d", child_fds[C_OWNER]);
 	strvec_push(&cfg.argv, "--shutdown-grace=1s");
+	for (int i = 0; i < C_LOG; i++)
+		if (child_fds[i] >= 0)
+			cfg.pass_fds[cfg.nr_pass_fds++] = child_fds[i];
 	cfg.stdin_fd = -1;
-	cfg.stdout_fd = log_fd;
-	cfg.stderr_fd = log_fd;
+	cfg.stdout_fd = child_fds[C_LOG];
+	cfg.stderr_fd = child_fds[C_LOG];
 	/* sanitizer builds: keep their reports in the log */
 	if (getenv("ASAN_OPTIONS"))
 		strvec_pushf(&cfg.env, "ASAN_OPTIONS=%s",
@@ -496,12 +626,15 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	isolate_config_release(&cfg);
+	/* theirs now: EOF on the ready pipe means the runtime is gone */
+	close_fds(child_fds, ARRAY_SIZE(child_fds));
 
 	strbuf_addf(&meta,
 		    "name %s\ncreated %lld\nttl_ms %" PRId64
-		    "\nnetwork %d\nkeep %d\npurpose %s\n",
+		    "\nnetwork %d\nkeep %d\npurpose %s\nowner %d\n" META_CHANNEL
+		    "\n",
 		    name, (long long)time(NULL), ttl, o->network, o->keep,
-		    o->purpose ? o->purpose : "");
+		    o->purpose ? o->purpose : "", ls->owner_fd >= 0);
 	isolate_state_format(&ls->h, &meta);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/meta", ls->dir.buf);
@@ -509,36 +642,15 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	touch_claim(ls->dir.buf);
 
-	/* wait for the runtime's socket */
-	if (socket_path(ls, &sock) < 0)
+	if (wait_ready(ls, ready_fd) < 0)
 		goto out;
-	deadline = monotonic_ms() + READY_TIMEOUT_MS;
-	for (unsigned spins = 0;; spins++) {
-		int status;
-
-		if (socket_ready(sock.buf))
-			break;
-		if (isolate_wait(&ls->h, 0, &status) == 1 ||
-		    monotonic_ms() > deadline) {
-			struct strbuf tail = STRBUF_INIT;
-			strbuf_reset(&p);
-			strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
-			log_tail(p.buf, &tail);
-			error("cannot create sandbox: the runtime %s%s%s",
-			      monotonic_ms() > deadline
-				      ? "did not start in time"
-				      : "exited at start",
-			      tail.len ? ": " : "", tail.buf);
-			strbuf_release(&tail);
-			goto out;
-		}
-		usleep(spins < 50 ? 200 : 2000);
-	}
 	s->claim = xstrdup(name);
 	ret = connect_runtime(s, ls);
 out:
-	if (log_fd >= 0)
-		close(log_fd);
+	close_fds(child_fds, ARRAY_SIZE(child_fds));
+	if (ready_fd >= 0)
+		close(ready_fd);
+	listen_info_release(&li);
 	if (ret < 0 && created) {
 		if (ls->have_handle)
 			isolate_release(&ls->h);
@@ -556,6 +668,50 @@ out:
 	return ret;
 }
 
+static int delete_dir_claim(const char *dir, const char *name);
+
+/*
+ * Remove what owners that died left behind (DESIGN.md: nothing left
+ * behind): a claim with run/owner whose lock nobody holds belonged to
+ * a gosbx that ended without closing it (SIGKILL, crash). Its runtime
+ * ended when the owner pipe reached EOF; kill what may still run, and
+ * remove its cgroups and directory. Kept claims have no run/owner and
+ * are never touched here, expired or not. We hold the lock while
+ * removing, so two gosbx never remove the same claim.
+ */
+static void prune_orphaned(const char *claims_dir)
+{
+	struct strbuf p = STRBUF_INIT;
+	struct dirent *de;
+	DIR *d = opendir(claims_dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd;
+
+		if (de->d_name[0] == '.' ||
+		    session_check_claim_name(de->d_name) < 0)
+			continue;
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s/run/owner", claims_dir, de->d_name);
+		fd = open(p.buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			strbuf_reset(&p);
+			strbuf_addf(&p, "%s/%s", claims_dir, de->d_name);
+			if (delete_dir_claim(p.buf, de->d_name) < 0)
+				warning("could not remove claim '%s' left by "
+					"a gosbx that ended",
+					de->d_name);
+		}
+		close(fd);
+	}
+	closedir(d);
+	strbuf_release(&p);
+}
+
 static void local_state_free(struct session *s)
 {
 	struct local_state *ls = s->backend;
@@ -566,6 +722,11 @@ static void local_state_free(struct session *s)
 		isolate_handle_free(&ls->h);
 	if (ls->run_fd >= 0)
 		close(ls->run_fd);
+	/* an owned sandbox ends now (its runtime reads EOF) */
+	if (ls->owner_fd >= 0)
+		close(ls->owner_fd);
+	if (ls->lock_fd >= 0)
+		close(ls->lock_fd);
 	strbuf_release(&ls->dir);
 	free(ls);
 	s->backend = NULL;
@@ -578,7 +739,7 @@ static int local_open(struct session *s, const struct session_opts *o)
 	int ret;
 
 	strbuf_init(&ls->dir, 0);
-	ls->run_fd = -1;
+	ls->run_fd = ls->owner_fd = ls->lock_fd = -1;
 	s->backend = ls;
 	if (o->claim)
 		strbuf_addstr(&name, o->claim);
@@ -593,6 +754,8 @@ static int local_open(struct session *s, const struct session_opts *o)
 		ret = -1;
 		goto out;
 	}
+	if (!o->claim)
+		prune_orphaned(ls->dir.buf);
 	strbuf_addf(&ls->dir, "/%s", name.buf);
 	if (o->claim)
 		ret = reattach(s, ls, name.buf);
@@ -743,6 +906,7 @@ int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 	*nr = 0;
 	if (local_claims_dir(&dir) < 0)
 		return -1;
+	prune_orphaned(dir.buf);
 	d = opendir(dir.buf);
 	if (!d) {
 		int ret = 0;

@@ -8,15 +8,26 @@
  * The local backend's claims on disk (DESIGN.md "Backends"): each is a
  * directory $XDG_STATE_HOME/gosbx/claims/<name>/ (default
  * ~/.local/state/gosbx) holding
- *   fs/          the claim's storage (storage.h): fs/app is /app,
- *                fs/home the sandbox's HOME with its own Go caches,
- *                fs/tmp /tmp; with a disk quota, the mount of
+ *   fs/          the claim's storage (storage.h), the only part the
+ *                sandbox sees: fs/app is /app, fs/home the sandbox's
+ *                HOME with its own Go caches, fs/tmp /tmp; with a disk
+ *                quota, the mount of
  *   disk.img     the claim's file system image (root only)
- *   run/         /run/gosbx inside: runtime.sock, "expired" marker
- *   meta         name, created, ttl, limits and the isolate state
- *   runtime.log  the runtime's stderr
+ *   run/         ours alone (mode 0700, never bound into the sandbox):
+ *     runtime.sock  the socket we listen on and hand to the runtime
+ *     end           the runtime writes "expired" here (through a
+ *                   descriptor we gave it) when its idle TTL ends it
+ *     owner         only for a sandbox that must not outlive the gosbx
+ *                   that made it: locked (flock) while that process
+ *                   lives; free, the claim is removed by the next gosbx
+ *                   that lists or creates claims
+ *   meta         name, created, ttl, keep, owner, limits, the isolate
+ *                state (written by us only)
+ *   runtime.log  the runtime's stderr (only the runtime, pid 1 of the
+ *                sandbox and not dumpable, holds it open)
  *   last-used    its mtime is the last use
- * and $XDG_STATE_HOME/gosbx/disk-templates/ holds the formatted empty
+ * Nothing the host reads later is writable from inside the sandbox.
+ * $XDG_STATE_HOME/gosbx/disk-templates/ holds the formatted empty
  * images that disk.img files are copied from (root only).
  */
 
@@ -50,7 +61,9 @@ int local_claims_dir(struct strbuf *out);
 /*
  * List every claim, sorted by name. *out is an array of *nr entries,
  * freed with local_claims_free(). Returns 0 or -1 with error().
- * with_size: also measure /app (walks the tree).
+ * with_size: also measure /app (walks the tree). First removes the
+ * claims of owners that died (see run/owner above); creating a claim
+ * does so too.
  */
 int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size);
 void local_claims_free(struct local_claim_info *c, size_t nr);

@@ -1,13 +1,17 @@
 #include "compat.h"
 #include "exec.h"
+#include "usage.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,40 +20,129 @@
 /*
  * How the pieces fit:
  *
- * - exec_start() spawns `/bin/sh -c` with posix_spawn (glibc: a
- *   CLONE_VFORK clone, no copy of our address space), in a new process
- *   group, with default signal dispositions and an empty mask. All our
- *   own descriptors are O_CLOEXEC, so the child gets exactly 0, 1, 2.
+ * - Every command runs below a "shim": a process that makes itself a
+ *   child subreaper (PR_SET_CHILD_SUBREAPER), closes every descriptor
+ *   but the few it needs, and forks and execs `/bin/sh -c` in a new
+ *   process group, with default signal dispositions and an empty mask.
+ *   Whatever the command starts stays below the shim, even a process
+ *   that calls setsid() and forks twice: an orphan goes to its nearest
+ *   subreaper ancestor, the shim. So the shim can always find the
+ *   command's processes (a walk of /proc by parent pid) and kill all
+ *   of them, and when it reaps them their CPU time adds up in its
+ *   RUSAGE_CHILDREN: nothing the command did escapes the count.
+ * - Who forks the shim: a "spawner" (exec_spawner_start()), a small
+ *   single-threaded copy of this process made at startup, which gets
+ *   each request over a SOCK_SEQPACKET socket (a memfd with the
+ *   command, directory and environment, and the pipes, passed with
+ *   SCM_RIGHTS). Forking a large multi-threaded server for every
+ *   command would cost page-table copies and copy-on-write faults
+ *   across all its threads (measured: tens to hundreds of ms under
+ *   load); forking the small spawner does not. Without a spawner (the
+ *   gosbx client running a kubeconfig exec plugin, tests) exec_start()
+ *   forks the shim itself. The shim code is the same either way and
+ *   uses system calls only (no malloc: the process that forked it may
+ *   have threads).
+ * - The shim reports on a pipe (struct shim_msg, one atomic write
+ *   each): the shell's pid once it runs (or why it could not start),
+ *   then, whenever it reaped something, the CPU time and peak RSS of
+ *   everything reaped so far, the shell's wait status once the shell
+ *   ended, and "empty" when no process of the command is left (then
+ *   it exits). We ask it to kill the whole tree by writing 'k' on a
+ *   second pipe; EOF there (we died) means the same.
+ * - Shims and the spawner are forks without exec, so they keep this
+ *   process's non-dumpable flag (gosbx-runtime sets PR_SET_DUMPABLE
+ *   0): code of the same uid cannot read their descriptors or memory
+ *   through /proc. It can kill them, though (same uid). What a killed
+ *   shim ran is re-parented to the spawner (a subreaper too), which
+ *   kills every child of its own that is not a shim; what a killed
+ *   spawner had goes to us, and exec_kill_strays() kills every child
+ *   of ours that is neither a shim, nor the spawner (started again on
+ *   the next command), nor started under exec_reaper_hold().
  * - exec_step() is one poll() round over the two output pipes, the
- *   stdin pipe while bytes remain, a pidfd that becomes readable when
- *   the shell exits, and the caller's cancel_fd (POLLRDHUP only, so
- *   plain readable data never wakes us up).
- * - Once the group was killed (timeout, cancel, output limit) we only
- *   drain what is already in the pipes: descendants that left the
- *   group may keep the write ends open forever, so the pipes are
- *   closed after EXEC_DRAIN_QUIET_MS without data (at most
- *   EXEC_DRAIN_MAX_MS in all).
+ *   stdin pipe while bytes remain, the shim's report pipe and the
+ *   caller's cancel_fd (POLLRDHUP only, so plain readable data never
+ *   wakes us up).
+ * - Once the command was killed (timeout, cancel, output limit) we
+ *   wait for the shim's "empty" (so that the CPU time of what was
+ *   killed is counted) and drain what is already in the pipes; a
+ *   stray that holds the pipes (its shim was killed) only delays the
+ *   end by EXEC_DRAIN_QUIET_MS without data, EXEC_DRAIN_MAX_MS at most.
+ * - When the command ends normally while processes it started still
+ *   run (a daemon that closed its output), the shim stays with them
+ *   ("lingering") until they end; exec_kill_all() ends them too.
  * - A registry of running commands (one mutex) backs exec_kill_all(),
- *   exec_running_count() and exec_reap_orphans(). Spawning holds a
- *   read lock on `reaper_lock` until the new pid is registered, and
- *   exec_reap_orphans() takes it for writing, so it never sees a child
- *   of ours that is not yet known.
+ *   exec_running_count(), exec_reap_orphans() and exec_kill_strays().
+ *   Forking holds a read lock on `reaper_lock` until the new child is
+ *   known, and the reaper and the stray killer take it for writing,
+ *   so they never see a child of ours that is not yet known.
  */
 
 #define EXEC_CHUNK (256 * 1024)
 #define EXEC_DEFAULT_CAP ((size_t)8388608)
 #define EXEC_DRAIN_QUIET_MS 50
 #define EXEC_DRAIN_MAX_MS 2000
-#define EXEC_NOPIDFD_POLL_MIN_MS 1
-#define EXEC_NOPIDFD_POLL_MAX_MS 50
 #define EXEC_ORPHAN_PIPES_POLL_MS 100
+/* after a normal end with processes left: time for the shim's last count */
+#define EXEC_SETTLE_MS 10
+/* a shim that said "empty" is gone within this (else: lingering list) */
+#define EXEC_SHIM_EXIT_MS 1000
+/* the shim re-scans and kills this often until nothing is left */
+#define SHIM_KILL_ROUND_MS 10
 #define SHELL_PATH "/bin/sh"
+/* PID_MAX_LIMIT of 64-bit Linux: pids are below it */
+#define SHIM_PID_LIMIT (1u << 22)
+
+/* What the shim tells us; one write(2) each (below PIPE_BUF: atomic). */
+enum shim_kind {
+	SHIM_STARTED = 1,  /* value: the shell's pid; aux: the shim's */
+	SHIM_START_FAILED, /* value: an errno; aux: enum shim_stage */
+	SHIM_STATUS,	   /* flags below; value: wait status if exited */
+};
+enum shim_stage {
+	SHIM_STAGE_REQUEST = 1, /* a malformed request */
+	SHIM_STAGE_SUBREAPER,
+	SHIM_STAGE_FORK,
+	SHIM_STAGE_CHDIR,
+	SHIM_STAGE_FDS,
+	SHIM_STAGE_EXEC,
+};
+#define SHIM_SHELL_EXITED 1u /* the shell was reaped now */
+#define SHIM_EMPTY 2u	     /* nothing of the command is left */
+
+struct shim_msg {
+	int32_t kind;
+	int32_t value;
+	uint32_t flags;
+	int32_t aux;
+	int64_t cpu_us;	   /* user + system of everything reaped */
+	int64_t maxrss_kb; /* the largest peak RSS among them */
+};
+
+/* A request for a shim, in a memfd: this header, then the strings. */
+#define SPAWN_MAGIC 0x67736278u /* "gsbx" */
+struct spawn_hdr {
+	uint32_t magic;
+	uint32_t nenv;	  /* environment strings */
+	uint32_t has_cwd; /* a directory follows the command */
+	uint32_t pad;
+	uint64_t size; /* bytes after the header */
+		       /* command NUL [cwd NUL] nenv * (K=V NUL) */
+};
+
+/* What a shim gets, as descriptors (sent to the spawner as such). */
+struct shim_fds {
+	int req;	  /* the memfd holding the request */
+	int st, ctl;	  /* its ends of the report and kill pipes */
+	int in, out, err; /* the command's stdio (in -1: /dev/null) */
+};
 
 struct exec_proc {
 	const struct exec_request *req;
 	pid_t pid;	    /* the shell == the pgid; -1 if never started */
-	int pidfd;	    /* -1 if unavailable or closed */
-	int nopidfd_ms;	    /* without pidfd: next wait4 poll interval */
+	pid_t shim;	    /* the shim; -1 if none */
+	int direct;	    /* the shim is our child (no spawner) */
+	int fd_st;	    /* the shim's reports; -1 at EOF */
+	int fd_ctl;	    /* write 'k': kill the command's processes */
 	int fd_out, fd_err; /* our read ends, -1 once at EOF or closed */
 	int fd_in;	    /* our write end of stdin, -1 when closed */
 	size_t in_off;	    /* bytes of stdin_data written */
@@ -59,12 +152,16 @@ struct exec_proc {
 	uint64_t start_us, deadline_us; /* deadline 0: no timeout */
 	int draining;			/* after a kill: bounded drain */
 	uint64_t drain_quiet_us, drain_end_us;
-	int status;
-	int lost_status; /* wait4 failed (someone stole the child) */
-	struct rusage ru;
+	int shim_killed; /* gave up waiting: SIGKILLed the shim */
+	int settled;	 /* looked for a last report after the end */
+	int status;	 /* the shell's wait status */
+	int lost_status; /* the shim died before telling it */
+	int64_t cpu_us, maxrss_kb;
 	uint64_t reaped_us;
-	int reaped;		 /* atomic: the shell was waited for */
-	int done;		 /* atomic: reaped and both pipes closed */
+	int empty;		 /* the shim said nothing is left */
+	int reaped;		 /* atomic: the shell's end is known */
+	int shim_reaped;	 /* atomic: we waited for the shim */
+	int done;		 /* atomic: ended and both pipes closed */
 	const char *kill_reason; /* atomic: set once, when we kill */
 	char *buf;		 /* EXEC_CHUNK read buffer */
 	struct exec_result res;
@@ -72,14 +169,29 @@ struct exec_proc {
 	struct exec_proc *reg_next, **reg_pprev;
 };
 
+/* A shim whose command ended while processes of it still run. */
+struct lingering_shim {
+	pid_t shim;
+	int ctl;    /* our end of its kill pipe */
+	int st;	    /* its reports (EOF: it exited) */
+	int direct; /* our child, else the spawner's */
+};
+
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct exec_proc *reg_head;
 static int reg_count;
+static struct lingering_shim *lingering; /* under reg_lock */
+static size_t nr_lingering, alloc_lingering;
 static pthread_rwlock_t reaper_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* spawns hold it shared; exec_umask_hold() exclusive */
 static pthread_rwlock_t umask_lock = PTHREAD_RWLOCK_INITIALIZER;
-/* 1: pidfd_open works, 0: unknown, -1: unavailable (ENOSYS) */
-static int have_pidfd;
+/* the spawner: our end of its socket, its pid; under spawner_lock */
+static pthread_mutex_t spawner_lock = PTHREAD_MUTEX_INITIALIZER;
+static int spawner_fd = -1;
+static pid_t spawner_pid = -1; /* atomic */
+static int spawner_on;	       /* exec_spawner_start() was called */
+
+extern char **environ;
 
 static inline int load_int(const int *p)
 {
@@ -132,56 +244,138 @@ static void reg_add(struct exec_proc *p)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-static void reg_del(struct exec_proc *p)
+/* Under reg_lock. */
+static void reg_unlink(struct exec_proc *p)
+{
+	if (!p->reg_pprev)
+		return;
+	*p->reg_pprev = p->reg_next;
+	if (p->reg_next)
+		p->reg_next->reg_pprev = p->reg_pprev;
+	p->reg_next = NULL;
+	p->reg_pprev = NULL;
+	reg_count--;
+}
+
+/*
+ * Leave the registry; a shim that still runs (processes of the command
+ * live on) goes to the lingering list in the same step, so that the
+ * stray killer never sees it in neither.
+ */
+static void reg_del(struct exec_proc *p, int linger)
 {
 	pthread_mutex_lock(&reg_lock);
-	if (p->reg_pprev) {
-		*p->reg_pprev = p->reg_next;
-		if (p->reg_next)
-			p->reg_next->reg_pprev = p->reg_pprev;
-		p->reg_next = NULL;
-		p->reg_pprev = NULL;
-		reg_count--;
+	reg_unlink(p);
+	if (linger) {
+		ALLOC_GROW(lingering, nr_lingering + 1, alloc_lingering);
+		lingering[nr_lingering].shim = p->shim;
+		lingering[nr_lingering].ctl = p->fd_ctl;
+		lingering[nr_lingering].st = p->fd_st;
+		lingering[nr_lingering].direct = p->direct;
+		nr_lingering++;
+		p->fd_ctl = -1;
+		p->fd_st = -1;
 	}
 	pthread_mutex_unlock(&reg_lock);
 }
 
-/* Under reg_lock: is pid the shell of a command we still have to reap? */
+/* Under reg_lock: is pid a shim we still have to reap? */
 static int reg_owns(pid_t pid)
 {
 	struct exec_proc *p;
 
 	for (p = reg_head; p; p = p->reg_next)
-		if (p->pid == pid && !load_int(&p->reaped))
+		if (p->direct && p->shim == pid && !load_int(&p->shim_reaped))
 			return 1;
 	return 0;
 }
 
-static void start_failed(struct exec_proc *p, const char *what, int err)
+/* Under reg_lock: the index of a lingering shim that is our child. */
+static int linger_find(pid_t pid)
 {
-	const char *cwd = p->req->cwd;
-	struct stat st;
-	int cerr = 0;
+	for (size_t i = 0; i < nr_lingering; i++)
+		if (lingering[i].direct && lingering[i].shim == pid)
+			return (int)i;
+	return -1;
+}
 
-	strbuf_reset(&p->res.err);
-	if (!what && cwd) {
-		/* posix_spawn only says it failed: did chdir fail? */
-		if (stat(cwd, &st) < 0)
-			cerr = errno;
-		else if (!S_ISDIR(st.st_mode))
-			cerr = ENOTDIR;
-		else if (access(cwd, X_OK) < 0)
-			cerr = errno;
+/* Under reg_lock. */
+static void linger_drop(size_t i)
+{
+	close(lingering[i].ctl);
+	if (lingering[i].st >= 0)
+		close(lingering[i].st);
+	lingering[i] = lingering[--nr_lingering];
+}
+
+/* A lingering shim (our child) was reaped: forget it. */
+static void linger_forget(pid_t pid)
+{
+	int i;
+
+	pthread_mutex_lock(&reg_lock);
+	i = linger_find(pid);
+	if (i >= 0)
+		linger_drop((size_t)i);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Forget the lingering shims that exited (EOF on their reports). */
+static void linger_sweep(void)
+{
+	char buf[256];
+
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nr_lingering;) {
+		struct pollfd pfd = { lingering[i].st, POLLIN, 0 };
+
+		if (!lingering[i].direct && poll(&pfd, 1, 0) > 0 &&
+		    read(lingering[i].st, buf, sizeof(buf)) == 0) {
+			linger_drop(i);
+			continue;
+		}
+		i++;
 	}
-	if (cerr)
-		strbuf_addf(&p->res.err, "cannot run command: chdir '%s': %s",
-			    cwd, strerror(cerr));
-	else if (what)
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Ask a shim to kill every process of its command (any thread). */
+static void shim_ask_kill(pid_t shim, int ctl)
+{
+	ssize_t w;
+
+	if (ctl >= 0)
+		w = write(ctl, "k", 1); /* non-blocking; one byte is enough */
+	(void)w;
+	/* in case code of the sandbox stopped it */
+	if (shim > 0)
+		kill(shim, SIGCONT);
+}
+
+/*
+ * The command could not start: what failed (or NULL: the stage the
+ * shim reported) and the errno.
+ */
+static void start_failed_at(struct exec_proc *p, const char *what, int stage,
+			    int err)
+{
+	strbuf_reset(&p->res.err);
+	if (what)
 		strbuf_addf(&p->res.err, "cannot run command: %s: %s", what,
 			    strerror(err));
-	else
+	else if (stage == SHIM_STAGE_CHDIR)
+		strbuf_addf(&p->res.err, "cannot run command: chdir '%s': %s",
+			    p->req->cwd ? p->req->cwd : ".", strerror(err));
+	else if (stage == SHIM_STAGE_EXEC)
 		strbuf_addf(&p->res.err, "cannot run command: '%s': %s",
 			    SHELL_PATH, strerror(err));
+	else
+		strbuf_addf(&p->res.err, "cannot run command: %s: %s",
+			    stage == SHIM_STAGE_FORK  ? "fork"
+			    : stage == SHIM_STAGE_FDS ? "redirecting stdio"
+			    : stage == SHIM_STAGE_SUBREAPER ? "prctl"
+							    : "shim",
+			    strerror(err));
 	p->res.err_total = p->res.err.len;
 	p->res.exit_code = -1;
 	p->res.reason = "start_failed";
@@ -191,97 +385,846 @@ static void start_failed(struct exec_proc *p, const char *what, int err)
 	store_int(&p->done, 1);
 }
 
-static int open_pidfd(pid_t pid)
+static void start_failed(struct exec_proc *p, const char *what, int err)
 {
-	int fd;
-
-	if (__atomic_load_n(&have_pidfd, __ATOMIC_RELAXED) < 0)
-		return -1;
-	fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0) {
-		if (errno == ENOSYS)
-			__atomic_store_n(&have_pidfd, -1, __ATOMIC_RELAXED);
-		return -1;
-	}
-	return fd; /* pidfds are always close-on-exec */
+	start_failed_at(p, what, 0, err);
 }
 
-static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
+/* --- the shim (a forked child; one thread, no malloc) ------------- */
+
+static void shim_send(int fd, int kind, int value, unsigned flags, int aux)
 {
-	const struct exec_request *req = p->req;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t set;
-	char *argv[4];
-	char *const *envp;
-	int rc;
+	struct shim_msg m;
+	struct rusage ru;
 
-	argv[0] = (char *)"sh";
-	argv[1] = (char *)"-c";
-	argv[2] = (char *)req->command;
-	argv[3] = NULL;
-	envp = req->env ? (char *const *)req->env : environ;
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	m.value = value;
+	m.flags = flags;
+	m.aux = aux;
+	if (!getrusage(RUSAGE_CHILDREN, &ru)) {
+		m.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 +
+			   ru.ru_utime.tv_usec +
+			   (int64_t)ru.ru_stime.tv_sec * 1000000 +
+			   ru.ru_stime.tv_usec;
+		m.maxrss_kb = ru.ru_maxrss;
+	}
+	/* EPIPE once the command is no longer ours to report on */
+	while (write(fd, &m, sizeof(m)) < 0 && errno == EINTR)
+		;
+}
 
-	if ((rc = posix_spawn_file_actions_init(&fa)))
-		return rc;
-	if ((rc = posix_spawnattr_init(&attr))) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
+static void shim_close_range(unsigned lo, unsigned hi)
+{
+	struct rlimit rl;
+	unsigned max = 65536, fd;
+
+	if (lo > hi || !syscall(SYS_close_range, lo, hi, 0))
+		return;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < max)
+		max = (unsigned)rl.rlim_cur;
+	for (fd = lo; fd <= hi && fd < max; fd++)
+		close((int)fd);
+}
+
+/* Close every descriptor from 3 up but those in keep (-1s ignored). */
+static void shim_close_fds(int *keep, int n)
+{
+	unsigned lo = 3;
+	int i, j;
+
+	for (i = 1; i < n; i++) /* insertion sort */
+		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (keep[i] < (int)lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			shim_close_range(lo, (unsigned)keep[i] - 1);
+		lo = (unsigned)keep[i] + 1;
 	}
-	/* chdir first, so that a relative path of nothing else matters */
-	if (req->cwd)
-		rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
-	if (!rc) {
-		if (in_rd >= 0)
-			rc = posix_spawn_file_actions_adddup2(&fa, in_rd, 0);
-		else
-			rc = posix_spawn_file_actions_addopen(
-				&fa, 0, "/dev/null", O_RDONLY, 0);
+	shim_close_range(lo, ~0U);
+}
+
+/* The decimal digits of v at p, NUL-terminated; returns the NUL's place. */
+static char *put_uint(char *p, unsigned v)
+{
+	char digits[16];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < (int)sizeof(digits));
+	while (n)
+		*p++ = digits[--n];
+	*p = '\0';
+	return p;
+}
+
+/* "/proc/<pid>/stat" into buf (at least 32 bytes) without stdio */
+static void shim_stat_path(char *buf, pid_t pid)
+{
+	memcpy(put_uint(stpcpy(buf, "/proc/"), (unsigned)pid), "/stat", 6);
+}
+
+/* The parent of pid from /proc/<pid>/stat, or -1 if it is gone. */
+static pid_t shim_ppid(pid_t pid)
+{
+	char path[40], buf[256];
+	const char *p;
+	ssize_t n;
+	long v = 0;
+	int fd;
+
+	shim_stat_path(path, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything but is short */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	for (p += 4; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v > 0 && v < (long)SHIM_PID_LIMIT ? (pid_t)v : -1;
+}
+
+struct shim_proc {
+	pid_t pid, ppid;
+};
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Every process in /proc with its parent, into an mmap'd array (*v of
+ * *alloc entries, grown here). Returns the count.
+ */
+static size_t shim_scan(struct shim_proc **v, size_t *alloc)
+{
+	char dents[8192];
+	size_t n = 0;
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return 0;
+	for (;;) {
+		long got = syscall(SYS_getdents64, dfd, dents, sizeof(dents));
+		long off = 0;
+
+		if (got <= 0)
+			break;
+		while (off < got) {
+			struct linux_dirent64 *d = (void *)(dents + off);
+			const char *s = d->d_name;
+			long pid = 0;
+
+			off += d->d_reclen;
+			for (; *s >= '0' && *s <= '9'; s++)
+				pid = pid * 10 + (*s - '0');
+			if (*s || pid <= 0 || pid >= (long)SHIM_PID_LIMIT)
+				continue;
+			if (n == *alloc) {
+				size_t na = *alloc ? *alloc * 2 : 4096;
+				void *nv =
+					*v ? mremap(*v, *alloc * sizeof(**v),
+						    na * sizeof(**v),
+						    MREMAP_MAYMOVE)
+					   : mmap(NULL, na * sizeof(**v),
+						  PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS,
+						  -1, 0);
+				if (nv == MAP_FAILED)
+					goto out;
+				*v = nv;
+				*alloc = na;
+			}
+			(*v)[n].pid = (pid_t)pid;
+			(*v)[n].ppid = shim_ppid((pid_t)pid);
+			n++;
+		}
 	}
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, out_wr, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, err_wr, 2);
-	if (!rc)
-		rc = posix_spawnattr_setflags(
-			&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-				       POSIX_SPAWN_SETSIGMASK);
-	if (!rc)
-		rc = posix_spawnattr_setpgroup(&attr, 0);
-	if (!rc) {
+out:
+	close(dfd);
+	return n;
+}
+
+#define MARKED(bits, pid) ((bits)[(unsigned)(pid) >> 3] & (1u << ((pid)&7)))
+#define MARK(bits, pid) ((bits)[(unsigned)(pid) >> 3] |= (1u << ((pid)&7)))
+
+/*
+ * SIGKILL every descendant of ours. A direct child cannot be another
+ * process (we are its only reaper); a deeper one is opened as a pidfd
+ * first and its parent read again, so a pid reused meanwhile by a
+ * process outside the tree is never signalled.
+ */
+static void shim_kill_tree(struct shim_proc **v, size_t *alloc)
+{
+	pid_t self = getpid();
+	size_t n = shim_scan(v, alloc), i;
+	unsigned char *bits;
+	int changed = 1;
+
+	if (!n)
+		return;
+	bits = mmap(NULL, SHIM_PID_LIMIT / 8, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (bits == MAP_FAILED)
+		return;
+	/* /proc lists pids in ascending order: one pass mostly does */
+	while (changed) {
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			struct shim_proc *e = &(*v)[i];
+
+			if (e->ppid <= 0 || MARKED(bits, e->pid))
+				continue;
+			if (e->ppid == self || MARKED(bits, e->ppid)) {
+				MARK(bits, e->pid);
+				changed = 1;
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct shim_proc *e = &(*v)[i];
+		pid_t ppid;
+		int fd;
+
+		if (!MARKED(bits, e->pid))
+			continue;
+		if (e->ppid == self) {
+			kill(e->pid, SIGKILL);
+			continue;
+		}
+		fd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+		if (fd < 0) {
+			if (errno == ENOSYS)
+				kill(e->pid, SIGKILL);
+			continue;
+		}
+		ppid = shim_ppid(e->pid);
+		if (ppid > 0 && (ppid == self || MARKED(bits, ppid)))
+			syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+		close(fd);
+	}
+	munmap(bits, SHIM_PID_LIMIT / 8);
+}
+
+/*
+ * The request in the memfd: argv and envp pointer arrays (mmap'd)
+ * into the mapped strings. Returns 0, or -1 if it is malformed.
+ */
+struct shim_req {
+	char **argv, **envp;
+	const char *cwd; /* NULL: stay where we are */
+};
+
+static int shim_load(int fd, struct shim_req *r)
+{
+	const struct spawn_hdr *h;
+	struct stat st;
+	char *base, *p, *end, **ptrs;
+	size_t nptr;
+
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*h))
+		return -1;
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
+		return -1;
+	h = (const void *)base;
+	if (h->magic != SPAWN_MAGIC ||
+	    h->size != (uint64_t)st.st_size - sizeof(*h) || !h->size ||
+	    base[st.st_size - 1] || h->nenv > (1u << 20))
+		return -1;
+	nptr = 4 + h->nenv + 1;
+	ptrs = mmap(NULL, nptr * sizeof(*ptrs), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ptrs == MAP_FAILED)
+		return -1;
+	p = base + sizeof(*h);
+	end = base + st.st_size;
+	ptrs[0] = (char *)"sh";
+	ptrs[1] = (char *)"-c";
+	ptrs[2] = p;
+	ptrs[3] = NULL;
+	p += strlen(p) + 1;
+	r->cwd = NULL;
+	if (h->has_cwd) {
+		if (p >= end)
+			return -1;
+		r->cwd = p;
+		p += strlen(p) + 1;
+	}
+	for (uint32_t i = 0; i < h->nenv; i++) {
+		if (p >= end)
+			return -1;
+		ptrs[4 + i] = p;
+		p += strlen(p) + 1;
+	}
+	ptrs[4 + h->nenv] = NULL;
+	r->argv = ptrs;
+	r->envp = ptrs + 4;
+	return 0;
+}
+
+/*
+ * Start the shell: vfork (no copy of the page tables: the shim waits
+ * until the child has exec'd), then in the child a process group of
+ * its own, the directory, stdio, default signals and exec, system
+ * calls only. Returns its pid, or -1 with *stage and *err set.
+ */
+static pid_t shim_spawn(const struct shim_req *r, const struct shim_fds *f,
+			int *stage, int *err)
+{
+	int ep[2], e[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(ep, O_CLOEXEC)) {
+		*stage = SHIM_STAGE_FORK;
+		*err = errno;
+		return -1;
+	}
+	pid = vfork();
+	if (!pid) {
+		struct sigaction sa;
+		sigset_t none;
+		int fd, sig;
+
+		close(ep[0]);
+		setpgid(0, 0);
+		e[0] = SHIM_STAGE_CHDIR;
+		if (r->cwd && chdir(r->cwd))
+			goto fail;
+		e[0] = SHIM_STAGE_FDS;
+		fd = f->in >= 0 ? f->in
+				: open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(f->out, 1) < 0 ||
+		    dup2(f->err, 2) < 0)
+			goto fail;
 		/* every signal back to SIG_DFL (SIGPIPE above all) */
-		sigfillset(&set);
-		rc = posix_spawnattr_setsigdefault(&attr, &set);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		for (sig = 1; sig < NSIG; sig++)
+			sigaction(sig, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		e[0] = SHIM_STAGE_EXEC;
+		execve(SHELL_PATH, r->argv, r->envp);
+	fail:
+		e[1] = errno;
+		n = write(ep[1], e, sizeof(e));
+		(void)n;
+		_exit(127);
 	}
-	if (!rc) {
-		sigemptyset(&set);
-		rc = posix_spawnattr_setsigmask(&attr, &set);
+	close(ep[1]);
+	if (pid < 0) {
+		close(ep[0]);
+		*stage = SHIM_STAGE_FORK;
+		*err = errno;
+		return -1;
 	}
-	if (!rc) {
-		/*
-		 * Hold off exec_reap_orphans() until the pid is registered,
-		 * or a fast child could be reaped as an "orphan".
-		 */
-		pthread_rwlock_rdlock(&umask_lock);
-		pthread_rwlock_rdlock(&reaper_lock);
-		rc = posix_spawn(&p->pid, SHELL_PATH, &fa, &attr, argv, envp);
-		if (!rc)
-			reg_add(p);
-		pthread_rwlock_unlock(&reaper_lock);
-		pthread_rwlock_unlock(&umask_lock);
+	setpgid(pid, pid); /* (the child did it; whichever comes first) */
+	do {
+		n = read(ep[0], e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == sizeof(e)) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*stage = e[0];
+		*err = e[1];
+		return -1;
 	}
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
+	return pid;
+}
+
+static const int shim_ignored[] = { SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+				    SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU,
+				    SIGUSR1, SIGUSR2, SIGALRM };
+
+/* Signals of a shim or the spawner: the usual ones ignored, SIGCHLD
+ * blocked (for a signalfd) at its default disposition. */
+static void shim_signals(sigset_t *chld)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < ARRAY_SIZE(shim_ignored); i++)
+		sigaction(shim_ignored[i], &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(chld);
+	sigaddset(chld, SIGCHLD);
+	sigprocmask(SIG_SETMASK, chld, NULL);
+}
+
+/*
+ * The shim: subreaper, starter and reaper of one command. Only system
+ * calls and async-signal-safe functions (the process it was forked
+ * from may have other threads). Never returns.
+ */
+static NORETURN void shim_main(const struct shim_fds *f)
+{
+	struct shim_proc *procs = NULL;
+	struct shim_req req;
+	size_t alloc = 0;
+	sigset_t chld;
+	pid_t shell;
+	int keep[6], nkeep = 0, sfd, ctl = f->ctl, killing = 0;
+	int shell_status = 0, shell_reaped = 0, stage = 0, err = 0;
+
+	shim_signals(&chld);
+	keep[nkeep++] = f->req;
+	keep[nkeep++] = f->st;
+	keep[nkeep++] = f->ctl;
+	keep[nkeep++] = f->out;
+	keep[nkeep++] = f->err;
+	if (f->in >= 0)
+		keep[nkeep++] = f->in;
+	shim_close_fds(keep, nkeep);
+
+	if (shim_load(f->req, &req)) {
+		shim_send(f->st, SHIM_START_FAILED, EINVAL, 0,
+			  SHIM_STAGE_REQUEST);
+		_exit(0);
+	}
+	close(f->req);
+	/* without it the command's orphans would escape: fail closed */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+		shim_send(f->st, SHIM_START_FAILED, errno, 0,
+			  SHIM_STAGE_SUBREAPER);
+		_exit(0);
+	}
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	shell = shim_spawn(&req, f, &stage, &err);
+	if (shell < 0) {
+		shim_send(f->st, SHIM_START_FAILED, err, 0, stage);
+		_exit(0);
+	}
+	shim_send(f->st, SHIM_STARTED, shell, 0, getpid());
+	close(f->out);
+	close(f->err);
+	if (f->in >= 0)
+		close(f->in);
+
+	for (;;) {
+		struct pollfd pfd[2];
+		unsigned flags = 0;
+		int nfd = 0, any = 0, status;
+		pid_t r;
+
+		while ((r = waitpid(-1, &status, WNOHANG)) > 0) {
+			any = 1;
+			if (r == shell) {
+				shell_status = status;
+				shell_reaped = 1;
+				flags |= SHIM_SHELL_EXITED;
+			}
+		}
+		if (r < 0 && errno == ECHILD)
+			flags |= SHIM_EMPTY;
+		if (any || flags)
+			shim_send(f->st, SHIM_STATUS,
+				  shell_reaped ? shell_status : 0, flags, 0);
+		if (flags & SHIM_EMPTY)
+			_exit(0);
+		if (killing) {
+			/* the group first: it is most of the tree, at once */
+			if (!shell_reaped)
+				kill(-shell, SIGKILL);
+			shim_kill_tree(&procs, &alloc);
+		}
+
+		if (sfd >= 0) {
+			pfd[nfd].fd = sfd;
+			pfd[nfd++].events = POLLIN;
+		}
+		if (ctl >= 0) {
+			pfd[nfd].fd = ctl;
+			pfd[nfd++].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)nfd,
+			 killing || sfd < 0 ? SHIM_KILL_ROUND_MS : -1) <= 0)
+			continue;
+		for (int i = 0; i < nfd; i++) {
+			char buf[64];
+			ssize_t n;
+
+			if (!pfd[i].revents)
+				continue;
+			n = read(pfd[i].fd, buf, sizeof(buf));
+			if (pfd[i].fd != ctl)
+				continue; /* signalfd: just drained */
+			if (n > 0 && memchr(buf, 'k', (size_t)n))
+				killing = 1;
+			if (n == 0 ||
+			    (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				/* whoever started us is gone: end it all */
+				close(ctl);
+				ctl = -1;
+				killing = 1;
+			}
+		}
+	}
+}
+
+/* --- the spawner: forks shims (one thread, no malloc) ------------- */
+
+#define SPAWNER_MAX_SHIMS 16384
+#define SPAWNER_TICK_MS 1000
+
+static pid_t spawner_shims[SPAWNER_MAX_SHIMS]; /* only in the spawner */
+static size_t spawner_nr;
+static int spawner_overflow; /* a shim not in the table: kill no strays */
+
+/* Remove pid from the table; 1 if it was a shim. */
+static int spawner_forget(pid_t pid)
+{
+	for (size_t i = 0; i < spawner_nr; i++)
+		if (spawner_shims[i] == pid) {
+			spawner_shims[i] = spawner_shims[--spawner_nr];
+			return 1;
+		}
+	return 0;
+}
+
+/* SIGKILL pid, a child of ours, unless it is a shim. */
+static void spawner_kill_if_stray(pid_t pid)
+{
+	for (size_t j = 0; j < spawner_nr; j++)
+		if (spawner_shims[j] == pid)
+			return;
+	kill(pid, SIGKILL); /* our child: its pid cannot be reused */
+}
+
+/*
+ * SIGKILL every child that is not a shim (a killed shim's orphans):
+ * from our "children" file (CONFIG_PROC_CHILDREN; one thread, so one
+ * file), else from a walk of /proc.
+ */
+static void spawner_kill_strays(struct shim_proc **v, size_t *alloc)
+{
+	pid_t self = getpid();
+	char path[64], buf[4096];
+	long cur = 0;
+	int fd, digits = 0;
+	size_t n, i;
+	ssize_t got;
+
+	if (spawner_overflow)
+		return;
+	memcpy(put_uint(stpcpy(path, "/proc/self/task/"), (unsigned)self),
+	       "/children", 10);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		while ((got = read(fd, buf, sizeof(buf))) > 0)
+			for (ssize_t k = 0; k < got; k++) {
+				if (buf[k] >= '0' && buf[k] <= '9') {
+					cur = cur * 10 + (buf[k] - '0');
+					digits = 1;
+					continue;
+				}
+				if (digits && cur > 0)
+					spawner_kill_if_stray((pid_t)cur);
+				cur = digits = 0;
+			}
+		if (digits && cur > 0)
+			spawner_kill_if_stray((pid_t)cur);
+		close(fd);
+		return;
+	}
+	n = shim_scan(v, alloc);
+	for (i = 0; i < n; i++)
+		if ((*v)[i].ppid == self)
+			spawner_kill_if_stray((*v)[i].pid);
+}
+
+/* Take one request: 5 or 6 descriptors (stdin last, if any). */
+static void spawner_request(int sock)
+{
+	char data[8], ctlbuf[CMSG_SPACE(6 * sizeof(int))];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr msg;
+	struct cmsghdr *cm;
+	struct shim_fds f;
+	int fds[6], nfds = 0;
+	ssize_t n;
+	pid_t pid;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctlbuf;
+	msg.msg_controllen = sizeof(ctlbuf);
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		_exit(0); /* the server is gone; its shims see EOF too */
+	if (n < 0)
+		return;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && nfds < 6; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+	}
+	if (nfds < 5 || (msg.msg_flags & MSG_CTRUNC))
+		goto out;
+	f.req = fds[0];
+	f.st = fds[1];
+	f.ctl = fds[2];
+	f.out = fds[3];
+	f.err = fds[4];
+	f.in = nfds > 5 ? fds[5] : -1;
+	pid = _Fork();
+	if (!pid)
+		shim_main(&f);
+	if (pid < 0)
+		shim_send(f.st, SHIM_START_FAILED, errno, 0, SHIM_STAGE_FORK);
+	else if (spawner_nr < SPAWNER_MAX_SHIMS)
+		spawner_shims[spawner_nr++] = pid;
+	else
+		spawner_overflow = 1;
+out:
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static NORETURN void spawner_main(int sock)
+{
+	struct shim_proc *procs = NULL;
+	size_t alloc = 0;
+	sigset_t chld;
+	int sfd, keep[1] = { sock };
+
+	shim_signals(&chld);
+	shim_close_fds(keep, 1);
+	/* a killed shim's orphans come here (else to the server) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	uint64_t next_scan = monotonic_ms() + SPAWNER_TICK_MS;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { sock, POLLIN, 0 },
+					 { sfd, POLLIN, 0 } };
+		int r, st, strays = 0;
+		pid_t pid;
+
+		r = poll(pfd, sfd >= 0 ? 2 : 1,
+			 sfd >= 0 ? SPAWNER_TICK_MS : SHIM_KILL_ROUND_MS * 10);
+		if (r > 0 && pfd[0].revents)
+			spawner_request(sock);
+		if (r > 0 && sfd >= 0 && pfd[1].revents) {
+			char buf[256];
+			ssize_t n = read(sfd, buf, sizeof(buf));
+			(void)n;
+		}
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			if (spawner_forget(pid) && WIFSIGNALED(st))
+				strays = 1; /* killed: its orphans are ours */
+		/* and now and then: CLONE_PARENT makes strays too */
+		if (strays || monotonic_ms() >= next_scan) {
+			spawner_kill_strays(&procs, &alloc);
+			next_scan = monotonic_ms() + SPAWNER_TICK_MS;
+		}
+	}
+}
+
+/* Under spawner_lock: start the spawner. 0, or -1 with errno. */
+static int spawner_launch(void)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pthread_rwlock_rdlock(&reaper_lock);
+	pid = _Fork();
+	if (!pid)
+		spawner_main(sv[1]);
+	if (pid > 0)
+		__atomic_store_n(&spawner_pid, pid, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&reaper_lock);
+	close(sv[1]);
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		errno = e;
+		return -1;
+	}
+	spawner_fd = sv[0];
+	return 0;
+}
+
+int exec_spawner_start(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&spawner_lock);
+	if (spawner_fd < 0 && spawner_launch() < 0)
+		ret = error_errno("cannot start the command spawner");
+	spawner_on = spawner_fd >= 0;
+	pthread_mutex_unlock(&spawner_lock);
+	return ret;
+}
+
+void exec_spawner_stop(void)
+{
+	pthread_mutex_lock(&spawner_lock);
+	if (spawner_fd >= 0)
+		close(spawner_fd); /* it exits at EOF */
+	spawner_fd = -1;
+	spawner_on = 0;
+	__atomic_store_n(&spawner_pid, -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&spawner_lock);
+}
+
+/*
+ * Hand a request to the spawner, starting it again if it died.
+ * Returns 0, 1 when there is no spawner (fork the shim yourself), or
+ * -1 with errno.
+ */
+static int spawner_send(const struct shim_fds *f)
+{
+	char ctlbuf[CMSG_SPACE(6 * sizeof(int))];
+	int fds[6] = { f->req, f->st, f->ctl, f->out, f->err, f->in };
+	int nfds = f->in >= 0 ? 6 : 5, ret = -1, tries;
+	struct iovec iov = { (char *)"r", 1 };
+	struct msghdr msg;
+	struct cmsghdr *cm;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(ctlbuf, 0, sizeof(ctlbuf));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctlbuf;
+	msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+
+	pthread_mutex_lock(&spawner_lock);
+	if (!spawner_on) {
+		ret = 1;
+		goto out;
+	}
+	for (tries = 0; tries < 2; tries++) {
+		if (spawner_fd < 0 && spawner_launch() < 0)
+			break;
+		if (sendmsg(spawner_fd, &msg, MSG_NOSIGNAL) >= 0) {
+			ret = 0;
+			break;
+		}
+		if (errno == EINTR) {
+			tries--;
+			continue;
+		}
+		/* it died (killed by a command): start another one */
+		close(spawner_fd);
+		spawner_fd = -1;
+	}
+out:
+	pthread_mutex_unlock(&spawner_lock);
+	return ret;
+}
+
+/* --- starting ----------------------------------------------------- */
+
+/* The request in a sealed-size memfd. Returns it, or -1 with errno. */
+static int write_request(const struct exec_request *req)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct spawn_hdr h;
+	char *const *env = req->env ? (char *const *)req->env : environ;
+	int fd, e;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = SPAWN_MAGIC;
+	h.has_cwd = req->cwd != NULL;
+	strbuf_add(&sb, &h, sizeof(h));
+	strbuf_add(&sb, req->command, strlen(req->command) + 1);
+	if (req->cwd)
+		strbuf_add(&sb, req->cwd, strlen(req->cwd) + 1);
+	for (; env && *env; env++, h.nenv++)
+		strbuf_add(&sb, *env, strlen(*env) + 1);
+	h.size = sb.len - sizeof(h);
+	memcpy(sb.buf, &h, sizeof(h));
+	fd = memfd_create("gosbx-exec", MFD_CLOEXEC);
+	if (fd >= 0 && write_in_full(fd, sb.buf, sb.len) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
+	strbuf_release(&sb);
+	return fd;
+}
+
+/* Wait for the shim we forked ourselves (it exits or already did). */
+static void reap_shim(struct exec_proc *p)
+{
+	int st;
+
+	if (!p->direct || p->shim <= 0 || load_int(&p->shim_reaped))
+		return;
+	while (waitpid(p->shim, &st, 0) < 0 && errno == EINTR)
+		;
+	store_int(&p->shim_reaped, 1);
+}
+
+/* Read the shim's first report: the shell runs, or why it does not. */
+static void read_start(struct exec_proc *p)
+{
+	struct shim_msg m;
+	ssize_t n = read_in_full(p->fd_st, &m, sizeof(m));
+
+	if (n == sizeof(m) && m.kind == SHIM_STARTED && m.value > 0 &&
+	    m.aux > 0) {
+		__atomic_store_n(&p->shim, m.aux, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->pid, m.value, __ATOMIC_RELEASE);
+		return;
+	}
+	if (n == sizeof(m) && m.kind == SHIM_START_FAILED)
+		start_failed_at(p, NULL, m.aux, m.value);
+	else
+		start_failed(p, "shim", n < 0 ? errno : EPIPE);
+	close_fd(&p->fd_st);
+	reap_shim(p);
+	store_int(&p->shim_reaped, 1);
 }
 
 int exec_start(const struct exec_request *req, struct exec_proc **out)
 {
 	struct exec_proc *p;
+	struct shim_fds f;
 	int in_pipe[2] = { -1, -1 };
 	int out_pipe[2] = { -1, -1 };
 	int err_pipe[2] = { -1, -1 };
-	int rc;
+	int st_pipe[2] = { -1, -1 };
+	int ctl_pipe[2] = { -1, -1 };
+	int memfd = -1, rc, fork_errno = 0;
+	pid_t shim;
 
 	if (!out)
 		return -1;
@@ -291,8 +1234,8 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 
 	p = xcalloc(1, sizeof(*p));
 	p->req = req;
-	p->pid = -1;
-	p->pidfd = p->fd_out = p->fd_err = p->fd_in = -1;
+	p->pid = p->shim = -1;
+	p->fd_st = p->fd_ctl = p->fd_out = p->fd_err = p->fd_in = -1;
 	p->watch_cancel = req->cancel_fd >= 0;
 	p->cap = req->stream_cap ? req->stream_cap : EXEC_DEFAULT_CAP;
 	exec_result_init(&p->res);
@@ -305,26 +1248,76 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 		start_failed(p, "pipe", errno);
 		return 0;
 	}
-	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
+	    pipe2(st_pipe, O_CLOEXEC) < 0 || pipe2(ctl_pipe, O_CLOEXEC) < 0) {
 		start_failed(p, "pipe", errno);
 		goto cleanup;
 	}
 	/* larger pipes: fewer wake-ups and bigger chunks for fast writers */
 	fcntl(out_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
 	fcntl(err_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
-	/* our end of stdin must never block the loop */
-	if (in_pipe[1] >= 0 && fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0) {
+	/* our ends of stdin and of the kill pipe must never block */
+	if ((in_pipe[1] >= 0 && fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0) ||
+	    fcntl(ctl_pipe[1], F_SETFL, O_NONBLOCK) < 0) {
 		start_failed(p, "fcntl", errno);
 		goto cleanup;
 	}
-
-	rc = spawn(p, in_pipe[0], out_pipe[1], err_pipe[1]);
-	if (rc) {
-		p->pid = -1;
-		start_failed(p, NULL, rc);
+	memfd = write_request(req);
+	if (memfd < 0) {
+		start_failed(p, "memfd", errno);
 		goto cleanup;
 	}
-	p->pidfd = open_pidfd(p->pid);
+	f.req = memfd;
+	f.st = st_pipe[1];
+	f.ctl = ctl_pipe[0];
+	/* ours before the command is known: exec_cancel() may come now */
+	p->fd_st = st_pipe[0];
+	p->fd_ctl = ctl_pipe[1];
+	st_pipe[0] = ctl_pipe[1] = -1;
+	f.in = in_pipe[0];
+	f.out = out_pipe[1];
+	f.err = err_pipe[1];
+
+	/*
+	 * Hold off exec_umask_hold() until the shim has our umask (only
+	 * a shim we fork ourselves has it), and exec_reap_orphans() and
+	 * exec_kill_strays() until such a shim is registered.
+	 */
+	pthread_rwlock_rdlock(&umask_lock);
+	rc = spawner_send(&f);
+	if (rc > 0) {
+		pthread_rwlock_rdlock(&reaper_lock);
+		shim = _Fork();
+		if (!shim)
+			shim_main(&f);
+		if (shim > 0) {
+			__atomic_store_n(&p->shim, shim, __ATOMIC_RELEASE);
+			p->direct = 1;
+			reg_add(p);
+		} else {
+			fork_errno = errno;
+		}
+		pthread_rwlock_unlock(&reaper_lock);
+		rc = shim > 0 ? 0 : -1;
+	} else if (rc < 0) {
+		fork_errno = errno;
+	} else {
+		reg_add(p);
+	}
+	pthread_rwlock_unlock(&umask_lock);
+	if (rc < 0) {
+		start_failed(p, p->direct || !spawner_on ? "fork" : "spawner",
+			     fork_errno);
+		goto cleanup;
+	}
+
+	close_fd(&st_pipe[1]); /* EOF on ours: the shim is gone */
+	close_fd(&ctl_pipe[0]);
+	close_fd(&memfd);
+	read_start(p);
+	if (load_int(&p->done))
+		goto cleanup;
+	fcntl(p->fd_st, F_SETFL, O_NONBLOCK);
 	p->buf = xmalloc(EXEC_CHUNK);
 	p->fd_out = out_pipe[0];
 	p->fd_err = err_pipe[0];
@@ -335,12 +1328,17 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	}
 
 cleanup:
+	close_fd(&memfd);
 	close_fd(&in_pipe[0]);
 	close_fd(&in_pipe[1]);
 	close_fd(&out_pipe[0]);
 	close_fd(&out_pipe[1]);
 	close_fd(&err_pipe[0]);
 	close_fd(&err_pipe[1]);
+	close_fd(&st_pipe[0]);
+	close_fd(&st_pipe[1]);
+	close_fd(&ctl_pipe[0]);
+	close_fd(&ctl_pipe[1]);
 	return 0;
 }
 
@@ -352,16 +1350,25 @@ pid_t exec_pgid(const struct exec_proc *p)
 void exec_cancel(struct exec_proc *p, const char *reason)
 {
 	const char *expected = NULL;
+	pid_t pid;
 
-	if (!p || p->pid < 0 || load_int(&p->done))
+	if (!p || load_int(&p->done) || p->fd_ctl < 0)
 		return;
 	if (!__atomic_compare_exchange_n(&p->kill_reason, &expected, reason, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	kill(-p->pid, SIGKILL);
-	/* in case the shell itself moved to another group */
-	if (!load_int(&p->reaped))
-		kill(p->pid, SIGKILL);
+	/*
+	 * The shell's group at once; the shim finds the rest (a request
+	 * that comes before the shell runs waits in the pipe for it).
+	 */
+	pid = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE);
+	if (pid > 0 && !load_int(&p->reaped)) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL); /* if it moved to another group */
+	}
+	if (!load_int(&p->shim_reaped))
+		shim_ask_kill(__atomic_load_n(&p->shim, __ATOMIC_ACQUIRE),
+			      p->fd_ctl);
 }
 
 /* Append up to the cap, growing the buffer to no more than cap + 1. */
@@ -495,26 +1502,57 @@ static void feed_stdin(struct exec_proc *p)
 		close_fd(&p->fd_in);
 }
 
-static void try_reap(struct exec_proc *p)
+/* The shim's reports that arrived; EOF means it exited (or was killed). */
+static void read_reports(struct exec_proc *p)
 {
-	pid_t r;
+	struct shim_msg m[16];
+	ssize_t n;
 
-	do {
-		r = wait4(p->pid, &p->status, WNOHANG, &p->ru);
-	} while (r < 0 && errno == EINTR);
-	if (r == 0) {
-		/*
-		 * The pidfd said "exited" but there is nothing to wait for
-		 * yet (a tracer holds the zombie): poll instead of spinning.
-		 */
-		close_fd(&p->pidfd);
-		return;
+	while (p->fd_st >= 0) {
+		n = read(p->fd_st, m, sizeof(m));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return; /* EAGAIN: nothing more now */
+		if (n == 0) {
+			close_fd(&p->fd_st);
+			reap_shim(p);
+			store_int(&p->shim_reaped, 1); /* gone, anyway */
+			if (!load_int(&p->reaped)) {
+				/*
+				 * Killed before it could tell (code of the
+				 * sandbox can): kill the shell's group and
+				 * drain as after any kill; the rest is ours
+				 * to kill, see exec_kill_strays().
+				 */
+				const char *none = NULL;
+
+				__atomic_compare_exchange_n(
+					&p->kill_reason, &none, "signaled", 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+				if (p->pid > 0)
+					kill(-p->pid, SIGKILL);
+				p->lost_status = 1;
+				p->reaped_us = monotonic_us();
+				store_int(&p->reaped, 1);
+			}
+			p->empty = 1;
+			return;
+		}
+		for (size_t i = 0; i < (size_t)n / sizeof(m[0]); i++) {
+			if (m[i].kind != SHIM_STATUS)
+				continue;
+			p->cpu_us = m[i].cpu_us;
+			p->maxrss_kb = m[i].maxrss_kb;
+			if (m[i].flags & SHIM_SHELL_EXITED) {
+				p->status = m[i].value;
+				p->reaped_us = monotonic_us();
+				store_int(&p->reaped, 1);
+			}
+			if (m[i].flags & SHIM_EMPTY)
+				p->empty = 1;
+		}
 	}
-	if (r < 0)
-		p->lost_status = 1;
-	p->reaped_us = monotonic_us();
-	store_int(&p->reaped, 1);
-	close_fd(&p->pidfd);
 }
 
 static void make_result(struct exec_proc *p)
@@ -523,11 +1561,8 @@ static void make_result(struct exec_proc *p)
 	const char *killed = __atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE);
 
 	res->duration_ms = (int64_t)((p->reaped_us - p->start_us) / 1000);
-	res->cpu_ms = (int64_t)p->ru.ru_utime.tv_sec * 1000 +
-		      p->ru.ru_utime.tv_usec / 1000 +
-		      (int64_t)p->ru.ru_stime.tv_sec * 1000 +
-		      p->ru.ru_stime.tv_usec / 1000;
-	res->peak_rss_kb = p->ru.ru_maxrss;
+	res->cpu_ms = p->cpu_us / 1000;
+	res->peak_rss_kb = p->maxrss_kb;
 	if (p->lost_status) {
 		res->exit_code = -1;
 		res->reason = "signaled";
@@ -543,11 +1578,25 @@ static void make_result(struct exec_proc *p)
 		res->reason = killed;
 }
 
-/* Finished when the shell was reaped and both pipes are closed. */
-static int check_done(struct exec_proc *p)
+/*
+ * Finished when the shell's end is known and both pipes are closed;
+ * after a kill, also when the shim said nothing is left (so that what
+ * was killed is counted) or the drain ran out of time.
+ */
+static int check_done(struct exec_proc *p, uint64_t now)
 {
 	if (!load_int(&p->reaped) || p->fd_out >= 0 || p->fd_err >= 0)
 		return 0;
+	if (p->draining && !p->empty && now < p->drain_end_us)
+		return 0;
+	if (!p->draining && !p->empty && !p->settled && p->fd_st >= 0) {
+		/* the last reaps of the shim may be on their way */
+		struct pollfd pfd = { p->fd_st, POLLIN, 0 };
+
+		p->settled = 1;
+		if (poll(&pfd, 1, EXEC_SETTLE_MS) > 0)
+			read_reports(p);
+	}
 	close_fd(&p->fd_in);
 	make_result(p);
 	store_int(&p->done, 1);
@@ -576,7 +1625,7 @@ static int min_timeout(int a, int b)
 int exec_step(struct exec_proc *p, int wait_ms)
 {
 	struct pollfd pfd[5];
-	int i_out = -1, i_err = -1, i_in = -1, i_pid = -1, i_cancel = -1;
+	int i_out = -1, i_err = -1, i_in = -1, i_st = -1, i_cancel = -1;
 	int nfd = 0, timeout = wait_ms, r;
 	uint64_t now;
 
@@ -598,7 +1647,13 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		close_fd(&p->fd_err);
 		close_fd(&p->fd_in);
 	}
-	if (check_done(p))
+	if (p->draining && now >= p->drain_end_us && !p->empty &&
+	    !p->shim_killed && !load_int(&p->shim_reaped)) {
+		/* a stuck or stopped shim: its orphans become strays */
+		p->shim_killed = 1;
+		kill(p->shim, SIGKILL);
+	}
+	if (check_done(p, now))
 		return 0;
 
 	if (p->fd_out >= 0) {
@@ -616,21 +1671,10 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		pfd[nfd].fd = p->fd_in;
 		pfd[nfd++].events = POLLOUT;
 	}
-	if (!load_int(&p->reaped)) {
-		if (p->pidfd >= 0) {
-			i_pid = nfd;
-			pfd[nfd].fd = p->pidfd;
-			pfd[nfd++].events = POLLIN;
-		} else {
-			/* no pidfd: look with wait4 at growing intervals */
-			if (p->nopidfd_ms < EXEC_NOPIDFD_POLL_MIN_MS)
-				p->nopidfd_ms = EXEC_NOPIDFD_POLL_MIN_MS;
-			timeout = min_timeout(timeout, p->nopidfd_ms);
-			p->nopidfd_ms =
-				p->nopidfd_ms * 2 > EXEC_NOPIDFD_POLL_MAX_MS
-					? EXEC_NOPIDFD_POLL_MAX_MS
-					: p->nopidfd_ms * 2;
-		}
+	if (p->fd_st >= 0) {
+		i_st = nfd;
+		pfd[nfd].fd = p->fd_st;
+		pfd[nfd++].events = POLLIN;
 	}
 	if (p->watch_cancel) {
 		i_cancel = nfd;
@@ -643,16 +1687,17 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		timeout = min_timeout(timeout, poll_ms(now, p->deadline_us));
 	/*
 	 * Only background jobs hold the pipes now: nothing would wake us
-	 * if another thread cancelled (exec_kill_all) and they had left
-	 * the group, so look at the kill reason now and then.
+	 * if another thread cancelled (exec_kill_all), so look at the kill
+	 * reason now and then.
 	 */
 	if (load_int(&p->reaped) && !p->draining)
 		timeout = min_timeout(timeout, EXEC_ORPHAN_PIPES_POLL_MS);
-	if (p->draining && (p->fd_out >= 0 || p->fd_err >= 0)) {
-		uint64_t until = p->drain_quiet_us < p->drain_end_us
-					 ? p->drain_quiet_us
-					 : p->drain_end_us;
+	if (p->draining) {
+		uint64_t until = p->drain_end_us;
 
+		if ((p->fd_out >= 0 || p->fd_err >= 0) &&
+		    p->drain_quiet_us < until)
+			until = p->drain_quiet_us;
 		timeout = min_timeout(timeout, poll_ms(now, until));
 	}
 
@@ -672,16 +1717,34 @@ int exec_step(struct exec_proc *p, int wait_ms)
 			else
 				close_fd(&p->fd_in);
 		}
+		if (i_st >= 0 && pfd[i_st].revents)
+			read_reports(p);
 	}
-	if (!load_int(&p->reaped) &&
-	    (p->pidfd < 0 || (i_pid >= 0 && r > 0 && pfd[i_pid].revents)))
-		try_reap(p);
 
 	now = monotonic_us();
 	if (p->deadline_us && now >= p->deadline_us)
 		exec_cancel(p, "timeout");
 
-	return check_done(p) ? 0 : 1;
+	return check_done(p, now) ? 0 : 1;
+}
+
+/*
+ * After the end: a shim that said "empty" is exiting, wait for it; one
+ * whose command left processes behind lingers with them (returns 1).
+ */
+static int settle_shim(struct exec_proc *p)
+{
+	uint64_t end = monotonic_ms() + EXEC_SHIM_EXIT_MS;
+
+	if (p->shim <= 0 || load_int(&p->shim_reaped))
+		return 0;
+	while (p->empty && p->fd_st >= 0 && monotonic_ms() < end) {
+		struct pollfd pfd = { p->fd_st, POLLIN, 0 };
+
+		if (poll(&pfd, 1, (int)(end - monotonic_ms())) > 0)
+			read_reports(p); /* reaps it at EOF */
+	}
+	return !load_int(&p->shim_reaped);
 }
 
 void exec_finish(struct exec_proc *p, struct exec_result *res)
@@ -692,8 +1755,9 @@ void exec_finish(struct exec_proc *p, struct exec_result *res)
 		exec_cancel(p, "cancelled");
 	while (exec_step(p, -1) > 0)
 		;
-	reg_del(p);
-	close_fd(&p->pidfd);
+	reg_del(p, settle_shim(p));
+	close_fd(&p->fd_st);
+	close_fd(&p->fd_ctl);
 	close_fd(&p->fd_out);
 	close_fd(&p->fd_err);
 	close_fd(&p->fd_in);
@@ -731,6 +1795,8 @@ int exec_kill_all(void)
 		exec_cancel(p, "cancelled");
 		n++;
 	}
+	for (size_t i = 0; i < nr_lingering; i++)
+		shim_ask_kill(lingering[i].shim, lingering[i].ctl);
 	pthread_mutex_unlock(&reg_lock);
 	return n;
 }
@@ -774,8 +1840,79 @@ int exec_running_count(void)
 	return n;
 }
 
+int exec_lingering_count(void)
+{
+	int n;
+
+	pthread_mutex_lock(&reg_lock);
+	n = (int)nr_lingering;
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
+/* --- our children: orphans and strays ----------------------------- */
+
+/*
+ * Call fn for each child process of ours: the "children" file of every
+ * thread (CONFIG_PROC_CHILDREN), else a walk of /proc by parent pid.
+ */
+static int for_each_child(int (*fn)(pid_t pid, void *data), void *data)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int n = 0, have_children_files = 0;
+	pid_t self = getpid();
+
+	dir = opendir("/proc/self/task");
+	if (dir) {
+		while ((de = readdir(dir))) {
+			const char *s;
+			char *end;
+
+			if (de->d_name[0] == '.')
+				continue;
+			xsnprintf(path, sizeof(path),
+				  "/proc/self/task/%s/children", de->d_name);
+			strbuf_reset(&sb);
+			if (strbuf_read_file(&sb, path, 64) < 0)
+				continue;
+			have_children_files = 1;
+			for (s = sb.buf; *s;) {
+				long v = strtol(s, &end, 10);
+
+				if (end == s)
+					break;
+				if (v > 0 && v <= INT_MAX)
+					n += fn((pid_t)v, data);
+				s = end;
+			}
+		}
+		closedir(dir);
+	}
+	if (have_children_files)
+		goto out;
+	dir = opendir("/proc");
+	if (!dir)
+		goto out;
+	while ((de = readdir(dir))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || *end || v <= 0 || v > INT_MAX)
+			continue;
+		if (shim_ppid((pid_t)v) == self)
+			n += fn((pid_t)v, data);
+	}
+	closedir(dir);
+out:
+	strbuf_release(&sb);
+	return n;
+}
+
 /* Reap one child by pid if it has exited and nobody owns it. */
-static int reap_if_orphan(pid_t pid)
+static int reap_if_orphan(pid_t pid, void *data)
 {
 	siginfo_t si;
 	int owned;
@@ -786,52 +1923,11 @@ static int reap_if_orphan(pid_t pid)
 	if (owned)
 		return 0;
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0)
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0 ||
+	    si.si_pid != pid)
 		return 0;
-	return si.si_pid == pid;
-}
-
-/*
- * The slow path, when the first exited child is one a command still has
- * to reap itself: list our children from /proc (every thread's
- * "children" file) and reap the untracked ones that have exited.
- */
-static int reap_by_scan(void)
-{
-	char path[64];
-	DIR *dir;
-	struct dirent *de;
-	int n = 0;
-
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
-		struct strbuf sb = STRBUF_INIT;
-		const char *s;
-		char *end;
-
-		if (de->d_name[0] == '.')
-			continue;
-		xsnprintf(path, sizeof(path), "/proc/self/task/%s/children",
-			  de->d_name);
-		if (strbuf_read_file(&sb, path, 64) < 0) {
-			strbuf_release(&sb);
-			continue;
-		}
-		for (s = sb.buf; *s;) {
-			long v = strtol(s, &end, 10);
-
-			if (end == s)
-				break;
-			if (v > 0 && v <= INT_MAX)
-				n += reap_if_orphan((pid_t)v);
-			s = end;
-		}
-		strbuf_release(&sb);
-	}
-	closedir(dir);
-	return n;
+	linger_forget(pid);
+	return 1;
 }
 
 int exec_reap_orphans(void)
@@ -840,6 +1936,7 @@ int exec_reap_orphans(void)
 	pid_t pid;
 	int n = 0, owned;
 
+	linger_sweep();
 	/* a spawn in progress (or an exec_reaper_hold) means: next time */
 	if (pthread_rwlock_trywrlock(&reaper_lock))
 		return 0;
@@ -853,15 +1950,55 @@ int exec_reap_orphans(void)
 		owned = reg_owns(pid);
 		pthread_mutex_unlock(&reg_lock);
 		if (owned) {
-			n += reap_by_scan();
+			/*
+			 * The first exited child is a shim a command still
+			 * waits for: look at the others one by one.
+			 */
+			n += for_each_child(reap_if_orphan, NULL);
 			break;
 		}
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0 ||
 		    si.si_pid != pid)
 			break;
+		linger_forget(pid);
 		n++;
 	}
+	pthread_rwlock_unlock(&reaper_lock);
+	return n;
+}
+
+/* SIGKILL one child unless it is a shim of ours (or a zombie). */
+static int kill_if_stray(pid_t pid, void *data)
+{
+	char path[40];
+	struct strbuf sb = STRBUF_INIT;
+	const char *s;
+	int known, zombie = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	known = reg_owns(pid) || linger_find(pid) >= 0 ||
+		pid == __atomic_load_n(&spawner_pid, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&reg_lock);
+	if (known)
+		return 0;
+	shim_stat_path(path, pid);
+	if (strbuf_read_file(&sb, path, 256) > 0 &&
+	    (s = strrchr(sb.buf, ')')) && s[1] == ' ')
+		zombie = s[2] == 'Z' || s[2] == 'X';
+	strbuf_release(&sb);
+	if (zombie)
+		return 0;
+	return !kill(pid, SIGKILL);
+}
+
+int exec_kill_strays(void)
+{
+	int n;
+
+	if (pthread_rwlock_trywrlock(&reaper_lock))
+		return 0;
+	n = for_each_child(kill_if_stray, NULL);
 	pthread_rwlock_unlock(&reaper_lock);
 	return n;
 }

@@ -7,12 +7,31 @@
 /*
  * Running one shell command the way gosbx-runtime does
  * (spec/runtime-api.md "/execute" and the `exec-options` extension):
- * `sh -c <command>` in its own process group (setpgid), stdin from the
- * given bytes or /dev/null, stdout and stderr through pipes. The whole
- * process group is killed (SIGKILL) on timeout, on cancellation and
- * when the output limit is passed. Many commands may run at once from
- * different threads; nothing here is global except the registry used
- * by exec_kill_all().
+ * `sh -c <command>` in its own process group, stdin from the given
+ * bytes or /dev/null, stdout and stderr through pipes.
+ *
+ * Every command runs below a "shim" of its own: a forked copy of this
+ * process that is a child subreaper (PR_SET_CHILD_SUBREAPER), so that
+ * every process the command starts stays its descendant, even one that
+ * calls setsid() and forks twice. On timeout, on cancellation, when the
+ * output limit is passed and when exec_kill_all() is called, the shim
+ * SIGKILLs all of them (not only the process group), and the CPU time
+ * and peak RSS of the result include everything that was reaped or
+ * killed. When the command ends normally (the shell exited and the
+ * pipes reached EOF) while processes it started still run (a daemon
+ * that closed its output), they keep running below their shim
+ * ("lingering", see exec_lingering_count()) until they end or
+ * exec_kill_all() ends them. Many commands may run at once from
+ * different threads; killing one never touches another's processes.
+ * Nothing here is global except the registry of commands and shims.
+ *
+ * The shim is a fork without exec: a process that made itself
+ * non-dumpable (PR_SET_DUMPABLE 0, as gosbx-runtime does) passes that
+ * on, so code of the same uid cannot read the shim's memory or
+ * descriptors. Code of the same uid can still kill a shim; what the
+ * shim ran is then re-parented to the nearest subreaper: a process
+ * that is one (or pid 1 of a namespace) should call exec_kill_strays()
+ * now and then.
  *
  * Incremental use (for streaming, e.g. POST /v1/exec):
  *	exec_start() ; while (exec_step(p, ms) > 0) ... ; exec_finish()
@@ -63,6 +82,21 @@ struct exec_request {
 	const char *tag;
 };
 
+/*
+ * Start the spawner that forks the shims of later commands (see
+ * lib/exec.c): a copy of this process made now, so call it early,
+ * while the process is small and has one thread (gosbx-runtime: right
+ * after PR_SET_DUMPABLE, which the copy keeps). Without it every
+ * exec_start() forks the caller itself, which costs page-table copies
+ * and copy-on-write faults in a large multi-threaded process. If the
+ * spawner dies (code of the same uid can kill it) the next command
+ * starts another one, forked from the caller as it is then. Returns 0,
+ * or -1 with error().
+ */
+int exec_spawner_start(void);
+/* Stop using the spawner (it exits once no process holds its socket). */
+void exec_spawner_stop(void);
+
 /* fill defaults: cancel_fd -1, everything else 0 */
 void exec_request_init(struct exec_request *req);
 
@@ -77,8 +111,13 @@ struct exec_result {
 	const char *reason;
 	int signal;	     /* the terminating signal, else 0 */
 	int64_t duration_ms; /* wall time from start to reaped */
-	int64_t cpu_ms;	     /* user+system time of the reaped child tree */
-	int64_t peak_rss_kb; /* ru_maxrss of the child */
+	/*
+	 * user+system time of every process of the command that ended,
+	 * reaped or killed (ms); after a normal end, processes still
+	 * running (lingering) are not counted
+	 */
+	int64_t cpu_ms;
+	int64_t peak_rss_kb; /* the largest ru_maxrss among them (KiB) */
 	struct strbuf out;   /* kept stdout bytes (<= stream_cap) */
 	struct strbuf err; /* kept stderr bytes; on start failure the reason */
 	size_t out_total;  /* stdout bytes produced, kept or not */
@@ -108,21 +147,23 @@ int exec_start(const struct exec_request *req, struct exec_proc **out);
  * Wait up to wait_ms (-1: until something happens) for output, exit,
  * timeout or cancellation, delivering output through on_output.
  * Returns 1 while the command is still running (or its pipes are still
- * open), 0 once it has finished and been reaped.
+ * open), 0 once it has finished.
  *
  * Finishing rule: after the shell exits, output is read until both
  * pipes reach EOF (as upstream: background jobs holding the pipes keep
- * the call open) or the timeout fires, which kills the whole group.
- * Once the group was killed (for any reason), only what is already in
- * the pipes is read: the pipes are closed after 50 ms without data (2 s
- * at most), since descendants that left the group may hold them open.
- * exit_code is then the shell's status (-1 when it was killed) and
- * reason the cause of the kill.
+ * the call open) or the timeout fires, which kills every process of
+ * the command. Once it was killed (for any reason), the call ends when
+ * the shim reports that nothing is left and what is already in the
+ * pipes is read (at most EXEC_DRAIN_MAX_MS, 2 s, later: a shim that
+ * was stopped or killed by the command itself). exit_code is then the
+ * shell's status (-1 when it was killed) and reason the cause of the
+ * kill.
  */
 int exec_step(struct exec_proc *p, int wait_ms);
 
 /*
- * Kill the process group now (SIGKILL); reason becomes `reason` (a
+ * Kill every process of the command now (SIGKILL: the shell's group at
+ * once, the rest through its shim); reason becomes `reason` (a
  * static string) unless an earlier kill already set one. Does nothing
  * once the command has finished. May be called from another thread
  * while exec_step() runs (that thread notices within 100 ms at most),
@@ -144,9 +185,10 @@ void exec_finish(struct exec_proc *p, struct exec_result *res);
 int exec_run(const struct exec_request *req, struct exec_result *res);
 
 /*
- * SIGKILL the process group of every command still running in this
- * process (used at shutdown), as exec_cancel(p, "cancelled") would.
- * Returns how many groups were signalled. Any thread.
+ * Kill every command still running in this process (used at shutdown),
+ * as exec_cancel(p, "cancelled") would, and every process that
+ * commands which already ended left running (lingering). Returns how
+ * many running commands were signalled. Any thread.
  */
 int exec_kill_all(void);
 /*
@@ -170,22 +212,43 @@ int exec_cancel_tag(const char *tag, const char *reason);
 int exec_running_count(void);
 
 /*
+ * Shims of commands that ended while processes they started still run
+ * (they exit, and are reaped by exec_reap_orphans(), once those end).
+ */
+int exec_lingering_count(void);
+
+/*
  * Reap exited child processes that no running command owns (orphans
- * re-parented to us when we are PID 1 of a container or a subreaper),
- * without stealing the status of a tracked command. Returns how many
- * were reaped. Safe to call from any thread, e.g. on a timer; returns 0
- * at once while a spawn is in progress or a hold (below) is in place,
- * so call it again later. Children this process started by other means
+ * re-parented to us when we are PID 1 of a container or a subreaper,
+ * and the shims of lingering processes once those ended), without
+ * stealing the status of a tracked command. Returns how many were
+ * reaped. Safe to call from any thread, e.g. on a timer; returns 0 at
+ * once while a spawn is in progress or a hold (below) is in place, so
+ * call it again later. Children this process started by other means
  * would be reaped too: see exec_reaper_hold().
  */
 int exec_reap_orphans(void);
 
 /*
+ * SIGKILL every child process of ours that is not the shim of a
+ * command (running or lingering): processes of commands whose shim
+ * was killed by the command itself (re-parented to us as pid 1 of a
+ * pid namespace or as a subreaper), or started with CLONE_PARENT by a
+ * shell. Only for a process that starts children through exec_start()
+ * alone (gosbx-runtime): anything else must be started and waited for
+ * under exec_reaper_hold(). Returns how many were signalled (zombies
+ * are left to exec_reap_orphans()). Any thread; returns 0 at once
+ * while a spawn or a hold is in progress.
+ */
+int exec_kill_strays(void);
+
+/*
  * For code in this process that starts and waits for its own children
  * without exec_start() (e.g. a helper run with posix_spawn + waitpid):
  * hold the reaper from just before the spawn until the child has been
- * waited for, so that exec_reap_orphans() cannot take its status.
- * While held, exec_reap_orphans() reaps nothing and returns 0. Holds
+ * waited for, so that exec_reap_orphans() cannot take its status and
+ * exec_kill_strays() does not kill it. While held, both do nothing and
+ * return 0. Holds
  * may nest across threads; every hold needs one release.
  */
 void exec_reaper_hold(void);

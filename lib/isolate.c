@@ -785,6 +785,8 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				       "--unshare-cgroup-try", NULL });
 	if (!cfg->network)
 		strvec_push(args, "--unshare-net");
+	if (cfg->as_init)
+		strvec_push(args, "--as-pid-1");
 	strvec_push(args, "--new-session");
 	if (cfg->die_with_parent)
 		strvec_push(args, "--die-with-parent");
@@ -1089,7 +1091,8 @@ struct child_ctx {
 	const struct cgroup *join; /* NULL: none */
 	struct rlimit nofile, fsize;
 	int set_fsize;
-	int keep_fds[2];
+	int keep_fds[2 + ISOLATE_MAX_PASS_FDS];
+	int nr_keep_fds;
 	const char *exe;
 	char *const *argv;
 	char *const *envp;
@@ -1194,7 +1197,7 @@ static NORETURN void child_run(const struct child_ctx *ctx)
 		for (fd = 3; fd < (int)ctx->nofile.rlim_cur && fd < 65536; fd++)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < ctx->nr_keep_fds; i++)
 		if (fcntl(ctx->keep_fds[i], F_SETFD, 0))
 			child_fail(ctx, STAGE_FDS);
 	execve(ctx->exe, ctx->argv, ctx->envp);
@@ -1424,6 +1427,15 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			     "be an absolute path");
 	if (!cfg->argv.nr)
 		return error("cannot create sandbox: no command to run");
+	if (cfg->nr_pass_fds < 0 || cfg->nr_pass_fds > ISOLATE_MAX_PASS_FDS)
+		return error("cannot create sandbox: too many descriptors to "
+			     "pass");
+	for (int i = 0; i < cfg->nr_pass_fds; i++)
+		if (cfg->pass_fds[i] < 3 ||
+		    fcntl(cfg->pass_fds[i], F_GETFD) < 0)
+			return error("cannot create sandbox: descriptor %d to "
+				     "pass is not open (or is stdio)",
+				     cfg->pass_fds[i]);
 	/*
 	 * bwrap reports a missing bind source only after its pid 1 exists,
 	 * like an exit of the command: check the sources first.
@@ -1508,8 +1520,10 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	}
 
 	ctx.cfg = cfg;
-	ctx.keep_fds[0] = seccomp_fd;
-	ctx.keep_fds[1] = info[1];
+	ctx.keep_fds[ctx.nr_keep_fds++] = seccomp_fd;
+	ctx.keep_fds[ctx.nr_keep_fds++] = info[1];
+	for (int i = 0; i < cfg->nr_pass_fds; i++)
+		ctx.keep_fds[ctx.nr_keep_fds++] = cfg->pass_fds[i];
 	ctx.exe = exe.buf;
 	ctx.argv = (char *const *)args.v;
 	ctx.envp = (char *const *)envp.v;

@@ -42,9 +42,11 @@
  *     ever runs unconfined; as a non-root user on cgroup v2 a systemd
  *     scope (`systemd-run --user --scope -p MemoryMax=...`) instead;
  *   - rlimits: RLIMIT_NOFILE, RLIMIT_FSIZE (if set), RLIMIT_CORE 0.
- * bwrap stays pid 1 of the sandbox and reaps; when the first process
- * (argv) exits, the whole sandbox ends and bwrap exits with its status
- * (128+N when killed by signal N).
+ * bwrap stays pid 1 of the sandbox and reaps (unless as_init); bwrap
+ * exits with the status of the first process (argv; 128+N when killed
+ * by signal N) once it ends, but its reaper, and with it the sandbox,
+ * lives on while any process inside does; with as_init the sandbox
+ * ends with the first process.
  *
  * Isolation fails closed: if a namespace, the seccomp filter or an
  * explicitly asked limit cannot be set up, nothing is started and the
@@ -84,6 +86,7 @@
 #define ISOLATE_EXEC_PATH "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 /* as root: where the child stages bind sources (see above) */
 #define ISOLATE_STAGE_DIR "/run/gosbx/stage"
+#define ISOLATE_MAX_PASS_FDS 8
 
 struct isolate_config {
 	/*
@@ -162,6 +165,24 @@ struct isolate_config {
 	uid_t host_uid;
 	gid_t host_gid;
 	int ids_reserved; /* host_uid is a reservation of uidpool.h */
+	/*
+	 * Descriptors the command inherits under the same numbers (e.g. a
+	 * listening socket handed to gosbx-runtime); bwrap passes them on
+	 * and closes them in its own processes. Every other descriptor of
+	 * ours is closed. At most ISOLATE_MAX_PASS_FDS.
+	 */
+	int pass_fds[ISOLATE_MAX_PASS_FDS];
+	int nr_pass_fds;
+	/*
+	 * The command is pid 1 of the sandbox (bwrap --as-pid-1) instead
+	 * of a child of bwrap's reaper: when it exits the kernel ends
+	 * every process of the sandbox (bwrap's reaper waits for all of
+	 * them), nothing of bwrap's inside holds the sandbox's stdio, and
+	 * code inside cannot signal the command to death (pid 1 only gets
+	 * signals it handles or blocks). The command must reap orphans
+	 * (gosbx-runtime does).
+	 */
+	int as_init;
 };
 
 /*

@@ -3,6 +3,7 @@
 #include "usage.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
@@ -42,6 +43,40 @@ static int listen_unix(const char *addr, const char *path, int backlog,
 	return fd;
 }
 
+/* "fd:N": a socket handed down to us that already listens. */
+static int listen_inherited(const char *addr, const char *num,
+			    struct listen_info *out)
+{
+	socklen_t sl = sizeof(out->ss), l;
+	int fd, type = 0, listening = 0;
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(num, &end, 10);
+	if (!*num || *end || errno || v < 0 || v > INT_MAX)
+		return error("bad address '%s' (want fd:<descriptor number>)",
+			     addr);
+	fd = (int)v;
+	l = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return error_errno("cannot listen on '%s'", addr);
+	if (type != SOCK_STREAM)
+		return error("cannot listen on '%s': not a stream socket",
+			     addr);
+	l = sizeof(listening);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) < 0 ||
+	    !listening)
+		return error("cannot listen on '%s': the socket is not "
+			     "listening",
+			     addr);
+	if (getsockname(fd, (struct sockaddr *)&out->ss, &sl) < 0)
+		return error_errno("cannot listen on '%s': getsockname", addr);
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return error_errno("cannot listen on '%s': fcntl", addr);
+	return fd;
+}
+
 int listen_address(const char *addr, const char *default_host, int backlog,
 		   struct listen_info *out)
 {
@@ -54,6 +89,8 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 	memset(out, 0, sizeof(*out));
 	if (skip_prefix(addr, "unix:", &path))
 		return listen_unix(addr, path, backlog, out);
+	if (skip_prefix(addr, "fd:", &path))
+		return listen_inherited(addr, path, out);
 	colon = strrchr(addr, ':');
 	if (!colon || !colon[1] ||
 	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
@@ -128,7 +165,15 @@ void listen_describe(const struct listen_info *li, struct strbuf *out)
 	char name[INET6_ADDRSTRLEN];
 
 	if (li->ss.ss_family == AF_UNIX) {
-		strbuf_addf(out, "unix:%s", li->unix_path);
+		const struct sockaddr_un *sun = (const void *)&li->ss;
+
+		if (li->unix_path)
+			strbuf_addf(out, "unix:%s", li->unix_path);
+		else
+			strbuf_addf(out, "unix:%.*s",
+				    (int)strnlen(sun->sun_path,
+						 sizeof(sun->sun_path)),
+				    sun->sun_path);
 	} else if (li->ss.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const void *)&li->ss;
 		inet_ntop(AF_INET6, &in6->sin6_addr, name, sizeof(name));

@@ -9,7 +9,12 @@
 /*
  * Listening sockets for gosbx-runtime (--addr) and gosbx mcp --http.
  *
- * addr is "host:port", "[v6 address]:port", ":port" or "unix:/path".
+ * addr is "host:port", "[v6 address]:port", ":port", "unix:/path" or
+ * "fd:N". "fd:N" takes descriptor N, a stream socket that already
+ * listens (bound and listening by whoever started us, e.g. the local
+ * backend of gosbx, which keeps the socket's path out of the sandbox's
+ * reach); it is only checked and made close-on-exec, its path is never
+ * unlinked, and backlog is ignored.
  * A missing host means default_host; default_host NULL means every
  * interface (IPv6 and IPv4 where the host has both: the runtime's
  * ":8888", as the upstream Go server listens). Port 0 picks a free

@@ -39,93 +39,21 @@ static const char *level_name(enum log_level l)
 
 static int needs_quoting(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
 
-	if (!len)
+	if (!len || strpbrk(s, " \"="))
 		return 1;
-	for (size_t i = 0; i < len;) {
-		if (p[i] < 0x80) {
-			if (p[i] <= ' ' || p[i] == '"' || p[i] == '=' ||
-			    p[i] == 0x7f)
-				return 1;
-			i++;
-			continue;
-		}
-		{
-			size_t n = utf8_seq_len(p + i, len - i);
-			if (!n)
-				return 1;
-			i += n;
-		}
-	}
-	return 0;
+	return utf8_needs_escape(s, len, 0);
 }
 
 static void add_value(struct strbuf *sb, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s);
-
 	if (!needs_quoting(s)) {
-		strbuf_add(sb, s, len);
+		strbuf_addstr(sb, s);
 		return;
 	}
 	strbuf_addch(sb, '"');
-	for (size_t i = 0; i < len;) {
-		unsigned char c = p[i];
-		size_t n;
-
-		if (c >= 0x80) {
-			n = utf8_seq_len(p + i, len - i);
-			if (n) {
-				strbuf_add(sb, s + i, n);
-				i += n;
-			} else {
-				strbuf_addf(sb, "\\x%c%c", hex[c >> 4],
-					    hex[c & 15]);
-				i++;
-			}
-			continue;
-		}
-		switch (c) {
-		case '"':
-			strbuf_addstr(sb, "\\\"");
-			break;
-		case '\\':
-			strbuf_addstr(sb, "\\\\");
-			break;
-		case '\n':
-			strbuf_addstr(sb, "\\n");
-			break;
-		case '\r':
-			strbuf_addstr(sb, "\\r");
-			break;
-		case '\t':
-			strbuf_addstr(sb, "\\t");
-			break;
-		case '\a':
-			strbuf_addstr(sb, "\\a");
-			break;
-		case '\b':
-			strbuf_addstr(sb, "\\b");
-			break;
-		case '\f':
-			strbuf_addstr(sb, "\\f");
-			break;
-		case '\v':
-			strbuf_addstr(sb, "\\v");
-			break;
-		default:
-			if (c < ' ' || c == 0x7f)
-				strbuf_addf(sb, "\\x%c%c", hex[c >> 4],
-					    hex[c & 15]);
-			else
-				strbuf_addch(sb, c);
-		}
-		i++;
-	}
+	utf8_escape_into(sb, s, strlen(s), UTF8_ESCAPE_QUOTE);
 	strbuf_addch(sb, '"');
 }
 

@@ -369,6 +369,30 @@ static json_t *structured(const struct session_result *sr,
 	return o;
 }
 
+/*
+ * One stderr line per call with what the result text has no place for
+ * (the seed's format is fixed): "run_go_code: claim=<c> exit=<n>
+ * reason=<why>[ signal=<n>] duration_ms=<ms>[ cpu_ms=<ms>
+ * peak_rss_kb=<kb>]". cpu_ms counts every process the command started,
+ * killed ones too.
+ */
+static void log_run(const char *claim, const struct session_result *sr)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "run_go_code: claim=%s exit=%d reason=%s", claim,
+		    sr->exit_code, sr->reason ? sr->reason : "exited");
+	if (sr->signal > 0)
+		strbuf_addf(&sb, " signal=%d", sr->signal);
+	strbuf_addf(&sb, " duration_ms=%" PRId64, sr->duration_ms);
+	if (sr->cpu_ms >= 0)
+		strbuf_addf(&sb, " cpu_ms=%" PRId64, sr->cpu_ms);
+	if (sr->peak_rss_kb >= 0)
+		strbuf_addf(&sb, " peak_rss_kb=%" PRId64, sr->peak_rss_kb);
+	mcp_log_stderr("%s", sb.buf);
+	strbuf_release(&sb);
+}
+
 static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 {
 	const struct mcp_options *o = mcp_session_options(call->session);
@@ -435,6 +459,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 		goto unlock;
 	}
 
+	log_run(st->sbx.claim, &sr);
 	text.exit_code = sr.exit_code;
 	text.duration_ms = sr.duration_ms;
 	if (sr.reason && !strcmp(sr.reason, "timeout"))

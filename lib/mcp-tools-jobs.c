@@ -57,6 +57,7 @@ struct job {
 	enum job_status status;
 	int exit_code;		/* valid when completed */
 	const char *reason;	/* static */
+	int signal;		/* the signal that ended it, else 0 */
 	char *error;		/* why it failed to run, or NULL */
 	struct strbuf out, err; /* so far while running (live_add) */
 	size_t out_seen, err_seen; /* bytes written so far while running */
@@ -351,6 +352,7 @@ static void run_job(struct job *j)
 		j->err_truncated = r.err_truncated;
 		j->reason = ret == 1 ? "cancelled" : r.reason;
 		j->exit_code = r.exit_code;
+		j->signal = r.signal > 0 ? r.signal : 0;
 		j->status = strcmp(j->reason, "exited") ? JOB_FAILED
 							: JOB_COMPLETED;
 		j->duration_ms = r.duration_ms;
@@ -443,6 +445,8 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 		json_object_set_new(o, "exit_code", json_integer(j->exit_code));
 	if (done && j->reason)
 		json_object_set_new(o, "reason", json_string(j->reason));
+	if (done && j->signal)
+		json_object_set_new(o, "signal", json_integer(j->signal));
 	if (j->error)
 		json_object_set_new(o, "error",
 				    json_text(j->error, strlen(j->error)));
@@ -485,6 +489,8 @@ static void job_text_locked(struct strbuf *text, const struct job *j)
 		    j->duration_ms);
 	if (strcmp(j->reason, "exited"))
 		strbuf_addf(text, "  reason=%s", j->reason);
+	if (j->signal)
+		strbuf_addf(text, "  signal=%d", j->signal);
 	if (j->cpu_ms >= 0)
 		strbuf_addf(text, "  cpu=%.3fs", j->cpu_ms / 1000.0);
 	if (j->peak_rss_kb >= 0)
@@ -781,8 +787,10 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "                  \
 	"peak_memory=<MB>MB`, then `── stdout ──` and `── stderr ──` " \
 	"sections, and structuredContent {job_id, status, exit_code, "                 \
-	"reason, cpu_seconds, peak_memory_mb, duration_ms, stdout, "                   \
-	"stderr}; isError when the exit code is not 0 or the job failed. "             \
+	"reason, signal (when one ended it), cpu_seconds (every process "              \
+	"the job started, killed ones too), peak_memory_mb, duration_ms, "             \
+	"stdout, stderr}; isError when the exit code is not 0 or the job "             \
+	"failed. "                                                                     \
 	"With wait false the answer is a job_id at once: poll "                        \
 	"check_job_status and read get_job_logs. status is completed when "            \
 	"the program exited (any exit code), failed when it could not run "            \
@@ -836,7 +844,8 @@ static const struct mcp_tool jobs_tools[] = {
 		"Check job status",
 		"Status of a job of this client: JSON {job_id, status "
 		"(queued|running|completed|failed), and when done exit_code, "
-		"reason, cpu_seconds, peak_memory_mb, duration_ms; error when "
+		"reason, signal (when one ended it), cpu_seconds, "
+		"peak_memory_mb, duration_ms; error when "
 		"it could not run}. completed means the program exited, "
 		"whatever its exit code; failed means it could not run or was "
 		"killed (timeout, oom).",

@@ -273,11 +273,13 @@ static json_t *json_text(const struct strbuf *sb)
 
 /*
  * The result of a command: text
- *   exit=<N>  (<ms>ms)[  reason=<why>][  [truncated: ...]]
+ *   exit=<N>  (<ms>ms)[  reason=<why>][  signal=<n>][  cpu=<s>s
+ *   peak_memory=<MB>MB][  [truncated: ...]]   (one line)
  *   <blank line>
  *   ── stdout ── ...  ── stderr ── ...   (or "(no output)")
  * isError when the exit code is not 0, structuredContent
- * {exit_code, stdout, stderr, duration_ms}.
+ * {exit_code, stdout, stderr, duration_ms, reason, signal, cpu_ms,
+ * peak_rss_kb} (the last four when known).
  */
 static void command_result(struct mcp_result *res, struct session_result *r)
 {
@@ -294,12 +296,26 @@ static void command_result(struct mcp_result *res, struct session_result *r)
 	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
 	if (strcmp(r->reason, "exited"))
 		json_object_set_new(o, "reason", json_string(r->reason));
+	if (r->signal > 0)
+		json_object_set_new(o, "signal", json_integer(r->signal));
+	if (r->cpu_ms >= 0)
+		json_object_set_new(o, "cpu_ms", json_integer(r->cpu_ms));
+	if (r->peak_rss_kb >= 0)
+		json_object_set_new(o, "peak_rss_kb",
+				    json_integer(r->peak_rss_kb));
 
 	strbuf_reset(&res->text);
 	strbuf_addf(&res->text, "exit=%d  (%" PRId64 "ms)", r->exit_code,
 		    r->duration_ms);
 	if (strcmp(r->reason, "exited"))
 		strbuf_addf(&res->text, "  reason=%s", r->reason);
+	if (r->signal > 0)
+		strbuf_addf(&res->text, "  signal=%d", r->signal);
+	if (r->cpu_ms >= 0)
+		strbuf_addf(&res->text, "  cpu=%.3fs", r->cpu_ms / 1000.0);
+	if (r->peak_rss_kb >= 0)
+		strbuf_addf(&res->text, "  peak_memory=%.1fMB",
+			    r->peak_rss_kb / 1024.0);
 	if (trunc_o || trunc_e)
 		strbuf_addf(&res->text, "  [truncated: %s%s%s]",
 			    trunc_o ? "stdout" : "",
@@ -661,7 +677,11 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	claim_name(&claim, ns, name);
 	opts.claim = NULL;
 	opts.name = claim.buf;
-	opts.keep = 0;
+	/*
+	 * --persistent: kept from the start (a sandbox opened otherwise is
+	 * owned by this process and ends with it, even when killed)
+	 */
+	opts.keep = mo->persistent;
 	opts.purpose = "mcp-sandbox";
 	if (!opts.namespace)
 		opts.namespace = mo->namespace;
@@ -754,6 +774,7 @@ static void sbx_shut(struct sbx *b, int persistent)
 		session_disconnect(&b->sess);
 	} else {
 		mcp_log_stderr("closing (deleting sandbox %s)", b->sess.claim);
+		b->sess.keep = 0; /* sandbox_stop deletes a kept one too */
 		session_close(&b->sess);
 	}
 	b->opened = 0;
@@ -1045,19 +1066,25 @@ static void sandbox_session_end(struct mcp_session *s, void *state)
 	"\"stdout\":{\"type\":\"string\"},"                                    \
 	"\"stderr\":{\"type\":\"string\"},"                                    \
 	"\"duration_ms\":{\"type\":\"integer\"},"                              \
-	"\"reason\":{\"type\":\"string\"}},"                                   \
+	"\"reason\":{\"type\":\"string\"},"                                    \
+	"\"signal\":{\"type\":\"integer\"},"                                   \
+	"\"cpu_ms\":{\"type\":\"integer\"},"                                   \
+	"\"peak_rss_kb\":{\"type\":\"integer\"}},"                             \
 	"\"required\":[\"exit_code\",\"stdout\",\"stderr\",\"duration_ms\"]}"
 
 #define RUN_RESULT_DOC                                                               \
 	" The result is text: a first line `exit=<code>  (<ms>ms)`, with "           \
 	"`  reason=<why>` when the command did not simply exit (timeout, "           \
-	"oom, cancelled, signaled) and `  [truncated: stdout|stderr]` when "         \
+	"oom, cancelled, signaled), `  signal=<n>` when a signal ended it, "         \
+	"`  cpu=<s>s  peak_memory=<MB>MB` (every process the command "               \
+	"started, killed ones too) when the server says, and "                       \
+	"`  [truncated: stdout|stderr]` when "                                       \
 	"the server dropped output, then a blank line, then `── stdout ──` " \
 	"and `── stderr ──` sections (a stream that is empty is left out; "  \
 	"`(no output)` when both are). A stream longer than 16 KiB keeps "           \
 	"its first and last 8 KiB. isError is true when the exit code is "           \
 	"not 0. structuredContent: {exit_code, stdout, stderr, "                     \
-	"duration_ms}."
+	"duration_ms, reason, signal, cpu_ms, peak_rss_kb}."
 
 static const struct mcp_tool sandbox_tools[] = {
 	{

@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "usage.h"
+#include "utf8.h"
 
 #include <time.h>
 
@@ -39,6 +40,18 @@ static void vreport(const char *prefix, int with_errno, int saved_errno,
 		size_t len = strlen(msg);
 		snprintf(msg + len, sizeof(msg) - len, ": %s",
 			 strerror(saved_errno));
+	}
+	/*
+	 * Messages quote text from sandboxes and servers (log tails,
+	 * answers): whatever a caller forgot to escape, no control
+	 * character reaches the terminal (lines stay lines).
+	 */
+	if (utf8_needs_escape(msg, strlen(msg), UTF8_ESCAPE_KEEP_LINES)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		utf8_escape_into(&sb, msg, strlen(msg), UTF8_ESCAPE_KEEP_LINES);
+		snprintf(msg, sizeof(msg), "%s", sb.buf);
+		strbuf_release(&sb);
 	}
 	if (!strcmp(prefix, "error: "))
 		snprintf(last_error_buf, sizeof(last_error_buf), "%s", msg);

@@ -156,3 +156,87 @@ size_t utf8_cut(const char *s, size_t len, size_t max)
 	}
 	return max;
 }
+
+/* A character to escape at s (n: its valid length, 0 if invalid)? */
+static int escape_here(const unsigned char *s, size_t n, unsigned flags)
+{
+	if (!n)
+		return 1;
+	if (n == 1) {
+		if (*s == '\n' || *s == '\t')
+			return !(flags & UTF8_ESCAPE_KEEP_LINES);
+		return *s < 0x20 || *s == 0x7f;
+	}
+	/* C1 controls: U+0080..U+009F are c2 80..c2 9f */
+	return n == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
+int utf8_needs_escape(const char *s, size_t len, unsigned flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq_len(p + i, len - i);
+
+		if (escape_here(p + i, n, flags))
+			return 1;
+		i += n;
+	}
+	return 0;
+}
+
+void utf8_escape_into(struct strbuf *out, const char *s, size_t len,
+		      unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq_len(p + i, len - i);
+		unsigned char c = p[i];
+
+		if ((flags & UTF8_ESCAPE_QUOTE) && (c == '"' || c == '\\')) {
+			strbuf_addch(out, '\\');
+			strbuf_addch(out, (char)c);
+			i++;
+			continue;
+		}
+		if (!escape_here(p + i, n, flags)) {
+			strbuf_add(out, s + i, n);
+			i += n;
+			continue;
+		}
+		if (n == 2) { /* C1 */
+			strbuf_addf(out, "\\u00%c%c", hex[p[i + 1] >> 4],
+				    hex[p[i + 1] & 15]);
+			i += 2;
+			continue;
+		}
+		switch (c) {
+		case '\n':
+			strbuf_addstr(out, "\\n");
+			break;
+		case '\r':
+			strbuf_addstr(out, "\\r");
+			break;
+		case '\t':
+			strbuf_addstr(out, "\\t");
+			break;
+		case '\a':
+			strbuf_addstr(out, "\\a");
+			break;
+		case '\b':
+			strbuf_addstr(out, "\\b");
+			break;
+		case '\f':
+			strbuf_addstr(out, "\\f");
+			break;
+		case '\v':
+			strbuf_addstr(out, "\\v");
+			break;
+		default:
+			strbuf_addf(out, "\\x%c%c", hex[c >> 4], hex[c & 15]);
+		}
+		i++;
+	}
+}

@@ -42,4 +42,31 @@ void utf8_sanitize_into(struct strbuf *out, const char *s, size_t len);
  */
 size_t utf8_cut(const char *s, size_t len, size_t max);
 
+/*
+ * Text that came from a sandbox (a runtime's log or answers, a
+ * command's output quoted in a message) on its way to a terminal, a
+ * log line or an error message: append s to out with every control
+ * character and every invalid byte shown escaped, so that the text can
+ * move no cursor, set no title, clear no screen and forge no line.
+ * C escapes for \n \r \t \a \b \f \v, "\xNN" for the other C0
+ * controls, DEL and bytes that are not valid UTF-8, "\u0080".."\u009f"
+ * for the C1 controls (as Go's strconv.Quote writes them); valid UTF-8
+ * is kept. Flags:
+ *   UTF8_ESCAPE_QUOTE      also '"' as \" and '\' as \\ (a quoted value)
+ *   UTF8_ESCAPE_KEEP_LINES keep \n and \t as they are (text shown as
+ *                          lines; each line is still safe)
+ * Text escaped once has no control characters left, so escaping it
+ * again (without UTF8_ESCAPE_QUOTE) changes nothing.
+ */
+#define UTF8_ESCAPE_QUOTE 1u
+#define UTF8_ESCAPE_KEEP_LINES 2u
+void utf8_escape_into(struct strbuf *out, const char *s, size_t len,
+		      unsigned flags);
+
+/*
+ * True if utf8_escape_into() would change s (without
+ * UTF8_ESCAPE_QUOTE): it holds a control character or invalid UTF-8.
+ */
+int utf8_needs_escape(const char *s, size_t len, unsigned flags);
+
 #endif /* UTF8_H */

@@ -159,6 +159,102 @@ test_expect_success 'no expired file when a signal ends the server' '
 	! test -e idle4.expired
 '
 
+test_expect_success '--expired-fd: the idle timeout writes "expired" there' '
+	run_runtime idle5 --addr=127.0.0.1:$(test_free_port) \
+		--workdir="$TRASH_DIRECTORY/idle5-work" --idle-timeout=1s \
+		--expired-fd=7 7>idle5.expired &&
+	wait_exit idle5 60 &&
+	echo 0 >expect && test_cmp expect idle5.status &&
+	echo expired >expect && test_cmp expect idle5.expired
+'
+
+test_expect_success '--addr=fd:N refuses what is not a listening socket' '
+	run_runtime fd1 --addr=fd:0 --workdir="$TRASH_DIRECTORY/fd-work" &&
+	wait_exit fd1 60 &&
+	echo 1 >expect && test_cmp expect fd1.status &&
+	test_grep "not a stream socket\\|Socket operation on non-socket" fd1.log &&
+	run_runtime fd2 --addr=fd:63 --workdir="$TRASH_DIRECTORY/fd-work" &&
+	wait_exit fd2 60 &&
+	test_cmp expect fd2.status &&
+	test_grep "Bad file descriptor" fd2.log &&
+	python3 -c "
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+os.dup2(s.fileno(), 9)
+os.execvp(sys.argv[1], sys.argv[1:])
+" gosbx-runtime --addr=fd:9 --workdir="$TRASH_DIRECTORY/fd-work" \
+		2>fd3.log </dev/null;
+	echo $? >fd3.status &&
+	test_cmp expect fd3.status &&
+	test_grep "is not listening" fd3.log &&
+	gosbx-runtime --owner-fd=62 --workdir="$TRASH_DIRECTORY/fd-work" \
+		2>fd4.log </dev/null;
+	echo $? >fd4.status &&
+	echo 129 >expect && test_cmp expect fd4.status &&
+	test_grep "option=owner-fd fd=62" fd4.log
+'
+
+# fd_runtime.py: a parent that listens on a socket, starts a server on
+# that descriptor with a ready pipe and an owner pipe, runs a command
+# whose pieces leave its session, then closes the owner pipe (as a
+# killed owner would): the server must end within 60 s, and them too.
+cat >fd_runtime.py <<\EOF
+import json, os, select, socket, subprocess, sys, time
+
+sock, work, log = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX)
+s.bind(sock)
+s.listen(16)
+ready_r, ready_w = os.pipe()
+owner_r, owner_w = os.pipe()
+p = subprocess.Popen(
+    ["gosbx-runtime", "--addr=fd:%d" % s.fileno(), "--workdir=" + work,
+     "--ready-fd=%d" % ready_w, "--owner-fd=%d" % owner_r,
+     "--idle-timeout=600s"],
+    pass_fds=(s.fileno(), ready_w, owner_r), stdin=subprocess.DEVNULL,
+    stderr=open(log, "w"))
+s.close(); os.close(ready_w); os.close(owner_r)
+r, _, _ = select.select([ready_r], [], [], 60)
+assert r, "no ready"
+assert os.read(ready_r, 64) == b"ready\n"
+assert os.read(ready_r, 64) == b""
+print("ready")
+
+c = socket.socket(socket.AF_UNIX)
+c.connect(sock)
+body = json.dumps({"command": "setsid sh -c \"sleep 1000.61 &\" & "
+                              "sleep 1000.62"})
+c.sendall(("POST /v1/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+           "\r\n%s" % (len(body), body)).encode())
+end = time.time() + 60
+while time.time() < end and subprocess.run(
+        ["pgrep", "-f", "sleep 1000.6[1]"],
+        stdout=subprocess.DEVNULL).returncode:
+    time.sleep(0.1)
+print("running")
+os.close(owner_w)
+try:
+    print("exit", p.wait(60))
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("still running")
+print("socket left" if os.path.exists(sock) else "socket removed")
+EOF
+
+test_expect_success '--addr=fd:N, --ready-fd, and --owner-fd: EOF ends all' '
+	python3 fd_runtime.py "$TRASH_DIRECTORY/fd.sock" \
+		"$TRASH_DIRECTORY/fd-work" fd.log >fd.out &&
+	cat >expect <<-\EOF &&
+	ready
+	running
+	exit 0
+	socket left
+	EOF
+	test_cmp expect fd.out &&
+	test_grep "owner gone, exiting" fd.log &&
+	rt_no_process "sleep 1000\\.6[12]"
+'
+
 test_expect_success 'the servers stop cleanly, no sanitizer report' '
 	rt_stop_check
 '

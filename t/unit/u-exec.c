@@ -61,6 +61,35 @@ static int count_fds(void)
 	return n;
 }
 
+static char proc_state(pid_t pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	const char *s;
+	char st = 0;
+
+	xsnprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (strbuf_read_file(&sb, path, 256) > 0) {
+		s = strrchr(sb.buf, ')');
+		if (s && s[1] == ' ')
+			st = s[2];
+	}
+	strbuf_release(&sb);
+	return st;
+}
+
+static int wait_state(pid_t pid, char want)
+{
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+
+	while (monotonic_ms() < end) {
+		if (proc_state(pid) == want)
+			return 1;
+		usleep(2000);
+	}
+	return 0;
+}
+
 static void test_exit_codes(void **state)
 {
 	struct exec_result res;
@@ -264,10 +293,11 @@ static void test_timeout_group(void **state)
 	struct exec_proc *p;
 	pid_t pgid;
 
+	/* (long enough for "started" to come out on a busy machine) */
 	exec_request_init(&req);
 	req.command = "echo started; sleep 1000 & sleep 1000 & "
 		      "(sleep 1000; echo) ; echo never";
-	req.timeout_ms = 300;
+	req.timeout_ms = 1000;
 	exec_result_init(&res);
 	assert_int_equal(exec_start(&req, &p), 0);
 	pgid = exec_pgid(p);
@@ -279,7 +309,7 @@ static void test_timeout_group(void **state)
 	assert_int_equal(res.exit_code, -1);
 	assert_int_equal(res.signal, SIGKILL);
 	assert_string_equal(res.out.buf, "started\n");
-	assert_true(res.duration_ms >= 300);
+	assert_true(res.duration_ms >= 1000);
 	assert_true(group_gone(pgid));
 	exec_result_release(&res);
 
@@ -298,23 +328,70 @@ static void test_timeout_group(void **state)
 	exec_result_release(&res);
 }
 
+/* Poll until pid is gone (or a zombie nobody reaped yet); 1 if so. */
+static int pid_gone(pid_t pid)
+{
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	char st;
+
+	while (monotonic_ms() < end) {
+		exec_reap_orphans();
+		st = proc_state(pid);
+		if (!st || st == 'Z')
+			return 1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+/* cancel once two lines (the pids of the escaped ones) came out */
+static int two_lines_cb(enum exec_stream stream, const char *buf, size_t len,
+			void *data)
+{
+	int *lines = data;
+
+	for (size_t i = 0; i < len; i++)
+		*lines += buf[i] == '\n';
+	return *lines >= 2 ? -1 : 0;
+}
+
 static void test_timeout_escaped(void **state)
 {
 	struct exec_request req;
 	struct exec_result res;
-	pid_t esc;
+	pid_t esc, dbl;
+	int lines = 0;
+	char *s;
 
-	/* a descendant in its own session holds the pipes: bounded drain */
+	/*
+	 * A descendant in its own session holds the pipes, another one
+	 * forked twice and left the tree of the shell: both are killed,
+	 * on a cancel as on a timeout.
+	 */
 	exec_request_init(&req);
+	req.command = "setsid sleep 1000 & echo $!; "
+		      "(setsid sh -c 'sleep 1001 & echo $!' &) | head -n1; "
+		      "sleep 1000";
+	req.on_output = two_lines_cb;
+	req.data = &lines;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	esc = (pid_t)strtol(res.out.buf, &s, 10);
+	dbl = (pid_t)atoi(s);
+	assert_true(esc > 0 && dbl > 0);
+	assert_true(pid_gone(esc));
+	assert_true(pid_gone(dbl));
+	assert_int_equal(exec_lingering_count(), 0);
+	exec_result_release(&res);
+
 	req.command = "setsid sleep 1000 & echo $!; sleep 1000";
-	req.timeout_ms = 200;
+	req.on_output = NULL;
+	req.timeout_ms = 1000;
 	run_req(&req, &res);
 	assert_string_equal(res.reason, "timeout");
 	esc = (pid_t)atoi(res.out.buf);
 	assert_true(esc > 0);
-	assert_int_equal(kill(esc, 0), 0); /* it really escaped */
-	assert_int_equal(kill(esc, SIGKILL), 0);
-	assert_true(group_gone(esc));
+	assert_true(pid_gone(esc));
 	exec_result_release(&res);
 }
 
@@ -749,39 +826,8 @@ static void test_kill_all_escaped(void **state)
 	assert_string_equal(e.res.reason, "cancelled");
 	assert_int_equal(e.res.exit_code, 0);
 	exec_result_release(&e.res);
-	assert_int_equal(kill(esc, SIGKILL), 0);
-	assert_true(group_gone(esc));
+	assert_true(pid_gone(esc)); /* killed with the rest */
 }
-
-static char proc_state(pid_t pid)
-{
-	char path[64];
-	struct strbuf sb = STRBUF_INIT;
-	const char *s;
-	char st = 0;
-
-	xsnprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (strbuf_read_file(&sb, path, 256) > 0) {
-		s = strrchr(sb.buf, ')');
-		if (s && s[1] == ' ')
-			st = s[2];
-	}
-	strbuf_release(&sb);
-	return st;
-}
-
-static int wait_state(pid_t pid, char want)
-{
-	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
-
-	while (monotonic_ms() < end) {
-		if (proc_state(pid) == want)
-			return 1;
-		usleep(2000);
-	}
-	return 0;
-}
-
 static void test_reap_orphans(void **state)
 {
 	pid_t child, orphan;
@@ -789,29 +835,23 @@ static void test_reap_orphans(void **state)
 	uint64_t end;
 
 	/*
-	 * A child process that is no subreaper runs a command leaving an
-	 * orphan: the orphan goes to us (a subreaper, see main), so the
-	 * child has nothing to reap even once the orphan is a zombie.
+	 * A child process forks an orphan and exits at once: the orphan
+	 * goes to us (a subreaper, see main), and once it ends it is ours
+	 * to reap.
 	 */
 	assert_int_equal(pipe(fds), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
-		struct exec_result res;
-		struct exec_request req;
-		int ok;
-
 		close(fds[0]);
-		exec_request_init(&req);
-		req.command = "sleep 0.1 >/dev/null 2>&1 & echo $!";
-		exec_result_init(&res);
-		exec_run(&req, &res);
-		orphan = (pid_t)atoi(res.out.buf);
+		orphan = fork();
+		if (!orphan) {
+			usleep(100000);
+			_exit(0);
+		}
 		if (write(fds[1], &orphan, sizeof(orphan)) < 0)
 			_exit(3);
-		ok = orphan > 0 && wait_state(orphan, 'Z') &&
-		     exec_reap_orphans() == 0 && proc_state(orphan) == 'Z';
-		_exit(ok ? 0 : 1);
+		_exit(orphan > 0 ? 0 : 1);
 	}
 	close(fds[1]);
 	assert_int_equal(read(fds[0], &orphan, sizeof(orphan)), sizeof(orphan));
@@ -820,18 +860,215 @@ static void test_reap_orphans(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 
-	/* we are its reaper now */
+	/* a hold keeps it from reaping anything */
+	assert_true(wait_state(orphan, 'Z'));
+	exec_reaper_hold();
+	assert_int_equal(exec_reap_orphans(), 0);
+	exec_reaper_release();
 	assert_int_equal(proc_state(orphan), 'Z');
+
 	end = monotonic_ms() + WAIT_LIMIT_MS;
 	while (proc_state(orphan) && monotonic_ms() < end)
 		n += exec_reap_orphans();
 	assert_true(n >= 1);
 	assert_int_equal(proc_state(orphan), 0);
+}
 
-	/* a hold keeps it from reaping anything */
+/*
+ * A command that ends normally leaves a daemon running: it lingers
+ * below its shim (not counted as running), ends with exec_kill_all(),
+ * and the shim is reaped afterwards.
+ */
+static void test_lingering(void **state)
+{
+	struct exec_result res;
+	uint64_t end;
+	pid_t esc;
+
+	run_cmd("setsid sleep 1000 >/dev/null 2>&1 & echo $!", &res);
+	assert_string_equal(res.reason, "exited");
+	assert_int_equal(res.exit_code, 0);
+	esc = (pid_t)atoi(res.out.buf);
+	assert_true(esc > 0);
+	exec_result_release(&res);
+	assert_int_equal(kill(esc, 0), 0);
+	assert_int_equal(exec_running_count(), 0);
+	assert_int_equal(exec_lingering_count(), 1);
+
+	/* a short one: its shim goes away by itself with it */
+	run_cmd("sleep 0.1 >/dev/null 2>&1 &", &res);
+	exec_result_release(&res);
+	end = monotonic_ms() + WAIT_LIMIT_MS;
+	while (exec_lingering_count() > 1 && monotonic_ms() < end) {
+		exec_reap_orphans();
+		usleep(5000);
+	}
+	assert_int_equal(exec_lingering_count(), 1);
+
+	assert_int_equal(exec_kill_all(), 0); /* none running */
+	assert_true(pid_gone(esc));
+	end = monotonic_ms() + WAIT_LIMIT_MS;
+	while (exec_lingering_count() && monotonic_ms() < end) {
+		exec_reap_orphans();
+		usleep(5000);
+	}
+	assert_int_equal(exec_lingering_count(), 0);
+}
+
+struct marked {
+	const char *tag;
+	struct exec_result res;
+	pid_t esc; /* atomic: the escaped pid it printed */
+};
+
+static int marked_cb(enum exec_stream stream, const char *buf, size_t len,
+		     void *data)
+{
+	struct marked *m = data;
+
+	if (stream == EXEC_STDOUT && len)
+		__atomic_store_n(&m->esc, (pid_t)atoi(buf), __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void *run_marked(void *arg)
+{
+	struct marked *m = arg;
+	struct exec_request req;
+
+	exec_request_init(&req);
+	req.command = "setsid sh -c 'sleep 1002 & echo $!' & sleep 1000";
+	req.tag = m->tag;
+	req.on_output = marked_cb;
+	req.data = m;
+	run_req(&req, &m->res);
+	return NULL;
+}
+
+/* Cancelling one command kills its escaped processes, not another's. */
+static void test_cancel_own_tree_only(void **state)
+{
+	struct marked m[2] = { { "tree-a", { 0 }, 0 }, { "tree-b", { 0 }, 0 } };
+	pthread_t th[2];
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, run_marked, &m[i]), 0);
+	while ((!__atomic_load_n(&m[0].esc, __ATOMIC_ACQUIRE) ||
+		!__atomic_load_n(&m[1].esc, __ATOMIC_ACQUIRE)) &&
+	       monotonic_ms() < end)
+		usleep(1000);
+	assert_true(m[0].esc > 0 && m[1].esc > 0);
+	assert_int_equal(exec_cancel_tag("tree-a", "cancelled"), 1);
+	assert_int_equal(pthread_join(th[0], NULL), 0);
+	assert_string_equal(m[0].res.reason, "cancelled");
+	assert_true(pid_gone(m[0].esc));
+	assert_int_equal(kill(m[1].esc, 0), 0); /* the other one runs on */
+	assert_int_equal(exec_cancel_tag("tree-b", "cancelled"), 1);
+	assert_int_equal(pthread_join(th[1], NULL), 0);
+	assert_true(pid_gone(m[1].esc));
+	for (i = 0; i < 2; i++)
+		exec_result_release(&m[i].res);
+}
+
+/* CPU burnt by a fixed amount of shell work, then it says "burned" */
+#define BURN "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"
+
+static int burned_cb(enum exec_stream stream, const char *buf, size_t len,
+		     void *data)
+{
+	/* stop the command as soon as its children did their work */
+	return memmem(buf, len, "burned", 6) ? -1 : 0;
+}
+
+/*
+ * cpu_ms counts the processes that were killed at the end, even one
+ * that left the shell's session, as the same work done in the
+ * foreground is counted.
+ */
+static void test_cpu_of_killed(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	int64_t ref;
+
+	run_cmd(BURN, &res);
+	ref = res.cpu_ms;
+	exec_result_release(&res);
+	assert_true(ref >= 20);
+
+	exec_request_init(&req);
+	req.on_output = burned_cb;
+	req.command = "(" BURN "; echo burned; exec sleep 1000) & wait";
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_true(res.cpu_ms >= ref / 2);
+	exec_result_release(&res);
+
+	req.command = "setsid sh -c '" BURN "; echo burned; exec sleep 1000' & "
+		      "sleep 1000";
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_true(res.cpu_ms >= ref / 2);
+	assert_true(res.peak_rss_kb > 0);
+	exec_result_release(&res);
+}
+
+/* the tests run once with the spawner, once without */
+static int spawner_mode;
+
+/*
+ * A command that kills its own shim: what it started is re-parented
+ * to the spawner, which kills it, or without one to us, and
+ * exec_kill_strays() ends it; the call still ends.
+ */
+static void test_strays(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	uint64_t end;
+	pid_t esc;
+	int n = 0;
+
+	exec_request_init(&req);
+	req.command = "f=$(mktemp); "
+		      "setsid sh -c \"echo \\$\\$ >$f; exec sleep 1003\" "
+		      ">/dev/null 2>&1 & "
+		      "while ! test -s $f; do sleep 0.01; done; "
+		      "cat $f; rm -f $f; kill -9 $PPID; sleep 1000";
+	req.timeout_ms = WAIT_LIMIT_MS;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "signaled");
+	assert_int_equal(res.exit_code, -1);
+	esc = (pid_t)atoi(res.out.buf);
+	assert_true(esc > 0);
+	exec_result_release(&res);
+	assert_int_equal(kill(esc, 0), 0);
+	/* (the shell may still be dying, esc not yet re-parented to us) */
+	end = monotonic_ms() + WAIT_LIMIT_MS;
+	while (proc_state(esc) != 'Z' && proc_state(esc) &&
+	       monotonic_ms() < end) {
+		n += exec_kill_strays();
+		usleep(5000);
+	}
+	/* the spawner kills them itself: its shims' orphans go to it */
+	assert_true(spawner_mode || n >= 1);
+	assert_true(pid_gone(esc));
+
+	/* a hold keeps it from killing our own children */
+	esc = fork();
+	if (!esc) {
+		pause();
+		_exit(0);
+	}
 	exec_reaper_hold();
-	assert_int_equal(exec_reap_orphans(), 0);
+	assert_int_equal(exec_kill_strays(), 0);
 	exec_reaper_release();
+	assert_int_equal(kill(esc, 0), 0);
+	assert_int_equal(exec_kill_strays(), 1);
+	assert_true(pid_gone(esc));
 }
 
 static void test_no_fd_leak(void **state)
@@ -916,12 +1153,28 @@ int main(void)
 		cmocka_unit_test(test_cancel_tag),
 		cmocka_unit_test(test_kill_all_escaped),
 		cmocka_unit_test(test_reap_orphans),
+		cmocka_unit_test(test_lingering),
+		cmocka_unit_test(test_cancel_own_tree_only),
+		cmocka_unit_test(test_cpu_of_killed),
+		cmocka_unit_test(test_strays),
 		cmocka_unit_test(test_no_fd_leak),
 	};
 
-	/* like gosbx-runtime: SIGPIPE ignored, orphans come to us */
+	int ret;
+
+	/*
+	 * Like gosbx-runtime: SIGPIPE ignored, orphans come to us, shims
+	 * forked by the spawner; then again with shims forked directly
+	 * (as the gosbx client does).
+	 */
 	signal(SIGPIPE, SIG_IGN);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		perror("prctl");
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	if (exec_spawner_start() < 0)
+		return 1;
+	spawner_mode = 1;
+	ret = cmocka_run_group_tests_name("spawner", tests, NULL, NULL);
+	exec_spawner_stop();
+	spawner_mode = 0;
+	return ret | cmocka_run_group_tests_name("direct", tests, NULL, NULL);
 }

@@ -137,6 +137,9 @@ static void test_quoting(void **state)
 		{ "\x01", "\"\\x01\"" },
 		{ "\x1b[0m", "\"\\x1b[0m\"" },
 		{ "\x7f", "\"\\x7f\"" },
+		{ "\xc2\x9b"
+		  "2J",
+		  "\"\\u009b2J\"" }, /* C1 CSI */
 		{ "\a\b\f\v", "\"\\a\\b\\f\\v\"" },
 		{ "bad\xff", "\"bad\\xff\"" },
 		{ "\xc3\xa9\xc3", "\"\xc3\xa9\\xc3\"" },

@@ -466,6 +466,64 @@ static void test_cut_random(void **state)
 	}
 }
 
+struct ecase {
+	const char *in;
+	size_t len;
+	unsigned flags;
+	const char *out;
+};
+
+static void test_escape(void **state)
+{
+#define E(s, f, o)                                                             \
+	{                                                                      \
+		s, sizeof(s) - 1, f, o                                         \
+	}
+	static const struct ecase c[] = {
+		E("plain text", 0, "plain text"),
+		E("h\xc3\xa9llo \xe2\x82\xac", 0, "h\xc3\xa9llo \xe2\x82\xac"),
+		/* a terminal attack: clear screen, title, cursor moves */
+		E("\x1b[2J\x1b]0;pwned\a", 0, "\\x1b[2J\\x1b]0;pwned\\a"),
+		E("a\nb\tc\r", 0, "a\\nb\\tc\\r"),
+		E("a\nb\tc\r", UTF8_ESCAPE_KEEP_LINES, "a\nb\tc\\r"),
+		E("\b\f\v\x7f\x01", 0, "\\b\\f\\v\\x7f\\x01"),
+		E("nul\0byte", 0, "nul\\x00byte"),
+		/* C1: the 8-bit CSI and the rest of U+0080..U+009F */
+		E("\xc2\x9b"
+		  "2J\xc2\x80",
+		  0, "\\u009b2J\\u0080"),
+		E("\xc2\xa0nbsp", 0, "\xc2\xa0nbsp"),
+		/* invalid UTF-8, byte by byte */
+		E("bad\xff\xc3", 0, "bad\\xff\\xc3"),
+		E("\xed\xa0\x80", 0, "\\xed\\xa0\\x80"),
+		E("q\"\\", 0, "q\"\\"),
+		E("q\"\\", UTF8_ESCAPE_QUOTE, "q\\\"\\\\"),
+	};
+#undef E
+	struct strbuf sb = STRBUF_INIT, again = STRBUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		strbuf_reset(&sb);
+		utf8_escape_into(&sb, c[i].in, c[i].len, c[i].flags);
+		if (strcmp(sb.buf, c[i].out))
+			fail_msg("case %zu: got '%s' want '%s'", i, sb.buf,
+				 c[i].out);
+		assert_int_equal(
+			utf8_needs_escape(c[i].in, c[i].len,
+					  c[i].flags & ~UTF8_ESCAPE_QUOTE),
+			!!strcmp(c[i].in, c[i].out) &&
+				!(c[i].flags & UTF8_ESCAPE_QUOTE));
+		/* what came out is safe: escaping it again keeps it */
+		assert_false(utf8_needs_escape(sb.buf, sb.len, c[i].flags));
+		strbuf_reset(&again);
+		utf8_escape_into(&again, sb.buf, sb.len,
+				 c[i].flags & ~UTF8_ESCAPE_QUOTE);
+		assert_string_equal(again.buf, sb.buf);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&again);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_sanitize_random),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_cut_random),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,104 @@
+#!/bin/sh
+test_description='what a result says about how a command ended
+
+cpu_ms counts every process a command started, also those killed at
+the end (a timeout); every result carries reason, signal, CPU and peak
+RSS where the tool has a place for them: gosbx exec --json, the stderr
+line of run_go_code, the sandbox toolset and the jobs toolset.'
+. "$(dirname "$0")/test-lib.sh"
+
+test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
+bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
+	test_skip_all 'unprivileged user namespaces do not work here'
+
+test_atexit 'gosbx close --all'
+
+claims="$XDG_STATE_HOME/gosbx/claims"
+
+# burn.sh: leave the session, work for a while, write down our own CPU
+# time (ms, from /proc/self/stat), then wait to be killed
+cat >burn.sh <<\EOF
+i=0
+while test $i -lt 300000; do i=$((i + 1)); done
+set -- $(cat /proc/$$/stat)
+echo $(((${14} + ${15}) * 1000 / $(getconf CLK_TCK))) >cpu.new
+mv cpu.new cpu
+exec sleep 1005
+EOF
+
+test_expect_success PYTHON 'exec --json: cpu_ms counts what the timeout killed' '
+	gosbx open -q --name=burn >/dev/null &&
+	cp burn.sh "$claims/burn/app/" &&
+	{ gosbx exec --claim=burn --json --timeout=30s -- \
+		"setsid sh burn.sh & while ! test -e cpu; do sleep 0.1; done; sleep 1005" \
+		>out 2>err; echo $? >rc; } &&
+	cat out >&4 && cat "$claims/burn/app/cpu" >&4 &&
+	python3 -c "
+import json
+o = json.load(open(\"out\"))
+burnt = int(open(\"$claims/burn/app/cpu\").read())
+assert o[\"reason\"] == \"timeout\" and o[\"signal\"] == 9, o
+# the shell and sleep use next to nothing: the child must be counted
+assert burnt >= 50, burnt
+assert o[\"cpu_ms\"] >= burnt, (o, burnt)
+assert o[\"peak_rss_kb\"] > 0, o
+" &&
+	gosbx close burn
+'
+
+. "$TEST_DIRECTORY/lib-mcp-raw.sh"
+MCP_SERVER="gosbx mcp --tools=go,sandbox,jobs"
+export MCP_SERVER
+
+# jobs always run with a memory limit: not for a user who cannot have
+# one (cgroup v1 without a delegated group)
+gosbx exec --memory=512m -- true >/dev/null 2>&1 && test_set_prereq MEMLIMIT
+
+test_expect_success PYTHON 'the sandbox tools say signal, cpu and memory' '
+	mcp_run "
+c = Client()
+res, text = c.call(\"sandbox_start\", sandbox=\"s1\", namespace=\"t\")
+assert not res.get(\"isError\"), text
+res, text = err(c.call(\"sandbox_run_command\", sandbox=\"s1\",
+    namespace=\"t\", command=\"kill -9 \$\$\"))
+s = res[\"structuredContent\"]
+assert s.get(\"signal\") == 9 and s.get(\"reason\") == \"signaled\", s
+assert s[\"cpu_ms\"] >= 0 and s[\"peak_rss_kb\"] > 0, s
+assert \"  signal=9\" in text and \"  cpu=\" in text, text
+assert \"  peak_memory=\" in text, text
+res, text = ok(c.call(\"sandbox_run_command\", sandbox=\"s1\",
+    namespace=\"t\", command=\"true\"))
+s = res[\"structuredContent\"]
+assert \"signal\" not in s and s[\"cpu_ms\"] >= 0, s
+c.close()
+"
+'
+
+test_expect_success PYTHON,MEMLIMIT 'the jobs tools say the signal' '
+	mcp_run "
+c = Client()
+# (the job runs as sh -c \"bash main.sh\": kill the sh)
+res, text = err(c.call(\"execute_bash\", script=\"kill -9 \$PPID\", wait=True))
+s = res[\"structuredContent\"]
+assert s.get(\"signal\") == 9 and s[\"status\"] == \"failed\", s
+assert \"  signal=9\" in text, text
+res, text = ok(c.call(\"check_job_status\", job_id=s[\"job_id\"]))
+assert res[\"structuredContent\"][\"signal\"] == 9, res
+c.close()
+"
+'
+
+test_expect_success PYTHON 'run_go_code logs reason, cpu and memory on stderr' '
+	: >server.err &&
+	mcp_run "
+c = Client()
+res, text = ok(c.call(\"run_go_code\", command=\"echo ok\"))
+res, text = c.call(\"run_go_code\", command=\"kill -9 \$\$\")
+c.close()
+" &&
+	cat server.err >&4 &&
+	grep "run_go_code: claim=[^ ]* exit=0 reason=exited duration_ms=[0-9]* cpu_ms=[0-9]* peak_rss_kb=[1-9][0-9]*\$" server.err &&
+	grep "run_go_code: claim=[^ ]* exit=-1 reason=signaled signal=9 duration_ms=[0-9]* cpu_ms=" server.err
+'
+
+test_done
