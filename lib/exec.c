@@ -10,7 +10,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 
 /*
@@ -44,6 +46,8 @@
 #define EXEC_NOPIDFD_POLL_MAX_MS 50
 #define EXEC_ORPHAN_PIPES_POLL_MS 100
 #define SHELL_PATH "/bin/sh"
+/* poll_extra descriptors looked at (exec.h) */
+#define EXEC_MAX_EXTRA 8
 
 struct exec_proc {
 	const struct exec_request *req;
@@ -52,6 +56,9 @@ struct exec_proc {
 	int nopidfd_ms;	    /* without pidfd: next wait4 poll interval */
 	int fd_out, fd_err; /* our read ends, -1 once at EOF or closed */
 	int fd_in;	    /* our write end of stdin, -1 when closed */
+	int fd_stdin;	    /* stdin_stream: the caller's write end, or -1 */
+	int fd_tty;	    /* tty: a dup of the master for the caller, or -1 */
+	int out_paused;	    /* exec_pause_output() */
 	size_t in_off;	    /* bytes of stdin_data written */
 	int watch_cancel;   /* cancel_fd is still watched */
 	int cb_off;	    /* on_output asked to stop */
@@ -206,7 +213,14 @@ static int open_pidfd(pid_t pid)
 	return fd; /* pidfds are always close-on-exec */
 }
 
-static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
+/*
+ * Start the shell with stdin in_rd (-1: /dev/null), stdout out_wr and
+ * stderr err_wr; or, with tty set, on that terminal (its slave path):
+ * a new session whose controlling terminal it is (opened after setsid,
+ * without O_NOCTTY), as fds 0, 1 and 2.
+ */
+static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr,
+		 const char *tty)
 {
 	const struct exec_request *req = p->req;
 	posix_spawn_file_actions_t fa;
@@ -231,22 +245,33 @@ static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
 	/* chdir first, so that a relative path of nothing else matters */
 	if (req->cwd)
 		rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
-	if (!rc) {
+	if (!rc && tty) {
+		rc = posix_spawn_file_actions_addopen(&fa, 0, tty, O_RDWR, 0);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, 0, 1);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, 0, 2);
+	} else if (!rc) {
 		if (in_rd >= 0)
 			rc = posix_spawn_file_actions_adddup2(&fa, in_rd, 0);
 		else
 			rc = posix_spawn_file_actions_addopen(
 				&fa, 0, "/dev/null", O_RDONLY, 0);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, out_wr, 1);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, err_wr, 2);
 	}
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, out_wr, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, err_wr, 2);
+	/*
+	 * A session leader's process group is its pid too (and setpgid()
+	 * would fail for it), so the group kill works the same way.
+	 */
 	if (!rc)
 		rc = posix_spawnattr_setflags(
-			&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-				       POSIX_SPAWN_SETSIGMASK);
-	if (!rc)
+			&attr,
+			(tty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP) |
+				POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (!rc && !tty)
 		rc = posix_spawnattr_setpgroup(&attr, 0);
 	if (!rc) {
 		/* every signal back to SIG_DFL (SIGPIPE above all) */
@@ -275,6 +300,70 @@ static int spawn(struct exec_proc *p, int in_rd, int out_wr, int err_wr)
 	return rc;
 }
 
+/*
+ * exec_start() on a new pseudo-terminal (request tty): the master is
+ * our output pipe, and with stdin_stream the caller's stdin too (a dup,
+ * fd_tty, that outlives the output side until exec_finish()). The
+ * slave is opened by the child only (see spawn()), so the terminal
+ * hangs up once the command and everything it started closed it.
+ */
+static int start_tty(struct exec_proc *p)
+{
+	const struct exec_request *req = p->req;
+	struct winsize ws = { 0 };
+	struct termios t;
+	char name[64];
+	int m, slave = -1, rc;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0) {
+		start_failed(p, "posix_openpt", errno);
+		return 0;
+	}
+	if (grantpt(m) < 0 || unlockpt(m) < 0 ||
+	    ptsname_r(m, name, sizeof(name))) {
+		start_failed(p, "pseudo-terminal", errno);
+		close(m);
+		return 0;
+	}
+	ws.ws_col = req->cols ? req->cols : 80;
+	ws.ws_row = req->rows ? req->rows : 24;
+	if (ioctl(m, TIOCSWINSZ, &ws) < 0 ||
+	    fcntl(m, F_SETFL, O_NONBLOCK) < 0) {
+		start_failed(p, "pseudo-terminal", errno);
+		close(m);
+		return 0;
+	}
+	if (req->tty_raw) {
+		/* the line discipline's settings live on the slave side */
+		slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (slave < 0 || tcgetattr(slave, &t) < 0) {
+			start_failed(p, "pseudo-terminal", errno);
+			if (slave >= 0)
+				close(slave);
+			close(m);
+			return 0;
+		}
+		cfmakeraw(&t);
+		tcsetattr(slave, TCSANOW, &t);
+	}
+	rc = spawn(p, -1, -1, -1, name);
+	/* only now: closing it first would hang the terminal up */
+	if (slave >= 0)
+		close(slave);
+	if (rc) {
+		p->pid = -1;
+		start_failed(p, NULL, rc);
+		close(m);
+		return 0;
+	}
+	p->pidfd = open_pidfd(p->pid);
+	p->buf = xmalloc(EXEC_CHUNK);
+	p->fd_out = m;
+	p->fd_tty = fcntl(m, F_DUPFD_CLOEXEC, 3);
+	return 0;
+}
+
 int exec_start(const struct exec_request *req, struct exec_proc **out)
 {
 	struct exec_proc *p;
@@ -293,6 +382,7 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	p->req = req;
 	p->pid = -1;
 	p->pidfd = p->fd_out = p->fd_err = p->fd_in = -1;
+	p->fd_stdin = p->fd_tty = -1;
 	p->watch_cancel = req->cancel_fd >= 0;
 	p->cap = req->stream_cap ? req->stream_cap : EXEC_DEFAULT_CAP;
 	exec_result_init(&p->res);
@@ -301,7 +391,10 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	if (req->timeout_ms > 0)
 		p->deadline_us = p->start_us + (uint64_t)req->timeout_ms * 1000;
 
-	if (req->stdin_data && pipe2(in_pipe, O_CLOEXEC) < 0) {
+	if (req->tty)
+		return start_tty(p);
+	if ((req->stdin_data || req->stdin_stream) &&
+	    pipe2(in_pipe, O_CLOEXEC) < 0) {
 		start_failed(p, "pipe", errno);
 		return 0;
 	}
@@ -318,7 +411,7 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 		goto cleanup;
 	}
 
-	rc = spawn(p, in_pipe[0], out_pipe[1], err_pipe[1]);
+	rc = spawn(p, in_pipe[0], out_pipe[1], err_pipe[1], NULL);
 	if (rc) {
 		p->pid = -1;
 		start_failed(p, NULL, rc);
@@ -329,7 +422,10 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	p->fd_out = out_pipe[0];
 	p->fd_err = err_pipe[0];
 	out_pipe[0] = err_pipe[0] = -1;
-	if (req->stdin_len) {
+	if (req->stdin_stream) {
+		p->fd_stdin = in_pipe[1];
+		in_pipe[1] = -1;
+	} else if (req->stdin_len) {
 		p->fd_in = in_pipe[1];
 		in_pipe[1] = -1;
 	}
@@ -575,9 +671,10 @@ static int min_timeout(int a, int b)
 
 int exec_step(struct exec_proc *p, int wait_ms)
 {
-	struct pollfd pfd[5];
+	struct pollfd pfd[5 + EXEC_MAX_EXTRA];
 	int i_out = -1, i_err = -1, i_in = -1, i_pid = -1, i_cancel = -1;
-	int nfd = 0, timeout = wait_ms, r;
+	int nfd = 0, timeout = wait_ms, r, i_extra;
+	unsigned nr_extra;
 	uint64_t now;
 
 	if (!p || load_int(&p->done))
@@ -601,12 +698,12 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	if (check_done(p))
 		return 0;
 
-	if (p->fd_out >= 0) {
+	if (p->fd_out >= 0 && !p->out_paused) {
 		i_out = nfd;
 		pfd[nfd].fd = p->fd_out;
 		pfd[nfd++].events = POLLIN;
 	}
-	if (p->fd_err >= 0) {
+	if (p->fd_err >= 0 && !p->out_paused) {
 		i_err = nfd;
 		pfd[nfd].fd = p->fd_err;
 		pfd[nfd++].events = POLLIN;
@@ -638,6 +735,15 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		/* POLLHUP and POLLERR are reported whatever we ask */
 		pfd[nfd++].events = POLLRDHUP;
 	}
+	nr_extra = p->req->poll_extra ? p->req->nr_poll_extra : 0;
+	if (nr_extra > EXEC_MAX_EXTRA)
+		nr_extra = EXEC_MAX_EXTRA;
+	i_extra = nfd;
+	for (unsigned i = 0; i < nr_extra; i++) {
+		p->req->poll_extra[i].revents = 0;
+		pfd[nfd].fd = p->req->poll_extra[i].fd;
+		pfd[nfd++].events = p->req->poll_extra[i].events;
+	}
 	if (p->deadline_us &&
 	    !__atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE))
 		timeout = min_timeout(timeout, poll_ms(now, p->deadline_us));
@@ -658,6 +764,9 @@ int exec_step(struct exec_proc *p, int wait_ms)
 
 	r = poll(pfd, (nfds_t)nfd, timeout);
 	if (r > 0) {
+		for (unsigned i = 0; i < nr_extra; i++)
+			p->req->poll_extra[i].revents =
+				pfd[i_extra + i].revents;
 		if (i_cancel >= 0 && pfd[i_cancel].revents) {
 			p->watch_cancel = 0;
 			exec_cancel(p, "cancelled");
@@ -684,12 +793,70 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	return check_done(p) ? 0 : 1;
 }
 
+int exec_stdin_fd(struct exec_proc *p)
+{
+	if (!p || load_int(&p->done))
+		return -1;
+	if (p->req->tty)
+		return p->req->stdin_stream ? p->fd_tty : -1;
+	return p->fd_stdin;
+}
+
+void exec_stdin_close(struct exec_proc *p)
+{
+	struct termios t;
+
+	if (!p)
+		return;
+	if (!p->req->tty) {
+		close_fd(&p->fd_stdin);
+		return;
+	}
+	if (p->fd_tty >= 0 && !tcgetattr(p->fd_tty, &t)) {
+		char eof = (char)t.c_cc[VEOF];
+		ssize_t n = write(p->fd_tty, &eof, 1);
+
+		(void)n; /* a full terminal: nothing more to do */
+	}
+}
+
+int exec_resize(struct exec_proc *p, unsigned cols, unsigned rows)
+{
+	struct winsize ws = { 0 };
+
+	if (!p || p->fd_tty < 0 || !cols || !rows || cols > 65535 ||
+	    rows > 65535)
+		return -1;
+	ws.ws_col = (unsigned short)cols;
+	ws.ws_row = (unsigned short)rows;
+	return ioctl(p->fd_tty, TIOCSWINSZ, &ws) < 0 ? -1 : 0;
+}
+
+int exec_signal_foreground(struct exec_proc *p, int sig)
+{
+	pid_t fg;
+
+	if (!p || p->fd_tty < 0)
+		return -1;
+	fg = tcgetpgrp(p->fd_tty);
+	if (fg <= 0 || load_int(&p->done))
+		return 0;
+	return kill(-fg, sig) < 0 ? 0 : 1;
+}
+
+void exec_pause_output(struct exec_proc *p, int paused)
+{
+	if (p)
+		p->out_paused = paused;
+}
+
 void exec_finish(struct exec_proc *p, struct exec_result *res)
 {
 	if (!p)
 		return;
 	if (!load_int(&p->done))
 		exec_cancel(p, "cancelled");
+	p->out_paused = 0;
 	while (exec_step(p, -1) > 0)
 		;
 	reg_del(p);
@@ -697,6 +864,8 @@ void exec_finish(struct exec_proc *p, struct exec_result *res)
 	close_fd(&p->fd_out);
 	close_fd(&p->fd_err);
 	close_fd(&p->fd_in);
+	close_fd(&p->fd_stdin);
+	close_fd(&p->fd_tty);
 	if (res) {
 		exec_result_release(res);
 		*res = p->res;
