@@ -771,8 +771,14 @@ static void ws_write_stdin(struct ws_sess *s)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && errno == EAGAIN) {
+			/* keep the buffer bounded: drop what was written */
+			if (s->in_off >= 64 * 1024) {
+				strbuf_remove(&s->in, 0, s->in_off);
+				s->in_off = 0;
+			}
 			return;
+		}
 		/* EPIPE, EIO: the command does not want more */
 		s->in_closed = 1;
 	}
