@@ -57,6 +57,7 @@ struct interactive {
 	pthread_t out_thread, in_thread;
 	int threads;
 	int pipe[2]; /* records from the output thread */
+	int wake[2]; /* the input thread made room in inq */
 	struct strbuf rec;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -494,6 +495,9 @@ static void *in_main(void *arg)
 			if (eof)
 				ia->inq_eof = 0;
 			pthread_cond_broadcast(&ia->cond);
+			/* interactive_step() may wait for room: wake it */
+			if (write(ia->wake[1], "", 1) < 0 && errno != EAGAIN)
+				ia->in_dead = 1;
 		}
 		pthread_mutex_unlock(&ia->mu);
 		if (ctrl)
@@ -521,7 +525,8 @@ static int http_open(struct interactive *ia)
 {
 	int fl;
 
-	if (pipe2(ia->pipe, O_CLOEXEC) < 0)
+	if (pipe2(ia->pipe, O_CLOEXEC) < 0 ||
+	    pipe2(ia->wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return error_errno("cannot create a pipe");
 	fl = fcntl(ia->pipe[0], F_GETFL);
 	fcntl(ia->pipe[0], F_SETFL, fl | O_NONBLOCK);
@@ -575,22 +580,31 @@ static int http_records(struct interactive *ia)
 static int http_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 		     unsigned nr_extra)
 {
-	struct pollfd pfd[1 + 8];
+	struct pollfd pfd[2 + 8];
 	unsigned n = nr_extra > 8 ? 8 : nr_extra;
 	int r, eof = 0;
 
 	pfd[0].fd = ia->pipe[0];
 	pfd[0].events = POLLIN;
 	pfd[0].revents = 0;
+	pfd[1].fd = ia->wake[0];
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
 	for (unsigned i = 0; i < n; i++) {
-		pfd[1 + i] = extra[i];
-		pfd[1 + i].revents = 0;
+		pfd[2 + i] = extra[i];
+		pfd[2 + i].revents = 0;
 	}
-	r = poll(pfd, 1 + n, wait_ms);
+	r = poll(pfd, 2 + n, wait_ms);
 	if (r < 0 && errno != EINTR)
 		return error_errno("poll");
 	for (unsigned i = 0; i < n; i++)
-		extra[i].revents = r > 0 ? pfd[1 + i].revents : 0;
+		extra[i].revents = r > 0 ? pfd[2 + i].revents : 0;
+	if (r > 0 && pfd[1].revents) {
+		char drain[64];
+
+		while (read(ia->wake[0], drain, sizeof(drain)) > 0)
+			;
+	}
 	if (r > 0 && pfd[0].revents) {
 		char buf[65536];
 		ssize_t got = read(ia->pipe[0], buf, sizeof(buf));
@@ -638,6 +652,7 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 	ia->s = s;
 	ia->o = *opts;
 	ia->pipe[0] = ia->pipe[1] = -1;
+	ia->wake[0] = ia->wake[1] = -1;
 	ia->ws.sock = -1;
 	strbuf_init(&ia->rec, 0);
 	strbuf_init(&ia->inq, 0);
@@ -875,6 +890,9 @@ int interactive_finish(struct interactive *ia, struct session_result *res)
 		close(ia->pipe[0]);
 	if (ia->pipe[1] >= 0)
 		close(ia->pipe[1]);
+	for (int i = 0; i < 2; i++)
+		if (ia->wake[i] >= 0)
+			close(ia->wake[i]);
 	http_client_free(ia->in_http);
 	strbuf_release(&ia->rec);
 	strbuf_release(&ia->inq);

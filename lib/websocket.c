@@ -146,6 +146,35 @@ static int recv_more(struct ws_client *ws, struct strbuf *sb, uint64_t deadline,
 	}
 }
 
+/* Does a chunked body (RFC 9112 section 7.1) hold its last chunk? */
+static int last_chunk(const char *p, size_t len)
+{
+	return (len >= 5 && !memcmp(p, "0\r\n\r\n", 5)) ||
+	       memmem(p, len, "\r\n0\r\n\r\n", 7);
+}
+
+/* The data of a chunked body, as far as it goes (bounded by len). */
+static void dechunk(const char *p, size_t len, struct strbuf *out)
+{
+	const char *end = p + len;
+
+	while (p < end) {
+		char *q;
+		unsigned long n = strtoul(p, &q, 16);
+		const char *data = memmem(q, end - q, "\r\n", 2);
+
+		if (!data || q == p || !n)
+			break;
+		data += 2;
+		if (n > (size_t)(end - data))
+			n = end - data;
+		strbuf_add(out, data, n);
+		p = data + n;
+		if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+			p += 2;
+	}
+}
+
 static int read_answer(struct ws_client *ws, const char *key, const char *proto,
 		       uint64_t deadline, volatile sig_atomic_t *cancel)
 {
@@ -178,19 +207,27 @@ static int read_answer(struct ws_client *ws, const char *key, const char *proto,
 	end[2] = '\0';
 	if (status != 101) {
 		char *cl = head_value(in.buf, "Content-Length");
+		char *te = head_value(in.buf, "Transfer-Encoding");
 		size_t body_len = cl ? strtoul(cl, NULL, 10) : WS_MAX_HEAD;
+		int chunked = te && !strcasecmp(te, "chunked");
 
 		free(cl);
+		free(te);
 		if (body_len > WS_MAX_HEAD)
 			body_len = WS_MAX_HEAD;
 		/* the body (bounded): what a refusing server had to say */
 		while (in.len - hlen < body_len &&
+		       !(chunked && last_chunk(in.buf + hlen, in.len - hlen)) &&
 		       !recv_more(ws, &in, deadline, cancel))
 			;
 		ws->status = status;
 		strbuf_reset(&ws->body);
-		strbuf_add(&ws->body, in.buf + hlen,
-			   in.len - hlen < body_len ? in.len - hlen : body_len);
+		if (chunked)
+			dechunk(in.buf + hlen, in.len - hlen, &ws->body);
+		else
+			strbuf_add(&ws->body, in.buf + hlen,
+				   in.len - hlen < body_len ? in.len - hlen
+							    : body_len);
 		ret = 1;
 		goto out;
 	}
