@@ -512,8 +512,8 @@ struct ws_sess {
 	struct pollfd pfd[2]; /* the socket, the command's stdin */
 	struct strbuf in;     /* stdin not yet written */
 	size_t in_off;
-	int in_eof;	  /* close stdin once in is written */
-	int in_closed;	  /* stdin closed (or the command refused it) */
+	int in_eof;	  /* the client's eof: close stdin once in is written */
+	int in_closed;	  /* stdin closed (eof, or the command refused it) */
 	int finished;	  /* the command ended and was reaped */
 	int close_queued; /* our close frame is queued */
 	int failed;	  /* a protocol error closed the channel */
@@ -692,10 +692,14 @@ static void ws_control(struct ws_sess *s, const uint8_t *buf, size_t len)
 			ws_fail(s, 1008, "a second start message");
 		else
 			ws_start(s, (const char *)buf, len);
-	} else if (!s->proc) {
+	} else if (!s->have_params) {
 		ws_fail(s, 1008,
 			"the first message must be a start message "
 			"on channel 4");
+	} else if (!s->proc || s->finished) {
+		/* late: the command ended meanwhile */
+		if (!strcmp(type, "eof"))
+			s->in_eof = 1;
 	} else {
 		strbuf_reset(&err);
 		if (apply_control(s->proc, s->p.req.tty, j, &eof, &err) < 0)
@@ -744,12 +748,13 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		ws_control(s, msg + 1, len - 1);
 		break;
 	case CH_STDIN:
-		if (!s->proc)
+		if (!s->have_params)
 			ws_fail(s, 1008, "stdin before the start message");
 		else if (s->in_eof)
 			ws_fail(s, 1008, "stdin after eof");
-		else if (!s->in_closed)
+		else if (!s->in_closed && !s->finished)
 			strbuf_add(&s->in, msg + 1, len - 1);
+		/* else: the command took no more, or it ended: dropped */
 		break;
 	default:
 		ws_fail(s, 1008, "unknown channel %u", msg[0]);
@@ -788,8 +793,6 @@ static void ws_write_stdin(struct ws_sess *s)
 		exec_stdin_close(s->proc);
 		s->in_closed = 1;
 	}
-	if (s->in_closed)
-		s->in_eof = 1;
 }
 
 /* The command ended: reap it, send its exit status (unless failed). */
