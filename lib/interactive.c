@@ -53,7 +53,9 @@ struct interactive {
 	wslay_event_context_ptr ctx;
 
 	/* IA_HTTP */
-	struct http_client *in_http; /* the input requests' connection */
+	struct http_client *in_http;  /* the input requests' connection */
+	struct http_client *out_http; /* the output stream's: s->http stays
+				       * free for the caller meanwhile */
 	pthread_t out_thread, in_thread;
 	int threads;
 	int pipe[2]; /* records from the output thread */
@@ -406,7 +408,7 @@ static void *out_main(void *arg)
 	req.on_data_arg = ia;
 	req.cancel = &ia->abort_req;
 	req.id_out = ia->rid;
-	rc = http_request(ia->s->http, &req, &resp);
+	rc = http_request(ia->out_http, &req, &resp);
 	if (ia->bad_stream)
 		strbuf_addstr(&msg, "the runtime sent a malformed output "
 				    "stream");
@@ -531,7 +533,8 @@ static int http_open(struct interactive *ia)
 	fl = fcntl(ia->pipe[0], F_GETFL);
 	fcntl(ia->pipe[0], F_SETFL, fl | O_NONBLOCK);
 	ia->in_http = http_client_dup(ia->s->http);
-	if (!ia->in_http)
+	ia->out_http = http_client_dup(ia->s->http);
+	if (!ia->in_http || !ia->out_http)
 		return -1;
 	build_body(&ia->o, 1, &ia->body);
 	ia->mode = IA_HTTP;
@@ -894,6 +897,7 @@ int interactive_finish(struct interactive *ia, struct session_result *res)
 		if (ia->wake[i] >= 0)
 			close(ia->wake[i]);
 	http_client_free(ia->in_http);
+	http_client_free(ia->out_http);
 	strbuf_release(&ia->rec);
 	strbuf_release(&ia->inq);
 	strbuf_release(&ia->body);
