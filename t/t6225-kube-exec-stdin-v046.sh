@@ -1,0 +1,8 @@
+#!/bin/sh
+# t2010 (gosbx exec -i) with --backend=kube against fake-kube, through
+# a sandbox-router that carries plain HTTP only (as v0.4.6 does): the
+# upgrade is refused on the way and gosbx falls back to exec-input (the
+# output streams while the input goes through requests of its own).
+GOSBX_TEST_BACKEND=kube
+: "${T2010_STDIN_MIB:=256}"
+. "$(dirname "$0")"/t2010-exec-stdin.sh
