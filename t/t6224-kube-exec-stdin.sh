@@ -4,5 +4,5 @@
 # do): the interactive channel is one WebSocket inside the port-forward.
 GOSBX_TEST_BACKEND=kube
 BACKEND_KUBE_OPTS=--router-websocket
-: "${T2010_STDIN_MIB:=256}"
+: "${T2010_STDIN_MIB:=64}"
 . "$(dirname "$0")"/t2010-exec-stdin.sh

@@ -3256,28 +3256,31 @@ static void *splice_main(void *arg)
 {
 	struct splice *sp = arg;
 	int fds[2] = { sp->link.ws_fd, sp->link.backend_fd };
+	/* to[i]: read from fds[i], to be written to fds[1 - i] */
 	struct strbuf *to[2] = { &sp->to_backend, &sp->to_client };
-	int eof[2] = { 0, 0 }; /* fds[i] sent EOF */
+	int eof[2] = { 0, 0 };	/* fds[i] sent EOF */
+	int dead[2] = { 0, 0 }; /* fds[i] takes no more */
 	char buf[32768];
 
 	set_nonblock(fds[0]);
 	set_nonblock(fds[1]);
 	for (;;) {
 		struct pollfd p[2];
-		int broken;
+		int broken, pending;
 
 		pthread_mutex_lock(&S.lock);
 		broken = sp->link.broken || S.stopping;
 		pthread_mutex_unlock(&S.lock);
-		if (broken ||
-		    ((eof[0] || eof[1]) && !to[0]->len && !to[1]->len))
+		pending = (to[0]->len && !dead[1]) || (to[1]->len && !dead[0]);
+		if (broken || ((eof[0] || eof[1]) && !pending))
 			break;
 		for (int i = 0; i < 2; i++) {
-			p[i].fd = fds[i];
 			p[i].events =
 				(!eof[i] && to[i]->len < (1 << 20) ? POLLIN
 								   : 0) |
-				(to[1 - i]->len ? POLLOUT : 0);
+				(!dead[i] && to[1 - i]->len ? POLLOUT : 0);
+			/* nothing wanted: no POLLHUP spinning either */
+			p[i].fd = p[i].events ? fds[i] : -1;
 			p[i].revents = 0;
 		}
 		if (poll(p, 2, 250) < 0 && errno != EINTR)
@@ -3293,15 +3296,19 @@ static void *splice_main(void *arg)
 					 (errno != EAGAIN && errno != EINTR))
 					eof[i] = 1;
 			}
-			if (to[1 - i]->len) {
+			if (to[1 - i]->len && !dead[i] &&
+			    (p[i].revents & (POLLOUT | POLLHUP | POLLERR))) {
 				ssize_t n = send(fds[i], to[1 - i]->buf,
 						 to[1 - i]->len, MSG_NOSIGNAL);
 
-				if (n > 0)
+				if (n > 0) {
 					strbuf_remove(to[1 - i], 0, n);
-				else if (n < 0 && errno != EAGAIN &&
-					 errno != EINTR)
-					eof[1 - i] = eof[i] = 1;
+				} else if (n < 0 && errno != EAGAIN &&
+					   errno != EINTR) {
+					/* fds[i] is gone: its data with it */
+					dead[i] = eof[i] = 1;
+					strbuf_reset(to[1 - i]);
+				}
 			}
 		}
 	}
