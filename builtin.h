@@ -59,6 +59,7 @@ void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);

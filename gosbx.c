@@ -24,6 +24,8 @@ static struct cmd_struct commands[] = {
 	{ "claims", cmd_claims, NEED_BACKEND,
 	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
+	{ "cp", cmd_cp, NEED_BACKEND,
+	  "copy files and trees between here and a sandbox's /app" },
 	{ "demo", cmd_demo, NEED_BACKEND,
 	  "run the seed's demo flows in a sandbox" },
 	{ "doctor", cmd_doctor, NEED_BACKEND,

@@ -934,6 +934,50 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 	return ret;
 }
 
+static int fd_write(const char *buf, size_t len, void *data)
+{
+	return write_in_full(*(int *)data, buf, len) < 0 ? -1 : 0;
+}
+
+int session_fetch_archive(struct session *s, const char *path, int fd,
+			  volatile sig_atomic_t *cancel)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf query = STRBUF_INIT;
+	int ret = 0, rc;
+
+	if (!(s->features & SESSION_FEAT_ARCHIVE))
+		return error("the runtime of claim '%s' cannot send archives "
+			     "(no extension 'archive': not a gosbx-runtime?)",
+			     s->claim);
+	if (path && *path && strcmp(path, ".") && session_check_path(path) < 0)
+		return -1;
+	touch(s);
+	http_query_add(&query, "path", path && *path ? path : ".");
+	req.path = "/v1/archive";
+	req.query = query.buf;
+	req.on_data = fd_write;
+	req.on_data_arg = &fd;
+	req.cancel = cancel;
+	rc = http_request(s->http, &req, &resp);
+	if (rc == HTTP_ABORTED && cancel && *cancel) {
+		ret = 1;
+	} else if (rc == HTTP_ABORTED) {
+		ret = error_errno("cannot write the archive of '%s'", path);
+	} else if (rc < 0) {
+		ret = -1;
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		ret = error("cannot get '%s': %s", path, msg.buf);
+		strbuf_release(&msg);
+	}
+	strbuf_release(&query);
+	http_resp_release(&resp);
+	return ret;
+}
+
 int session_get(struct session *s, const char *path, struct strbuf *out)
 {
 	struct http_resp resp = HTTP_RESP_INIT;

@@ -192,6 +192,18 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 		 const char *dir);
 
 /*
+ * Stream a tar of path (a file or a tree, relative to /app; "" or "."
+ * is /app) from the sandbox into fd, as it arrives (GET /v1/archive,
+ * extension `archive`; entry names are relative to /app, symlinks kept
+ * as symlinks, modes & 0777 and mtimes kept). cancel as in struct
+ * http_req (may be NULL). Returns 0, 1 when cancelled, or -1 with
+ * error(): no `archive` extension ("the runtime of claim 'x' cannot
+ * send archives"), a bad or missing path, a write to fd failing.
+ */
+int session_fetch_archive(struct session *s, const char *path, int fd,
+			  volatile sig_atomic_t *cancel);
+
+/*
  * Fetch one file of the sandbox (path relative to /app) into out.
  * Returns 0, or -1 with error() (missing file, a directory, escape).
  */
