@@ -31,6 +31,8 @@ static struct cmd_struct commands[] = {
 	{ "doctor", cmd_doctor, NEED_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
+	{ "logs", cmd_logs, NEED_BACKEND,
+	  "show (or follow) the request log of a sandbox's runtime" },
 	{ "mcp", cmd_mcp, NEED_BACKEND,
 	  "the MCP server (stdio, or streamable HTTP)" },
 	{ "open", cmd_open, NEED_BACKEND,

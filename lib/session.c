@@ -978,6 +978,15 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 	return ret;
 }
 
+int session_logs(struct session *s, int follow, int fd,
+		 volatile sig_atomic_t *cancel)
+{
+	if (!s->ops->logs)
+		return error("the %s backend cannot show a runtime's log yet",
+			     s->ops->name);
+	return s->ops->logs(s, follow, fd, cancel);
+}
+
 int session_get(struct session *s, const char *path, struct strbuf *out)
 {
 	struct http_resp resp = HTTP_RESP_INIT;

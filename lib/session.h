@@ -204,6 +204,14 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 			  volatile sig_atomic_t *cancel);
 
 /*
+ * `gosbx logs`: the runtime's request log of the claim through the
+ * backend's logs op (struct backend_ops below). Returns 0, or -1
+ * with error() (no such log; a backend that cannot show it says so).
+ */
+int session_logs(struct session *s, int follow, int fd,
+		 volatile sig_atomic_t *cancel);
+
+/*
  * Fetch one file of the sandbox (path relative to /app) into out.
  * Returns 0, or -1 with error() (missing file, a directory, escape).
  */
@@ -303,6 +311,17 @@ struct backend_ops {
 	 */
 	unsigned long (*error_mark)(struct session *s);
 	char *(*error_since)(struct session *s, unsigned long mark);
+	/*
+	 * The runtime's request log (gosbx-runtime(1)): write what it
+	 * holds to fd, then with follow keep writing what is added until
+	 * *cancel is set (cancel may be NULL without follow). Control
+	 * characters but newline and tab become '?' (the sandbox can put
+	 * text in the log; it must not drive the reader's terminal).
+	 * 0, or -1 with error(). NULL: the backend cannot show it (see
+	 * session_logs()).
+	 */
+	int (*logs)(struct session *s, int follow, int fd,
+		    volatile sig_atomic_t *cancel);
 };
 
 extern const struct backend_ops backend_local;
