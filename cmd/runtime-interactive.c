@@ -897,8 +897,16 @@ static void ws_loop(struct ws_sess *s)
 						  s->ctx) >= WS_QUEUE_MAX);
 			if (!exec_step(s->proc, wait))
 				ws_finish(s);
-		} else if (poll(s->pfd, 2, wait) < 0 && errno != EINTR) {
-			break;
+		} else {
+			/* a copy: gcc with ASan takes s->pfd for an int */
+			struct pollfd pfd[ARRAY_SIZE(s->pfd)];
+			int n;
+
+			memcpy(pfd, s->pfd, sizeof(pfd));
+			n = poll(pfd, ARRAY_SIZE(pfd), wait);
+			memcpy(s->pfd, pfd, sizeof(pfd));
+			if (n < 0 && errno != EINTR)
+				break;
 		}
 		if ((s->pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    want_rd && wslay_event_recv(s->ctx)) {
