@@ -63,10 +63,12 @@ int known_backend(const char *name);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);

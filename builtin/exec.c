@@ -12,6 +12,7 @@
  */
 #include "compat.h"
 #include "builtin.h"
+#include "interactive.h"
 #include "json.h"
 #include "parse-options.h"
 #include "quote.h"
@@ -23,10 +24,12 @@
 
 #include <math.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 
 static const char *const exec_usage[] = {
-	"gosbx exec [--claim=<name>] [-f <local>[:<dest>]]... "
+	"gosbx exec [--claim=<name>] [-i] [-t] [-f <local>[:<dest>]]... "
 	"[--timeout=<duration>] [--env=<K=V>]... [--cwd=<dir>] [--json] "
 	"[--] <command>...",
 	"gosbx exec --claim=<name>",
@@ -42,6 +45,61 @@ static volatile sig_atomic_t exec_signal;
 static void exec_on_signal(int sig)
 {
 	exec_signal = sig;
+}
+
+/* ---- -t: the local terminal in raw mode, restored on every exit ---- */
+
+static struct termios saved_tty;
+static volatile sig_atomic_t tty_is_raw;
+static volatile sig_atomic_t got_winch;
+
+static void restore_tty(void)
+{
+	if (tty_is_raw) {
+		tcsetattr(0, TCSADRAIN, &saved_tty);
+		tty_is_raw = 0;
+	}
+}
+
+static void on_winch(int sig)
+{
+	got_winch = 1;
+}
+
+/*
+ * Raw mode on standard input's terminal (cfmakeraw: every key goes to
+ * the sandboxed program, Ctrl-C included, and its terminal does the
+ * output processing), undone by restore_tty(): on return, from
+ * atexit() for die() and exit(), and before a fatal signal's default
+ * action (exec_on_signal() only sets a flag, the command is cancelled
+ * and cmd_exec() returns).
+ */
+static int make_tty_raw(void)
+{
+	struct termios t;
+
+	if (tcgetattr(0, &saved_tty) < 0)
+		return error_errno("cannot read the terminal's settings");
+	t = saved_tty;
+	cfmakeraw(&t);
+	if (tcsetattr(0, TCSADRAIN, &t) < 0)
+		return error_errno("cannot put the terminal in raw mode");
+	tty_is_raw = 1;
+	atexit(restore_tty);
+	return 0;
+}
+
+static int terminal_size(unsigned *cols, unsigned *rows)
+{
+	struct winsize ws;
+
+	if (ioctl(0, TIOCGWINSZ, &ws) < 0 && ioctl(1, TIOCGWINSZ, &ws) < 0)
+		return -1;
+	if (!ws.ws_col || !ws.ws_row)
+		return -1;
+	*cols = ws.ws_col;
+	*rows = ws.ws_row;
+	return 0;
 }
 
 /*
@@ -312,6 +370,95 @@ static int run_command(struct session *s, const char *command,
 }
 
 /*
+ * -i and -t (Documentation/gosbx-exec.txt): the command through the
+ * runtime's interactive channel (lib/interactive.h), with standard
+ * input passed on (-i) and a terminal in the sandbox (-t). Returns the
+ * exit status.
+ */
+static int run_interactive(struct session *s, const char *command,
+			   const struct exec_files *files, int64_t timeout_ms,
+			   const struct strvec *env, const char *cwd,
+			   int stdin_on, int tty, int verbose)
+{
+	struct output_state ost = { 0 };
+	struct interactive_opts o = { 0 };
+	struct session_result res;
+	struct strvec full_env = STRVEC_INIT;
+	struct sigaction sa;
+	int rc, status, have_term = 0;
+
+	if (files->nr) {
+		/* the files first, as a command of their own */
+		struct session_exec e = { 0 };
+
+		e.files = files->files;
+		e.nr_files = files->nr;
+		e.command = "true";
+		e.cancel = &exec_signal;
+		session_result_init(&res);
+		rc = session_execute(s, &e, &res);
+		session_result_release(&res);
+		if (rc)
+			return exec_signal ? 128 + exec_signal
+					   : EXIT_OWN_FAILURE;
+	}
+	for (size_t i = 0; i < env->nr; i++) {
+		if (starts_with(env->v[i], "TERM="))
+			have_term = 1;
+		strvec_push(&full_env, env->v[i]);
+	}
+	/* the program draws for this terminal: say which (as ssh does) */
+	if (tty && !have_term)
+		strvec_pushf(&full_env, "TERM=%s",
+			     getenv("TERM") && *getenv("TERM") ? getenv("TERM")
+							       : "xterm");
+	o.command = command;
+	o.env = full_env.nr ? full_env.v : NULL;
+	o.cwd = cwd;
+	o.timeout_ms = timeout_ms;
+	o.tty = tty;
+	o.on_output = write_output;
+	o.data = &ost;
+	o.cancel = &exec_signal;
+	o.verbose = verbose;
+	if (tty)
+		terminal_size(&o.cols, &o.rows);
+	if (tty && stdin_on) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_winch;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGWINCH, &sa, NULL);
+		if (make_tty_raw() < 0) {
+			strvec_clear(&full_env);
+			return EXIT_OWN_FAILURE;
+		}
+	}
+	session_result_init(&res);
+	rc = interactive_run(s, &o, stdin_on ? 0 : -1, tty ? &got_winch : NULL,
+			     terminal_size, &res);
+	restore_tty();
+	if (rc < 0) {
+		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
+	} else if (rc == 1) {
+		if (exec_signal)
+			status = 128 + exec_signal;
+		else if (ost.write_errno == EPIPE)
+			status = 128 + SIGPIPE;
+		else {
+			errno = ost.write_errno;
+			error_errno("cannot write the command's output");
+			status = EXIT_OWN_FAILURE;
+		}
+	} else {
+		status = exec_exit_status(&res);
+		explain_end(&res, timeout_ms);
+	}
+	session_result_release(&res);
+	strvec_clear(&full_env);
+	return status;
+}
+
+/*
  * The sh -c text for the command words (Documentation/gosbx-exec.txt):
  * one word is a shell command line, as is; several words are an argv,
  * each quoted so that the program gets exactly those words (lib/quote.h),
@@ -349,13 +496,17 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	const char *claim = NULL, *cwd = NULL;
 	int64_t timeout_ms = 0;
 	int json = 0, status;
-	int want_repl = 0;
+	int want_repl = 0, stdin_on = 0, tty = 0;
 	char *command = NULL;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "claim", &claim, "<name>",
 			       "run in this kept sandbox (default: a "
 			       "throwaway one)",
 			       "GOSBX_CLAIM"),
+		OPT_BOOL('i', "interactive", &stdin_on,
+			 "pass standard input to the command"),
+		OPT_BOOL('t', "tty", &tty,
+			 "run the command on a terminal in the sandbox"),
 		OPT_STRING_LIST('f', "file", &file_specs, "<local>[:<dest>]",
 				"copy a local file to /app/<dest> first"),
 		OPT_DURATION(0, "timeout", &timeout_ms,
@@ -400,6 +551,20 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     "option '--timeout' expects a duration "
 				     "above zero");
 		goto out;
+	}
+	if ((stdin_on || tty) && (json || !argc)) {
+		status = usage_error(
+			exec_usage, opts,
+			json ? "--json cannot be used with -i or -t"
+			     : "-i and -t need a command (e.g. gosbx "
+			       "exec -it --claim=<name> -- bash)");
+		goto out;
+	}
+	if (tty && stdin_on && !isatty(0)) {
+		/* as kubectl exec -t does */
+		warning("-t: standard input is not a terminal; running "
+			"without one");
+		tty = 0;
 	}
 	if (limit_args_apply(&la, &o) < 0 || check_env(&env) < 0 ||
 	    check_file_dests(&file_specs) < 0) {
@@ -456,7 +621,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 
 	ctx_session_opts(ctx, &o);
-	o.cancel = &exec_signal; /* Ctrl-C also stops a sandbox that is opening */
+	o.cancel =
+		&exec_signal; /* Ctrl-C also stops a sandbox that is opening */
 	o.claim = claim;
 	o.purpose = "exec";
 	/*
@@ -479,6 +645,9 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		status = 128 + exec_signal;
 	else if (want_repl)
 		status = exec_repl(&s, &exec_signal);
+	else if (stdin_on || tty)
+		status = run_interactive(&s, command, &files, timeout_ms, &env,
+					 cwd, stdin_on, tty, ctx->verbose);
 	else
 		status = run_command(&s, command, &files, timeout_ms, &env, cwd,
 				     json, ctx->verbose);

@@ -40,7 +40,7 @@ void exec_setup_oom_source(void)
 }
 
 /* The cgroup's oom_kill counter, or -1 when unknown. */
-static int64_t oom_kills(void)
+int64_t oom_kills(void)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int64_t n = -1;
@@ -56,17 +56,9 @@ out:
 	return n;
 }
 
-struct exec_params {
-	struct exec_request req;
-	json_t *json;
-	struct strvec env;
-	struct strbuf cwd;
-	int64_t oom_before;
-	char *tag; /* the request's X-Request-ID, or NULL */
-};
-
-static void exec_params_release(struct exec_params *p)
+void exec_params_release(struct exec_params *p)
 {
+	exec_input_detach(p);
 	json_decref(p->json);
 	free(p->tag);
 	strvec_clear(&p->env);
@@ -77,8 +69,8 @@ static void exec_params_release(struct exec_params *p)
  * Validate the JSON body into p. Returns 0, or the HTTP status with
  * the message in err.
  */
-static unsigned parse_exec_body(struct request *r, struct exec_params *p,
-				struct strbuf *err)
+unsigned parse_exec_body(struct request *r, struct exec_params *p,
+			 struct strbuf *err)
 {
 	struct strbuf perr = STRBUF_INIT;
 	const char *command;
@@ -91,6 +83,7 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 	strbuf_init(&p->cwd, 0);
 	p->json = NULL;
 	p->tag = NULL;
+	p->input = NULL;
 	if (r->too_large) {
 		strbuf_addstr(err, "request body too large");
 		return 413;
@@ -179,6 +172,9 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 		p->req.stdin_data = json_string_value(stdin_v);
 		p->req.stdin_len = json_string_length(stdin_v);
 	}
+	rc = parse_interactive_fields(p, err);
+	if (rc)
+		return rc;
 
 	cwd_v = json_object_get(p->json, "cwd");
 	if (cwd_v && !json_is_null(cwd_v)) {
@@ -208,7 +204,7 @@ static unsigned parse_exec_body(struct request *r, struct exec_params *p,
 	return 0;
 }
 
-static void log_exec_begin(const char *command)
+void log_exec_begin(const char *command)
 {
 	struct log_line l;
 
@@ -221,7 +217,7 @@ static void log_exec_begin(const char *command)
 	}
 }
 
-static void log_exec_done(const char *command, const struct exec_result *res)
+void log_exec_done(const char *command, const struct exec_result *res)
 {
 	struct log_line l;
 
@@ -241,7 +237,7 @@ static void log_exec_done(const char *command, const struct exec_result *res)
 }
 
 /* After the command: turn a SIGKILL that the cgroup counted into "oom". */
-static void classify_oom(struct exec_params *p, struct exec_result *res)
+void classify_oom(struct exec_params *p, struct exec_result *res)
 {
 	int64_t after;
 
@@ -280,8 +276,8 @@ static void add_stream_text(struct strbuf *out, const struct strbuf *data,
 }
 
 /* The fields every result carries, after exit_code/stderr/stdout. */
-static void add_result_fields(struct strbuf *out, const struct exec_result *res,
-			      int with_truncation)
+void add_result_fields(struct strbuf *out, const struct exec_result *res,
+		       int with_truncation)
 {
 	strbuf_addf(out, ",\"duration_ms\":%" PRId64 ",\"reason\":\"%s\"",
 		    res->duration_ms, res->reason);
@@ -295,10 +291,10 @@ static void add_result_fields(struct strbuf *out, const struct exec_result *res,
 }
 
 /* Name the command after the request's X-Request-ID, for cancel. */
-static void set_tag(struct MHD_Connection *c, struct exec_params *p)
+void set_tag(struct MHD_Connection *c, struct exec_params *p)
 {
-	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     "X-Request-ID");
+	const char *id =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-ID");
 
 	if (id && *id) {
 		p->tag = xstrdup(id);
@@ -318,8 +314,10 @@ enum MHD_Result handle_exec_cancel(struct MHD_Connection *c, struct request *r,
 				   "DELETE /v1/exec/<request id>: the "
 				   "X-Request-ID of the command to cancel");
 	if (!exec_cancel_tag(id, "cancelled"))
-		return reply_error(c, r, 404, "no running command has "
-					      "request id '%s'", id);
+		return reply_error(c, r, 404,
+				   "no running command has "
+				   "request id '%s'",
+				   id);
 	resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
 	if (!resp)
 		return MHD_NO;
@@ -334,6 +332,13 @@ enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r)
 	unsigned status = parse_exec_body(r, &p, &err);
 	enum MHD_Result ret;
 
+	if (!status && (p.req.stdin_stream || p.req.tty)) {
+		status = 400;
+		strbuf_addstr(&err,
+			      "stdin_stream and tty need POST /v1/exec or "
+			      "GET /v1/exec (Documentation/"
+			      "gosbx-runtime.txt)");
+	}
 	if (status) {
 		ret = reply_error(c, r, status, "%s", err.buf);
 		goto out;
@@ -362,7 +367,6 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
-
 
 /* A running POST /v1/exec: events are produced as the reader asks. */
 struct exec_stream_state {
@@ -422,6 +426,7 @@ static void stream_finish(struct exec_stream_state *s)
 	struct exec_result res;
 
 	exec_result_init(&res);
+	exec_input_detach(&s->p);
 	exec_finish(s->proc, &res);
 	s->proc = NULL;
 	classify_oom(&s->p, &res);
@@ -458,7 +463,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts (the
 			 * sandbox-router's is 180 s) */
-			strbuf_addstr(&s->pending, "{\"type\":\"heartbeat\"}\n");
+			strbuf_addstr(&s->pending,
+				      "{\"type\":\"heartbeat\"}\n");
 	}
 	n = s->pending.len - s->off;
 	if (n > max)
@@ -502,16 +508,28 @@ enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r)
 		stream_free(s);
 		return ret;
 	}
-	strbuf_release(&err);
 	s->p.req.stream_cap = 1; /* everything is streamed, keep nothing */
 	s->last_sent_ms = monotonic_ms();
 	s->p.req.cancel_fd = connection_fd(c);
 	set_tag(c, &s->p);
 	s->p.req.on_output = stream_output;
 	s->p.req.data = s;
+	if (s->p.req.stdin_stream) {
+		/* feature exec-input: stdin through other requests */
+		status = exec_input_reserve(&s->p, &err);
+		if (status) {
+			ret = reply_error(c, r, status, "%s", err.buf);
+			strbuf_release(&err);
+			stream_free(s);
+			return ret;
+		}
+		strbuf_addstr(&s->pending, "{\"type\":\"started\"}\n");
+	}
 	s->p.oom_before = oom_kills();
 	log_exec_begin(s->p.req.command);
 	exec_start(&s->p.req, &s->proc);
+	exec_input_attach(&s->p, s->proc);
+	strbuf_release(&err);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024,
 						 stream_reader, s, stream_free);
 	if (!resp) {

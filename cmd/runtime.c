@@ -148,7 +148,8 @@ static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 
 	strbuf_addstr(&body, "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
 			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
-			     "[\"archive\",\"exec-cancel\",\"exec-options\","
+			     "[\"archive\",\"exec-cancel\",\"exec-input\","
+			     "\"exec-interactive\",\"exec-options\","
 			     "\"exec-stream\",\"files\",\"metrics\"]}");
 	return reply_json(c, r, 200, &body);
 }
@@ -173,6 +174,8 @@ static void route_request(struct request *r, const char *method,
 		{ "/execute", 0, post, R_EXECUTE },
 		{ "/v1/exec", 0, post, R_EXEC_STREAM },
 		{ "/v1/exec", 1, !strcmp(method, "DELETE"), R_EXEC_CANCEL },
+		{ "/v1/exec", 0, get, R_EXEC_WS },
+		{ "/v1/exec", 1, post, R_EXEC_INPUT },
 		{ "/upload", 0, post, R_UPLOAD },
 		{ "/download", 1, get, R_DOWNLOAD },
 		{ "/list", 1, get, R_LIST },
@@ -253,8 +256,11 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		return handle_file_delete(c, r,
 					  route_path(r->url, "/v1/files"));
 	case R_EXEC_CANCEL:
-		return handle_exec_cancel(c, r,
-					  route_path(r->url, "/v1/exec"));
+		return handle_exec_cancel(c, r, route_path(r->url, "/v1/exec"));
+	case R_EXEC_WS:
+		return handle_exec_ws(c, r);
+	case R_EXEC_INPUT:
+		return handle_exec_input(c, r);
 	}
 	return MHD_NO;
 }
@@ -287,6 +293,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		atomic_store(&last_activity_ms, monotonic_ms());
 		if (wants_spool(r->route) && upload_begin(c, r) < 0)
 			r->write_failed = 1;
+		if (r->route == R_EXEC_INPUT)
+			exec_input_begin(c, r);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -300,6 +308,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 				strbuf_add(&r->body, upload_data, n);
 		} else if (wants_spool(r->route)) {
 			upload_take(r, upload_data, n);
+		} else if (r->route == R_EXEC_INPUT) {
+			exec_input_take(r, upload_data, n);
 		}
 		return MHD_YES;
 	}
@@ -323,6 +333,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		log_end(&l);
 	}
 	request_release_spool(r);
+	exec_input_release(r);
 	strbuf_release(&r->body);
 	free(r->url);
 	free(r);
@@ -439,6 +450,7 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 	if (exec_kill_all() > 0)
 		log_msg(LOG_WARN, "shutdown: killed running commands", NULL,
 			NULL);
+	interactive_shutdown(grace_ms);
 	MHD_stop_daemon(d);
 }
 
@@ -578,7 +590,7 @@ int main(int argc, const char **argv)
 	d = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			MHD_USE_ERROR_LOG,
+			MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
 		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,

@@ -8,7 +8,11 @@
  * file endpoints; runtime-metrics.c GET /v1/metrics.
  */
 #include "compat.h"
+#include "exec.h"
 #include "strbuf.h"
+#include "strvec.h"
+
+#include <jansson.h>
 
 #include <microhttpd.h>
 
@@ -41,6 +45,8 @@ enum route {
 	R_FILE_PUT,
 	R_FILE_DELETE,
 	R_EXEC_CANCEL,
+	R_EXEC_WS,    /* GET /v1/exec: the interactive channel */
+	R_EXEC_INPUT, /* POST /v1/exec/<id>/stdin or /control */
 };
 
 /* Per-request state, allocated on the first call of the handler. */
@@ -64,6 +70,7 @@ struct request {
 	int write_failed;
 	struct MHD_PostProcessor *pp;
 	void *stream; /* runtime-exec.c: a running /v1/exec */
+	void *input;  /* runtime-interactive.c: POST /v1/exec/<id>/... */
 };
 
 /* Queue a JSON answer; takes ownership of body's buffer. */
@@ -81,6 +88,40 @@ enum MHD_Result reply(struct MHD_Connection *c, struct request *r,
 int connection_fd(struct MHD_Connection *c);
 
 /* runtime-exec.c */
+
+/* A command request's body, parsed (parse_exec_body()). */
+struct exec_params {
+	struct exec_request req;
+	json_t *json;
+	struct strvec env;
+	struct strbuf cwd;
+	int64_t oom_before;
+	char *tag;   /* the request's X-Request-ID, or NULL */
+	void *input; /* runtime-interactive.c: stdin by other requests */
+};
+
+/*
+ * Validate a command body (JSON, the fields of POST /execute with the
+ * exec-options and interactive extensions) into p, which is
+ * initialised here; release it with exec_params_release() whatever
+ * happened. Returns 0, or the HTTP status with the message in err.
+ */
+unsigned parse_exec_body(struct request *r, struct exec_params *p,
+			 struct strbuf *err);
+void exec_params_release(struct exec_params *p);
+/* the X-Request-ID of c as the command's tag (exec-cancel) */
+void set_tag(struct MHD_Connection *c, struct exec_params *p);
+/* the cgroup's OOM kill count, -1 when unknown */
+int64_t oom_kills(void);
+/* after the command: a SIGKILL that the cgroup counted becomes "oom" */
+void classify_oom(struct exec_params *p, struct exec_result *res);
+/* the log lines of spec/runtime-api.md */
+void log_exec_begin(const char *command);
+void log_exec_done(const char *command, const struct exec_result *res);
+/* the fields of an exit event after exit_code (duration_ms, reason...) */
+void add_result_fields(struct strbuf *out, const struct exec_result *res,
+		       int with_truncation);
+
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r);
 enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);
 /*
@@ -113,6 +154,41 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 enum MHD_Result handle_file_delete(struct MHD_Connection *c, struct request *r,
 				   const char *path);
 void request_release_spool(struct request *r);
+
+/*
+ * runtime-interactive.c: interactive commands (features exec-interactive
+ * and exec-input, Documentation/gosbx-runtime.txt "Interactive
+ * commands").
+ */
+
+/*
+ * Read the interactive fields of a command body (stdin_stream, tty,
+ * tty_raw, cols, rows) into p->req. Returns 0, or 400 with err.
+ */
+unsigned parse_interactive_fields(struct exec_params *p, struct strbuf *err);
+/*
+ * For POST /v1/exec with stdin_stream: reserve the request's tag for
+ * POST /v1/exec/<tag>/stdin and /control before the command starts
+ * (0, or the HTTP status with err: no X-Request-ID 400, tag in use
+ * 409); attach the started command; detach (idempotent, also for a
+ * reservation never attached) before exec_finish(), which waits for
+ * input requests in progress to let go.
+ */
+unsigned exec_input_reserve(struct exec_params *p, struct strbuf *err);
+void exec_input_attach(struct exec_params *p, struct exec_proc *proc);
+void exec_input_detach(struct exec_params *p);
+/* POST /v1/exec/<id>/stdin|control: headers, each body chunk, the end */
+void exec_input_begin(struct MHD_Connection *c, struct request *r);
+void exec_input_take(struct request *r, const char *data, size_t len);
+enum MHD_Result handle_exec_input(struct MHD_Connection *c, struct request *r);
+void exec_input_release(struct request *r);
+/* GET /v1/exec: the WebSocket channel */
+enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r);
+/*
+ * At shutdown, after the commands were killed: end every WebSocket
+ * session, waiting up to grace_ms for them to close.
+ */
+void interactive_shutdown(int64_t grace_ms);
 
 /* runtime-metrics.c */
 enum MHD_Result handle_metrics(struct MHD_Connection *c, struct request *r);

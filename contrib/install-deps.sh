@@ -20,7 +20,7 @@ apt-get install -y --no-install-recommends \
 	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev libssl-dev \
 	bubblewrap \
 	golang-go python3 $node \
-	libcmocka-dev curl openssl procps strace iproute2 \
+	libcmocka-dev curl openssl procps strace iproute2 tmux \
 	clang-format cppcheck \
 	clang libclang-rt-dev \
 	mmdebstrap podman runc slirp4netns uidmap

@@ -850,6 +850,59 @@ static void local_exec_hook(struct session *s, int after,
 		res->reason = "oom";
 }
 
+/* Copy the claim's runtime.log to fd; with follow, what is added too. */
+static int local_logs(struct session *s, int follow, int fd,
+		      volatile sig_atomic_t *cancel)
+{
+	struct local_state *ls = s->backend;
+	struct strbuf p = STRBUF_INIT;
+	char buf[65536];
+	int in, ret = 0;
+
+	strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
+	in = open(p.buf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0) {
+		ret = error_errno("cannot read the log of claim '%s' ('%s')",
+				  s->claim, p.buf);
+		strbuf_release(&p);
+		return ret;
+	}
+	strbuf_release(&p);
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR && !(cancel && *cancel))
+			continue;
+		if (n < 0) {
+			if (!(cancel && *cancel))
+				ret = error_errno("cannot read the log of "
+						  "claim '%s'",
+						  s->claim);
+			break;
+		}
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				if (((unsigned char)buf[i] < 0x20 &&
+				     buf[i] != '\n' && buf[i] != '\t') ||
+				    buf[i] == 0x7f)
+					buf[i] = '?';
+			if (write_in_full(fd, buf, n) < 0) {
+				ret = error_errno("cannot write the log");
+				break;
+			}
+			continue;
+		}
+		if (!follow || (cancel && *cancel))
+			break;
+		/* at the end: the runtime appends; look again soon */
+		poll(NULL, 0, 200);
+		if (cancel && *cancel)
+			break;
+	}
+	close(in);
+	return ret;
+}
+
 const struct backend_ops backend_local = {
 	.name = "local",
 	.open = local_open,
@@ -857,6 +910,7 @@ const struct backend_ops backend_local = {
 	.detach = local_detach,
 	.touch = local_touch,
 	.exec_hook = local_exec_hook,
+	.logs = local_logs,
 };
 
 int local_claim_delete(const char *name)

@@ -29,11 +29,16 @@
 	X(rl_callback_handler_remove)                                          \
 	X(rl_callback_read_char)                                               \
 	X(rl_callback_sigcleanup)                                              \
+	X(rl_attempted_completion_function)                                    \
+	X(rl_attempted_completion_over)                                        \
 	X(rl_catch_signals)                                                    \
 	X(rl_catch_sigwinch)                                                   \
+	X(rl_completion_append_character)                                      \
+	X(rl_completion_matches)                                               \
 	X(rl_crlf)                                                             \
 	X(rl_echo_signal_char)                                                 \
 	X(rl_free_line_state)                                                  \
+	X(rl_line_buffer)                                                      \
 	X(rl_on_new_line)                                                      \
 	X(rl_readline_name)                                                    \
 	X(rl_redisplay)                                                        \
@@ -53,6 +58,27 @@ int dl_readline_init(const char *name)
 	*fn.rl_catch_sigwinch = 0;
 	*fn.rl_readline_name = name;
 	return 0;
+}
+
+void dl_readline_set_completion(void *complete)
+{
+	if (loaded())
+		*fn.rl_attempted_completion_function =
+			(rl_completion_func_t *)complete;
+}
+
+void dl_readline_completion_done(int append)
+{
+	if (!loaded())
+		return;
+	/* never readline's own completion of local file names */
+	*fn.rl_attempted_completion_over = 1;
+	*fn.rl_completion_append_character = append;
+}
+
+const char *dl_readline_line(void)
+{
+	return loaded() && *fn.rl_line_buffer ? *fn.rl_line_buffer : "";
 }
 
 #define SHIM(ret, name, params, args, fail)                                    \
@@ -91,6 +117,8 @@ SHIM_VOID(rl_callback_sigcleanup, (void), ())
 SHIM(int, rl_crlf, (void), (), -1)
 SHIM_VOID(rl_echo_signal_char, (int sig), (sig))
 SHIM_VOID(rl_free_line_state, (void), ())
+SHIM(char **, rl_completion_matches,
+     (const char *text, rl_compentry_func_t *entry), (text, entry), NULL)
 SHIM(int, rl_on_new_line, (void), (), -1)
 SHIM_VOID(rl_redisplay, (void), ())
 SHIM_VOID(rl_replace_line, (const char *text, int clear_undo),

@@ -114,4 +114,16 @@ const char *dl_archive_error(void);
  */
 int dl_readline_init(const char *name);
 
+/*
+ * The REPL's Tab completion (builtin/repl.c), after dl_readline_init():
+ * set rl_attempted_completion_function (a rl_completion_func_t *, from
+ * <readline/readline.h>; passed as void * here); from inside it, say
+ * that readline must not fall back to completing local file names and
+ * which character follows a single match (0: none); read the line being
+ * edited (rl_line_buffer; "" when none). Not thread-safe.
+ */
+void dl_readline_set_completion(void *complete);
+void dl_readline_completion_done(int append);
+const char *dl_readline_line(void);
+
 #endif /* DL_H */

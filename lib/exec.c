@@ -14,7 +14,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 
 /*
@@ -58,10 +60,17 @@
  *   spawner had goes to us, and exec_kill_strays() kills every child
  *   of ours that is neither a shim, nor the spawner (started again on
  *   the next command), nor started under exec_reaper_hold().
- * - exec_step() is one poll() round over the two output pipes, the
- *   stdin pipe while bytes remain, the shim's report pipe and the
- *   caller's cancel_fd (POLLRDHUP only, so plain readable data never
- *   wakes us up).
+ * - A command on a pseudo-terminal (request tty): we open the master
+ *   (posix_openpt) and name the slave in the request; the shim's child
+ *   calls setsid() instead of setpgid() and opens the slave (without
+ *   O_NOCTTY: it becomes the new session's controlling terminal) as its
+ *   fds 0, 1 and 2. A session leader's process group is its pid too,
+ *   so the group kill and the shim's tree kill work the same way. The
+ *   master is the output pipe (and, with stdin_stream, the stdin).
+ * - exec_step() is one poll() round over the two output pipes (unless
+ *   paused), the stdin pipe while bytes remain, the shim's report
+ *   pipe, the caller's cancel_fd (POLLRDHUP only, so plain readable
+ *   data never wakes us up) and the caller's poll_extra descriptors.
  * - Once the command was killed (timeout, cancel, output limit) we
  *   wait for the shim's "empty" (so that the CPU time of what was
  *   killed is counted) and drain what is already in the pipes; a
@@ -89,6 +98,8 @@
 /* the shim re-scans and kills this often until nothing is left */
 #define SHIM_KILL_ROUND_MS 10
 #define SHELL_PATH "/bin/sh"
+/* poll_extra descriptors looked at (exec.h) */
+#define EXEC_MAX_EXTRA 8
 /* PID_MAX_LIMIT of 64-bit Linux: pids are below it */
 #define SHIM_PID_LIMIT (1u << 22)
 
@@ -105,6 +116,7 @@ enum shim_stage {
 	SHIM_STAGE_CHDIR,
 	SHIM_STAGE_FDS,
 	SHIM_STAGE_EXEC,
+	SHIM_STAGE_TTY, /* opening the terminal (request tty) */
 };
 #define SHIM_SHELL_EXITED 1u /* the shell was reaped now */
 #define SHIM_EMPTY 2u	     /* nothing of the command is left */
@@ -118,15 +130,17 @@ struct shim_msg {
 	int64_t maxrss_kb; /* the largest peak RSS among them */
 };
 
-/* A request for a shim, in a memfd: this header, then the strings. */
+/*
+ * A request for a shim, in a memfd: this header, then the strings:
+ * command NUL [cwd NUL] [tty NUL] nenv * (K=V NUL).
+ */
 #define SPAWN_MAGIC 0x67736278u /* "gsbx" */
 struct spawn_hdr {
 	uint32_t magic;
 	uint32_t nenv;	  /* environment strings */
 	uint32_t has_cwd; /* a directory follows the command */
-	uint32_t pad;
-	uint64_t size; /* bytes after the header */
-		       /* command NUL [cwd NUL] nenv * (K=V NUL) */
+	uint32_t has_tty; /* a terminal's path follows (request tty) */
+	uint64_t size;	  /* bytes after the header */
 };
 
 /* What a shim gets, as descriptors (sent to the spawner as such). */
@@ -134,6 +148,7 @@ struct shim_fds {
 	int req;	  /* the memfd holding the request */
 	int st, ctl;	  /* its ends of the report and kill pipes */
 	int in, out, err; /* the command's stdio (in -1: /dev/null) */
+			  /* (with a tty: out and err unused, /dev/null) */
 };
 
 struct exec_proc {
@@ -145,6 +160,9 @@ struct exec_proc {
 	int fd_ctl;	    /* write 'k': kill the command's processes */
 	int fd_out, fd_err; /* our read ends, -1 once at EOF or closed */
 	int fd_in;	    /* our write end of stdin, -1 when closed */
+	int fd_stdin;	    /* stdin_stream: the caller's write end, or -1 */
+	int fd_tty;	    /* tty: a dup of the master for the caller, or -1 */
+	int out_paused;	    /* exec_pause_output() */
 	size_t in_off;	    /* bytes of stdin_data written */
 	int watch_cancel;   /* cancel_fd is still watched */
 	int cb_off;	    /* on_output asked to stop */
@@ -164,6 +182,7 @@ struct exec_proc {
 	int done;		 /* atomic: ended and both pipes closed */
 	const char *kill_reason; /* atomic: set once, when we kill */
 	char *buf;		 /* EXEC_CHUNK read buffer */
+	char tty_name[64];	 /* tty: the slave's path */
 	struct exec_result res;
 	/* registry links, under reg_lock */
 	struct exec_proc *reg_next, **reg_pprev;
@@ -369,6 +388,10 @@ static void start_failed_at(struct exec_proc *p, const char *what, int stage,
 	else if (stage == SHIM_STAGE_EXEC)
 		strbuf_addf(&p->res.err, "cannot run command: '%s': %s",
 			    SHELL_PATH, strerror(err));
+	else if (stage == SHIM_STAGE_TTY)
+		strbuf_addf(&p->res.err,
+			    "cannot run command: terminal '%s': %s",
+			    p->tty_name, strerror(err));
 	else
 		strbuf_addf(&p->res.err, "cannot run command: %s: %s",
 			    stage == SHIM_STAGE_FORK  ? "fork"
@@ -631,6 +654,7 @@ static void shim_kill_tree(struct shim_proc **v, size_t *alloc)
 struct shim_req {
 	char **argv, **envp;
 	const char *cwd; /* NULL: stay where we are */
+	const char *tty; /* NULL: no terminal (shim_fds' stdio) */
 };
 
 static int shim_load(int fd, struct shim_req *r)
@@ -669,6 +693,13 @@ static int shim_load(int fd, struct shim_req *r)
 		r->cwd = p;
 		p += strlen(p) + 1;
 	}
+	r->tty = NULL;
+	if (h->has_tty) {
+		if (p >= end || !*p)
+			return -1;
+		r->tty = p;
+		p += strlen(p) + 1;
+	}
 	for (uint32_t i = 0; i < h->nenv; i++) {
 		if (p >= end)
 			return -1;
@@ -684,8 +715,10 @@ static int shim_load(int fd, struct shim_req *r)
 /*
  * Start the shell: vfork (no copy of the page tables: the shim waits
  * until the child has exec'd), then in the child a process group of
- * its own, the directory, stdio, default signals and exec, system
- * calls only. Returns its pid, or -1 with *stage and *err set.
+ * its own (with a terminal: a session of its own, the terminal its
+ * controlling tty and its stdio), the directory, stdio, default
+ * signals and exec, system calls only. Returns its pid, or -1 with
+ * *stage and *err set.
  */
 static pid_t shim_spawn(const struct shim_req *r, const struct shim_fds *f,
 			int *stage, int *err)
@@ -706,16 +739,37 @@ static pid_t shim_spawn(const struct shim_req *r, const struct shim_fds *f,
 		int fd, sig;
 
 		close(ep[0]);
-		setpgid(0, 0);
+		e[0] = SHIM_STAGE_TTY;
+		if (r->tty) {
+			/*
+			 * A new session, then the terminal opened without
+			 * O_NOCTTY: it becomes the controlling terminal.
+			 */
+			if (setsid() < 0)
+				goto fail;
+			fd = open(r->tty, O_RDWR);
+			if (fd < 0)
+				goto fail;
+			if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 ||
+			    dup2(fd, 2) < 0)
+				goto fail;
+			if (fd > 2)
+				close(fd);
+		} else {
+			setpgid(0, 0);
+		}
 		e[0] = SHIM_STAGE_CHDIR;
 		if (r->cwd && chdir(r->cwd))
 			goto fail;
 		e[0] = SHIM_STAGE_FDS;
-		fd = f->in >= 0 ? f->in
-				: open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || dup2(fd, 0) < 0 || dup2(f->out, 1) < 0 ||
-		    dup2(f->err, 2) < 0)
-			goto fail;
+		if (!r->tty) {
+			fd = f->in >= 0
+				     ? f->in
+				     : open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || dup2(fd, 0) < 0 || dup2(f->out, 1) < 0 ||
+			    dup2(f->err, 2) < 0)
+				goto fail;
+		}
 		/* every signal back to SIG_DFL (SIGPIPE above all) */
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;
@@ -738,7 +792,8 @@ static pid_t shim_spawn(const struct shim_req *r, const struct shim_fds *f,
 		*err = errno;
 		return -1;
 	}
-	setpgid(pid, pid); /* (the child did it; whichever comes first) */
+	if (!r->tty) /* (a session leader is its own group already) */
+		setpgid(pid, pid); /* (the child did it, too) */
 	do {
 		n = read(ep[0], e, sizeof(e));
 	} while (n < 0 && errno == EINTR);
@@ -1151,8 +1206,11 @@ out:
 
 /* --- starting ----------------------------------------------------- */
 
-/* The request in a sealed-size memfd. Returns it, or -1 with errno. */
-static int write_request(const struct exec_request *req)
+/*
+ * The request in a memfd (tty: the terminal's path, or NULL). Returns
+ * it, or -1 with errno.
+ */
+static int write_request(const struct exec_request *req, const char *tty)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct spawn_hdr h;
@@ -1162,10 +1220,13 @@ static int write_request(const struct exec_request *req)
 	memset(&h, 0, sizeof(h));
 	h.magic = SPAWN_MAGIC;
 	h.has_cwd = req->cwd != NULL;
+	h.has_tty = tty != NULL;
 	strbuf_add(&sb, &h, sizeof(h));
 	strbuf_add(&sb, req->command, strlen(req->command) + 1);
 	if (req->cwd)
 		strbuf_add(&sb, req->cwd, strlen(req->cwd) + 1);
+	if (tty)
+		strbuf_add(&sb, tty, strlen(tty) + 1);
 	for (; env && *env; env++, h.nenv++)
 		strbuf_add(&sb, *env, strlen(*env) + 1);
 	h.size = sb.len - sizeof(h);
@@ -1214,6 +1275,59 @@ static void read_start(struct exec_proc *p)
 	store_int(&p->shim_reaped, 1);
 }
 
+/*
+ * A new pseudo-terminal for request tty: *master (non-blocking,
+ * close-on-exec) and its slave's path in p->tty_name, the window size
+ * set; with tty_raw also *slave, the slave opened (the line
+ * discipline's settings live on that side) and put in raw mode, to be
+ * closed once the command has opened it itself. Returns 0, or -1 after
+ * start_failed().
+ */
+static int open_tty(struct exec_proc *p, int *master, int *slave)
+{
+	const struct exec_request *req = p->req;
+	struct winsize ws = { 0 };
+	struct termios t;
+	int m;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0) {
+		start_failed(p, "posix_openpt", errno);
+		return -1;
+	}
+	ws.ws_col = req->cols ? req->cols : 80;
+	ws.ws_row = req->rows ? req->rows : 24;
+	if (grantpt(m) < 0 || unlockpt(m) < 0 ||
+	    ptsname_r(m, p->tty_name, sizeof(p->tty_name)) ||
+	    ioctl(m, TIOCSWINSZ, &ws) < 0 ||
+	    fcntl(m, F_SETFL, O_NONBLOCK) < 0) {
+		start_failed(p, "pseudo-terminal", errno);
+		close(m);
+		return -1;
+	}
+	if (req->tty_raw) {
+		int s = open(p->tty_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+		if (s < 0 || tcgetattr(s, &t) < 0) {
+			start_failed(p, "pseudo-terminal", errno);
+			if (s >= 0)
+				close(s);
+			close(m);
+			return -1;
+		}
+		cfmakeraw(&t);
+		if (tcsetattr(s, TCSANOW, &t) < 0) {
+			start_failed(p, "pseudo-terminal", errno);
+			close(s);
+			close(m);
+			return -1;
+		}
+		*slave = s;
+	}
+	*master = m;
+	return 0;
+}
+
 int exec_start(const struct exec_request *req, struct exec_proc **out)
 {
 	struct exec_proc *p;
@@ -1223,6 +1337,7 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	int err_pipe[2] = { -1, -1 };
 	int st_pipe[2] = { -1, -1 };
 	int ctl_pipe[2] = { -1, -1 };
+	int master = -1, slave = -1, devnull = -1;
 	int memfd = -1, rc, fork_errno = 0;
 	pid_t shim;
 
@@ -1236,6 +1351,7 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	p->req = req;
 	p->pid = p->shim = -1;
 	p->fd_st = p->fd_ctl = p->fd_out = p->fd_err = p->fd_in = -1;
+	p->fd_stdin = p->fd_tty = -1;
 	p->watch_cancel = req->cancel_fd >= 0;
 	p->cap = req->stream_cap ? req->stream_cap : EXEC_DEFAULT_CAP;
 	exec_result_init(&p->res);
@@ -1244,25 +1360,38 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	if (req->timeout_ms > 0)
 		p->deadline_us = p->start_us + (uint64_t)req->timeout_ms * 1000;
 
-	if (req->stdin_data && pipe2(in_pipe, O_CLOEXEC) < 0) {
+	if (req->tty) {
+		/* the terminal is the command's stdio: out and err unused */
+		if (open_tty(p, &master, &slave) < 0)
+			return 0;
+		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (devnull < 0) {
+			start_failed(p, "/dev/null", errno);
+			goto cleanup;
+		}
+	} else if ((req->stdin_data || req->stdin_stream) &&
+		   pipe2(in_pipe, O_CLOEXEC) < 0) {
 		start_failed(p, "pipe", errno);
 		return 0;
 	}
-	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
+	if ((!req->tty && (pipe2(out_pipe, O_CLOEXEC) < 0 ||
+			   pipe2(err_pipe, O_CLOEXEC) < 0)) ||
 	    pipe2(st_pipe, O_CLOEXEC) < 0 || pipe2(ctl_pipe, O_CLOEXEC) < 0) {
 		start_failed(p, "pipe", errno);
 		goto cleanup;
 	}
 	/* larger pipes: fewer wake-ups and bigger chunks for fast writers */
-	fcntl(out_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
-	fcntl(err_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
+	if (!req->tty) {
+		fcntl(out_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
+		fcntl(err_pipe[0], F_SETPIPE_SZ, EXEC_CHUNK);
+	}
 	/* our ends of stdin and of the kill pipe must never block */
 	if ((in_pipe[1] >= 0 && fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0) ||
 	    fcntl(ctl_pipe[1], F_SETFL, O_NONBLOCK) < 0) {
 		start_failed(p, "fcntl", errno);
 		goto cleanup;
 	}
-	memfd = write_request(req);
+	memfd = write_request(req, req->tty ? p->tty_name : NULL);
 	if (memfd < 0) {
 		start_failed(p, "memfd", errno);
 		goto cleanup;
@@ -1275,8 +1404,8 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	p->fd_ctl = ctl_pipe[1];
 	st_pipe[0] = ctl_pipe[1] = -1;
 	f.in = in_pipe[0];
-	f.out = out_pipe[1];
-	f.err = err_pipe[1];
+	f.out = req->tty ? devnull : out_pipe[1];
+	f.err = req->tty ? devnull : err_pipe[1];
 
 	/*
 	 * Hold off exec_umask_hold() until the shim has our umask (only
@@ -1315,19 +1444,33 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	close_fd(&ctl_pipe[0]);
 	close_fd(&memfd);
 	read_start(p);
+	/* only now: the command has the terminal open (tty_raw) */
+	close_fd(&slave);
 	if (load_int(&p->done))
 		goto cleanup;
 	fcntl(p->fd_st, F_SETFL, O_NONBLOCK);
 	p->buf = xmalloc(EXEC_CHUNK);
-	p->fd_out = out_pipe[0];
-	p->fd_err = err_pipe[0];
-	out_pipe[0] = err_pipe[0] = -1;
-	if (req->stdin_len) {
+	if (req->tty) {
+		p->fd_out = master;
+		master = -1;
+		p->fd_tty = fcntl(p->fd_out, F_DUPFD_CLOEXEC, 3);
+	} else {
+		p->fd_out = out_pipe[0];
+		p->fd_err = err_pipe[0];
+		out_pipe[0] = err_pipe[0] = -1;
+	}
+	if (req->stdin_stream && !req->tty) {
+		p->fd_stdin = in_pipe[1];
+		in_pipe[1] = -1;
+	} else if (req->stdin_len && !req->tty) {
 		p->fd_in = in_pipe[1];
 		in_pipe[1] = -1;
 	}
 
 cleanup:
+	close_fd(&master);
+	close_fd(&slave);
+	close_fd(&devnull);
 	close_fd(&memfd);
 	close_fd(&in_pipe[0]);
 	close_fd(&in_pipe[1]);
@@ -1624,9 +1767,10 @@ static int min_timeout(int a, int b)
 
 int exec_step(struct exec_proc *p, int wait_ms)
 {
-	struct pollfd pfd[5];
+	struct pollfd pfd[5 + EXEC_MAX_EXTRA];
 	int i_out = -1, i_err = -1, i_in = -1, i_st = -1, i_cancel = -1;
-	int nfd = 0, timeout = wait_ms, r;
+	int nfd = 0, timeout = wait_ms, r, i_extra;
+	unsigned nr_extra;
 	uint64_t now;
 
 	if (!p || load_int(&p->done))
@@ -1656,12 +1800,12 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	if (check_done(p, now))
 		return 0;
 
-	if (p->fd_out >= 0) {
+	if (p->fd_out >= 0 && !p->out_paused) {
 		i_out = nfd;
 		pfd[nfd].fd = p->fd_out;
 		pfd[nfd++].events = POLLIN;
 	}
-	if (p->fd_err >= 0) {
+	if (p->fd_err >= 0 && !p->out_paused) {
 		i_err = nfd;
 		pfd[nfd].fd = p->fd_err;
 		pfd[nfd++].events = POLLIN;
@@ -1681,6 +1825,15 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		pfd[nfd].fd = p->req->cancel_fd;
 		/* POLLHUP and POLLERR are reported whatever we ask */
 		pfd[nfd++].events = POLLRDHUP;
+	}
+	nr_extra = p->req->poll_extra ? p->req->nr_poll_extra : 0;
+	if (nr_extra > EXEC_MAX_EXTRA)
+		nr_extra = EXEC_MAX_EXTRA;
+	i_extra = nfd;
+	for (unsigned i = 0; i < nr_extra; i++) {
+		p->req->poll_extra[i].revents = 0;
+		pfd[nfd].fd = p->req->poll_extra[i].fd;
+		pfd[nfd++].events = p->req->poll_extra[i].events;
 	}
 	if (p->deadline_us &&
 	    !__atomic_load_n(&p->kill_reason, __ATOMIC_ACQUIRE))
@@ -1703,6 +1856,9 @@ int exec_step(struct exec_proc *p, int wait_ms)
 
 	r = poll(pfd, (nfds_t)nfd, timeout);
 	if (r > 0) {
+		for (unsigned i = 0; i < nr_extra; i++)
+			p->req->poll_extra[i].revents =
+				pfd[i_extra + i].revents;
 		if (i_cancel >= 0 && pfd[i_cancel].revents) {
 			p->watch_cancel = 0;
 			exec_cancel(p, "cancelled");
@@ -1726,6 +1882,63 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		exec_cancel(p, "timeout");
 
 	return check_done(p, now) ? 0 : 1;
+}
+
+int exec_stdin_fd(struct exec_proc *p)
+{
+	if (!p || load_int(&p->done))
+		return -1;
+	if (p->req->tty)
+		return p->req->stdin_stream ? p->fd_tty : -1;
+	return p->fd_stdin;
+}
+
+void exec_stdin_close(struct exec_proc *p)
+{
+	struct termios t;
+
+	if (!p)
+		return;
+	if (!p->req->tty) {
+		close_fd(&p->fd_stdin);
+		return;
+	}
+	if (p->fd_tty >= 0 && !tcgetattr(p->fd_tty, &t)) {
+		char eof = (char)t.c_cc[VEOF];
+		ssize_t n = write(p->fd_tty, &eof, 1);
+
+		(void)n; /* a full terminal: nothing more to do */
+	}
+}
+
+int exec_resize(struct exec_proc *p, unsigned cols, unsigned rows)
+{
+	struct winsize ws = { 0 };
+
+	if (!p || p->fd_tty < 0 || !cols || !rows || cols > 65535 ||
+	    rows > 65535)
+		return -1;
+	ws.ws_col = (unsigned short)cols;
+	ws.ws_row = (unsigned short)rows;
+	return ioctl(p->fd_tty, TIOCSWINSZ, &ws) < 0 ? -1 : 0;
+}
+
+int exec_signal_foreground(struct exec_proc *p, int sig)
+{
+	pid_t fg;
+
+	if (!p || p->fd_tty < 0)
+		return -1;
+	fg = tcgetpgrp(p->fd_tty);
+	if (fg <= 0 || load_int(&p->done))
+		return 0;
+	return kill(-fg, sig) < 0 ? 0 : 1;
+}
+
+void exec_pause_output(struct exec_proc *p, int paused)
+{
+	if (p)
+		p->out_paused = paused;
 }
 
 /*
@@ -1753,6 +1966,7 @@ void exec_finish(struct exec_proc *p, struct exec_result *res)
 		return;
 	if (!load_int(&p->done))
 		exec_cancel(p, "cancelled");
+	p->out_paused = 0;
 	while (exec_step(p, -1) > 0)
 		;
 	reg_del(p, settle_shim(p));
@@ -1761,6 +1975,8 @@ void exec_finish(struct exec_proc *p, struct exec_result *res)
 	close_fd(&p->fd_out);
 	close_fd(&p->fd_err);
 	close_fd(&p->fd_in);
+	close_fd(&p->fd_stdin);
+	close_fd(&p->fd_tty);
 	if (res) {
 		exec_result_release(res);
 		*res = p->res;

@@ -4,6 +4,8 @@
 #include "compat.h"
 #include "strbuf.h"
 
+#include <poll.h>
+
 /*
  * Running one shell command the way gosbx-runtime does
  * (spec/runtime-api.md "/execute" and the `exec-options` extension):
@@ -80,6 +82,40 @@ struct exec_request {
 	 * request's X-Request-ID); must live as long as the command.
 	 */
 	const char *tag;
+
+	/*
+	 * Interactive use (gosbx-runtime's exec channel,
+	 * Documentation/gosbx-runtime.txt "Interactive commands").
+	 *
+	 * tty: run the command on a new pseudo-terminal (posix_openpt):
+	 * the shell leads a new session (setsid, so its process group is
+	 * still its pid) with the terminal as controlling tty and as
+	 * stdin, stdout and stderr (the shim's child opens it: lib/exec.c),
+	 * still below the shim, so the kill of every process and the CPU
+	 * and RSS accounting are those of any command; everything it
+	 * writes arrives as EXEC_STDOUT. cols x rows is the first window
+	 * size (0: 80 x 24);
+	 * tty_raw turns off echo, line editing, signal characters and
+	 * output processing (cfmakeraw) for callers that drive the
+	 * terminal with a program rather than a person.
+	 */
+	int tty;
+	int tty_raw;
+	unsigned short cols, rows;
+	/*
+	 * stdin_stream: stdin is a pipe (or, with tty, the terminal) that
+	 * the caller writes to through exec_stdin_fd() while the command
+	 * runs, instead of stdin_data or /dev/null.
+	 */
+	int stdin_stream;
+	/*
+	 * The caller's own descriptors, polled by exec_step() along with
+	 * the command's: exec_step() fills in their revents and returns
+	 * (1) as soon as any of them is ready, without touching them. The
+	 * caller may change the array's events between calls. NULL: none.
+	 */
+	struct pollfd *poll_extra;
+	unsigned nr_poll_extra;
 };
 
 /*
@@ -207,6 +243,53 @@ void exec_umask_release(void);
  * running with that tag, e.g. it finished already).
  */
 int exec_cancel_tag(const char *tag, const char *reason);
+
+/*
+ * The descriptor the caller writes the command's stdin to (request
+ * stdin_stream): a non-blocking pipe, or with tty a non-blocking
+ * descriptor of the terminal's master. Owned by p (never close it);
+ * -1 without stdin_stream, after exec_stdin_close() or once the
+ * command finished. A write may fail with EPIPE (and raise SIGPIPE)
+ * when the command closed its stdin. The pipe is valid until
+ * exec_stdin_close() or exec_finish() in the thread of exec_step();
+ * the terminal's descriptor until exec_finish().
+ */
+int exec_stdin_fd(struct exec_proc *p);
+
+/*
+ * End the command's input (stdin_stream): close the pipe, so that it
+ * reads EOF once the bytes written are consumed. With tty, write the
+ * terminal's end-of-file character (VEOF) instead, which a reader in
+ * canonical mode takes as EOF. Same thread as exec_step().
+ */
+void exec_stdin_close(struct exec_proc *p);
+
+/*
+ * Set the window size of the command's terminal (request tty):
+ * cols x rows characters, each 1 to 65535; the kernel sends SIGWINCH
+ * to the terminal's foreground process group when it changes.
+ * Returns 0, or -1 (no terminal, bad size, the command finished). Any
+ * thread, while the command has not been finished with exec_finish().
+ */
+int exec_resize(struct exec_proc *p, unsigned cols, unsigned rows);
+
+/*
+ * Send sig to the foreground process group of the command's terminal
+ * (request tty), as the terminal's own interrupt character would: the
+ * job a job-control shell runs, or the shell itself while it leads the
+ * terminal. Returns 1 when sent, 0 when there is no foreground group
+ * (or the command finished), -1 without a terminal. Any thread, while
+ * the command has not been finished with exec_finish().
+ */
+int exec_signal_foreground(struct exec_proc *p, int sig);
+
+/*
+ * Stop (paused 1) or resume (0) reading the command's output: while
+ * paused, exec_step() leaves the pipes alone, so a command that writes
+ * more blocks in write(2) once the pipe is full (flow control for a
+ * caller whose reader is slow). Same thread as exec_step().
+ */
+void exec_pause_output(struct exec_proc *p, int paused);
 
 /* Commands between exec_start() and exec_finish() in this process. */
 int exec_running_count(void);

@@ -137,6 +137,15 @@ const char *http_client_base_url(const struct http_client *c);
  */
 int http_client_apply_transport(const struct http_client *c, void *easy);
 
+/*
+ * Append to out the header lines every request of c carries, each as
+ * "Name: value\r\n": Authorization (bearer token), the client's
+ * headers (http_client_opts.headers) and User-Agent. For a request
+ * written by hand on a handle set up with http_client_apply_transport()
+ * (a WebSocket upgrade, lib/websocket.h).
+ */
+void http_client_header_lines(const struct http_client *c, struct strbuf *out);
+
 /* Read callback for streamed uploads: see struct http_req. */
 typedef ssize_t (*http_read_fn)(char *buf, size_t len, void *data);
 /* Body callback for streamed answers: see struct http_req. */

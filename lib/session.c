@@ -140,8 +140,8 @@ int session_truncate_head_tail(struct strbuf *sb)
 	return 1;
 }
 
-static int head_tail(struct strbuf *sb, const struct strbuf *tail,
-		     size_t total, int *truncated)
+static int head_tail(struct strbuf *sb, const struct strbuf *tail, size_t total,
+		     int *truncated)
 {
 	struct strbuf out = STRBUF_INIT;
 
@@ -178,8 +178,7 @@ static void read_features(struct session *s, json_t *root)
 	s->features = 0;
 	free(s->server);
 	s->server = xstrdup(server ? server : "");
-	json_array_foreach(f, i, v)
-	{
+	json_array_foreach (f, i, v) {
 		const char *name = json_string_value(v);
 		if (!name)
 			continue;
@@ -195,6 +194,10 @@ static void read_features(struct session *s, json_t *root)
 			s->features |= SESSION_FEAT_FILES;
 		else if (!strcmp(name, "exec-cancel"))
 			s->features |= SESSION_FEAT_EXEC_CANCEL;
+		else if (!strcmp(name, "exec-interactive"))
+			s->features |= SESSION_FEAT_EXEC_INTERACTIVE;
+		else if (!strcmp(name, "exec-input"))
+			s->features |= SESSION_FEAT_EXEC_INPUT;
 	}
 }
 
@@ -226,13 +229,13 @@ static void *keepalive_thread(void *arg)
 		ns = (uint64_t)ts.tv_nsec + (uint64_t)k->interval_ms * 1000000;
 		ts.tv_sec += ns / 1000000000;
 		ts.tv_nsec = ns % 1000000000;
-		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) != ETIMEDOUT ||
+		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) !=
+			    ETIMEDOUT ||
 		    k->stop)
 			continue;
 		pthread_mutex_unlock(&k->mu);
 		/* errors are not ours to report: the next command will */
-		if (http_request(k->http, &req, &resp) == 0 &&
-		    k->s->ops->touch)
+		if (http_request(k->http, &req, &resp) == 0 && k->s->ops->touch)
 			k->s->ops->touch(k->s);
 		pthread_mutex_lock(&k->mu);
 	}
@@ -377,8 +380,8 @@ static void add_tail(struct strbuf *tail, const char *buf, size_t len)
 		strbuf_remove(tail, 0, tail->len - HEAD_TAIL);
 }
 
-static void keep_output(struct session_result *res, int stream,
-			const char *buf, size_t len)
+static void keep_output(struct session_result *res, int stream, const char *buf,
+			size_t len)
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
@@ -393,13 +396,13 @@ static void keep_output(struct session_result *res, int stream,
 	strbuf_add(sb, buf, len);
 }
 
-static void read_result_fields(struct session_result *res, json_t *o)
+void session_result_from_json(struct session_result *res, const void *o)
 {
 	int64_t v;
 	const char *reason = json_object_str(o, "reason");
 	int b;
 	static const char *const reasons[] = {
-		"exited",	"signaled",	"timeout",     "oom",
+		"exited",    "signaled",     "timeout",	     "oom",
 		"cancelled", "output_limit", "start_failed",
 	};
 
@@ -456,7 +459,7 @@ static int stream_event(struct stream_state *st, const char *line, size_t len)
 			ret = -1;
 		}
 	} else if (!strcmp(type, "exit")) {
-		read_result_fields(st->res, ev);
+		session_result_from_json(st->res, ev);
 		st->got_exit = 1;
 	}
 	strbuf_release(&bytes);
@@ -676,7 +679,8 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 		if (!json_is_object(*out)) {
 			json_decref(*out);
 			*out = NULL;
-			error("execute failed: the answer is not a JSON object");
+			error("execute failed: the answer is not a JSON "
+			      "object");
 		} else {
 			ret = 0;
 		}
@@ -703,7 +707,7 @@ static int run_plain(struct session *s, const struct session_exec *e,
 	if (rc < 0)
 		return -1;
 	res->duration_ms = monotonic_ms() - t0;
-	read_result_fields(res, ans);
+	session_result_from_json(res, ans);
 	{
 		json_t *o = json_object_get(ans, "stdout");
 		json_t *er = json_object_get(ans, "stderr");
@@ -996,6 +1000,59 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 	return ret;
 }
 
+static int fd_write(const char *buf, size_t len, void *data)
+{
+	return write_in_full(*(int *)data, buf, len) < 0 ? -1 : 0;
+}
+
+int session_fetch_archive(struct session *s, const char *path, int fd,
+			  volatile sig_atomic_t *cancel)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf query = STRBUF_INIT;
+	int ret = 0, rc;
+
+	if (!(s->features & SESSION_FEAT_ARCHIVE))
+		return error("the runtime of claim '%s' cannot send archives "
+			     "(no extension 'archive': not a gosbx-runtime?)",
+			     s->claim);
+	if (path && *path && strcmp(path, ".") && session_check_path(path) < 0)
+		return -1;
+	touch(s);
+	http_query_add(&query, "path", path && *path ? path : ".");
+	req.path = "/v1/archive";
+	req.query = query.buf;
+	req.on_data = fd_write;
+	req.on_data_arg = &fd;
+	req.cancel = cancel;
+	rc = http_request(s->http, &req, &resp);
+	if (rc == HTTP_ABORTED && cancel && *cancel) {
+		ret = 1;
+	} else if (rc == HTTP_ABORTED) {
+		ret = error_errno("cannot write the archive of '%s'", path);
+	} else if (rc < 0) {
+		ret = -1;
+	} else if (resp.status != 200) {
+		struct strbuf msg = STRBUF_INIT;
+		http_error_text(&msg, resp.status, &resp.body);
+		ret = error("cannot get '%s': %s", path, msg.buf);
+		strbuf_release(&msg);
+	}
+	strbuf_release(&query);
+	http_resp_release(&resp);
+	return ret;
+}
+
+int session_logs(struct session *s, int follow, int fd,
+		 volatile sig_atomic_t *cancel)
+{
+	if (!s->ops->logs)
+		return error("the %s backend cannot show a runtime's log yet",
+			     s->ops->name);
+	return s->ops->logs(s, follow, fd, cancel);
+}
+
 int session_get(struct session *s, const char *path, struct strbuf *out)
 {
 	struct http_resp resp = HTTP_RESP_INIT;
@@ -1079,9 +1136,11 @@ int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
 	if (http_json(s->http, "GET", "/v1/metrics", NULL, NULL, &m) < 0)
 		goto out;
 	if (cpu_percent)
-		*cpu_percent = json_number_value(json_object_get(m, "cpu_usage"));
+		*cpu_percent =
+			json_number_value(json_object_get(m, "cpu_usage"));
 	if (mem_mib)
-		*mem_mib = json_number_value(json_object_get(m, "memory_usage"));
+		*mem_mib =
+			json_number_value(json_object_get(m, "memory_usage"));
 	if (disk_bytes && json_object_int(m, "disk_usage", &v) > 0)
 		*disk_bytes = v;
 	if (processes && json_object_int(m, "processes", &v) > 0)

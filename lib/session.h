@@ -32,17 +32,17 @@
 
 /* Options for session_open(). Zero-initialise, then set what you need. */
 struct session_opts {
-	const char *backend;	/* "local" (default), "url", "kube" */
-	const char *claim;	/* reattach to this claim; NULL: create one */
-	const char *name;	/* name for a new claim; NULL: generated */
-	const char *url;	/* url backend: runtime base URL */
+	const char *backend; /* "local" (default), "url", "kube" */
+	const char *claim;   /* reattach to this claim; NULL: create one */
+	const char *name;    /* name for a new claim; NULL: generated */
+	const char *url;     /* url backend: runtime base URL */
 
 	/* resource limits for a new local sandbox (DESIGN.md) */
-	int64_t memory_bytes;	/* 0: default 2 GiB; <0: none */
-	int memory_set;		/* the user asked: never degrade */
-	int pids;		/* 0: default 512; <0: none */
+	int64_t memory_bytes; /* 0: default 2 GiB; <0: none */
+	int memory_set;	      /* the user asked: never degrade */
+	int pids;	      /* 0: default 512; <0: none */
 	int pids_set;
-	double cpus;		/* 0: default 2; <0: none */
+	double cpus; /* 0: default 2; <0: none */
 	int cpus_set;
 	/*
 	 * local: quota of the claim's storage (/app, /tmp, HOME with the
@@ -57,25 +57,25 @@ struct session_opts {
 	int keep;		/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	/* NULL: the kubeconfig context's, else
-				 * "default" */
-	const char *template;	/* default "go-runtime-template" */
-	int64_t open_timeout_ms;	/* 0: 5 min */
-	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
-				 * $KUBECONFIG, ~/.kube/config, in-cluster */
-	const char *context;	/* --context; NULL: current-context */
-	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
-					 * served (discovery) */
+	const char *namespace;	 /* NULL: the kubeconfig context's, else
+				  * "default" */
+	const char *template;	 /* default "go-runtime-template" */
+	int64_t open_timeout_ms; /* 0: 5 min */
+	const char *kubeconfig;	 /* --kubeconfig: only this file; NULL:
+				  * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	 /* --context; NULL: current-context */
+	const char *api_version; /* "v1alpha1"/"v1beta1"; NULL: newest
+				  * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
 	 * namespace's pool of the template (lib/backend-kube.h). Unused
 	 * by v1alpha1 claims.
 	 */
 	const char *warm_pool;
-	const char *gateway;	/* reach the router at http://<addr> */
-	const char *api_url;	/* reach the router at this URL */
+	const char *gateway; /* reach the router at http://<addr> */
+	const char *api_url; /* reach the router at this URL */
 	/* NULL: a native port-forward to a ready router pod */
-	const char *router_token;	/* Authorization: Bearer to the router */
+	const char *router_token; /* Authorization: Bearer to the router */
 	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
 	volatile sig_atomic_t *cancel;
 
@@ -90,6 +90,8 @@ struct session_opts {
 #define SESSION_FEAT_METRICS (1u << 3)
 #define SESSION_FEAT_FILES (1u << 4)
 #define SESSION_FEAT_EXEC_CANCEL (1u << 5)
+#define SESSION_FEAT_EXEC_INTERACTIVE (1u << 6)
+#define SESSION_FEAT_EXEC_INPUT (1u << 7)
 
 struct backend_ops;
 struct http_client;
@@ -97,39 +99,39 @@ struct session_keepalive;
 
 struct session {
 	const struct backend_ops *ops;
-	void *backend;		/* the backend's state */
-	char *claim;		/* claim name (owned) */
-	struct http_client *http;	/* the runtime connection */
-	unsigned features;	/* SESSION_FEAT_* */
-	char *server;		/* "gosbx-runtime" or "" for upstream servers */
-	int keep;		/* close() disconnects instead of deleting */
+	void *backend;		  /* the backend's state */
+	char *claim;		  /* claim name (owned) */
+	struct http_client *http; /* the runtime connection */
+	unsigned features;	  /* SESSION_FEAT_* */
+	char *server; /* "gosbx-runtime" or "" for upstream servers */
+	int keep;     /* close() disconnects instead of deleting */
 	struct session_keepalive *keepalive; /* see session_keepalive_start */
 };
 
 /* One file to write under /app before a command. */
 struct session_file {
-	const char *path;	/* relative, validated like the seed */
+	const char *path; /* relative, validated like the seed */
 	const char *data;
-	size_t len;		/* bytes */
+	size_t len; /* bytes */
 };
 
 /* What session_execute() runs. */
 struct session_exec {
-	const struct session_file *files;	/* may be NULL */
+	const struct session_file *files; /* may be NULL */
 	size_t nr_files;
 	const char *command;	/* sh -c text in /app; required */
 	int64_t timeout_ms;	/* 0: none */
-	const char *const *env;	/* "K=V" NULL-terminated, or NULL */
+	const char *const *env; /* "K=V" NULL-terminated, or NULL */
 	const char *cwd;	/* relative to /app, or NULL */
-	const char *stdin_data;	/* or NULL */
+	const char *stdin_data; /* or NULL */
 	size_t stdin_len;
 	/*
 	 * Live output: called with each chunk (raw bytes) as the runtime
 	 * streams it (exec-stream); without that extension, called once
 	 * per stream at the end. Return <0 to cancel the command.
 	 */
-	int (*on_output)(int stream /* 1 stdout, 2 stderr */,
-			 const char *buf, size_t len, void *data);
+	int (*on_output)(int stream /* 1 stdout, 2 stderr */, const char *buf,
+			 size_t len, void *data);
 	void *data;
 	/* Set non-zero (e.g. from a SIGINT handler) to cancel. */
 	volatile sig_atomic_t *cancel;
@@ -139,24 +141,32 @@ struct session_exec {
 
 /* The outcome of a command. */
 struct session_result {
-	int exit_code;		/* -1 when signaled or not started */
-	const char *reason;	/* "exited", "timeout", "oom", ...; static */
+	int exit_code;	    /* -1 when signaled or not started */
+	const char *reason; /* "exited", "timeout", "oom", ...; static */
 	int signal;
-	int64_t duration_ms;	/* as measured by the runtime, else the client */
-	int64_t cpu_ms;		/* -1 when the server does not say */
-	int64_t peak_rss_kb;	/* -1 when the server does not say */
-	struct strbuf out;	/* stdout as received, its first 8 MiB */
+	int64_t duration_ms; /* as measured by the runtime, else the client */
+	int64_t cpu_ms;	     /* -1 when the server does not say */
+	int64_t peak_rss_kb; /* -1 when the server does not say */
+	struct strbuf out;   /* stdout as received, its first 8 MiB */
 	struct strbuf err;
-	int out_truncated;	/* bytes were dropped (here or by the server) */
+	int out_truncated; /* bytes were dropped (here or by the server) */
 	int err_truncated;
-	size_t out_total;	/* bytes of stdout received, kept or not */
+	size_t out_total; /* bytes of stdout received, kept or not */
 	size_t err_total;
-	struct strbuf out_tail;	/* the last 8,192 to 16,384 bytes received */
+	struct strbuf out_tail; /* the last 8,192 to 16,384 bytes received */
 	struct strbuf err_tail;
 };
 
 void session_result_init(struct session_result *res);
 void session_result_release(struct session_result *res);
+
+/*
+ * Fill the status fields of res (exit_code, reason, signal,
+ * duration_ms, cpu_ms, peak_rss_kb, *_truncated) from an exit event or
+ * /execute answer o (spec/runtime-api.md); unknown reasons become
+ * "exited" or "signaled". o is a json_t *.
+ */
+void session_result_from_json(struct session_result *res, const void *o);
 
 /*
  * Open a sandbox: create a claim (opts->claim NULL) or reattach to
@@ -197,6 +207,26 @@ int session_execute(struct session *s, const struct session_exec *exec,
  */
 int session_push(struct session *s, const char *const *paths, size_t nr,
 		 const char *dir);
+
+/*
+ * Stream a tar of path (a file or a tree, relative to /app; "" or "."
+ * is /app) from the sandbox into fd, as it arrives (GET /v1/archive,
+ * extension `archive`; entry names are relative to /app, symlinks kept
+ * as symlinks, modes & 0777 and mtimes kept). cancel as in struct
+ * http_req (may be NULL). Returns 0, 1 when cancelled, or -1 with
+ * error(): no `archive` extension ("the runtime of claim 'x' cannot
+ * send archives"), a bad or missing path, a write to fd failing.
+ */
+int session_fetch_archive(struct session *s, const char *path, int fd,
+			  volatile sig_atomic_t *cancel);
+
+/*
+ * `gosbx logs`: the runtime's request log of the claim through the
+ * backend's logs op (struct backend_ops below). Returns 0, or -1
+ * with error() (no such log; a backend that cannot show it says so).
+ */
+int session_logs(struct session *s, int follow, int fd,
+		 volatile sig_atomic_t *cancel);
 
 /*
  * Fetch one file of the sandbox (path relative to /app) into out.
@@ -313,6 +343,17 @@ struct backend_ops {
 	 */
 	unsigned long (*error_mark)(struct session *s);
 	char *(*error_since)(struct session *s, unsigned long mark);
+	/*
+	 * The runtime's request log (gosbx-runtime(1)): write what it
+	 * holds to fd, then with follow keep writing what is added until
+	 * *cancel is set (cancel may be NULL without follow). Control
+	 * characters but newline and tab become '?' (the sandbox can put
+	 * text in the log; it must not drive the reader's terminal).
+	 * 0, or -1 with error(). NULL: the backend cannot show it (see
+	 * session_logs()).
+	 */
+	int (*logs)(struct session *s, int follow, int fd,
+		    volatile sig_atomic_t *cancel);
 };
 
 extern const struct backend_ops backend_local;

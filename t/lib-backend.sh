@@ -24,9 +24,14 @@
 # LIMITS or NOLIMITS (test-lib.sh, test_limits_prereq): whether a
 # sandbox gets the limits it asks for (always on kube, where the template
 # has them).
+# GOSBX_TEST_BACKEND=url: one gosbx-runtime on a unix socket in the
+# trash directory (t/lib-runtime.sh's rt_start), GOSBX_BACKEND=url and
+# GOSBX_URL exported; claims are not a thing there (--claim is ignored:
+# every command reaches that runtime). Prerequisite URL is set.
 #
 # BACKEND_WORKDIR: where commands run (local: /app; kube: empty, the
-# fake's runtimes each have a directory of their own).
+# fake's runtimes each have a directory of their own; url: the
+# runtime's workdir on this machine).
 #
 # Helpers, the same on both:
 #   backend_claims       the names of the open claims, one a line
@@ -75,6 +80,15 @@ kube)
 	GOSBX_BACKEND=kube
 	export KUBECONFIG GOSBX_BACKEND
 	;;
+url)
+	. "$TEST_DIRECTORY"/lib-runtime.sh
+	test_set_prereq URL
+	rt_start --unix || test_skip_all 'gosbx-runtime did not start'
+	BACKEND_WORKDIR=$(rt_workdir)
+	GOSBX_URL=$(cat "$TRASH_DIRECTORY/rt.url")
+	GOSBX_BACKEND=url
+	export GOSBX_URL GOSBX_BACKEND
+	;;
 *)
 	echo >&2 "lib-backend.sh: unknown GOSBX_TEST_BACKEND '$GOSBX_TEST_BACKEND'"
 	exit 1
@@ -84,6 +98,9 @@ esac
 # backend-claims.sh: the same as a script, for tests whose steps run
 # in a plain sh (no functions)
 case "$GOSBX_TEST_BACKEND" in
+url)
+	echo "exit 0" >"$TRASH_DIRECTORY/backend-claims.sh"
+	;;
 local)
 	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
 ls -A "\$XDG_STATE_HOME/gosbx/claims" 2>/dev/null

@@ -2,15 +2,17 @@
 test_description='gosbx exec: the REPL on a terminal (driven through a pty)'
 . "$(dirname "$0")/test-lib.sh"
 
-# local by default; t6223 runs this suite with GOSBX_TEST_BACKEND=kube
+# local by default; t6223 and t6232 run this suite with
+# GOSBX_TEST_BACKEND=kube (through a router that carries plain HTTP
+# only, and through one that passes WebSockets), t2043 with url
 . "$TEST_DIRECTORY"/lib-backend.sh
 test_have_prereq PYTHON || test_skip_all 'python3 is needed for the pty'
 
-test_atexit 'gosbx close --all'
+test_have_prereq URL || test_atexit 'gosbx close --all'
 
 # A small expect(1) in python: runs argv in a pty and follows a script
 # of "send <text>", "expect <text>", "waitproc <pgrep -f pattern>",
-# "ctrl-c", "ctrl-d" lines; the transcript goes to pty.log. Each
+# "ctrl-c", "ctrl-d", "tab" lines; the transcript goes to pty.log. Each
 # expect waits up to 60 s (a loaded machine), then fails.
 cat >pty-drive.py <<\EOF
 import os, pty, select, subprocess, sys, time
@@ -48,6 +50,8 @@ for line in script:
         os.write(fd, b"\x03")
     elif op == "ctrl-d":
         os.write(fd, b"\x04")
+    elif op == "tab":
+        os.write(fd, b"\t")
     elif op == "type":
         os.write(fd, arg.encode())
     elif op == "expect":
@@ -56,6 +60,10 @@ for line in script:
             if not fill(deadline):
                 raise SystemExit("eof before: %s" % arg)
         buf = buf[buf.index(want) + len(want):]
+    elif op == "expect-nothing":
+        end = time.time() + float(arg)
+        while time.time() < end:
+            fill(end + 60)
     elif op == "waitproc":
         while subprocess.call(["pgrep", "-f", arg],
                               stdout=subprocess.DEVNULL) != 0:
@@ -72,7 +80,13 @@ INPUTRC=$PWD/inputrc
 export INPUTRC
 
 # repl <script>: drive `gosbx exec --claim=t2002` with the script
+# (url: the prompt names the runtime's URL, not a claim)
 repl() {
+	if test_have_prereq URL
+	then
+		sed "s|^expect t2002:/app|expect $GOSBX_URL:/app|" "$1" >"$1.url" &&
+		set -- "$1.url"
+	fi
 	python3 pty-drive.py "$1" gosbx exec --claim=t2002
 }
 
@@ -83,7 +97,7 @@ not_running() {
 history="$XDG_STATE_HOME/gosbx/history"
 
 test_expect_success 'setup' '
-	gosbx open -q --name=t2002 >/dev/null &&
+	{ test_have_prereq URL || gosbx open -q --name=t2002 >/dev/null; } &&
 	echo local data >local.txt &&
 	mkdir -p tree/sub &&
 	echo deep >tree/sub/f
@@ -204,6 +218,120 @@ test_expect_success ':reset empties /app, :help lists the meta commands' '
 	test_cmp expect out
 '
 
+test_expect_success 'one live shell: cd, variables, functions and sourced files last' '
+	cat >s9 <<-\EOF &&
+	expect t2002:/app$ 
+	send mkdir -p sub/deeper && cd sub && greeting=hello-$((20+22))
+	expect t2002:/app/sub$ 
+	send pwd; echo "$greeting"
+	expect hello-42
+	expect t2002:/app/sub$ 
+	send say() { echo "said:$1"; }; printf "sourced=yes\n" >env.sh
+	expect t2002:/app/sub$ 
+	send say it; . ./env.sh
+	expect said:it
+	expect t2002:/app/sub$ 
+	send echo "$sourced"; cd deeper
+	expect yes
+	expect t2002:/app/sub/deeper$ 
+	send cd ../..; echo back
+	expect back
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s9 &&
+	tr -d "\r" <pty.log >log &&
+	test_grep -x "hello-42" log &&
+	test_grep "/sub$" log
+'
+
+test_expect_success 'a syntax error or exit does not lose the REPL' '
+	cat >s10 <<-\EOF &&
+	expect t2002:/app$ 
+	send kept=1
+	expect t2002:/app$ 
+	send echo "unterminated
+	expect Syntax error
+	expect t2002:/app$ 
+	send echo kept=$kept
+	expect kept=1
+	expect t2002:/app$ 
+	send exit 4
+	expect [exit 4]
+	expect the shell ended
+	expect t2002:/app$ 
+	send echo kept=${kept:-gone} in $PWD
+	expect kept=gone
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s10
+'
+
+test_expect_success 'stdin of a line is empty, not the REPL' '
+	cat >s11 <<-\EOF &&
+	expect t2002:/app$ 
+	send cat; read x; echo "read:[$x]"
+	expect read:[]
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s11
+'
+
+test_expect_success 'Ctrl-C kills every process of the line, the shell stays' '
+	# the loop runs in the shell itself: Ctrl-C must stop it too
+	cat >s12 <<-\EOF &&
+	expect t2002:/app$ 
+	send state=before; sleep 1000.4321 | sleep 1000.4322
+	waitproc ^sleep 1000.4322
+	ctrl-c
+	expect [cancelled]
+	expect t2002:/app$ 
+	send echo state=$state
+	expect state=before
+	expect t2002:/app$ 
+	send n=0; while :; do n=$((n+1)); done
+	expect-nothing 1
+	ctrl-c
+	expect [cancelled]
+	expect t2002:/app$ 
+	send echo still=$state
+	expect still=before
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s12 &&
+	test_retry 200 0.1 not_running "^sleep 1000.432"
+'
+
+test_expect_success 'Tab completes names in the sandbox, not here' '
+	gosbx exec --claim=t2002 -- \
+		"mkdir -p t2002-only-dir && echo sandboxed >t2002-only-file" &&
+	touch t2002-local-only &&
+	cat >s13 <<-\EOF &&
+	expect t2002:/app$ 
+	type cat t2002-only-f
+	tab
+	send 
+	expect sandboxed
+	expect t2002:/app$ 
+	type cd t2002-only-d
+	tab
+	send 
+	expect t2002:/app/t2002-only-dir$ 
+	type echo t2002-local-o
+	tab
+	send 
+	expect t2002:/app/t2002-only-dir$ 
+	send :quit
+	EOF
+	repl s13 &&
+	tr -d "\r" <pty.log >log &&
+	test_grep "cat t2002-only-file" log &&
+	test_grep ! "t2002-local-only" log
+'
+
 test_expect_success 'a line repeated at once is kept once in the history' '
 	cat >s7 <<-\EOF &&
 	expect t2002:/app$ 
@@ -236,7 +364,7 @@ test_expect_success 'without readline the REPL fails clearly (125)' '
 	test_grep "libreadline\.so\.8 could not be loaded: .*no-libs/libreadline\.so\.8" pty.log
 '
 
-test_expect_success 'the REPL without --claim is a usage error' '
+test_expect_success !URL 'the REPL without --claim is a usage error' '
 	cat >s6 <<-\EOF &&
 	expect gosbx exec --claim
 	EOF

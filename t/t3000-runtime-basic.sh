@@ -43,7 +43,7 @@ test_expect_success 'GET / answers the readiness object with features' '
 	test_cmp expect type &&
 	test -n "$(json_get body version)" &&
 	json_is body features \
-		"[\"archive\", \"exec-cancel\", \"exec-options\", \"exec-stream\", \"files\", \"metrics\"]" &&
+		"[\"archive\", \"exec-cancel\", \"exec-input\", \"exec-interactive\", \"exec-options\", \"exec-stream\", \"files\", \"metrics\"]" &&
 	rt_header Content-Type >ct &&
 	test_grep "^application/json" ct
 '
@@ -74,7 +74,7 @@ test_expect_success 'a wrong method on a known path is 405' '
 	rt_expect_error 405 "method not allowed" GET /execute &&
 	rt_expect_error 405 "method not allowed" POST / -d x &&
 	rt_expect_error 405 "method not allowed" GET /upload &&
-	rt_expect_error 405 "method not allowed" GET /v1/exec &&
+	rt_expect_error 405 "method not allowed" PUT /v1/exec &&
 	rt_expect_error 405 "method not allowed" POST /v1/metrics -d x &&
 	rt_expect_error 405 "method not allowed" DELETE /download/x &&
 	rt_expect_error 405 "method not allowed" POST /v1/files/x -d x

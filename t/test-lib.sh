@@ -94,10 +94,19 @@ trap 'test_run_atexit' EXIT
 say() { echo "$*" >&5; }
 
 test_set_prereq() { eval "prereq_$1=t"; }
+# test_have_prereq A,B,!C: A and B are set, C is not
 test_have_prereq() {
 	for p in $(echo "$1" | tr , ' '); do
-		eval "v=\${prereq_$p:-}"
-		test -n "$v" || return 1
+		case "$p" in
+		!*)
+			eval "v=\${prereq_${p#!}:-}"
+			test -z "$v" || return 1
+			;;
+		*)
+			eval "v=\${prereq_$p:-}"
+			test -n "$v" || return 1
+			;;
+		esac
 	done
 	return 0
 }

@@ -156,6 +156,7 @@ struct config {
 	int watch_window;
 	int bookmark_ms;
 	int router_timeout_s;
+	int router_websocket; /* pass WebSocket upgrades (v0.5.2+) */
 	const char *router_token;
 	const char *namespace;
 	const char *info_file;
@@ -3388,6 +3389,223 @@ static int read_head(int fd, struct strbuf *in, size_t *head_len)
 }
 
 /*
+ * --router-websocket: a WebSocket upgrade goes to the sandbox with its
+ * Upgrade, Connection and Sec-WebSocket-* headers; a 101 answer is
+ * passed back and the bytes are then spliced both ways (as the v0.5.x
+ * routers do: Go's ReverseProxy, or the python router's relay from
+ * v0.5.2); another answer is passed back as it is. Splices sit in the
+ * tunnel list, so that break-tunnels and shutdown end them too.
+ */
+static void set_nonblock(int fd);
+static pthread_cond_t tunnels_gone;
+
+struct splice {
+	struct tunnel link;
+	struct MHD_UpgradeResponseHandle *urh;
+	struct strbuf to_client, to_backend;
+};
+
+static void *splice_main(void *arg)
+{
+	struct splice *sp = arg;
+	int fds[2] = { sp->link.ws_fd, sp->link.backend_fd };
+	/* to[i]: read from fds[i], to be written to fds[1 - i] */
+	struct strbuf *to[2] = { &sp->to_backend, &sp->to_client };
+	int eof[2] = { 0, 0 };	/* fds[i] sent EOF */
+	int dead[2] = { 0, 0 }; /* fds[i] takes no more */
+	char buf[32768];
+
+	set_nonblock(fds[0]);
+	set_nonblock(fds[1]);
+	for (;;) {
+		struct pollfd p[2];
+		int broken, pending;
+
+		pthread_mutex_lock(&S.lock);
+		broken = sp->link.broken || S.stopping;
+		pthread_mutex_unlock(&S.lock);
+		pending = (to[0]->len && !dead[1]) || (to[1]->len && !dead[0]);
+		if (broken || ((eof[0] || eof[1]) && !pending))
+			break;
+		for (int i = 0; i < 2; i++) {
+			p[i].events =
+				(!eof[i] && to[i]->len < (1 << 20) ? POLLIN
+								   : 0) |
+				(!dead[i] && to[1 - i]->len ? POLLOUT : 0);
+			/* nothing wanted: no POLLHUP spinning either */
+			p[i].fd = p[i].events ? fds[i] : -1;
+			p[i].revents = 0;
+		}
+		if (poll(p, 2, 250) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if ((p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    !eof[i]) {
+				ssize_t n = recv(fds[i], buf, sizeof(buf), 0);
+
+				if (n > 0)
+					strbuf_add(to[i], buf, n);
+				else if (n == 0 ||
+					 (errno != EAGAIN && errno != EINTR))
+					eof[i] = 1;
+			}
+			if (to[1 - i]->len && !dead[i] &&
+			    (p[i].revents & (POLLOUT | POLLHUP | POLLERR))) {
+				ssize_t n = send(fds[i], to[1 - i]->buf,
+						 to[1 - i]->len, MSG_NOSIGNAL);
+
+				if (n > 0) {
+					strbuf_remove(to[1 - i], 0, n);
+				} else if (n < 0 && errno != EAGAIN &&
+					   errno != EINTR) {
+					/* fds[i] is gone: its data with it */
+					dead[i] = eof[i] = 1;
+					strbuf_reset(to[1 - i]);
+				}
+			}
+		}
+	}
+	pthread_mutex_lock(&S.lock);
+	for (struct tunnel **pp = &S.tunnels; *pp; pp = &(*pp)->next)
+		if (*pp == &sp->link) {
+			*pp = sp->link.next;
+			break;
+		}
+	S.nr_tunnels--;
+	pthread_cond_broadcast(&tunnels_gone);
+	pthread_mutex_unlock(&S.lock);
+	close(sp->link.backend_fd);
+	MHD_upgrade_action(sp->urh, MHD_UPGRADE_ACTION_CLOSE);
+	strbuf_release(&sp->to_client);
+	strbuf_release(&sp->to_backend);
+	free(sp);
+	return NULL;
+}
+
+static void splice_cb(void *cls, struct MHD_Connection *c, void *con_cls,
+		      const char *extra_in, size_t extra_in_size,
+		      MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct splice *sp = cls;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	sp->link.ws_fd = sock;
+	sp->urh = urh;
+	strbuf_add(&sp->to_backend, extra_in, extra_in_size);
+	pthread_mutex_lock(&S.lock);
+	sp->link.next = S.tunnels;
+	S.tunnels = &sp->link;
+	S.nr_tunnels++;
+	pthread_mutex_unlock(&S.lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, splice_main, sp)) {
+		pthread_mutex_lock(&S.lock);
+		S.tunnels = sp->link.next;
+		S.nr_tunnels--;
+		pthread_mutex_unlock(&S.lock);
+		close(sp->link.backend_fd);
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		strbuf_release(&sp->to_client);
+		strbuf_release(&sp->to_backend);
+		free(sp);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static enum MHD_Result add_ws_header(void *cls, enum MHD_ValueKind kind,
+				     const char *key, const char *value)
+{
+	struct strbuf *sb = cls;
+
+	if (strcasecmp(key, "Host"))
+		strbuf_addf(sb, "%s: %s\r\n", key, value ? value : "");
+	return MHD_YES;
+}
+
+static enum MHD_Result router_upgrade(struct MHD_Connection *c, struct req *r,
+				      int fd, const char *method,
+				      const char *id)
+{
+	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
+	struct MHD_Response *resp;
+	struct splice *sp;
+	enum MHD_Result ret;
+	size_t head_len = 0;
+	int code = 0, rc;
+	char *line, *next;
+
+	strbuf_addf(&out, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, r->uri, id);
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_ws_header, &out);
+	strbuf_addstr(&out, "\r\n");
+	if (send(fd, out.buf, out.len, MSG_NOSIGNAL) != (ssize_t)out.len) {
+		close(fd);
+		strbuf_release(&out);
+		return send_detail(c, 502,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	}
+	strbuf_release(&out);
+	rc = read_head(fd, &in, &head_len);
+	if (rc < 0 || sscanf(in.buf, "HTTP/%*d.%*d %d", &code) != 1) {
+		close(fd);
+		strbuf_release(&in);
+		return send_detail(c, 502,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	}
+	sp = xcalloc(1, sizeof(*sp));
+	sp->link.backend_fd = fd;
+	strbuf_init(&sp->to_client, 0);
+	strbuf_init(&sp->to_backend, 0);
+	/* frames that came with the head go to the client first */
+	strbuf_add(&sp->to_client, in.buf + head_len, in.len - head_len);
+	in.buf[head_len - 2] = '\0';
+	if (code == 101) {
+		resp = MHD_create_response_for_upgrade(splice_cb, sp);
+	} else {
+		/* a refusal: its body came with the head (it is small) */
+		resp = MHD_create_response_from_buffer(sp->to_client.len,
+						       sp->to_client.buf,
+						       MHD_RESPMEM_MUST_COPY);
+		close(fd);
+		strbuf_release(&sp->to_client);
+		free(sp);
+		sp = NULL;
+	}
+	if (!resp) {
+		strbuf_release(&in);
+		return MHD_NO;
+	}
+	for (line = strstr(in.buf, "\r\n"); line; line = next) {
+		char *colon, *val;
+
+		line += 2;
+		next = strstr(line, "\r\n");
+		if (next)
+			*next = '\0';
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		for (val = colon + 1; *val == ' '; val++)
+			;
+		if (strcasecmp(line, "Connection") &&
+		    strcasecmp(line, "Content-Length") &&
+		    strcasecmp(line, "Transfer-Encoding") &&
+		    strcasecmp(line, "Date"))
+			MHD_add_response_header(resp, line, val);
+	}
+	strbuf_release(&in);
+	ret = MHD_queue_response(c, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/*
  * The router: requests carry X-Sandbox-ID (required: 400
  * "X-Sandbox-ID header is required"), X-Sandbox-Namespace (default
  * "default") and X-Sandbox-Port (default 8888). They are forwarded to
@@ -3483,6 +3701,9 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 				   "Could not connect to the backend sandbox: "
 				   "%s",
 				   id);
+	if (cfg.router_websocket && header(c, "Upgrade") &&
+	    !strcasecmp(header(c, "Upgrade"), "websocket"))
+		return router_upgrade(c, r, fd, method, id);
 	strbuf_addf(&out,
 		    "%s %s HTTP/1.0\r\nHost: %s.%s.svc.cluster.local:%s\r\n",
 		    method, r->uri, id, ns, port);
@@ -4910,6 +5131,9 @@ int main(int argc, const char **argv)
 			"router idle timeout on backend answers (s)"),
 		OPT_STRING(0, "router-token", &cfg.router_token, "<token>",
 			   "router requires Authorization: Bearer <token>"),
+		OPT_BOOL(0, "router-websocket", &cfg.router_websocket,
+			 "router passes WebSocket upgrades (as v0.5.2+); "
+			 "default: plain HTTP only, as v0.4.6"),
 		OPT_STRING(0, "info-file", &cfg.info_file, "<path>",
 			   "write {\"url\",\"router\",\"pid\"} once listening"),
 		OPT_STRING(0, "server-version", &cfg.server_version,
@@ -5079,7 +5303,7 @@ int main(int argc, const char **argv)
 	router = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			MHD_USE_ERROR_LOG,
+			MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
 		0, NULL, NULL, router_handler, NULL, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, router_fd,
 		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 
 /* Every bounded wait polls for at most this long. */
 #define WAIT_LIMIT_MS 20000
@@ -211,7 +212,7 @@ static void test_stdin_epipe_no_sigpipe(void **state)
 static void test_cwd_env(void **state)
 {
 	char dir[] = "/tmp/u-exec-XXXXXX";
-	const char *env[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
+	const char *env[] = { "FOO=bar baz", "PATH=/usr/bin:/bin", NULL };
 	struct exec_request req;
 	struct exec_result res;
 	struct strbuf want = STRBUF_INIT;
@@ -562,7 +563,7 @@ static void test_on_output(void **state)
 {
 	struct exec_request req;
 	struct exec_result res;
-	struct collect c = {STRBUF_INIT, STRBUF_INIT, 0, 0};
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
 	struct strbuf want = STRBUF_INIT;
 	int i;
 
@@ -598,6 +599,185 @@ static void test_on_output(void **state)
 	strbuf_release(&c.out);
 	strbuf_release(&c.err);
 	strbuf_release(&want);
+}
+
+/* Step until c->out holds want (or the command ends). */
+static int step_until(struct exec_proc *p, struct collect *c, const char *want)
+{
+	uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+
+	while (monotonic_ms() < end) {
+		if (c->out.len && strstr(c->out.buf, want))
+			return 1;
+		if (!exec_step(p, 50))
+			return c->out.len && strstr(c->out.buf, want);
+	}
+	return 0;
+}
+
+static void finish_all(struct exec_proc *p, struct exec_result *res)
+{
+	while (exec_step(p, 1000) > 0)
+		;
+	exec_finish(p, res);
+}
+
+static void test_tty(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
+
+	exec_request_init(&req);
+	/* a terminal on 0, 1 and 2, of the given size, in a new session */
+	req.command = "test -t 0 && test -t 1 && test -t 2 && stty size && "
+		      "test \"$(ps -o sid= -p $$)\" -eq $$ && echo tty-ok >&2";
+	req.tty = 1;
+	req.cols = 100;
+	req.rows = 30;
+	req.on_output = collect_cb;
+	req.data = &c;
+	assert_int_equal(exec_start(&req, &p), 0);
+	exec_result_init(&res);
+	finish_all(p, &res);
+	assert_int_equal(res.exit_code, 0);
+	/* everything arrives as stdout, with the terminal's CR LF */
+	assert_non_null(strstr(c.out.buf, "30 100\r\n"));
+	assert_non_null(strstr(c.out.buf, "tty-ok"));
+	assert_int_equal(c.err.len, 0);
+	exec_result_release(&res);
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+}
+
+static void test_stdin_stream(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
+	int fd;
+
+	exec_request_init(&req);
+	req.command = "read a; echo first:$a; cat; echo end";
+	req.stdin_stream = 1;
+	req.on_output = collect_cb;
+	req.data = &c;
+	assert_int_equal(exec_start(&req, &p), 0);
+	fd = exec_stdin_fd(p);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "one\n", 4), 4);
+	/* the command reads as the bytes come, before any EOF */
+	assert_true(step_until(p, &c, "first:one\n"));
+	assert_int_equal(write(fd, "two\n", 4), 4);
+	assert_true(step_until(p, &c, "two\n"));
+	exec_stdin_close(p);
+	assert_int_equal(exec_stdin_fd(p), -1);
+	exec_result_init(&res);
+	finish_all(p, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(c.out.buf, "first:one\ntwo\nend\n");
+	exec_result_release(&res);
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+}
+
+static void test_tty_input_resize_signal(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
+	int fd;
+
+	exec_request_init(&req);
+	/* raw: no echo, no CR LF; job control: sleep leads the terminal */
+	req.command = "trap 'stty size' WINCH; trap 'echo int' INT; set -m; "
+		      "IFS= read -r l; echo got:$l; echo ready; sleep 100; "
+		      "echo rc:$?";
+	req.tty = 1;
+	req.tty_raw = 1;
+	req.stdin_stream = 1;
+	req.on_output = collect_cb;
+	req.data = &c;
+	assert_int_equal(exec_start(&req, &p), 0);
+	fd = exec_stdin_fd(p);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x y\n", 4), 4);
+	assert_true(step_until(p, &c, "ready\n"));
+	/* not echoed, no CR added */
+	assert_string_equal(c.out.buf, "got:x y\nready\n");
+	assert_int_equal(exec_resize(p, 0, 5), -1);
+	assert_int_equal(exec_resize(p, 120, 40), 0);
+	/* the traps run once sleep is gone: interrupt it, not the shell */
+	{
+		uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
+
+		while (monotonic_ms() < end &&
+		       tcgetpgrp(exec_stdin_fd(p)) == exec_pgid(p))
+			exec_step(p, 20);
+		assert_int_equal(exec_signal_foreground(p, SIGINT), 1);
+	}
+	assert_true(step_until(p, &c, "rc:130\n"));
+	assert_non_null(strstr(c.out.buf, "int\n"));
+	exec_result_init(&res);
+	finish_all(p, &res);
+	assert_non_null(strstr(c.out.buf, "40 120\n"));
+	assert_int_equal(res.exit_code, 0);
+	exec_result_release(&res);
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+}
+
+static void test_pause_output(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	struct exec_proc *p;
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
+	struct pollfd extra[1];
+	int sv[2];
+	size_t seen;
+	uint64_t end;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	exec_request_init(&req);
+	req.command = "head -c 4000000 /dev/zero";
+	req.on_output = collect_cb;
+	req.data = &c;
+	req.stream_cap = 1;
+	extra[0].fd = sv[0];
+	extra[0].events = POLLIN;
+	req.poll_extra = extra;
+	req.nr_poll_extra = 1;
+	assert_int_equal(exec_start(&req, &p), 0);
+	assert_true(step_until(p, &c, ""));
+	while (!c.out.len)
+		exec_step(p, 50);
+	exec_pause_output(p, 1);
+	seen = c.out.len;
+	/* paused: no more output is read, the writer blocks */
+	end = monotonic_ms() + 300;
+	while (monotonic_ms() < end)
+		assert_int_equal(exec_step(p, 50), 1);
+	assert_int_equal(c.out.len, seen);
+	assert_true(seen < 4000000);
+	/* a caller's descriptor wakes exec_step() up with its revents */
+	assert_int_equal(write(sv[1], "x", 1), 1);
+	assert_int_equal(exec_step(p, 5000), 1);
+	assert_true(extra[0].revents & POLLIN);
+	exec_pause_output(p, 0);
+	extra[0].events = 0;
+	exec_result_init(&res);
+	finish_all(p, &res);
+	assert_int_equal(c.out.len, 4000000);
+	assert_int_equal(res.exit_code, 0);
+	exec_result_release(&res);
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 static void test_sigpipe_default(void **state)
@@ -738,8 +918,8 @@ static void test_cancel_tag(void **state)
 	int i;
 
 	for (i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&th[i], NULL, run_tagged, &t[i]),
-				 0);
+		assert_int_equal(
+			pthread_create(&th[i], NULL, run_tagged, &t[i]), 0);
 	while (exec_running_count() < 2 && monotonic_ms() < end)
 		usleep(1000);
 	assert_int_equal(exec_running_count(), 2);
@@ -1016,6 +1196,41 @@ static void test_cpu_of_killed(void **state)
 	exec_result_release(&res);
 }
 
+/*
+ * A command on a terminal gets the same end as any other: a process
+ * it started in a session of its own (off the terminal's session) is
+ * killed with the rest, and its CPU time is counted.
+ */
+static void test_tty_kill_everything(void **state)
+{
+	struct exec_request req;
+	struct exec_result res;
+	const char *s;
+	int64_t ref;
+	pid_t esc;
+
+	run_cmd(BURN, &res);
+	ref = res.cpu_ms;
+	exec_result_release(&res);
+
+	exec_request_init(&req);
+	req.tty = 1;
+	req.on_output = burned_cb;
+	req.command = "setsid sh -c 'echo esc:$$; " BURN "; echo burned; "
+		      "exec sleep 1000' & sleep 1000";
+	req.timeout_ms = WAIT_LIMIT_MS;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "cancelled");
+	assert_true(res.cpu_ms >= ref / 2);
+	assert_true(res.peak_rss_kb > 0);
+	s = strstr(res.out.buf, "esc:");
+	assert_non_null(s);
+	esc = (pid_t)atoi(s + 4);
+	assert_true(esc > 0);
+	assert_true(pid_gone(esc));
+	exec_result_release(&res);
+}
+
 /* the tests run once with the spawner, once without */
 static int spawner_mode;
 
@@ -1147,6 +1362,10 @@ int main(void)
 		cmocka_unit_test(test_cancel_hangup),
 		cmocka_unit_test(test_cancel_data),
 		cmocka_unit_test(test_on_output),
+		cmocka_unit_test(test_tty),
+		cmocka_unit_test(test_stdin_stream),
+		cmocka_unit_test(test_tty_input_resize_signal),
+		cmocka_unit_test(test_pause_output),
 		cmocka_unit_test(test_sigpipe_default),
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_kill_all),
@@ -1156,6 +1375,7 @@ int main(void)
 		cmocka_unit_test(test_lingering),
 		cmocka_unit_test(test_cancel_own_tree_only),
 		cmocka_unit_test(test_cpu_of_killed),
+		cmocka_unit_test(test_tty_kill_everything),
 		cmocka_unit_test(test_strays),
 		cmocka_unit_test(test_no_fd_leak),
 	};

@@ -1,0 +1,309 @@
+/*
+ * gosbx cp: copy files and trees between here and a kept sandbox's
+ * /app, both ways, as `kubectl cp` and `docker cp` do (issue 13):
+ * `gosbx cp ./src x:/app/src`, `gosbx cp x:/app/bin/app ./app`.
+ *
+ * Both ways are one tar stream (lib/tarball.h): into the sandbox with
+ * session_push() into a staging directory, then one `mv` there (so the
+ * copy can take a new name); out of it with session_fetch_archive()
+ * into a temporary file, extracted with tar_extract_safe() into a
+ * staging directory beside the target, then renamed into place. The
+ * archive a sandbox sends is hostile: tar_extract_safe() refuses
+ * absolute names, "..", devices and symlinks that leave the copy, and
+ * then nothing is written.
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "dir.h"
+#include "parse-options.h"
+#include "session.h"
+#include "strbuf.h"
+#include "tarball.h"
+#include "usage.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+static const char *const cp_usage[] = {
+	"gosbx cp [-v] <src> <dest>",
+	NULL,
+};
+
+static volatile sig_atomic_t got_sigint;
+
+static void on_sigint(int sig)
+{
+	got_sigint = sig;
+}
+
+/*
+ * "<claim>:<path>" names a path in a sandbox: the part before the first
+ * ':' is not empty and has no '/' (so "./a:b" is local). Returns the
+ * path part and sets *claim (allocated), or NULL for a local path.
+ */
+static const char *remote_part(const char *arg, char **claim)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || memchr(arg, '/', colon - arg))
+		return NULL;
+	*claim = xstrndup(arg, colon - arg);
+	return colon + 1;
+}
+
+/*
+ * A sandbox path into rel, relative to /app ("" for /app itself):
+ * "/app/x", "x" and "./x" are all /app/x. *dir is set when it ends in
+ * '/' (a directory to copy into). Returns 0, or -1 with error().
+ */
+static int sandbox_path(const char *path, struct strbuf *rel, int *dir)
+{
+	const char *p = path;
+
+	strbuf_reset(rel);
+	if (skip_prefix(path, "/app", &p) && (!*p || *p == '/'))
+		;
+	else if (*path == '/')
+		return error("'%s' is outside /app: gosbx cp reaches /app of "
+			     "the sandbox only",
+			     path);
+	while (*p == '/')
+		p++;
+	while (starts_with(p, "./"))
+		for (p += 2; *p == '/'; p++)
+			;
+	strbuf_addstr(rel, p);
+	*dir = rel->len && rel->buf[rel->len - 1] == '/';
+	while (rel->len && rel->buf[rel->len - 1] == '/')
+		strbuf_setlen(rel, rel->len - 1);
+	if (!strcmp(rel->buf, "."))
+		strbuf_reset(rel);
+	if (rel->len && session_check_path(rel->buf) < 0)
+		return -1;
+	return 0;
+}
+
+static void random_name(struct strbuf *sb)
+{
+	unsigned char raw[8];
+
+	if (getrandom(raw, sizeof(raw), 0) != sizeof(raw))
+		memset(raw, 0, sizeof(raw)); /* still one name per run */
+	strbuf_addstr(sb, ".gosbx-cp-");
+	for (int i = 0; i < 8; i++)
+		strbuf_addf(sb, "%02x", raw[i]);
+}
+
+/* The sandbox side of an upload: move the staged entry to its place. */
+static const char place_script[] =
+	"s=\n"
+	"for e in \"$GOSBX_CP_STAGE\"/* \"$GOSBX_CP_STAGE\"/.[!.]* "
+	"\"$GOSBX_CP_STAGE\"/..?*; do\n"
+	" if [ -e \"$e\" ] || [ -L \"$e\" ]; then s=$e; fi\n"
+	"done\n"
+	"d=$GOSBX_CP_DEST\n"
+	"if [ -z \"$s\" ]; then echo 'nothing arrived' >&2; rc=1\n"
+	"elif [ -z \"$d\" ] || [ \"$GOSBX_CP_INTO\" = 1 ] ||\n"
+	"  { [ -d \"$d\" ] && [ ! -L \"$d\" ]; }; then\n"
+	" mkdir -p -- \"${d:-.}\" && mv -f -- \"$s\" \"${d:-.}/\"; rc=$?\n"
+	"else\n"
+	" mkdir -p -- \"$(dirname -- \"$d\")\" && mv -fT -- \"$s\" \"$d\"; "
+	"rc=$?\n"
+	"fi\n"
+	"rm -rf -- \"$GOSBX_CP_STAGE\"\n"
+	"exit $rc\n";
+
+static int copy_in(struct session *s, const char *src, const char *dest,
+		   int into)
+{
+	struct strbuf stage = STRBUF_INIT, env_stage = STRBUF_INIT,
+		      env_dest = STRBUF_INIT;
+	struct session_exec e = { 0 };
+	struct session_result res;
+	const char *env[4];
+	int ret;
+
+	random_name(&stage);
+	if (session_push(s, &src, 1, stage.buf) < 0) {
+		strbuf_release(&stage);
+		return -1;
+	}
+	strbuf_addf(&env_stage, "GOSBX_CP_STAGE=%s", stage.buf);
+	strbuf_addf(&env_dest, "GOSBX_CP_DEST=%s", dest);
+	env[0] = env_stage.buf;
+	env[1] = env_dest.buf;
+	env[2] = into ? "GOSBX_CP_INTO=1" : "GOSBX_CP_INTO=0";
+	env[3] = NULL;
+	e.command = place_script;
+	e.env = env;
+	session_result_init(&res);
+	ret = session_execute(s, &e, &res);
+	if (!ret && res.exit_code) {
+		strbuf_trim(&res.err);
+		ret = error("cannot put '%s' at '/app/%s' in the sandbox: %s",
+			    src, dest, res.err.buf);
+	} else if (ret) {
+		ret = -1;
+	}
+	session_result_release(&res);
+	strbuf_release(&stage);
+	strbuf_release(&env_stage);
+	strbuf_release(&env_dest);
+	return ret;
+}
+
+static int copy_out(struct session *s, const char *rel, const char *dest,
+		    int into)
+{
+	struct strbuf target = STRBUF_INIT, stage = STRBUF_INIT,
+		      err = STRBUF_INIT, from = STRBUF_INIT;
+	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	struct tar_stats st;
+	struct stat sb;
+	char *real = NULL, *tmp;
+	int fd = -1, ret = -1, rc;
+
+	if (!*base)
+		base = "app";
+	strbuf_addstr(&target, dest);
+	if (into || (!stat(dest, &sb) && S_ISDIR(sb.st_mode))) {
+		if (into && mkdir_p(dest, 0755) < 0) {
+			error_errno("cannot create '%s'", dest);
+			goto out;
+		}
+		strbuf_addf(&target, "/%s", base);
+	}
+	/* the staging directory sits beside the target: rename() works */
+	tmp = xstrdup(target.buf);
+	strbuf_addf(&stage, "%s/.gosbx-cp-XXXXXX", dirname(tmp));
+	free(tmp);
+	if (!mkdtemp(stage.buf)) {
+		error_errno("cannot create a directory in '%s'", stage.buf);
+		goto out;
+	}
+	real = realpath(stage.buf, NULL);
+	fd = real ? open(real, O_TMPFILE | O_RDWR, 0600) : -1;
+	if (fd < 0) {
+		error_errno("cannot create a temporary file in '%s'",
+			    stage.buf);
+		goto out_stage;
+	}
+	rc = session_fetch_archive(s, rel, fd, &got_sigint);
+	if (rc) {
+		if (rc > 0)
+			error("cancelled");
+		goto out_stage;
+	}
+	if (tar_extract_safe(fd, real, NULL, 0, &st, &err) < 0) {
+		error("the archive of '/app/%s' from the sandbox: %s", rel,
+		      err.buf);
+		goto out_stage;
+	}
+	strbuf_addf(&from, "%s%s%s", real, *rel ? "/" : "", rel);
+	if (!*rel) {
+		/* all of /app: its entries are at the top of the stage */
+		if (rename(stage.buf, target.buf) < 0) {
+			error_errno("cannot create '%s'", target.buf);
+			goto out_stage;
+		}
+		chmod(target.buf, 0755);
+		ret = 0;
+		goto out;
+	}
+	if (rename(from.buf, target.buf) < 0) {
+		error_errno("cannot create '%s'", target.buf);
+		goto out_stage;
+	}
+	ret = 0;
+out_stage:
+	if (remove_tree(stage.buf) < 0)
+		warning("cannot remove '%s'", stage.buf);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	strbuf_release(&target);
+	strbuf_release(&stage);
+	strbuf_release(&err);
+	strbuf_release(&from);
+	return ret;
+}
+
+int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
+{
+	struct session_opts o = { 0 };
+	struct session s;
+	struct strbuf rel = STRBUF_INIT;
+	struct sigaction sa = { 0 }, old;
+	char *claim_src = NULL, *claim_dst = NULL;
+	const char *rsrc, *rdst;
+	int verbose = 0, into = 0, ret;
+	struct option opts[] = {
+		OPT_BOOL('v', "verbose", &verbose, "say what was copied"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, opts, cp_usage, 0);
+	if (argc < 0)
+		return parse_options_status(argc);
+	verbose |= ctx->verbose;
+	if (argc != 2) {
+		error("give a source and a destination");
+		usage_with_options_to(stderr, cp_usage, opts);
+		return 129;
+	}
+	rsrc = remote_part(argv[0], &claim_src);
+	rdst = remote_part(argv[1], &claim_dst);
+	if (!rsrc == !rdst) {
+		error(rsrc ? "both paths are in a sandbox: one must be here"
+			   : "neither path names a sandbox: write one as "
+			     "<claim>:<path>");
+		usage_with_options_to(stderr, cp_usage, opts);
+		free(claim_src);
+		free(claim_dst);
+		return 129;
+	}
+	if (sandbox_path(rsrc ? rsrc : rdst, &rel, &into) < 0) {
+		ret = 1;
+		goto out;
+	}
+	if (!rsrc) {
+		struct stat st;
+
+		if (lstat(argv[0], &st) < 0) {
+			error_errno("cannot copy '%s'", argv[0]);
+			ret = 1;
+			goto out;
+		}
+	} else {
+		size_t n = strlen(argv[1]);
+
+		into = n && argv[1][n - 1] == '/';
+	}
+	ctx_session_opts(ctx, &o);
+	o.claim = rsrc ? claim_src : claim_dst;
+	o.purpose = "cp";
+	if (session_open(&s, &o) < 0) {
+		ret = 1;
+		goto out;
+	}
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	if (rsrc)
+		ret = copy_out(&s, rel.buf, argv[1], into);
+	else
+		ret = copy_in(&s, argv[0], rel.buf, into);
+	sigaction(SIGINT, &old, NULL);
+	if (!ret && verbose)
+		fprintf(stderr, "copied '%s' to '%s'\n", argv[0], argv[1]);
+	session_disconnect(&s);
+	ret = ret ? 1 : 0;
+out:
+	strbuf_release(&rel);
+	free(claim_src);
+	free(claim_dst);
+	return ret;
+}

@@ -1,0 +1,972 @@
+/*
+ * Interactive commands on the gosbx side (interactive.h): the
+ * WebSocket channel of feature exec-interactive, and the exec-input
+ * fallback for proxies that carry plain HTTP only.
+ */
+#include "compat.h"
+#include "interactive.h"
+#include "http.h"
+#include "json.h"
+#include "strvec.h"
+#include "usage.h"
+#include "websocket.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+
+#define WS_PROTO "gosbx.exec.v1"
+enum channel {
+	CH_STDIN = 0,
+	CH_STDOUT = 1,
+	CH_STDERR = 2,
+	CH_STATUS = 3,
+	CH_CONTROL = 4,
+};
+/* the largest message taken from the runtime (its chunks are 256 KiB) */
+#define MAX_MSG (4u << 20)
+/* stdin in one message, and in one POST of the exec-input transport */
+#define WS_CHUNK (64 * 1024)
+#define POST_CHUNK (1u << 20)
+/* an NDJSON event line of the exec-input stream */
+#define MAX_LINE (4u << 20)
+
+enum transport { IA_WS, IA_HTTP };
+
+/* records from the output thread (exec-input) to interactive_step() */
+enum record { REC_STDOUT = 1, REC_STDERR = 2, REC_EXIT = 3, REC_ERROR = 4 };
+
+struct interactive {
+	struct session *s;
+	struct interactive_opts o;
+	enum transport mode;
+	int done;      /* the exit status arrived */
+	int failed;    /* the channel broke (reported) */
+	int cancelled; /* opts.cancel or on_output stopped it */
+	int eof_given; /* interactive_eof() */
+	json_t *exit;  /* the exit event */
+	size_t out_total, err_total;
+	char rid[17]; /* X-Request-ID of the command */
+
+	/* IA_WS */
+	struct ws_client ws;
+	wslay_event_context_ptr ctx;
+
+	/* IA_HTTP */
+	struct http_client *in_http;  /* the input requests' connection */
+	struct http_client *out_http; /* the output stream's: s->http stays
+				       * free for the caller meanwhile */
+	pthread_t out_thread, in_thread;
+	int threads;
+	int pipe[2]; /* records from the output thread */
+	int wake[2]; /* the input thread made room in inq */
+	struct strbuf rec;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct strbuf inq;		 /* stdin not yet posted */
+	int inq_eof;			 /* post eof after inq */
+	struct strvec ctrlq;		 /* control messages not yet posted */
+	int started;			 /* the "started" event arrived */
+	int stop;			 /* the threads are to stop */
+	int in_dead;			 /* the input thread gave up */
+	volatile sig_atomic_t abort_req; /* stops their requests */
+	struct strbuf body;		 /* the POST /v1/exec body */
+	struct strbuf line;		 /* an event line being assembled */
+	int bad_stream;
+};
+
+/* The start message / POST /v1/exec body (Documentation/gosbx-runtime.txt). */
+static void build_body(const struct interactive_opts *o, int http,
+		       struct strbuf *out)
+{
+	json_t *b = json_object(), *env;
+
+	if (!http)
+		json_object_set_new(b, "type", json_string("start"));
+	json_object_set_new(b, "command", json_string(o->command));
+	if (o->timeout_ms > 0)
+		json_object_set_new(b, "timeout_ms",
+				    json_integer(o->timeout_ms));
+	if (o->env && o->env[0]) {
+		env = json_object();
+		for (const char *const *p = o->env; *p; p++) {
+			const char *eq = strchr(*p, '=');
+			char *k;
+
+			if (!eq)
+				continue;
+			k = xstrndup(*p, eq - *p);
+			json_object_set_new(env, k, json_string(eq + 1));
+			free(k);
+		}
+		json_object_set_new(b, "env", env);
+	}
+	if (o->cwd && *o->cwd)
+		json_object_set_new(b, "cwd", json_string(o->cwd));
+	if (o->tty) {
+		json_object_set_new(b, "tty", json_true());
+		if (o->tty_raw)
+			json_object_set_new(b, "tty_raw", json_true());
+		if (o->cols && o->rows && o->cols < 65536 && o->rows < 65536) {
+			json_object_set_new(b, "cols", json_integer(o->cols));
+			json_object_set_new(b, "rows", json_integer(o->rows));
+		}
+	}
+	if (http)
+		json_object_set_new(b, "stdin_stream", json_true());
+	json_dump_into(out, b);
+	json_decref(b);
+}
+
+/* A message of the runtime, made safe to print: printable ASCII only. */
+static void add_printable(struct strbuf *out, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len && i < 200; i++)
+		strbuf_addch(out, p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?');
+}
+
+static int deliver(struct interactive *ia, int stream, const char *buf,
+		   size_t len)
+{
+	if (stream == 1)
+		ia->out_total += len;
+	else
+		ia->err_total += len;
+	if (!len || ia->cancelled)
+		return 0;
+	if (ia->o.on_output(stream, buf, len, ia->o.data) < 0) {
+		ia->cancelled = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int take_exit(struct interactive *ia, const char *buf, size_t len)
+{
+	json_t *j = json_parse(buf, len, NULL);
+
+	if (!json_is_object(j) ||
+	    strcmp(json_object_str(j, "type") ?: "", "exit")) {
+		json_decref(j);
+		return error("the runtime sent a malformed exit status");
+	}
+	json_decref(ia->exit);
+	ia->exit = j;
+	ia->done = 1;
+	return 0;
+}
+
+/* ---- IA_WS ---- */
+
+static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+			  int flags, void *data)
+{
+	struct interactive *ia = data;
+
+	return ws_client_recv(&ia->ws, ctx, buf, len);
+}
+
+static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *buf,
+			  size_t len, int flags, void *data)
+{
+	struct interactive *ia = data;
+
+	return ws_client_send(&ia->ws, ctx, buf, len, flags);
+}
+
+static void ws_on_msg(wslay_event_context_ptr ctx,
+		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
+{
+	struct interactive *ia = data;
+	const char *msg = (const char *)arg->msg;
+	size_t len = arg->msg_length;
+
+	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
+		if (!ia->done && !ia->failed && !ia->cancelled) {
+			struct strbuf why = STRBUF_INIT;
+
+			add_printable(&why, msg + (len >= 2 ? 2 : len),
+				      len >= 2 ? len - 2 : 0);
+			error("the runtime closed the interactive channel "
+			      "(code %u)%s%s",
+			      arg->status_code, why.len ? ": " : "", why.buf);
+			strbuf_release(&why);
+			ia->failed = 1;
+		}
+		return;
+	}
+	if (arg->opcode != WSLAY_BINARY_FRAME || !len || ia->failed)
+		return;
+	switch (msg[0]) {
+	case CH_STDOUT:
+	case CH_STDERR:
+		if (ia->done)
+			return; /* nothing counts after the exit status */
+		if (deliver(ia, msg[0], msg + 1, len - 1) < 0)
+			wslay_event_shutdown_read(ctx);
+		break;
+	case CH_STATUS:
+		if (!ia->done && take_exit(ia, msg + 1, len - 1) < 0)
+			ia->failed = 1;
+		break;
+	default:
+		break; /* a newer runtime's channel: not ours */
+	}
+}
+
+static void ws_send_control(struct interactive *ia, const char *json)
+{
+	struct wslay_event_msg m;
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addch(&sb, CH_CONTROL);
+	strbuf_addstr(&sb, json);
+	m.opcode = WSLAY_BINARY_FRAME;
+	m.msg = (const uint8_t *)sb.buf;
+	m.msg_length = sb.len;
+	wslay_event_queue_msg(ia->ctx, &m); /* copies */
+	strbuf_release(&sb);
+}
+
+/*
+ * 0: open, 1: refused on the way (ws.status and ws.body say how),
+ * -1: failed (reported).
+ */
+static int ws_open(struct interactive *ia)
+{
+	struct wslay_event_callbacks cb = {
+		.recv_callback = ws_recv_cb,
+		.send_callback = ws_send_cb,
+		.genmask_callback = ws_genmask,
+		.on_msg_recv_callback = ws_on_msg,
+	};
+	struct strbuf body = STRBUF_INIT;
+	int r;
+
+	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec", WS_PROTO, NULL, 0,
+			   ia->o.cancel, ia->rid);
+	if (r)
+		return r;
+	if (wslay_event_context_client_init(&ia->ctx, &cb, ia)) {
+		ia->ctx = NULL;
+		return error("cannot create a WebSocket context");
+	}
+	wslay_event_config_set_max_recv_msg_length(ia->ctx, MAX_MSG);
+	build_body(&ia->o, 0, &body);
+	ws_send_control(ia, body.buf);
+	strbuf_release(&body);
+	ia->mode = IA_WS;
+	return 0;
+}
+
+static int ws_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
+		   unsigned nr_extra)
+{
+	struct pollfd pfd[1 + 8];
+	unsigned n = nr_extra > 8 ? 8 : nr_extra;
+	int r;
+
+	/* TLS may hold decrypted bytes that poll() cannot see: read first */
+	if (wslay_event_want_read(ia->ctx) && wslay_event_recv(ia->ctx) &&
+	    !ia->ws.eof)
+		return error("the interactive channel broke (bad data from "
+			     "the runtime)");
+	if (ia->done || ia->failed || ia->cancelled)
+		goto out;
+	if (wslay_event_want_write(ia->ctx) && wslay_event_send(ia->ctx))
+		ia->ws.eof = 1;
+	if (!wslay_event_want_write(ia->ctx) && ws_client_flush(&ia->ws) < 0)
+		ia->ws.eof = 1;
+	if (ia->ws.eof)
+		goto out;
+	pfd[0].fd = ia->ws.sock;
+	pfd[0].events = POLLIN;
+	if (wslay_event_want_write(ia->ctx) || ia->ws.hold_len)
+		pfd[0].events |= POLLOUT;
+	pfd[0].revents = 0;
+	for (unsigned i = 0; i < n; i++) {
+		pfd[1 + i] = extra[i];
+		pfd[1 + i].revents = 0;
+	}
+	r = poll(pfd, 1 + n, wait_ms);
+	if (r < 0 && errno != EINTR)
+		return error_errno("poll");
+	for (unsigned i = 0; i < n; i++)
+		extra[i].revents = r > 0 ? pfd[1 + i].revents : 0;
+	if (r > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    wslay_event_want_read(ia->ctx) && wslay_event_recv(ia->ctx) &&
+	    !ia->ws.eof)
+		return error("the interactive channel broke (bad data from "
+			     "the runtime)");
+	if (wslay_event_want_write(ia->ctx) && wslay_event_send(ia->ctx))
+		ia->ws.eof = 1;
+out:
+	if (ia->failed)
+		return -1;
+	if (ia->done)
+		return 0;
+	if (ia->cancelled)
+		return -1;
+	if (ia->ws.eof || (!wslay_event_want_read(ia->ctx) &&
+			   !wslay_event_want_write(ia->ctx)))
+		return error("the connection to the runtime was lost before "
+			     "the command's exit status");
+	return 1;
+}
+
+/* ---- IA_HTTP ---- */
+
+static void put_record(struct interactive *ia, enum record type,
+		       const void *buf, size_t len)
+{
+	unsigned char h[5];
+
+	h[0] = type;
+	h[1] = len & 0xff;
+	h[2] = (len >> 8) & 0xff;
+	h[3] = (len >> 16) & 0xff;
+	h[4] = (len >> 24) & 0xff;
+	/* blocks while interactive_step() does not read: flow control */
+	if (write_in_full(ia->pipe[1], h, sizeof(h)) < 0 ||
+	    (len && write_in_full(ia->pipe[1], buf, len) < 0))
+		ia->abort_req = 1;
+}
+
+static void http_event(struct interactive *ia, const char *line, size_t len)
+{
+	json_t *ev = json_parse(line, len, NULL);
+	const char *type = json_object_str(ev, "type");
+	struct strbuf bytes = STRBUF_INIT;
+
+	if (!type) {
+		ia->bad_stream = 1;
+	} else if (!strcmp(type, "started")) {
+		pthread_mutex_lock(&ia->mu);
+		ia->started = 1;
+		pthread_cond_broadcast(&ia->cond);
+		pthread_mutex_unlock(&ia->mu);
+	} else if (!strcmp(type, "stdout") || !strcmp(type, "stderr")) {
+		json_t *data = json_object_get(ev, "data");
+		const char *b64 = json_object_str(ev, "b64");
+
+		if (json_is_string(data))
+			strbuf_add(&bytes, json_string_value(data),
+				   json_string_length(data));
+		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
+			ia->bad_stream = 1;
+		put_record(ia, type[3] == 'o' ? REC_STDOUT : REC_STDERR,
+			   bytes.buf, bytes.len);
+	} else if (!strcmp(type, "exit")) {
+		put_record(ia, REC_EXIT, line, len);
+	}
+	strbuf_release(&bytes);
+	json_decref(ev);
+}
+
+static int http_data(const char *buf, size_t len, void *data)
+{
+	struct interactive *ia = data;
+
+	while (len) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t n = nl ? (size_t)(nl - buf) : len;
+
+		if (ia->line.len + n > MAX_LINE) {
+			ia->bad_stream = 1;
+			return -1;
+		}
+		strbuf_add(&ia->line, buf, n);
+		if (!nl)
+			return 0;
+		if (ia->line.len)
+			http_event(ia, ia->line.buf, ia->line.len);
+		strbuf_reset(&ia->line);
+		buf += n + 1;
+		len -= n + 1;
+		if (ia->abort_req)
+			return -1;
+	}
+	return 0;
+}
+
+static void *out_main(void *arg)
+{
+	struct interactive *ia = arg;
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf msg = STRBUF_INIT;
+	int rc;
+
+	req.method = "POST";
+	req.path = "/v1/exec";
+	req.body = ia->body.buf;
+	req.body_len = ia->body.len;
+	req.content_type = "application/json";
+	req.on_data = http_data;
+	req.on_data_arg = ia;
+	req.cancel = &ia->abort_req;
+	req.id_out = ia->rid;
+	rc = http_request(ia->out_http, &req, &resp);
+	if (ia->bad_stream)
+		strbuf_addstr(&msg, "the runtime sent a malformed output "
+				    "stream");
+	else if (rc == HTTP_ABORTED)
+		strbuf_addstr(&msg, "cancelled");
+	else if (rc < 0)
+		strbuf_addstr(&msg, last_error());
+	else if (resp.status != 200) {
+		strbuf_addstr(&msg, "interactive command failed: ");
+		http_error_text(&msg, resp.status, &resp.body);
+	}
+	if (msg.len)
+		put_record(ia, REC_ERROR, msg.buf, msg.len);
+	close(ia->pipe[1]);
+	ia->pipe[1] = -1;
+	/* the input thread waits for "started": it will not come now */
+	pthread_mutex_lock(&ia->mu);
+	ia->stop = 1;
+	pthread_cond_broadcast(&ia->cond);
+	pthread_mutex_unlock(&ia->mu);
+	strbuf_release(&msg);
+	http_resp_release(&resp);
+	return NULL;
+}
+
+/* One input request: 0 done, 1 the command takes no more, -1 failed. */
+static int post_input(struct interactive *ia, const char *what,
+		      const char *query, const char *body, size_t len)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf path = STRBUF_INIT;
+	int ret = 0, rc;
+
+	strbuf_addf(&path, "/v1/exec/%s/%s", ia->rid, what);
+	req.method = "POST";
+	req.path = path.buf;
+	req.query = query;
+	req.body = body;
+	req.body_len = len;
+	req.content_type = strcmp(what, "control") ? "application/octet-stream"
+						   : "application/json";
+	req.cancel = &ia->abort_req;
+	rc = http_request(ia->in_http, &req, &resp);
+	if (rc < 0)
+		ret = -1;
+	else if (resp.status == 404 || resp.status == 409)
+		ret = 1; /* finished, or its input is closed */
+	else if (resp.status != 204)
+		ret = -1;
+	strbuf_release(&path);
+	http_resp_release(&resp);
+	return ret;
+}
+
+static void *in_main(void *arg)
+{
+	struct interactive *ia = arg;
+	struct strbuf chunk = STRBUF_INIT;
+
+	pthread_mutex_lock(&ia->mu);
+	for (;;) {
+		int eof = 0, r = 0;
+		char *ctrl = NULL;
+
+		while (!ia->stop &&
+		       (!ia->started ||
+			(!ia->inq.len && !ia->inq_eof && !ia->ctrlq.nr)))
+			pthread_cond_wait(&ia->cond, &ia->mu);
+		if (ia->stop)
+			break;
+		if (ia->ctrlq.nr) {
+			/* the oldest first */
+			ctrl = (char *)ia->ctrlq.v[0];
+			memmove(ia->ctrlq.v, ia->ctrlq.v + 1,
+				ia->ctrlq.nr * sizeof(*ia->ctrlq.v));
+			ia->ctrlq.nr--;
+		} else {
+			size_t n = ia->inq.len < POST_CHUNK ? ia->inq.len
+							    : POST_CHUNK;
+
+			strbuf_reset(&chunk);
+			strbuf_add(&chunk, ia->inq.buf, n);
+			strbuf_remove(&ia->inq, 0, n);
+			eof = ia->inq_eof && !ia->inq.len;
+			if (eof)
+				ia->inq_eof = 0;
+			pthread_cond_broadcast(&ia->cond);
+			/* interactive_step() may wait for room: wake it */
+			if (write(ia->wake[1], "", 1) < 0 && errno != EAGAIN)
+				ia->in_dead = 1;
+		}
+		pthread_mutex_unlock(&ia->mu);
+		if (ctrl)
+			r = post_input(ia, "control", NULL, ctrl, strlen(ctrl));
+		else if (chunk.len || eof)
+			r = post_input(ia, "stdin", eof ? "eof=1" : NULL,
+				       chunk.buf, chunk.len);
+		free(ctrl);
+		pthread_mutex_lock(&ia->mu);
+		if (r) {
+			/* the command takes no more input: drop the rest */
+			ia->in_dead = 1;
+			strbuf_reset(&ia->inq);
+			ia->inq_eof = 0;
+			if (r < 0)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&ia->mu);
+	strbuf_release(&chunk);
+	return NULL;
+}
+
+static int http_open(struct interactive *ia)
+{
+	int fl;
+
+	if (pipe2(ia->pipe, O_CLOEXEC) < 0 ||
+	    pipe2(ia->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return error_errno("cannot create a pipe");
+	fl = fcntl(ia->pipe[0], F_GETFL);
+	fcntl(ia->pipe[0], F_SETFL, fl | O_NONBLOCK);
+	ia->in_http = http_client_dup(ia->s->http);
+	ia->out_http = http_client_dup(ia->s->http);
+	if (!ia->in_http || !ia->out_http)
+		return -1;
+	build_body(&ia->o, 1, &ia->body);
+	ia->mode = IA_HTTP;
+	if (pthread_create(&ia->out_thread, NULL, out_main, ia))
+		return error("cannot start a thread");
+	ia->threads = 1;
+	if (pthread_create(&ia->in_thread, NULL, in_main, ia)) {
+		ia->abort_req = 1;
+		return error("cannot start a thread");
+	}
+	ia->threads = 2;
+	return 0;
+}
+
+/* Deliver the complete records in ia->rec. */
+static int http_records(struct interactive *ia)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (ia->rec.len - off >= 5) {
+		const unsigned char *h =
+			(const unsigned char *)ia->rec.buf + off;
+		size_t len = h[1] | h[2] << 8 | h[3] << 16 | (size_t)h[4] << 24;
+		const char *p = ia->rec.buf + off + 5;
+
+		if (ia->rec.len - off - 5 < len)
+			break;
+		off += 5 + len;
+		if (h[0] == REC_STDOUT || h[0] == REC_STDERR) {
+			if (!ia->done)
+				deliver(ia, h[0], p, len);
+		} else if (h[0] == REC_EXIT) {
+			if (!ia->done && take_exit(ia, p, len) < 0)
+				ia->failed = 1;
+		} else if (h[0] == REC_ERROR && !ia->done && !ia->cancelled) {
+			error("%.*s", (int)len, p);
+			ia->failed = 1;
+			ret = -1;
+		}
+	}
+	strbuf_remove(&ia->rec, 0, off);
+	return ret;
+}
+
+static int http_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
+		     unsigned nr_extra)
+{
+	struct pollfd pfd[2 + 8];
+	unsigned n = nr_extra > 8 ? 8 : nr_extra;
+	int r, eof = 0;
+
+	pfd[0].fd = ia->pipe[0];
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	pfd[1].fd = ia->wake[0];
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	for (unsigned i = 0; i < n; i++) {
+		pfd[2 + i] = extra[i];
+		pfd[2 + i].revents = 0;
+	}
+	r = poll(pfd, 2 + n, wait_ms);
+	if (r < 0 && errno != EINTR)
+		return error_errno("poll");
+	for (unsigned i = 0; i < n; i++)
+		extra[i].revents = r > 0 ? pfd[2 + i].revents : 0;
+	if (r > 0 && pfd[1].revents) {
+		char drain[64];
+
+		while (read(ia->wake[0], drain, sizeof(drain)) > 0)
+			;
+	}
+	if (r > 0 && pfd[0].revents) {
+		char buf[65536];
+		ssize_t got = read(ia->pipe[0], buf, sizeof(buf));
+
+		if (got > 0)
+			strbuf_add(&ia->rec, buf, got);
+		else if (!got)
+			eof = 1;
+		http_records(ia);
+	}
+	if (ia->failed)
+		return -1;
+	if (ia->done)
+		return 0;
+	if (ia->cancelled)
+		return -1;
+	if (eof)
+		return error("the output stream of the runtime ended before "
+			     "the command's exit status");
+	return 1;
+}
+
+/* ---- the API ---- */
+
+int interactive_open(struct session *s, const struct interactive_opts *opts,
+		     struct interactive **out)
+{
+	struct interactive *ia;
+	int have_ws = !!(s->features & SESSION_FEAT_EXEC_INTERACTIVE);
+	int have_in = !!(s->features & SESSION_FEAT_EXEC_INPUT);
+	int r = 1;
+
+	*out = NULL;
+	if (!have_ws && !have_in)
+		return error("the runtime of claim '%s' (%s) has no "
+			     "interactive channel (features exec-interactive "
+			     "and exec-input): stdin (-i), a terminal (-t) "
+			     "and the REPL's live shell need gosbx-runtime "
+			     "0.1.0 or later",
+			     s->claim,
+			     s->server && *s->server ? s->server
+						     : "an upstream runtime "
+						       "server");
+	ia = xcalloc(1, sizeof(*ia));
+	ia->s = s;
+	ia->o = *opts;
+	ia->pipe[0] = ia->pipe[1] = -1;
+	ia->wake[0] = ia->wake[1] = -1;
+	ia->ws.sock = -1;
+	strbuf_init(&ia->rec, 0);
+	strbuf_init(&ia->inq, 0);
+	strbuf_init(&ia->body, 0);
+	strbuf_init(&ia->line, 0);
+	strvec_init(&ia->ctrlq);
+	pthread_mutex_init(&ia->mu, NULL);
+	pthread_cond_init(&ia->cond, NULL);
+	ia->mode = IA_WS;
+	if (have_ws) {
+		r = ws_open(ia);
+		if (r < 0) {
+			interactive_finish(ia, NULL);
+			return -1;
+		}
+		if (r > 0) {
+			struct strbuf why = STRBUF_INIT;
+
+			http_error_text(&why, ia->ws.status, &ia->ws.body);
+			if (!have_in) {
+				error("the interactive channel to claim '%s' "
+				      "was refused on the way: %s",
+				      s->claim, why.buf);
+				strbuf_release(&why);
+				interactive_finish(ia, NULL);
+				return -1;
+			}
+			if (opts->verbose)
+				fprintf(stderr,
+					"gosbx: no WebSocket to the runtime "
+					"(%s): input goes through separate "
+					"requests (sandbox-router v0.4.6 and "
+					"v0.5.0 carry no WebSocket; v0.5.2 and "
+					"later do)\n",
+					why.buf);
+			strbuf_release(&why);
+			ws_client_close(&ia->ws);
+		}
+	}
+	if (r > 0 && http_open(ia) < 0) {
+		interactive_finish(ia, NULL);
+		return -1;
+	}
+	*out = ia;
+	return 0;
+}
+
+ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
+{
+	size_t room, n;
+
+	if (ia->eof_given || ia->done || ia->failed)
+		return -1;
+	if (ia->mode == IA_WS) {
+		size_t queued = wslay_event_get_queued_msg_length(ia->ctx);
+		struct wslay_event_msg m;
+		struct strbuf sb = STRBUF_INIT;
+
+		room = queued < INTERACTIVE_QUEUE ? INTERACTIVE_QUEUE - queued
+						  : 0;
+		n = len < room ? len : room;
+		if (n > WS_CHUNK)
+			n = WS_CHUNK;
+		if (!n)
+			return 0;
+		strbuf_grow(&sb, n + 1);
+		strbuf_addch(&sb, CH_STDIN);
+		strbuf_add(&sb, buf, n);
+		m.opcode = WSLAY_BINARY_FRAME;
+		m.msg = (const uint8_t *)sb.buf;
+		m.msg_length = sb.len;
+		if (wslay_event_queue_msg(ia->ctx, &m))
+			n = 0;
+		strbuf_release(&sb);
+		return n;
+	}
+	pthread_mutex_lock(&ia->mu);
+	if (ia->in_dead) {
+		/* the command takes no more: as if it had read it */
+		pthread_mutex_unlock(&ia->mu);
+		return len;
+	}
+	room = ia->inq.len < INTERACTIVE_QUEUE ? INTERACTIVE_QUEUE - ia->inq.len
+					       : 0;
+	n = len < room ? len : room;
+	strbuf_add(&ia->inq, buf, n);
+	pthread_cond_broadcast(&ia->cond);
+	pthread_mutex_unlock(&ia->mu);
+	return n;
+}
+
+int interactive_can_write(struct interactive *ia)
+{
+	int ok;
+
+	if (ia->eof_given || ia->done || ia->failed)
+		return 0;
+	if (ia->mode == IA_WS)
+		return wslay_event_get_queued_msg_length(ia->ctx) <
+		       INTERACTIVE_QUEUE;
+	pthread_mutex_lock(&ia->mu);
+	ok = ia->inq.len < INTERACTIVE_QUEUE;
+	pthread_mutex_unlock(&ia->mu);
+	return ok;
+}
+
+static void send_control(struct interactive *ia, json_t *j)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	json_dump_into(&sb, j);
+	json_decref(j);
+	if (ia->mode == IA_WS) {
+		ws_send_control(ia, sb.buf);
+	} else {
+		pthread_mutex_lock(&ia->mu);
+		strvec_push(&ia->ctrlq, sb.buf);
+		pthread_cond_broadcast(&ia->cond);
+		pthread_mutex_unlock(&ia->mu);
+	}
+	strbuf_release(&sb);
+}
+
+void interactive_eof(struct interactive *ia)
+{
+	if (ia->eof_given || ia->done || ia->failed)
+		return;
+	ia->eof_given = 1;
+	if (ia->mode == IA_WS) {
+		send_control(ia, json_pack("{s:s}", "type", "eof"));
+		return;
+	}
+	pthread_mutex_lock(&ia->mu);
+	ia->inq_eof = 1;
+	pthread_cond_broadcast(&ia->cond);
+	pthread_mutex_unlock(&ia->mu);
+}
+
+void interactive_resize(struct interactive *ia, unsigned cols, unsigned rows)
+{
+	if (!ia->o.tty || ia->done || ia->failed || !cols || !rows ||
+	    cols > 65535 || rows > 65535)
+		return;
+	send_control(ia, json_pack("{s:s,s:i,s:i}", "type", "resize", "cols",
+				   (int)cols, "rows", (int)rows));
+}
+
+void interactive_signal(struct interactive *ia, const char *name)
+{
+	if (!ia->o.tty || ia->done || ia->failed)
+		return;
+	send_control(ia,
+		     json_pack("{s:s,s:s}", "type", "signal", "signal", name));
+}
+
+int interactive_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
+		     unsigned nr_extra)
+{
+	if (ia->o.cancel && *ia->o.cancel)
+		ia->cancelled = 1;
+	if (ia->done)
+		return 0;
+	if (ia->failed || ia->cancelled)
+		return -1;
+	if (ia->mode == IA_WS)
+		return ws_step(ia, wait_ms, extra, nr_extra);
+	return http_step(ia, wait_ms, extra, nr_extra);
+}
+
+/* After giving up on a running command: name it to the runtime too. */
+static void cancel_remote(struct interactive *ia)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf path = STRBUF_INIT;
+
+	if (!(ia->s->features & SESSION_FEAT_EXEC_CANCEL) || !*ia->rid)
+		return;
+	strbuf_addf(&path, "/v1/exec/%s", ia->rid);
+	req.method = "DELETE";
+	req.path = path.buf;
+	req.timeout_ms = 5000;
+	(void)http_request(ia->s->http, &req, &resp);
+	strbuf_release(&path);
+	http_resp_release(&resp);
+}
+
+int interactive_finish(struct interactive *ia, struct session_result *res)
+{
+	int ret = ia->done ? 0 : -1;
+
+	if (!ia->done && ia->mode == IA_WS && ia->ctx && !ia->ws.eof) {
+		/* a polite close first; the runtime kills the command */
+		wslay_event_queue_close(ia->ctx, 1000, NULL, 0);
+		wslay_event_send(ia->ctx);
+		ws_client_flush(&ia->ws);
+	}
+	if (ia->mode == IA_WS) {
+		if (ia->ctx)
+			wslay_event_context_free(ia->ctx);
+		ws_client_close(&ia->ws);
+	}
+	if (ia->threads) {
+		if (!ia->done)
+			ia->abort_req = 1;
+		pthread_mutex_lock(&ia->mu);
+		ia->stop = 1;
+		pthread_cond_broadcast(&ia->cond);
+		pthread_mutex_unlock(&ia->mu);
+		/* the output thread may wait for room in the pipe */
+		if (ia->pipe[0] >= 0) {
+			close(ia->pipe[0]);
+			ia->pipe[0] = -1;
+		}
+		if (ia->threads > 1)
+			pthread_join(ia->in_thread, NULL);
+		ia->abort_req = 1;
+		pthread_join(ia->out_thread, NULL);
+	}
+	if (!ia->done && *ia->rid &&
+	    (ia->cancelled || ia->failed || ia->mode == IA_HTTP || ia->ctx))
+		cancel_remote(ia);
+	if (res) {
+		if (ia->exit)
+			session_result_from_json(res, ia->exit);
+		else {
+			res->exit_code = -1;
+			res->reason = "cancelled";
+		}
+		res->out_total = ia->out_total;
+		res->err_total = ia->err_total;
+	}
+	json_decref(ia->exit);
+	if (ia->pipe[0] >= 0)
+		close(ia->pipe[0]);
+	if (ia->pipe[1] >= 0)
+		close(ia->pipe[1]);
+	for (int i = 0; i < 2; i++)
+		if (ia->wake[i] >= 0)
+			close(ia->wake[i]);
+	http_client_free(ia->in_http);
+	http_client_free(ia->out_http);
+	strbuf_release(&ia->rec);
+	strbuf_release(&ia->inq);
+	strbuf_release(&ia->body);
+	strbuf_release(&ia->line);
+	strvec_clear(&ia->ctrlq);
+	pthread_mutex_destroy(&ia->mu);
+	pthread_cond_destroy(&ia->cond);
+	free(ia);
+	return ret;
+}
+
+int interactive_run(struct session *s, const struct interactive_opts *opts,
+		    int in_fd, volatile sig_atomic_t *winch,
+		    int (*get_size)(unsigned *cols, unsigned *rows),
+		    struct session_result *res)
+{
+	struct interactive *ia;
+	char *buf;
+	size_t have = 0, off = 0;
+	int in_eof = in_fd < 0, r, cancelled;
+
+	if (interactive_open(s, opts, &ia) < 0)
+		return opts->cancel && *opts->cancel ? 1 : -1;
+	/* no input: without a terminal, the command reads end-of-file */
+	if (in_fd < 0 && !opts->tty)
+		interactive_eof(ia);
+	buf = xmalloc(WS_CHUNK);
+	for (;;) {
+		struct pollfd pfd = { .fd = -1, .events = POLLIN };
+		unsigned cols, rows;
+
+		if (winch && *winch) {
+			*winch = 0;
+			if (get_size && !get_size(&cols, &rows))
+				interactive_resize(ia, cols, rows);
+		}
+		while (off < have) {
+			ssize_t n =
+				interactive_write(ia, buf + off, have - off);
+
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		if (off == have)
+			off = have = 0;
+		if (!in_eof && !have && interactive_can_write(ia))
+			pfd.fd = in_fd;
+		r = interactive_step(ia, 1000, &pfd, 1);
+		if (r <= 0)
+			break;
+		if (pfd.fd >= 0 && pfd.revents) {
+			ssize_t n = read(in_fd, buf, WS_CHUNK);
+
+			if (n > 0) {
+				have = (size_t)n;
+			} else if (!n || (errno != EINTR && errno != EAGAIN)) {
+				if (n < 0)
+					warning_errno("cannot read standard "
+						      "input; closing the "
+						      "command's");
+				in_eof = 1;
+				interactive_eof(ia);
+			}
+		}
+	}
+	free(buf);
+	cancelled = ia->cancelled && !(ia->done);
+	if (interactive_finish(ia, res) < 0)
+		return cancelled ? 1 : -1;
+	return 0;
+}

@@ -1,0 +1,467 @@
+#include "compat.h"
+#include "websocket.h"
+#include "http.h"
+#include "json.h"
+#include "usage.h"
+
+#include <poll.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include <curl/curl.h>
+#include <openssl/sha.h>
+
+#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+/* the answer's head, and the body of a refused upgrade that is kept */
+#define WS_MAX_HEAD (64 * 1024)
+#define WS_DEFAULT_TIMEOUT_MS 30000
+
+void ws_accept_key(const char *key, struct strbuf *out)
+{
+	struct strbuf in = STRBUF_INIT;
+	unsigned char sha[SHA_DIGEST_LENGTH];
+
+	strbuf_addstr(&in, key);
+	strbuf_addstr(&in, WS_GUID);
+	SHA1((const unsigned char *)in.buf, in.len, sha);
+	base64_encode_into(out, sha, sizeof(sha));
+	strbuf_release(&in);
+}
+
+static int fill_random(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+	       void *data)
+{
+	return fill_random(buf, len) < 0 ? -1 : 0;
+}
+
+/* The value of header name in the head (lines after the status), or NULL. */
+static char *head_value(const char *head, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = strstr(head, "\r\n");
+
+	while (p && p[2]) {
+		const char *line = p + 2, *end = strstr(line, "\r\n");
+
+		if (!end)
+			break;
+		if (!strncasecmp(line, name, nl) && line[nl] == ':') {
+			const char *v = line + nl + 1, *e = end;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			return xstrndup(v, e - v);
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+/* Wait for events on ws->sock until the deadline; 0 ready, -1 not. */
+static int wait_sock(struct ws_client *ws, short events, uint64_t deadline,
+		     volatile sig_atomic_t *cancel)
+{
+	for (;;) {
+		struct pollfd p = { .fd = ws->sock, .events = events };
+		uint64_t now = monotonic_ms();
+		int r;
+
+		if (cancel && *cancel)
+			return error("cancelled");
+		if (now >= deadline)
+			return error("no answer to the WebSocket upgrade in "
+				     "time");
+		r = poll(&p, 1, deadline - now > 250 ? 250 : deadline - now);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return error_errno("poll");
+	}
+}
+
+static int send_all(struct ws_client *ws, const char *buf, size_t len,
+		    uint64_t deadline, volatile sig_atomic_t *cancel)
+{
+	while (len) {
+		size_t n = 0;
+		CURLcode rc = curl_easy_send(ws->curl, buf, len, &n);
+
+		if (rc == CURLE_AGAIN) {
+			if (wait_sock(ws, POLLOUT, deadline, cancel) < 0)
+				return -1;
+			continue;
+		}
+		if (rc != CURLE_OK)
+			return error("cannot send the WebSocket upgrade: %s",
+				     curl_easy_strerror(rc));
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One read into sb: 0, 1 at EOF, -1 with error(). */
+static int recv_more(struct ws_client *ws, struct strbuf *sb, uint64_t deadline,
+		     volatile sig_atomic_t *cancel)
+{
+	char buf[4096];
+
+	for (;;) {
+		size_t n = 0;
+		CURLcode rc = curl_easy_recv(ws->curl, buf, sizeof(buf), &n);
+
+		if (rc == CURLE_AGAIN) {
+			if (wait_sock(ws, POLLIN, deadline, cancel) < 0)
+				return -1;
+			continue;
+		}
+		if (rc != CURLE_OK)
+			return error("connection lost during the WebSocket "
+				     "upgrade: %s",
+				     curl_easy_strerror(rc));
+		if (!n)
+			return 1; /* EOF */
+		strbuf_add(sb, buf, n);
+		return 0;
+	}
+}
+
+/* Does a chunked body (RFC 9112 section 7.1) hold its last chunk? */
+static int last_chunk(const char *p, size_t len)
+{
+	return (len >= 5 && !memcmp(p, "0\r\n\r\n", 5)) ||
+	       memmem(p, len, "\r\n0\r\n\r\n", 7);
+}
+
+/* The data of a chunked body, as far as it goes (bounded by len). */
+static void dechunk(const char *p, size_t len, struct strbuf *out)
+{
+	const char *end = p + len;
+
+	while (p < end) {
+		char *q;
+		unsigned long n = strtoul(p, &q, 16);
+		const char *data = memmem(q, end - q, "\r\n", 2);
+
+		if (!data || q == p || !n)
+			break;
+		data += 2;
+		if (n > (size_t)(end - data))
+			n = end - data;
+		strbuf_add(out, data, n);
+		p = data + n;
+		if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+			p += 2;
+	}
+}
+
+static int read_answer(struct ws_client *ws, const char *key, const char *proto,
+		       uint64_t deadline, volatile sig_atomic_t *cancel)
+{
+	struct strbuf in = STRBUF_INIT, want = STRBUF_INIT;
+	char *end, *accept = NULL, *got_proto = NULL, *upgrade = NULL;
+	size_t hlen;
+	int status, r, ret = -1;
+
+	while (!(end = memmem(in.buf, in.len, "\r\n\r\n", 4))) {
+		if (in.len > WS_MAX_HEAD) {
+			error("the answer to the WebSocket upgrade has a "
+			      "header over 64 KiB");
+			goto out;
+		}
+		r = recv_more(ws, &in, deadline, cancel);
+		if (r < 0)
+			goto out;
+		if (r > 0) {
+			error("connection closed before the answer to the "
+			      "WebSocket upgrade");
+			goto out;
+		}
+	}
+	hlen = end + 4 - in.buf;
+	if (in.len < 12 || strncmp(in.buf, "HTTP/1.", 7) ||
+	    sscanf(in.buf + 9, "%3d", &status) != 1) {
+		error("malformed answer to the WebSocket upgrade");
+		goto out;
+	}
+	end[2] = '\0';
+	if (status != 101) {
+		char *cl = head_value(in.buf, "Content-Length");
+		char *te = head_value(in.buf, "Transfer-Encoding");
+		size_t body_len = cl ? strtoul(cl, NULL, 10) : WS_MAX_HEAD;
+		int chunked = te && !strcasecmp(te, "chunked");
+
+		free(cl);
+		free(te);
+		if (body_len > WS_MAX_HEAD)
+			body_len = WS_MAX_HEAD;
+		/* the body (bounded): what a refusing server had to say */
+		while (in.len - hlen < body_len &&
+		       !(chunked && last_chunk(in.buf + hlen, in.len - hlen)) &&
+		       !recv_more(ws, &in, deadline, cancel))
+			;
+		ws->status = status;
+		strbuf_reset(&ws->body);
+		if (chunked)
+			dechunk(in.buf + hlen, in.len - hlen, &ws->body);
+		else
+			strbuf_add(&ws->body, in.buf + hlen,
+				   in.len - hlen < body_len ? in.len - hlen
+							    : body_len);
+		ret = 1;
+		goto out;
+	}
+	accept = head_value(in.buf, "Sec-WebSocket-Accept");
+	got_proto = head_value(in.buf, "Sec-WebSocket-Protocol");
+	upgrade = head_value(in.buf, "Upgrade");
+	ws_accept_key(key, &want);
+	if (!upgrade || strcasecmp(upgrade, "websocket")) {
+		error("the server switched to protocol '%s', not websocket",
+		      upgrade ? upgrade : "");
+	} else if (!accept || strcmp(accept, want.buf)) {
+		error("bad Sec-WebSocket-Accept in the answer to the "
+		      "WebSocket upgrade");
+	} else if (!got_proto || strcmp(got_proto, proto)) {
+		error("the server chose WebSocket subprotocol '%s', not '%s'",
+		      got_proto ? got_proto : "", proto);
+	} else {
+		strbuf_add(&ws->pre, in.buf + hlen, in.len - hlen);
+		ret = 0;
+	}
+out:
+	free(accept);
+	free(got_proto);
+	free(upgrade);
+	strbuf_release(&in);
+	strbuf_release(&want);
+	return ret;
+}
+
+int ws_client_open(struct ws_client *ws, struct http_client *c,
+		   const char *path, const char *proto,
+		   const char *const *headers, long timeout_ms,
+		   volatile sig_atomic_t *cancel, char *id_out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *base = http_client_base_url(c), *p;
+	struct strbuf url = STRBUF_INIT, req = STRBUF_INIT;
+	struct strbuf key = STRBUF_INIT, host = STRBUF_INIT;
+	struct strbuf prefix = STRBUF_INIT;
+	unsigned char raw[16], rid[8];
+	char errbuf[CURL_ERROR_SIZE] = "", id[17];
+	uint64_t deadline;
+	curl_socket_t s;
+	CURLcode rc;
+	CURL *h;
+	int ret = -1;
+
+	strbuf_init(&ws->pre, 0);
+	strbuf_init(&ws->wbuf, 0);
+	strbuf_init(&ws->body, 0);
+	ws->sock = -1;
+	ws->curl = NULL;
+	ws->pre_off = ws->hold_len = 0;
+	ws->eof = 0;
+	ws->status = 0;
+	deadline = monotonic_ms() +
+		   (timeout_ms > 0 ? timeout_ms : WS_DEFAULT_TIMEOUT_MS);
+
+	p = strstr(base, "://");
+	if (!p) {
+		error("bad base URL '%s'", base);
+		goto out;
+	}
+	p += 3;
+	strbuf_add(&host, p, strcspn(p, "/"));
+	strbuf_addstr(&prefix, p + host.len);
+	if (*path != '/')
+		strbuf_addch(&prefix, '/');
+	strbuf_addstr(&prefix, path);
+	strbuf_addf(&url, "%s%s%s", base, *path == '/' ? "" : "/", path);
+
+	ws->curl = h = curl_easy_init();
+	if (!h) {
+		error("cannot create a curl handle");
+		goto out;
+	}
+	if (http_client_apply_transport(c, h) < 0)
+		goto out;
+	curl_easy_setopt(h, CURLOPT_URL, url.buf);
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	if (getenv("GOSBX_HTTP_TRACE"))
+		curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+	rc = curl_easy_perform(h);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	if (rc != CURLE_OK) {
+		error("cannot reach '%s': %s", base,
+		      *errbuf ? errbuf : curl_easy_strerror(rc));
+		goto out;
+	}
+	if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK ||
+	    s == CURL_SOCKET_BAD) {
+		error("no socket from libcurl for '%s'", base);
+		goto out;
+	}
+	ws->sock = s;
+
+	if (fill_random(raw, sizeof(raw)) < 0 ||
+	    fill_random(rid, sizeof(rid)) < 0) {
+		error_errno("getrandom");
+		goto out;
+	}
+	base64_encode_into(&key, raw, sizeof(raw));
+	for (int i = 0; i < 8; i++) {
+		id[2 * i] = hex[rid[i] >> 4];
+		id[2 * i + 1] = hex[rid[i] & 15];
+	}
+	id[16] = '\0';
+	if (id_out)
+		memcpy(id_out, id, sizeof(id));
+	strbuf_addf(&req,
+		    "GET %s HTTP/1.1\r\n"
+		    "Host: %s\r\n"
+		    "Connection: Upgrade\r\n"
+		    "Upgrade: websocket\r\n"
+		    "Sec-WebSocket-Version: 13\r\n"
+		    "Sec-WebSocket-Key: %s\r\n"
+		    "Sec-WebSocket-Protocol: %s\r\n"
+		    "X-Request-ID: %s\r\n",
+		    prefix.buf, host.buf, key.buf, proto, id);
+	http_client_header_lines(c, &req);
+	for (size_t i = 0; headers && headers[i]; i++)
+		strbuf_addf(&req, "%s\r\n", headers[i]);
+	strbuf_addstr(&req, "\r\n");
+	if (send_all(ws, req.buf, req.len, deadline, cancel) < 0)
+		goto out;
+	ret = read_answer(ws, key.buf, proto, deadline, cancel);
+out:
+	strbuf_release(&url);
+	strbuf_release(&req);
+	strbuf_release(&key);
+	strbuf_release(&host);
+	strbuf_release(&prefix);
+	return ret;
+}
+
+void ws_client_close(struct ws_client *ws)
+{
+	if (ws->curl)
+		curl_easy_cleanup(ws->curl);
+	ws->curl = NULL;
+	ws->sock = -1;
+	strbuf_release(&ws->pre);
+	strbuf_release(&ws->wbuf);
+	strbuf_release(&ws->body);
+	ws->pre_off = ws->hold_len = 0;
+}
+
+ssize_t ws_client_recv(struct ws_client *ws, wslay_event_context_ptr ctx,
+		       uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+	CURLcode rc;
+
+	if (ws->pre_off < ws->pre.len) {
+		n = ws->pre.len - ws->pre_off;
+		if (n > len)
+			n = len;
+		memcpy(buf, ws->pre.buf + ws->pre_off, n);
+		ws->pre_off += n;
+		return n;
+	}
+	rc = curl_easy_recv(ws->curl, buf, len, &n);
+	if (rc == CURLE_AGAIN) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (rc != CURLE_OK || !n) {
+		ws->eof = 1;
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	return n;
+}
+
+ssize_t ws_client_send(struct ws_client *ws, wslay_event_context_ptr ctx,
+		       const uint8_t *buf, size_t len, int flags)
+{
+	const void *p = buf;
+	size_t n = 0, plen = len;
+	CURLcode rc;
+
+	if ((flags & WSLAY_MSG_MORE) && !ws->hold_len &&
+	    len <= sizeof(ws->hold)) {
+		memcpy(ws->hold, buf, len);
+		ws->hold_len = len;
+		return len;
+	}
+	if (ws->hold_len) {
+		strbuf_reset(&ws->wbuf);
+		strbuf_add(&ws->wbuf, ws->hold, ws->hold_len);
+		strbuf_add(&ws->wbuf, buf, len);
+		p = ws->wbuf.buf;
+		plen = ws->wbuf.len;
+	}
+	rc = curl_easy_send(ws->curl, p, plen, &n);
+	if (rc == CURLE_AGAIN) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (rc != CURLE_OK) {
+		ws->eof = 1;
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	if (ws->hold_len) {
+		size_t h = n < ws->hold_len ? n : ws->hold_len;
+
+		memmove(ws->hold, ws->hold + h, ws->hold_len - h);
+		ws->hold_len -= h;
+		n -= h;
+		if (!n) {
+			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+			return -1;
+		}
+	}
+	return n;
+}
+
+int ws_client_flush(struct ws_client *ws)
+{
+	while (ws->hold_len) {
+		size_t n = 0;
+		CURLcode rc =
+			curl_easy_send(ws->curl, ws->hold, ws->hold_len, &n);
+
+		if (rc == CURLE_AGAIN)
+			return 0;
+		if (rc != CURLE_OK) {
+			ws->eof = 1;
+			return -1;
+		}
+		memmove(ws->hold, ws->hold + n, ws->hold_len - n);
+		ws->hold_len -= n;
+	}
+	return 0;
+}

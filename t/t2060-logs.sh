@@ -1,0 +1,46 @@
+#!/bin/sh
+test_description='gosbx logs: the request log of a claim'"'"'s runtime'
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY"/lib-backend.sh
+
+test_atexit 'gosbx close --all'
+
+test_expect_success 'setup' '
+	gosbx open -q --name=t2060 >/dev/null &&
+	gosbx exec --claim=t2060 -- "echo one"
+'
+
+test_expect_success 'the exec begin and exec done lines of a command' '
+	gosbx logs t2060 >out &&
+	test_grep "msg=\"exec begin\"" out &&
+	test_grep "msg=\"exec done\" command=\"echo one\" exit=0" out
+'
+
+test_expect_success '-f follows: a later command shows up, SIGTERM ends it' '
+	{ gosbx logs -f t2060 >follow & } &&
+	pid=$! &&
+	test_retry 300 0.1 grep -q "command=\"echo one\"" follow &&
+	gosbx exec --claim=t2060 -- "echo two-t2060" &&
+	test_retry 300 0.1 grep -q "command=\"echo two-t2060\" exit=0" follow &&
+	kill -TERM $pid &&
+	wait $pid
+'
+
+test_expect_success 'control characters in the log do not reach the terminal' '
+	# the runtime escapes them; a runtime the sandbox took over may not
+	printf "x\033]0;owned\007 y\tz\n" \
+		>>"$XDG_STATE_HOME/gosbx/claims/t2060/runtime.log" &&
+	gosbx logs t2060 >out &&
+	! grep -q "$(printf "\033")" out &&
+	printf "x?]0;owned? y\tz\n" >expect &&
+	grep owned out >last &&
+	test_cmp expect last
+'
+
+test_expect_success 'a claim that does not exist; usage' '
+	test_expect_code_err 1 gosbx logs no-such-claim &&
+	test_grep "no-such-claim" err &&
+	test_expect_code_err 129 gosbx logs
+'
+
+test_done
