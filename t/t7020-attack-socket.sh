@@ -81,7 +81,7 @@ for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
 PYEOF
 
 test_expect_success PYTHON 'the runtime and its helpers keep their descriptors' '
-	cp steal.py "$claims/victim/app/" &&
+	cp steal.py "$claims/victim/fs/app/" &&
 	gosbx exec --claim=victim -- "python3 steal.py; ls -l /proc/1/fd/" \
 		>out 2>err;
 	cat out err >&4 &&

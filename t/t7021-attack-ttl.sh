@@ -52,7 +52,7 @@ PYEOF
 
 test_expect_success PYTHON 'requests from inside do not keep a claim alive' '
 	gosbx open -q --name=poked --ttl=3s >/dev/null &&
-	cp poke.py "$claims/poked/app/" &&
+	cp poke.py "$claims/poked/fs/app/" &&
 	gosbx exec --claim=poked -- \
 		"python3 poke.py sleep-1001.20 >/dev/null 2>&1 &" &&
 	test_retry 120 0.5 status_is poked expired &&

@@ -28,15 +28,15 @@ EOF
 
 test_expect_success PYTHON 'exec --json: cpu_ms counts what the timeout killed' '
 	gosbx open -q --name=burn >/dev/null &&
-	cp burn.sh "$claims/burn/app/" &&
+	cp burn.sh "$claims/burn/fs/app/" &&
 	{ gosbx exec --claim=burn --json --timeout=30s -- \
 		"setsid sh burn.sh & while ! test -e cpu; do sleep 0.1; done; sleep 1005" \
 		>out 2>err; echo $? >rc; } &&
-	cat out >&4 && cat "$claims/burn/app/cpu" >&4 &&
+	cat out >&4 && cat "$claims/burn/fs/app/cpu" >&4 &&
 	python3 -c "
 import json
 o = json.load(open(\"out\"))
-burnt = int(open(\"$claims/burn/app/cpu\").read())
+burnt = int(open(\"$claims/burn/fs/app/cpu\").read())
 assert o[\"reason\"] == \"timeout\" and o[\"signal\"] == 9, o
 # the shell and sleep use next to nothing: the child must be counted
 assert burnt >= 50, burnt
@@ -47,7 +47,7 @@ assert o[\"peak_rss_kb\"] > 0, o
 '
 
 . "$TEST_DIRECTORY/lib-mcp-raw.sh"
-MCP_SERVER="gosbx mcp --tools=go,sandbox,jobs"
+MCP_SERVER="gosbx mcp --tools=go,sandbox,jobs --structured-content"
 export MCP_SERVER
 
 # jobs always run with a memory limit: not for a user who cannot have
