@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #define MKFS_TIMEOUT_MS 60000
 #define LOOP_TRIES 16
@@ -227,7 +228,9 @@ static int make_image(const char *img, int64_t bytes, const char *template_dir)
 				    template_dir);
 			goto out;
 		}
-		strbuf_addf(&tmp, "%s.%d.tmp", tpl.buf, (int)getpid());
+		/* one name per thread: sessions of one gosbx mcp --http */
+		strbuf_addf(&tmp, "%s.%d.%ld.tmp", tpl.buf, (int)getpid(),
+			    (long)syscall(SYS_gettid));
 		unlink(tmp.buf);
 		if (format_image(tmp.buf, bytes))
 			goto out;

@@ -26,9 +26,9 @@ test_expect_success 'isolate-run: --memory=1k and --pids=1 say which and how muc
 '
 
 test_expect_success 'gosbx open: the same, and nothing is left behind' '
-	test_expect_code_err 1 gosbx open --memory=1k &&
+	test_expect_code_err 125 gosbx open --memory=1k &&
 	grep -x "error: $mem_error" err &&
-	test_expect_code_err 1 gosbx open --pids=1 &&
+	test_expect_code_err 125 gosbx open --pids=1 &&
 	grep -x "error: $pids_error" err &&
 	gosbx claims -o json >claims &&
 	test "$(tr -d " \n" <claims)" = "[]"
