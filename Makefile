@@ -74,11 +74,14 @@ DL_MHD_OBJ = $(O)/lib/dl-mhd.o
 LIB_SRC = $(filter-out lib/dl-mhd.c,$(sort $(wildcard lib/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
-HELPER_SRC = $(sort $(wildcard t/helper/*.c))
+# code shared by the test programs only (helpers, unit tests, fuzzing)
+TESTLIB_SRC = t/helper/crd-schema.c t/helper/yaml-json.c
+HELPER_SRC = $(filter-out $(TESTLIB_SRC),$(sort $(wildcard t/helper/*.c)))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
 FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 
 LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
+TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
 HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
@@ -86,6 +89,7 @@ UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
 FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
 
 LIBGOSBX = $(O)/libgosbx.a
+LIBTEST = $(O)/libgosbx-test.a
 PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
 
 all: $(PROGRAMS) $(HELPER_BIN)
@@ -97,6 +101,12 @@ $(O)/%.o: %.c
 $(LIBGOSBX): $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
+# the test programs find the headers of t/helper/ too
+$(O)/t/%.o: ALL_CFLAGS += -It/helper
+
+$(LIBTEST): $(TESTLIB_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
 $(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(DL_MHD_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(O)/gosbx.o $(BUILTIN_OBJ) \
 		$(DL_MHD_OBJ) $(LIBGOSBX) $(LIBS)
@@ -105,13 +115,13 @@ $(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) \
 		$(MHD_LIBS) $(LIBS)
 
-$(O)/t/helper/%: $(O)/t/helper/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
-		$(LIBS)
+$(O)/t/helper/%: $(O)/t/helper/%.o $(LIBTEST) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \
+		$(MHD_LIBS) $(LIBS)
 
-$(O)/t/unit/%: $(O)/t/unit/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
-		$(LIBS) -lcmocka
+$(O)/t/unit/%: $(O)/t/unit/%.o $(LIBTEST) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \
+		$(MHD_LIBS) $(LIBS) -lcmocka
 
 # Tests: T selects scripts, e.g. make test T='t3*.sh'
 T ?=
@@ -130,9 +140,9 @@ fuzz:
 	@$(MAKE) --no-print-directory O=build-fuzz CC=$(FUZZ_CC) \
 		SANITIZE=address,undefined FUZZ=1 fuzz-run
 
-$(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBGOSBX)
+$(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBTEST) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(LIBGOSBX) $(MHD_LIBS) $(LIBS)
+		$(LIBTEST) $(LIBGOSBX) $(MHD_LIBS) $(LIBS)
 
 fuzz-run: $(FUZZ_BIN)
 	@./t/fuzz/run.sh $(O) $(FUZZ_SECONDS) $(FUZZ_BIN)

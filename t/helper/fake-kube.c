@@ -67,7 +67,7 @@
  * (reasons NotFound, AlreadyExists, Invalid, Conflict, BadRequest,
  * Forbidden, Unauthorized, MethodNotAllowed, UnsupportedMediaType).
  * Bodies of the agent-sandbox kinds are validated against the CRDs of
- * --crds (lib/crd-schema.h, defaults applied), strict by default
+ * --crds (t/helper/crd-schema.h, defaults applied), strict by default
  * (?fieldValidation=Warn|Ignore prune instead); errors are 422 Invalid
  * with details.causes[] {reason, message, field}.
  *
