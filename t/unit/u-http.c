@@ -205,8 +205,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		struct timespec deadline;
 		int rc = 0;
 
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += 30;
+		deadline_in_ms(&deadline, CLOCK_REALTIME, 30000);
 		pthread_mutex_lock(&s->lock);
 		while (s->client_seen < st->i && rc == 0)
 			rc = pthread_cond_timedwait(&s->cond, &s->lock,
