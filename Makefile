@@ -75,7 +75,8 @@ LIB_SRC = $(filter-out lib/dl-mhd.c,$(sort $(wildcard lib/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
 # code shared by the test programs only (helpers, unit tests, fuzzing)
-TESTLIB_SRC = t/helper/crd-schema.c t/helper/yaml-json.c
+TESTLIB_SRC = t/helper/bench-lib.c t/helper/crd-schema.c \
+	t/helper/yaml-json.c
 HELPER_SRC = $(filter-out $(TESTLIB_SRC),$(sort $(wildcard t/helper/*.c)))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
 FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "bench-lib.h"
 #include "parse-options.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -72,74 +73,6 @@ static const char *const bench_usage[] = {
 
 #define PROTOCOL "2025-06-18"
 
-/* Failed calls are reported on stderr, but only the first few. */
-static int error_budget = 5;
-
-static int may_report(void)
-{
-	return __atomic_sub_fetch(&error_budget, 1, __ATOMIC_RELAXED) >= 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Latency samples, in nanoseconds. */
-struct samples {
-	uint64_t *v;
-	size_t nr, alloc;
-};
-
-static void samples_add(struct samples *s, uint64_t ns)
-{
-	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
-	s->v[s->nr++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds. */
-static double pct_us(const struct samples *s, double p)
-{
-	size_t rank;
-
-	if (!s->nr)
-		return 0;
-	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->nr)
-		rank = s->nr;
-	return (double)s->v[rank - 1] / 1000.0;
-}
-
-/* Print " samples=... median_us=... ..." (sorts the samples). */
-static void print_stats(struct samples *s)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	if (s->nr)
-		qsort(s->v, s->nr, sizeof(*s->v), cmp_u64);
-	for (i = 0; i < s->nr; i++)
-		sum += s->v[i];
-	printf(" samples=%zu median_us=%.1f p90_us=%.1f p99_us=%.1f"
-	       " mean_us=%.1f min_us=%.1f max_us=%.1f",
-	       s->nr, pct_us(s, 50), pct_us(s, 90), pct_us(s, 99),
-	       s->nr ? (double)sum / (double)s->nr / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[0] / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
-}
-
 /* The tools/call request with this id, one line without the newline. */
 static void call_request(struct strbuf *out, long id)
 {
@@ -182,7 +115,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 	int ret = 0;
 
 	if (!root) {
-		if (may_report())
+		if (bench_may_report())
 			error("bad JSON answer: %s: %.200s", jerr.text, buf);
 		return -1;
 	}
@@ -194,7 +127,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 	v = json_object_get(root, "result");
 	if (!json_is_object(v) ||
 	    (tool && json_is_true(json_object_get(v, "isError")))) {
-		if (may_report())
+		if (bench_may_report())
 			error("call %ld failed: %.300s", id, buf);
 		ret = -1;
 	}
@@ -262,7 +195,7 @@ static int write_all(int fd, const char *p, size_t len)
 static int child_line(struct child *c, struct strbuf *line,
 		      int64_t timeout_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
 
 	for (;;) {
 		char *nl = memchr(c->buf.buf, '\n', c->buf.len);
@@ -278,7 +211,7 @@ static int child_line(struct child *c, struct strbuf *line,
 			strbuf_remove(&c->buf, 0, n + 1);
 			return 0;
 		}
-		now = now_ns();
+		now = monotonic_ns();
 		if (now >= deadline)
 			return error("no answer within %" PRId64 " ms",
 				     timeout_ms);
@@ -304,7 +237,7 @@ static int child_line(struct child *c, struct strbuf *line,
 static uint64_t child_call(struct child *c, const struct strbuf *req,
 			   long id, int tool, struct strbuf *line)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 
 	if (write_all(c->in, req->buf, req->len) < 0 ||
 	    write_all(c->in, "\n", 1) < 0)
@@ -320,7 +253,7 @@ static uint64_t child_call(struct child *c, const struct strbuf *req,
 		if (!r)
 			break;
 	}
-	return now_ns() - t0 ? now_ns() - t0 : 1;
+	return monotonic_ns() - t0 ? monotonic_ns() - t0 : 1;
 }
 
 /* Close the child's stdin, wait up to 10 s for it, then kill it. */
@@ -381,7 +314,7 @@ static int cmd_stdio(int argc, const char **argv)
 	struct child c;
 	struct strvec args = STRVEC_INIT;
 	struct strbuf req = STRBUF_INIT, line = STRBUF_INIT;
-	struct samples s = { 0 };
+	struct bench_samples s = { 0 };
 	uint64_t ns, first = 0, t0;
 	int i, errors = 0, status;
 	long id = 1;
@@ -423,21 +356,21 @@ static int cmd_stdio(int argc, const char **argv)
 		if (!i)
 			first = ns;
 	}
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	for (i = 0; i < opt_n; i++) {
 		call_request(&req, id);
 		ns = child_call(&c, &req, id++, 1, &line);
 		if (ns)
-			samples_add(&s, ns);
+			bench_samples_add(&s, ns);
 		else
 			errors++;
 	}
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(monotonic_ns() - t0) / 1e9;
 	printf("bench=stdio n=%d errors=%d first_call_us=%.1f"
 	       " calls_per_s=%.1f",
 	       opt_n, errors, (double)first / 1000.0,
 	       secs > 0 ? (double)s.nr / secs : 0.0);
-	print_stats(&s);
+	bench_print_stats(&s, "");
 	printf("\n");
 out:
 	status = child_finish(&c);
@@ -448,7 +381,7 @@ out:
 	}
 	strbuf_release(&req);
 	strbuf_release(&line);
-	free(s.v);
+	bench_samples_release(&s);
 	return errors ? 1 : 0;
 }
 
@@ -552,11 +485,11 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 	s->errbuf[0] = '\0';
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, msg->buf);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE, (long)msg->len);
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	rc = curl_easy_perform(s->curl);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (rc != CURLE_OK) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: %s", opt_url,
 			      s->errbuf[0] ? s->errbuf :
 					     curl_easy_strerror(rc));
@@ -568,12 +501,12 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 	if (id < 0) {
 		if (status == 202 || status == 200)
 			return t1 - t0 ? t1 - t0 : 1;
-		if (may_report())
+		if (bench_may_report())
 			error("notification: HTTP %ld", status);
 		return 0;
 	}
 	if (status != 200) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: HTTP %ld: %.200s", opt_url, status,
 			      s->body.buf);
 		return 0;
@@ -599,22 +532,22 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 static int session_open(struct session *s)
 {
 	struct strbuf msg = STRBUF_INIT;
-	uint64_t deadline = now_ns() + 20000000000u;
-	int ret = -1, saved = error_budget;
+	uint64_t deadline = monotonic_ns() + 20000000000u;
+	int ret = -1, saved = bench_error_budget;
 
 	strbuf_addstr(&msg, init_request);
 	for (;;) {
 		/* connection refused while the server starts: quiet */
-		error_budget = now_ns() < deadline ? 0 : saved;
+		bench_error_budget = monotonic_ns() < deadline ? 0 : saved;
 		if (session_post(s, &msg, 0, 0))
 			break;
-		if (now_ns() >= deadline) {
+		if (monotonic_ns() >= deadline) {
 			error("initialize failed");
 			goto out;
 		}
 		poll(NULL, 0, 50);
 	}
-	error_budget = saved;
+	bench_error_budget = saved;
 	if (!s->sid.len) {
 		error("no Mcp-Session-Id in the initialize answer");
 		goto out;
@@ -697,7 +630,7 @@ static int cmd_http(int argc, const char **argv)
 {
 	struct session s;
 	struct strbuf req = STRBUF_INIT;
-	struct samples smp = { 0 };
+	struct bench_samples smp = { 0 };
 	uint64_t first = 0, t0;
 	int i, errors = 0;
 	double secs;
@@ -710,27 +643,27 @@ static int cmd_http(int argc, const char **argv)
 		errors++;
 		goto out;
 	}
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	for (i = 0; i < opt_n; i++) {
 		uint64_t ns = session_call(&s, &req);
 
 		if (ns)
-			samples_add(&smp, ns);
+			bench_samples_add(&smp, ns);
 		else
 			errors++;
 	}
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(monotonic_ns() - t0) / 1e9;
 	printf("bench=http n=%d errors=%d connects=%ld first_call_us=%.1f"
 	       " calls_per_s=%.1f",
 	       opt_n, errors, s.connects, (double)first / 1000.0,
 	       secs > 0 ? (double)smp.nr / secs : 0.0);
-	print_stats(&smp);
+	bench_print_stats(&smp, "");
 	printf("\n");
 out:
 	if (session_close(&s) < 0)
 		errors++;
 	strbuf_release(&req);
-	free(smp.v);
+	bench_samples_release(&smp);
 	return errors ? 1 : 0;
 }
 
@@ -740,7 +673,7 @@ struct worker {
 	const int *stop;
 	struct session s;
 	struct strbuf req;
-	struct samples samples;
+	struct bench_samples samples;
 	uint64_t errors;
 	int failed;
 };
@@ -755,7 +688,7 @@ static void *worker_run(void *data)
 		uint64_t ns = session_call(&w->s, &w->req);
 
 		if (ns)
-			samples_add(&w->samples, ns);
+			bench_samples_add(&w->samples, ns);
 		else
 			w->errors++;
 	}
@@ -765,7 +698,7 @@ static void *worker_run(void *data)
 static int cmd_rps(int argc, const char **argv)
 {
 	struct worker *w;
-	struct samples all = { 0 };
+	struct bench_samples all = { 0 };
 	pthread_barrier_t start;
 	struct timespec ts;
 	uint64_t t0, t1, errors = 0;
@@ -791,7 +724,7 @@ static int cmd_rps(int argc, const char **argv)
 			die("cannot create thread");
 	}
 	pthread_barrier_wait(&start);
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	ts.tv_sec = opt_duration_ms / 1000;
 	ts.tv_nsec = (opt_duration_ms % 1000) * 1000000;
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -799,17 +732,17 @@ static int cmd_rps(int argc, const char **argv)
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < opt_clients; i++)
 		pthread_join(w[i].thread, NULL);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	secs = (double)(t1 - t0) / 1e9;
 	for (i = 0; i < opt_clients; i++) {
 		size_t j;
 
 		for (j = 0; j < w[i].samples.nr; j++)
-			samples_add(&all, w[i].samples.v[j]);
+			bench_samples_add(&all, w[i].samples.v[j]);
 		errors += w[i].errors;
 		failed += w[i].failed;
 		connects += w[i].s.connects;
-		free(w[i].samples.v);
+		bench_samples_release(&w[i].samples);
 		if (session_close(&w[i].s) < 0)
 			errors++;
 		strbuf_release(&w[i].req);
@@ -818,10 +751,10 @@ static int cmd_rps(int argc, const char **argv)
 	       " calls=%zu errors=%" PRIu64 " connects=%ld calls_per_s=%.1f",
 	       opt_clients, failed, secs, all.nr, errors, connects,
 	       secs > 0 ? (double)all.nr / secs : 0.0);
-	print_stats(&all);
+	bench_print_stats(&all, "");
 	printf("\n");
 	pthread_barrier_destroy(&start);
-	free(all.v);
+	bench_samples_release(&all);
 	free(w);
 	return errors || failed ? 1 : 0;
 }

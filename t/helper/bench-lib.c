@@ -1,0 +1,73 @@
+#include "bench-lib.h"
+
+int bench_error_budget = 5;
+
+int bench_may_report(void)
+{
+	return __atomic_sub_fetch(&bench_error_budget, 1, __ATOMIC_RELAXED) >=
+	       0;
+}
+
+void bench_samples_add(struct bench_samples *s, int64_t ns)
+{
+	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
+	s->v[s->nr++] = ns;
+}
+
+void bench_samples_release(struct bench_samples *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->nr = s->alloc = 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void sort(struct bench_samples *s)
+{
+	if (s->nr)
+		qsort(s->v, s->nr, sizeof(*s->v), cmp_i64);
+}
+
+/* Percentile p of sorted samples, in microseconds. */
+static double pct_sorted(const struct bench_samples *s, double p)
+{
+	size_t rank;
+
+	if (!s->nr)
+		return 0;
+	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank > s->nr)
+		rank = s->nr;
+	return (double)s->v[rank - 1] / 1000.0;
+}
+
+double bench_pct_us(struct bench_samples *s, double p)
+{
+	sort(s);
+	return pct_sorted(s, p);
+}
+
+void bench_print_stats(struct bench_samples *s, const char *prefix)
+{
+	double sum = 0;
+	size_t i;
+
+	sort(s);
+	for (i = 0; i < s->nr; i++)
+		sum += (double)s->v[i];
+	printf(" %ssamples=%zu %smedian_us=%.1f %sp90_us=%.1f %sp99_us=%.1f"
+	       " %smean_us=%.1f %smin_us=%.1f %smax_us=%.1f",
+	       prefix, s->nr, prefix, pct_sorted(s, 50), prefix,
+	       pct_sorted(s, 90), prefix, pct_sorted(s, 99), prefix,
+	       s->nr ? sum / (double)s->nr / 1000.0 : 0.0, prefix,
+	       s->nr ? (double)s->v[0] / 1000.0 : 0.0, prefix,
+	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
+}

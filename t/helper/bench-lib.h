@@ -1,0 +1,51 @@
+#ifndef BENCH_LIB_H
+#define BENCH_LIB_H
+
+#include "compat.h"
+
+/*
+ * What the benchmark helpers (t/helper/bench-*.c) share: latency
+ * samples, their statistics in the one output format t/perf/run.sh
+ * reads (space-separated key=value pairs, times in microseconds), and
+ * a bound on the errors reported. Time is read with monotonic_ns()
+ * (compat.h).
+ */
+
+/*
+ * Latency samples in nanoseconds; signed, as a difference may be < 0.
+ * Zero-initialized is empty.
+ */
+struct bench_samples {
+	int64_t *v;
+	size_t nr, alloc;
+};
+
+/* Append one sample of ns nanoseconds. */
+void bench_samples_add(struct bench_samples *s, int64_t ns);
+
+/* Free the samples; s is empty and usable again afterwards. */
+void bench_samples_release(struct bench_samples *s);
+
+/*
+ * Nearest-rank percentile p (0 to 100) of s in microseconds, 0 for no
+ * samples. Sorts s.
+ */
+double bench_pct_us(struct bench_samples *s, double p);
+
+/*
+ * Print " <prefix>samples=<n> <prefix>median_us=... <prefix>p90_us=...
+ * <prefix>p99_us=... <prefix>mean_us=... <prefix>min_us=...
+ * <prefix>max_us=..." to stdout, times with one decimal (0 for no
+ * samples); prefix is e.g. "" or "vs_". Sorts s.
+ */
+void bench_print_stats(struct bench_samples *s, const char *prefix);
+
+/*
+ * Errors are reported on stderr, but only the first few: 1 while the
+ * budget (bench_error_budget, 5 to begin with) lasts, each call using
+ * one, then 0. Safe from several threads.
+ */
+extern int bench_error_budget;
+int bench_may_report(void);
+
+#endif /* BENCH_LIB_H */
