@@ -163,6 +163,7 @@ check:
 		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
+		--library=contrib/cppcheck-jansson.cfg \
 		--suppress=missingIncludeSystem \
 		lib builtin cmd gosbx.c
 

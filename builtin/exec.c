@@ -456,7 +456,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 
 	ctx_session_opts(ctx, &o);
-	o.cancel = &exec_signal; /* Ctrl-C also stops a sandbox that is opening */
+	o.cancel =
+		&exec_signal; /* Ctrl-C also stops a sandbox that is opening */
 	o.claim = claim;
 	o.purpose = "exec";
 	/*

@@ -297,8 +297,8 @@ static void add_result_fields(struct strbuf *out, const struct exec_result *res,
 /* Name the command after the request's X-Request-ID, for cancel. */
 static void set_tag(struct MHD_Connection *c, struct exec_params *p)
 {
-	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     "X-Request-ID");
+	const char *id =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-ID");
 
 	if (id && *id) {
 		p->tag = xstrdup(id);
@@ -318,8 +318,9 @@ enum MHD_Result handle_exec_cancel(struct MHD_Connection *c, struct request *r,
 				   "DELETE /v1/exec/<request id>: the "
 				   "X-Request-ID of the command to cancel");
 	if (!exec_cancel_tag(id, "cancelled"))
-		return reply_error(c, r, 404, "no running command has "
-					      "request id '%s'", id);
+		return reply_error(c, r, 404,
+				   "no running command has request id '%s'",
+				   id);
 	resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
 	if (!resp)
 		return MHD_NO;
@@ -362,7 +363,6 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
-
 
 /* A running POST /v1/exec: events are produced as the reader asks. */
 struct exec_stream_state {
@@ -458,7 +458,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts (the
 			 * sandbox-router's is 180 s) */
-			strbuf_addstr(&s->pending, "{\"type\":\"heartbeat\"}\n");
+			strbuf_addstr(&s->pending,
+				      "{\"type\":\"heartbeat\"}\n");
 	}
 	n = s->pending.len - s->off;
 	if (n > max)

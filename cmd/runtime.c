@@ -237,8 +237,7 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		return handle_file_delete(c, r,
 					  route_path(r->url, "/v1/files"));
 	case R_EXEC_CANCEL:
-		return handle_exec_cancel(c, r,
-					  route_path(r->url, "/v1/exec"));
+		return handle_exec_cancel(c, r, route_path(r->url, "/v1/exec"));
 	}
 	return MHD_NO;
 }

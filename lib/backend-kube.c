@@ -940,10 +940,9 @@ int kube_backend_delete_all(const struct session_opts *opts,
 			    &items, NULL) < 0)
 		goto out;
 	ret = 0;
-	json_array_foreach(items, i, it)
-	{
-		const char *name = json_string_value(
-			json_object_get(json_object_get(it, "metadata"), "name"));
+	json_array_foreach (items, i, it) {
+		const char *name = json_string_value(json_object_get(
+			json_object_get(it, "metadata"), "name"));
 
 		if (!name)
 			continue;

@@ -696,8 +696,8 @@ int http_upload_multipart(struct http_client *c, const char *path,
 			  const char *field, const char *filename,
 			  const void *data, size_t len, struct http_resp *resp)
 {
-	struct http_req req = {.method = "POST", .path = path};
-	struct mime_src src = {data ? data : empty_body, data ? len : 0, 0};
+	struct http_req req = { .method = "POST", .path = path };
+	struct mime_src src = { data ? data : empty_body, data ? len : 0, 0 };
 	curl_mime *mime;
 	curl_mimepart *part;
 	int ret = -1;
@@ -727,27 +727,27 @@ static const char *reason_phrase(long status)
 		long code;
 		const char *text;
 	} tab[] = {
-		{200, "OK"},
-		{201, "Created"},
-		{202, "Accepted"},
-		{204, "No Content"},
-		{400, "Bad Request"},
-		{401, "Unauthorized"},
-		{403, "Forbidden"},
-		{404, "Not Found"},
-		{405, "Method Not Allowed"},
-		{408, "Request Timeout"},
-		{409, "Conflict"},
-		{410, "Gone"},
-		{413, "Content Too Large"},
-		{415, "Unsupported Media Type"},
-		{422, "Unprocessable Content"},
-		{429, "Too Many Requests"},
-		{500, "Internal Server Error"},
-		{501, "Not Implemented"},
-		{502, "Bad Gateway"},
-		{503, "Service Unavailable"},
-		{504, "Gateway Timeout"},
+		{ 200, "OK" },
+		{ 201, "Created" },
+		{ 202, "Accepted" },
+		{ 204, "No Content" },
+		{ 400, "Bad Request" },
+		{ 401, "Unauthorized" },
+		{ 403, "Forbidden" },
+		{ 404, "Not Found" },
+		{ 405, "Method Not Allowed" },
+		{ 408, "Request Timeout" },
+		{ 409, "Conflict" },
+		{ 410, "Gone" },
+		{ 413, "Content Too Large" },
+		{ 415, "Unsupported Media Type" },
+		{ 422, "Unprocessable Content" },
+		{ 429, "Too Many Requests" },
+		{ 500, "Internal Server Error" },
+		{ 501, "Not Implemented" },
+		{ 502, "Bad Gateway" },
+		{ 503, "Service Unavailable" },
+		{ 504, "Gateway Timeout" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tab); i++)
@@ -802,8 +802,9 @@ void http_error_text(struct strbuf *out, long status, const struct strbuf *body)
 int http_json(struct http_client *c, const char *method, const char *path,
 	      json_t *body, long *status, json_t **out)
 {
-	static const char *const accept[] = {"Accept: application/json", NULL};
-	struct http_req req = {.method = method, .path = path};
+	static const char *const accept[] = { "Accept: application/json",
+					      NULL };
+	struct http_req req = { .method = method, .path = path };
 	struct http_resp resp = HTTP_RESP_INIT;
 	json_t *answer = NULL;
 	json_error_t jerr;

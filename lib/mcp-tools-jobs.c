@@ -55,10 +55,10 @@ struct job {
 	char *code;
 	size_t code_len;
 	enum job_status status;
-	int exit_code;		/* valid when completed */
-	const char *reason;	/* static */
-	char *error;		/* why it failed to run, or NULL */
-	struct strbuf out, err; /* so far while running (live_add) */
+	int exit_code;		   /* valid when completed */
+	const char *reason;	   /* static */
+	char *error;		   /* why it failed to run, or NULL */
+	struct strbuf out, err;	   /* so far while running (live_add) */
 	size_t out_seen, err_seen; /* bytes written so far while running */
 	int out_truncated, err_truncated;
 	int64_t cpu_ms, peak_rss_kb, duration_ms;

@@ -140,8 +140,8 @@ int session_truncate_head_tail(struct strbuf *sb)
 	return 1;
 }
 
-static int head_tail(struct strbuf *sb, const struct strbuf *tail,
-		     size_t total, int *truncated)
+static int head_tail(struct strbuf *sb, const struct strbuf *tail, size_t total,
+		     int *truncated)
 {
 	struct strbuf out = STRBUF_INIT;
 
@@ -178,8 +178,7 @@ static void read_features(struct session *s, json_t *root)
 	s->features = 0;
 	free(s->server);
 	s->server = xstrdup(server ? server : "");
-	json_array_foreach(f, i, v)
-	{
+	json_array_foreach (f, i, v) {
 		const char *name = json_string_value(v);
 		if (!name)
 			continue;
@@ -222,13 +221,13 @@ static void *keepalive_thread(void *arg)
 		struct timespec ts;
 
 		deadline_in_ms(&ts, CLOCK_MONOTONIC, (uint64_t)k->interval_ms);
-		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) != ETIMEDOUT ||
+		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) !=
+			    ETIMEDOUT ||
 		    k->stop)
 			continue;
 		pthread_mutex_unlock(&k->mu);
 		/* errors are not ours to report: the next command will */
-		if (http_request(k->http, &req, &resp) == 0 &&
-		    k->s->ops->touch)
+		if (http_request(k->http, &req, &resp) == 0 && k->s->ops->touch)
 			k->s->ops->touch(k->s);
 		pthread_mutex_lock(&k->mu);
 	}
@@ -373,8 +372,8 @@ static void add_tail(struct strbuf *tail, const char *buf, size_t len)
 		strbuf_remove(tail, 0, tail->len - HEAD_TAIL);
 }
 
-static void keep_output(struct session_result *res, int stream,
-			const char *buf, size_t len)
+static void keep_output(struct session_result *res, int stream, const char *buf,
+			size_t len)
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
@@ -395,7 +394,7 @@ static void read_result_fields(struct session_result *res, json_t *o)
 	const char *reason = json_object_str(o, "reason");
 	int b;
 	static const char *const reasons[] = {
-		"exited",	"signaled",	"timeout",     "oom",
+		"exited",    "signaled",     "timeout",	     "oom",
 		"cancelled", "output_limit", "start_failed",
 	};
 
@@ -672,7 +671,8 @@ static int post_execute(struct session *s, json_t *body, int64_t timeout_ms,
 		if (!json_is_object(*out)) {
 			json_decref(*out);
 			*out = NULL;
-			error("execute failed: the answer is not a JSON object");
+			error("execute failed: the answer is not a JSON "
+			      "object");
 		} else {
 			ret = 0;
 		}
@@ -1075,9 +1075,11 @@ int session_metrics(struct session *s, double *cpu_percent, double *mem_mib,
 	if (http_json(s->http, "GET", "/v1/metrics", NULL, NULL, &m) < 0)
 		goto out;
 	if (cpu_percent)
-		*cpu_percent = json_number_value(json_object_get(m, "cpu_usage"));
+		*cpu_percent =
+			json_number_value(json_object_get(m, "cpu_usage"));
 	if (mem_mib)
-		*mem_mib = json_number_value(json_object_get(m, "memory_usage"));
+		*mem_mib =
+			json_number_value(json_object_get(m, "memory_usage"));
 	if (disk_bytes && json_object_int(m, "disk_usage", &v) > 0)
 		*disk_bytes = v;
 	if (processes && json_object_int(m, "processes", &v) > 0)

@@ -32,17 +32,17 @@
 
 /* Options for session_open(). Zero-initialise, then set what you need. */
 struct session_opts {
-	const char *backend;	/* "local" (default), "url", "kube" */
-	const char *claim;	/* reattach to this claim; NULL: create one */
-	const char *name;	/* name for a new claim; NULL: generated */
-	const char *url;	/* url backend: runtime base URL */
+	const char *backend; /* "local" (default), "url", "kube" */
+	const char *claim;   /* reattach to this claim; NULL: create one */
+	const char *name;    /* name for a new claim; NULL: generated */
+	const char *url;     /* url backend: runtime base URL */
 
 	/* resource limits for a new local sandbox (DESIGN.md) */
-	int64_t memory_bytes;	/* 0: default 2 GiB; <0: none */
-	int memory_set;		/* the user asked: never degrade */
-	int pids;		/* 0: default 512; <0: none */
+	int64_t memory_bytes; /* 0: default 2 GiB; <0: none */
+	int memory_set;	      /* the user asked: never degrade */
+	int pids;	      /* 0: default 512; <0: none */
 	int pids_set;
-	double cpus;		/* 0: default 2; <0: none */
+	double cpus; /* 0: default 2; <0: none */
 	int cpus_set;
 	/*
 	 * local: quota of the claim's storage (/app, /tmp, HOME with the
@@ -51,31 +51,31 @@ struct session_opts {
 	 * never degrades
 	 */
 	int64_t disk_bytes;
-	int network;		/* allow network access */
-	int64_t ttl_ms;		/* idle TTL of a kept claim (kube: of every
-				 * claim, its shutdownTime); 0: 1 h */
-	int keep;		/* the claim outlives this process (open --keep) */
+	int network;	/* allow network access */
+	int64_t ttl_ms; /* idle TTL of a kept claim (kube: of every
+			 * claim, its shutdownTime); 0: 1 h */
+	int keep;	/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	/* NULL: the kubeconfig context's, else
-				 * "default" */
-	const char *template;	/* default "go-runtime-template" */
-	int64_t open_timeout_ms;	/* 0: 5 min */
-	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
-				 * $KUBECONFIG, ~/.kube/config, in-cluster */
-	const char *context;	/* --context; NULL: current-context */
-	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
-					 * served (discovery) */
+	const char *namespace;	 /* NULL: the kubeconfig context's, else
+				  * "default" */
+	const char *template;	 /* default "go-runtime-template" */
+	int64_t open_timeout_ms; /* 0: 5 min */
+	const char *kubeconfig;	 /* --kubeconfig: only this file; NULL:
+				  * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	 /* --context; NULL: current-context */
+	const char *api_version; /* "v1alpha1"/"v1beta1"; NULL: newest
+				  * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
 	 * namespace's pool of the template (lib/backend-kube.h). Unused
 	 * by v1alpha1 claims.
 	 */
 	const char *warm_pool;
-	const char *gateway;	/* reach the router at http://<addr> */
-	const char *api_url;	/* reach the router at this URL */
+	const char *gateway; /* reach the router at http://<addr> */
+	const char *api_url; /* reach the router at this URL */
 	/* NULL: a native port-forward to a ready router pod */
-	const char *router_token;	/* Authorization: Bearer to the router */
+	const char *router_token; /* Authorization: Bearer to the router */
 	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
 	volatile sig_atomic_t *cancel;
 
@@ -97,39 +97,39 @@ struct session_keepalive;
 
 struct session {
 	const struct backend_ops *ops;
-	void *backend;		/* the backend's state */
-	char *claim;		/* claim name (owned) */
-	struct http_client *http;	/* the runtime connection */
-	unsigned features;	/* SESSION_FEAT_* */
-	char *server;		/* "gosbx-runtime" or "" for upstream servers */
-	int keep;		/* close() disconnects instead of deleting */
+	void *backend;		  /* the backend's state */
+	char *claim;		  /* claim name (owned) */
+	struct http_client *http; /* the runtime connection */
+	unsigned features;	  /* SESSION_FEAT_* */
+	char *server; /* "gosbx-runtime" or "" for upstream servers */
+	int keep;     /* close() disconnects instead of deleting */
 	struct session_keepalive *keepalive; /* see session_keepalive_start */
 };
 
 /* One file to write under /app before a command. */
 struct session_file {
-	const char *path;	/* relative, validated like the seed */
+	const char *path; /* relative, validated like the seed */
 	const char *data;
-	size_t len;		/* bytes */
+	size_t len; /* bytes */
 };
 
 /* What session_execute() runs. */
 struct session_exec {
-	const struct session_file *files;	/* may be NULL */
+	const struct session_file *files; /* may be NULL */
 	size_t nr_files;
 	const char *command;	/* sh -c text in /app; required */
 	int64_t timeout_ms;	/* 0: none */
-	const char *const *env;	/* "K=V" NULL-terminated, or NULL */
+	const char *const *env; /* "K=V" NULL-terminated, or NULL */
 	const char *cwd;	/* relative to /app, or NULL */
-	const char *stdin_data;	/* or NULL */
+	const char *stdin_data; /* or NULL */
 	size_t stdin_len;
 	/*
 	 * Live output: called with each chunk (raw bytes) as the runtime
 	 * streams it (exec-stream); without that extension, called once
 	 * per stream at the end. Return <0 to cancel the command.
 	 */
-	int (*on_output)(int stream /* 1 stdout, 2 stderr */,
-			 const char *buf, size_t len, void *data);
+	int (*on_output)(int stream /* 1 stdout, 2 stderr */, const char *buf,
+			 size_t len, void *data);
 	void *data;
 	/* Set non-zero (e.g. from a SIGINT handler) to cancel. */
 	volatile sig_atomic_t *cancel;
@@ -139,19 +139,19 @@ struct session_exec {
 
 /* The outcome of a command. */
 struct session_result {
-	int exit_code;		/* -1 when signaled or not started */
-	const char *reason;	/* "exited", "timeout", "oom", ...; static */
+	int exit_code;	    /* -1 when signaled or not started */
+	const char *reason; /* "exited", "timeout", "oom", ...; static */
 	int signal;
-	int64_t duration_ms;	/* as measured by the runtime, else the client */
-	int64_t cpu_ms;		/* -1 when the server does not say */
-	int64_t peak_rss_kb;	/* -1 when the server does not say */
-	struct strbuf out;	/* stdout as received, its first 8 MiB */
+	int64_t duration_ms; /* as measured by the runtime, else the client */
+	int64_t cpu_ms;	     /* -1 when the server does not say */
+	int64_t peak_rss_kb; /* -1 when the server does not say */
+	struct strbuf out;   /* stdout as received, its first 8 MiB */
 	struct strbuf err;
-	int out_truncated;	/* bytes were dropped (here or by the server) */
+	int out_truncated; /* bytes were dropped (here or by the server) */
 	int err_truncated;
-	size_t out_total;	/* bytes of stdout received, kept or not */
+	size_t out_total; /* bytes of stdout received, kept or not */
 	size_t err_total;
-	struct strbuf out_tail;	/* the last 8,192 to 16,384 bytes received */
+	struct strbuf out_tail; /* the last 8,192 to 16,384 bytes received */
 	struct strbuf err_tail;
 };
 
