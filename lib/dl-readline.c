@@ -55,19 +55,6 @@ int dl_readline_init(const char *name)
 	return 0;
 }
 
-#define SHIM(ret, name, params, args, fail)                                    \
-	ret name params                                                        \
-	{                                                                      \
-		return loaded() ? fn.name args : (fail);                       \
-	}
-
-#define SHIM_VOID(name, params, args)                                          \
-	void name params                                                       \
-	{                                                                      \
-		if (loaded())                                                  \
-			fn.name args;                                          \
-	}
-
 /* the shims below are macro calls: keep them as written */
 /* clang-format off */
 /* history: errno-style int results, as the library returns them */
