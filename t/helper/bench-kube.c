@@ -227,7 +227,7 @@ out:
 	return ret;
 }
 
-static int cmd_ready(void)
+static int cmd_ready(int argc, const char **argv)
 {
 	struct bench_samples client = { 0 }, fake = { 0 }, over = { 0 };
 	struct bench_samples to_recv = { 0 }, seen = { 0 };
@@ -457,7 +457,7 @@ out:
 	return ret;
 }
 
-static int cmd_forward(void)
+static int cmd_forward(int argc, const char **argv)
 {
 	struct bench_samples fw = { 0 }, direct = { 0 };
 	struct strbuf name = STRBUF_INIT, sandbox = STRBUF_INIT;
@@ -546,54 +546,22 @@ out:
 	return ret;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} subcommands[] = {
-	{ "forward", cmd_forward },
-	{ "ready", cmd_ready },
+static const struct bench_cmd subcommands[] = {
+	{ "forward", cmd_forward, 0 },
+	{ "ready", cmd_ready, 0 },
 };
 
 int main(int argc, const char **argv)
 {
 	struct sigaction sa = { 0 };
-	const char *sub;
-	size_t i;
-	int r;
 
 	progname = "bench-kube";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0);
-	if (r < 0)
-		return parse_options_status(r);
-	if (r > 1) {
-		error("unexpected argument '%s'", argv[2]);
-		return 129;
-	}
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
 	/* stop cleanly (the claims are deleted) on Ctrl-C or SIGTERM */
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	r = subcommands[i].fn();
-	fflush(stdout);
-	return r;
+	return bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			  bench_usage, bench_options);
 }

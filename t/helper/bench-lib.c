@@ -1,4 +1,5 @@
 #include "bench-lib.h"
+#include "usage.h"
 
 int bench_error_budget = 5;
 
@@ -70,4 +71,44 @@ void bench_print_stats(struct bench_samples *s, const char *prefix)
 	       s->nr ? sum / (double)s->nr / 1000.0 : 0.0, prefix,
 	       s->nr ? (double)s->v[0] / 1000.0 : 0.0, prefix,
 	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
+}
+
+int bench_main(int argc, const char **argv, const struct bench_cmd *cmds,
+	       size_t nr, const char *const *usage,
+	       const struct option *options)
+{
+	const struct bench_cmd *cmd = NULL;
+	unsigned flags = PARSE_OPT_KEEP_ARGV0;
+	size_t i;
+	int r;
+
+	if (argc < 2) {
+		usage_with_options_to(stderr, usage, options);
+		return 129;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_with_options_to(stdout, usage, options);
+		return 0;
+	}
+	for (i = 0; i < nr && !cmd; i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			cmd = &cmds[i];
+	if (!cmd) {
+		error("unknown subcommand '%s'", argv[1]);
+		usage_with_options_to(stderr, usage, options);
+		return 129;
+	}
+	if (cmd->takes_args)
+		flags |= PARSE_OPT_STOP_AT_NON_OPTION;
+	r = parse_options(argc - 1, argv + 1, options, usage, flags);
+	if (r < 0)
+		return parse_options_status(r);
+	if (!cmd->takes_args && r > 1) {
+		error("unexpected argument '%s'", argv[2]);
+		return 129;
+	}
+	argv[r + 1] = NULL; /* the arguments left, as a list */
+	r = cmd->fn(r - 1, argv + 2);
+	fflush(stdout);
+	return r;
 }

@@ -2,6 +2,7 @@
 #define BENCH_LIB_H
 
 #include "compat.h"
+#include "parse-options.h"
 
 /*
  * What the benchmark helpers (t/helper/bench-*.c) share: latency
@@ -47,5 +48,26 @@ void bench_print_stats(struct bench_samples *s, const char *prefix);
  */
 extern int bench_error_budget;
 int bench_may_report(void);
+
+/* A subcommand: fn gets the arguments after the subcommand's name. */
+struct bench_cmd {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+	int takes_args; /* 0: an argument left after the options is bad */
+};
+
+/*
+ * The main() of a helper: `<progname> <subcommand> [<options>]
+ * [<args>]`, the nr subcommands in cmds sharing one option table and
+ * usage. -h or --help as the first argument prints the usage to stdout
+ * (0); no subcommand, an unknown one or bad options print it to stderr
+ * (129). Options are parsed with parse_options() (stopping at the
+ * first non-option when the subcommand takes arguments), then the
+ * subcommand runs with the arguments left (a NULL-terminated list) and
+ * stdout is flushed. Returns main's exit code.
+ */
+int bench_main(int argc, const char **argv, const struct bench_cmd *cmds,
+	       size_t nr, const char *const *usage,
+	       const struct option *options);
 
 #endif /* BENCH_LIB_H */

@@ -234,29 +234,13 @@ static int cmd_run(int argc, const char **argv)
 	return errors ? 1 : 0;
 }
 
+static const struct bench_cmd subcommands[] = {
+	{ "run", cmd_run, 1 },
+};
+
 int main(int argc, const char **argv)
 {
-	int r;
-
 	progname = "bench-local";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	if (strcmp(argv[1], "run")) {
-		error("unknown subcommand '%s'", argv[1]);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_STOP_AT_NON_OPTION);
-	if (r < 0)
-		return parse_options_status(r);
-	r = cmd_run(r, argv + 1);
-	fflush(stdout);
-	return r;
+	return bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			  bench_usage, bench_options);
 }

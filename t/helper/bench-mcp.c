@@ -759,48 +759,21 @@ static int cmd_rps(int argc, const char **argv)
 	return errors || failed ? 1 : 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, const char **argv);
-} subcommands[] = {
-	{ "http", cmd_http },
-	{ "rps", cmd_rps },
-	{ "stdio", cmd_stdio },
+static const struct bench_cmd subcommands[] = {
+	{ "http", cmd_http, 1 },
+	{ "rps", cmd_rps, 1 },
+	{ "stdio", cmd_stdio, 1 },
 };
 
 int main(int argc, const char **argv)
 {
-	const char *sub;
-	size_t i;
-	int r, ret = 129;
+	int ret;
 
 	progname = "bench-mcp";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0 | PARSE_OPT_STOP_AT_NON_OPTION);
-	if (r < 0)
-		return parse_options_status(r);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		die("curl_global_init failed");
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-	} else {
-		argv[r + 1] = NULL; /* the arguments left, as a list */
-		ret = subcommands[i].fn(r - 1, argv + 2);
-	}
-	fflush(stdout);
+	ret = bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			 bench_usage, bench_options);
 	curl_global_cleanup();
 	return ret;
 }

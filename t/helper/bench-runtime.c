@@ -285,7 +285,7 @@ static uint64_t spawn_once(const char *command,
 	return t1 - t0;
 }
 
-static int cmd_direct(void)
+static int cmd_direct(int argc, const char **argv)
 {
 	const char *command = opt_command ? opt_command : "true";
 	posix_spawn_file_actions_t fa;
@@ -314,7 +314,7 @@ static int cmd_direct(void)
 	return errors ? 1 : 0;
 }
 
-static int cmd_latency(void)
+static int cmd_latency(int argc, const char **argv)
 {
 	char *body;
 	struct bench_samples s = { 0 };
@@ -381,7 +381,7 @@ static void *worker_run(void *data)
 	return NULL;
 }
 
-static int cmd_rps(void)
+static int cmd_rps(int argc, const char **argv)
 {
 	char *body;
 	const char *path = opt_path ? opt_path : "/execute";
@@ -713,7 +713,7 @@ static size_t stream_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	return len;
 }
 
-static int cmd_stream(void)
+static int cmd_stream(int argc, const char **argv)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	struct stream st = { STRBUF_INIT };
@@ -787,7 +787,7 @@ static int cmd_stream(void)
 	return ret ? 1 : 0;
 }
 
-static int cmd_wait(void)
+static int cmd_wait(int argc, const char **argv)
 {
 	uint64_t t0 = monotonic_ns(), deadline;
 	struct conn c;
@@ -835,7 +835,7 @@ static int cmd_wait(void)
 	return ret ? 1 : 0;
 }
 
-static int cmd_free_port(void)
+static int cmd_free_port(int argc, const char **argv)
 {
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
@@ -854,54 +854,24 @@ static int cmd_free_port(void)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} subcommands[] = {
-	{ "direct", cmd_direct },
-	{ "free-port", cmd_free_port },
-	{ "latency", cmd_latency },
-	{ "rps", cmd_rps },
-	{ "stream", cmd_stream },
-	{ "wait", cmd_wait },
+static const struct bench_cmd subcommands[] = {
+	{ "direct", cmd_direct, 0 },
+	{ "free-port", cmd_free_port, 0 },
+	{ "latency", cmd_latency, 0 },
+	{ "rps", cmd_rps, 0 },
+	{ "stream", cmd_stream, 0 },
+	{ "wait", cmd_wait, 0 },
 };
 
 int main(int argc, const char **argv)
 {
-	const char *sub;
-	size_t i;
-	int r, ret = 129;
+	int ret;
 
 	progname = "bench-runtime";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0);
-	if (r < 0)
-		return parse_options_status(r);
-	if (r > 1) {
-		error("unexpected argument '%s'", argv[2]);
-		return 129;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		die("curl_global_init failed");
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-	} else {
-		ret = subcommands[i].fn();
-	}
-	fflush(stdout);
+	ret = bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			 bench_usage, bench_options);
 	curl_global_cleanup();
 	strvec_clear(&opt_headers);
 	return ret;
