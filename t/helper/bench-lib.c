@@ -1,6 +1,9 @@
 #include "bench-lib.h"
 #include "usage.h"
 
+#include <pthread.h>
+#include <time.h>
+
 int bench_error_budget = 5;
 
 int bench_may_report(void)
@@ -71,6 +74,77 @@ void bench_print_stats(struct bench_samples *s, const char *prefix)
 	       s->nr ? sum / (double)s->nr / 1000.0 : 0.0, prefix,
 	       s->nr ? (double)s->v[0] / 1000.0 : 0.0, prefix,
 	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
+}
+
+struct rps_thread {
+	pthread_t thread;
+	pthread_barrier_t *start;
+	const int *stop;
+	void *client;
+	int (*warm)(void *client);
+	uint64_t (*call)(void *client);
+	struct bench_samples samples;
+	uint64_t errors;
+	int failed;
+};
+
+static void *rps_run(void *data)
+{
+	struct rps_thread *t = data;
+
+	t->failed = t->warm && t->warm(t->client) < 0;
+	pthread_barrier_wait(t->start);
+	while (!t->failed && !__atomic_load_n(t->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t ns = t->call(t->client);
+
+		if (ns)
+			bench_samples_add(&t->samples, (int64_t)ns);
+		else
+			t->errors++;
+	}
+	return NULL;
+}
+
+void bench_rps(void *clients, int nr, size_t size, int (*warm)(void *client),
+	       uint64_t (*call)(void *client), int64_t duration_ms,
+	       struct bench_rps_result *res)
+{
+	struct rps_thread *t = xcalloc(nr, sizeof(*t));
+	pthread_barrier_t start;
+	struct timespec ts;
+	uint64_t t0;
+	int stop = 0, i;
+
+	memset(res, 0, sizeof(*res));
+	pthread_barrier_init(&start, NULL, nr + 1);
+	for (i = 0; i < nr; i++) {
+		t[i].start = &start;
+		t[i].stop = &stop;
+		t[i].client = (char *)clients + (size_t)i * size;
+		t[i].warm = warm;
+		t[i].call = call;
+		if (pthread_create(&t[i].thread, NULL, rps_run, &t[i]))
+			die("cannot create thread");
+	}
+	pthread_barrier_wait(&start);
+	t0 = monotonic_ns();
+	ts.tv_sec = duration_ms / 1000;
+	ts.tv_nsec = (duration_ms % 1000) * 1000000;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < nr; i++)
+		pthread_join(t[i].thread, NULL);
+	res->secs = (double)(monotonic_ns() - t0) / 1e9;
+	for (i = 0; i < nr; i++) {
+		for (size_t j = 0; j < t[i].samples.nr; j++)
+			bench_samples_add(&res->all, t[i].samples.v[j]);
+		res->errors += t[i].errors;
+		res->failed += t[i].failed;
+		bench_samples_release(&t[i].samples);
+	}
+	pthread_barrier_destroy(&start);
+	free(t);
 }
 
 int bench_main(int argc, const char **argv, const struct bench_cmd *cmds,

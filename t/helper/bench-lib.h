@@ -49,6 +49,28 @@ void bench_print_stats(struct bench_samples *s, const char *prefix);
 extern int bench_error_budget;
 int bench_may_report(void);
 
+/*
+ * A throughput run, as bench-mcp rps and bench-runtime rps do it: nr
+ * clients, each on a thread of its own, call as fast as they can for
+ * duration_ms after all of them have warmed up.
+ *
+ * clients: nr structs of size bytes each, set up by the caller, passed
+ * one each to warm() and call() (as qsort() passes its elements).
+ * warm: on the client's thread before the clock starts; < 0 marks the
+ * client failed (it then makes no calls). May be NULL.
+ * call: one call; its latency in nanoseconds, or 0 for a failed call.
+ */
+struct bench_rps_result {
+	struct bench_samples all; /* every call's latency */
+	uint64_t errors;	  /* failed calls */
+	int failed;		  /* failed clients */
+	double secs;		  /* from the start to the last thread's end */
+};
+
+void bench_rps(void *clients, int nr, size_t size, int (*warm)(void *client),
+	       uint64_t (*call)(void *client), int64_t duration_ms,
+	       struct bench_rps_result *res);
+
 /* A subcommand: fn gets the arguments after the subcommand's name. */
 struct bench_cmd {
 	const char *name;

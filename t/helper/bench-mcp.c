@@ -668,43 +668,30 @@ out:
 }
 
 struct worker {
-	pthread_t thread;
-	pthread_barrier_t *start;
-	const int *stop;
 	struct session s;
 	struct strbuf req;
-	struct bench_samples samples;
-	uint64_t errors;
-	int failed;
 };
 
-static void *worker_run(void *data)
+static int worker_warm(void *data)
 {
 	struct worker *w = data;
 
-	w->failed = session_warm(&w->s, &w->req, NULL) < 0;
-	pthread_barrier_wait(w->start);
-	while (!w->failed && !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t ns = session_call(&w->s, &w->req);
+	return session_warm(&w->s, &w->req, NULL);
+}
 
-		if (ns)
-			bench_samples_add(&w->samples, ns);
-		else
-			w->errors++;
-	}
-	return NULL;
+static uint64_t worker_call(void *data)
+{
+	struct worker *w = data;
+
+	return session_call(&w->s, &w->req);
 }
 
 static int cmd_rps(int argc, const char **argv)
 {
+	struct bench_rps_result r;
 	struct worker *w;
-	struct bench_samples all = { 0 };
-	pthread_barrier_t start;
-	struct timespec ts;
-	uint64_t t0, t1, errors = 0;
 	long connects = 0;
-	int stop = 0, i, failed = 0;
-	double secs;
+	int i;
 
 	(void)argv;
 	if (argc || need_url())
@@ -714,49 +701,27 @@ static int cmd_rps(int argc, const char **argv)
 		return 129;
 	}
 	w = xcalloc(opt_clients, sizeof(*w));
-	pthread_barrier_init(&start, NULL, opt_clients + 1);
 	for (i = 0; i < opt_clients; i++) {
-		w[i].start = &start;
-		w[i].stop = &stop;
 		strbuf_init(&w[i].req, 0);
 		session_init(&w[i].s);
-		if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]))
-			die("cannot create thread");
 	}
-	pthread_barrier_wait(&start);
-	t0 = monotonic_ns();
-	ts.tv_sec = opt_duration_ms / 1000;
-	ts.tv_nsec = (opt_duration_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < opt_clients; i++)
-		pthread_join(w[i].thread, NULL);
-	t1 = monotonic_ns();
-	secs = (double)(t1 - t0) / 1e9;
+	bench_rps(w, opt_clients, sizeof(*w), worker_warm, worker_call,
+		  opt_duration_ms, &r);
 	for (i = 0; i < opt_clients; i++) {
-		size_t j;
-
-		for (j = 0; j < w[i].samples.nr; j++)
-			bench_samples_add(&all, w[i].samples.v[j]);
-		errors += w[i].errors;
-		failed += w[i].failed;
 		connects += w[i].s.connects;
-		bench_samples_release(&w[i].samples);
 		if (session_close(&w[i].s) < 0)
-			errors++;
+			r.errors++;
 		strbuf_release(&w[i].req);
 	}
 	printf("bench=rps clients=%d failed_sessions=%d seconds=%.3f"
 	       " calls=%zu errors=%" PRIu64 " connects=%ld calls_per_s=%.1f",
-	       opt_clients, failed, secs, all.nr, errors, connects,
-	       secs > 0 ? (double)all.nr / secs : 0.0);
-	bench_print_stats(&all, "");
+	       opt_clients, r.failed, r.secs, r.all.nr, r.errors, connects,
+	       r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
+	bench_print_stats(&r.all, "");
 	printf("\n");
-	pthread_barrier_destroy(&start);
-	bench_samples_release(&all);
+	bench_samples_release(&r.all);
 	free(w);
-	return errors || failed ? 1 : 0;
+	return r.errors || r.failed ? 1 : 0;
 }
 
 static const struct bench_cmd subcommands[] = {

@@ -352,47 +352,30 @@ static int cmd_latency(int argc, const char **argv)
 	return errors ? 1 : 0;
 }
 
-struct worker {
-	pthread_t thread;
-	pthread_barrier_t *start;
-	const int *stop;
-	struct conn conn;
-	struct bench_samples samples;
-	uint64_t errors;
-};
-
-static void *worker_run(void *data)
+static int worker_warm(void *data)
 {
-	struct worker *w = data;
+	struct conn *c = data;
 	int i;
 
 	for (i = 0; i < opt_warmup; i++)
-		execute_once(&w->conn);
-	w->conn.connects = 0;
-	pthread_barrier_wait(w->start);
-	while (!__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t ns = execute_once(&w->conn);
+		execute_once(c);
+	c->connects = 0;
+	return 0;
+}
 
-		if (ns)
-			bench_samples_add(&w->samples, ns);
-		else
-			w->errors++;
-	}
-	return NULL;
+static uint64_t worker_call(void *data)
+{
+	return execute_once(data);
 }
 
 static int cmd_rps(int argc, const char **argv)
 {
 	char *body;
 	const char *path = opt_path ? opt_path : "/execute";
-	struct worker *w;
-	struct bench_samples all = { 0 };
-	pthread_barrier_t start;
-	struct timespec ts;
-	uint64_t t0, t1, errors = 0;
+	struct bench_rps_result r;
+	struct conn *c;
 	long connects = 0;
-	int stop = 0, i;
-	double secs;
+	int i;
 
 	if (need_target())
 		return 129;
@@ -401,47 +384,25 @@ static int cmd_rps(int argc, const char **argv)
 		return 129;
 	}
 	body = command_body(opt_command ? opt_command : "true");
-	w = xcalloc(opt_clients, sizeof(*w));
-	pthread_barrier_init(&start, NULL, opt_clients + 1);
-	for (i = 0; i < opt_clients; i++) {
-		w[i].start = &start;
-		w[i].stop = &stop;
-		conn_init(&w[i].conn, path, body);
-		if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]))
-			die("cannot create thread");
-	}
-	pthread_barrier_wait(&start);
-	t0 = monotonic_ns();
-	ts.tv_sec = opt_duration_ms / 1000;
-	ts.tv_nsec = (opt_duration_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	c = xcalloc(opt_clients, sizeof(*c));
 	for (i = 0; i < opt_clients; i++)
-		pthread_join(w[i].thread, NULL);
-	t1 = monotonic_ns();
-	secs = (double)(t1 - t0) / 1e9;
+		conn_init(&c[i], path, body);
+	bench_rps(c, opt_clients, sizeof(*c), worker_warm, worker_call,
+		  opt_duration_ms, &r);
 	for (i = 0; i < opt_clients; i++) {
-		size_t j;
-
-		for (j = 0; j < w[i].samples.nr; j++)
-			bench_samples_add(&all, w[i].samples.v[j]);
-		errors += w[i].errors;
-		connects += w[i].conn.connects;
-		bench_samples_release(&w[i].samples);
-		conn_release(&w[i].conn);
+		connects += c[i].connects;
+		conn_release(&c[i]);
 	}
 	printf("bench=rps target=%s clients=%d seconds=%.3f requests=%zu"
 	       " errors=%" PRIu64 " connects=%ld rps=%.1f",
-	       target_name(), opt_clients, secs, all.nr, errors, connects,
-	       secs > 0 ? (double)all.nr / secs : 0.0);
-	bench_print_stats(&all, "");
+	       target_name(), opt_clients, r.secs, r.all.nr, r.errors,
+	       connects, r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
+	bench_print_stats(&r.all, "");
 	printf("\n");
-	pthread_barrier_destroy(&start);
-	bench_samples_release(&all);
-	free(w);
+	bench_samples_release(&r.all);
+	free(c);
 	free(body);
-	return errors ? 1 : 0;
+	return r.errors ? 1 : 0;
 }
 
 /*
