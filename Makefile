@@ -3,7 +3,8 @@
 #   make                      build gosbx and gosbx-runtime into $(O)/
 #   make test                 unit tests and shell tests (t/)
 #   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
-#   make check                clang-format and cppcheck
+#   make check                clang-format (every C file) and cppcheck
+#                             (lib/, builtin/, cmd/, gosbx.c)
 #   make perf                 the benchmarks in t/perf/
 #   make fuzz                 build the libFuzzer harnesses of t/fuzz/ with
 #                             clang (into build-fuzz/) and run each for
@@ -160,7 +161,8 @@ doc:
 
 check:
 	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl-mhd.c $(BUILTIN_SRC) \
-		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h
+		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h \
+		$(wildcard t/helper/*.[ch] t/unit/*.c t/fuzz/*.c)
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
 		--library=contrib/cppcheck-jansson.cfg \

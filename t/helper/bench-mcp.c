@@ -140,7 +140,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 
 struct child {
 	pid_t pid;
-	int in, out;      /* its stdin (we write), its stdout (we read) */
+	int in, out;	   /* its stdin (we write), its stdout (we read) */
 	struct strbuf buf; /* bytes read but not yet consumed */
 };
 
@@ -154,8 +154,7 @@ static int child_start(struct child *c, const char **argv)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	err = posix_spawnp(&c->pid, argv[0], &fa, NULL, (char **)argv,
-			   environ);
+	err = posix_spawnp(&c->pid, argv[0], &fa, NULL, (char **)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(to[0]);
 	close(from[1]);
@@ -192,8 +191,7 @@ static int write_all(int fd, const char *p, size_t len)
  * newline), waiting at most timeout_ms. 0 on success, -1 on end of
  * output, a read error or the timeout.
  */
-static int child_line(struct child *c, struct strbuf *line,
-		      int64_t timeout_ms)
+static int child_line(struct child *c, struct strbuf *line, int64_t timeout_ms)
 {
 	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
 
@@ -234,8 +232,8 @@ static int child_line(struct child *c, struct strbuf *line,
 }
 
 /* Send one request line and wait for its answer; ns, or 0 on failure. */
-static uint64_t child_call(struct child *c, const struct strbuf *req,
-			   long id, int tool, struct strbuf *line)
+static uint64_t child_call(struct child *c, const struct strbuf *req, long id,
+			   int tool, struct strbuf *line)
 {
 	uint64_t t0 = monotonic_ns();
 
@@ -416,8 +414,8 @@ static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 
 		while (p < end && (*p == ' ' || *p == '\t'))
 			p++;
-		while (end > p && (end[-1] == '\r' || end[-1] == '\n' ||
-				   end[-1] == ' '))
+		while (end > p &&
+		       (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
 			end--;
 		strbuf_reset(&s->sid);
 		strbuf_add(&s->sid, p, (size_t)(end - p));
@@ -491,8 +489,8 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 	if (rc != CURLE_OK) {
 		if (bench_may_report())
 			error("%s: %s", opt_url,
-			      s->errbuf[0] ? s->errbuf :
-					     curl_easy_strerror(rc));
+			      s->errbuf[0] ? s->errbuf
+					   : curl_easy_strerror(rc));
 		return 0;
 	}
 	curl_easy_getinfo(s->curl, CURLINFO_NUM_CONNECTS, &nc);
@@ -598,8 +596,7 @@ static int session_close(struct session *s)
 }
 
 /* Open the session and make the warm-up calls (the first opens a sandbox). */
-static int session_warm(struct session *s, struct strbuf *req,
-			uint64_t *first)
+static int session_warm(struct session *s, struct strbuf *req, uint64_t *first)
 {
 	int i;
 

@@ -181,8 +181,8 @@ static uint64_t conn_perform(struct conn *c)
 	if (rc != CURLE_OK) {
 		if (bench_may_report())
 			error("%s: %s", c->url.buf,
-			      c->errbuf[0] ? c->errbuf :
-					     curl_easy_strerror(rc));
+			      c->errbuf[0] ? c->errbuf
+					   : curl_easy_strerror(rc));
 		return 0;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_NUM_CONNECTS, &nc);
@@ -395,8 +395,8 @@ static int cmd_rps(int argc, const char **argv)
 	}
 	printf("bench=rps target=%s clients=%d seconds=%.3f requests=%zu"
 	       " errors=%" PRIu64 " connects=%ld rps=%.1f",
-	       target_name(), opt_clients, r.secs, r.all.nr, r.errors,
-	       connects, r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
+	       target_name(), opt_clients, r.secs, r.all.nr, r.errors, connects,
+	       r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
 	bench_print_stats(&r.all, "");
 	printf("\n");
 	bench_samples_release(&r.all);
@@ -726,7 +726,8 @@ static int cmd_stream(int argc, const char **argv)
 				    st.bad_lines);
 		else if (opt_bytes >= 0 && st.out_bytes != (uint64_t)opt_bytes)
 			ret = error("got %" PRIu64 " stdout bytes, expected"
-				    " %" PRId64, st.out_bytes, opt_bytes);
+				    " %" PRId64,
+				    st.out_bytes, opt_bytes);
 	}
 	secs = (double)(t1 - t0) / 1e9;
 	counted = opt_parse ? st.out_bytes + st.err_bytes : st.body_bytes;
@@ -780,10 +781,10 @@ static int cmd_wait(int argc, const char **argv)
 	} else {
 		/* GET / of gosbx-runtime names the server and its version */
 		json_t *root = json_loadb(c.body.buf, c.body.len, 0, NULL);
-		const char *server = json_string_value(
-			json_object_get(root, "server"));
-		const char *version = json_string_value(
-			json_object_get(root, "version"));
+		const char *server =
+			json_string_value(json_object_get(root, "server"));
+		const char *version =
+			json_string_value(json_object_get(root, "version"));
 
 		printf("bench=wait target=%s ready_ms=%.1f server=%s"
 		       " version=%s\n",
@@ -816,12 +817,9 @@ static int cmd_free_port(int argc, const char **argv)
 }
 
 static const struct bench_cmd subcommands[] = {
-	{ "direct", cmd_direct, 0 },
-	{ "free-port", cmd_free_port, 0 },
-	{ "latency", cmd_latency, 0 },
-	{ "rps", cmd_rps, 0 },
-	{ "stream", cmd_stream, 0 },
-	{ "wait", cmd_wait, 0 },
+	{ "direct", cmd_direct, 0 },   { "free-port", cmd_free_port, 0 },
+	{ "latency", cmd_latency, 0 }, { "rps", cmd_rps, 0 },
+	{ "stream", cmd_stream, 0 },   { "wait", cmd_wait, 0 },
 };
 
 int main(int argc, const char **argv)

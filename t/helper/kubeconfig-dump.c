@@ -100,8 +100,7 @@ int main(int argc, const char **argv)
 	put_str(c, "tls-server-name", kc.cluster.tls_server_name);
 	put_str(c, "certificate-authority", kc.cluster.ca_file);
 	put_bytes(c, "certificate-authority-data", kc.cluster.ca_data.len);
-	put_from(c, "certificate-authority-data-from",
-		 &kc.cluster.ca_data_at);
+	put_from(c, "certificate-authority-data-from", &kc.cluster.ca_data_at);
 	json_object_set_new(c, "insecure-skip-tls-verify",
 			    json_boolean(kc.cluster.insecure_skip_tls_verify));
 	put_str(c, "proxy-url", kc.cluster.proxy_url);
@@ -129,8 +128,7 @@ int main(int argc, const char **argv)
 		json_object_set_new(x, "args", args);
 		for (i = 0; i < e->env.nr; i++) {
 			struct strbuf sb = STRBUF_INIT;
-			strbuf_add(&sb, e->env.v[i],
-				   strcspn(e->env.v[i], "="));
+			strbuf_add(&sb, e->env.v[i], strcspn(e->env.v[i], "="));
 			strbuf_addstr(&sb, "=<redacted>");
 			json_array_append_new(env, json_string(sb.buf));
 			strbuf_release(&sb);

@@ -182,7 +182,7 @@ static void test_stdin_epipe_no_sigpipe(void **state)
 static void test_cwd_env(void **state)
 {
 	char dir[] = "/tmp/u-exec-XXXXXX";
-	const char *env[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
+	const char *env[] = { "FOO=bar baz", "PATH=/usr/bin:/bin", NULL };
 	struct exec_request req;
 	struct exec_result res;
 	struct strbuf want = STRBUF_INIT;
@@ -485,7 +485,7 @@ static void test_on_output(void **state)
 {
 	struct exec_request req;
 	struct exec_result res;
-	struct collect c = {STRBUF_INIT, STRBUF_INIT, 0, 0};
+	struct collect c = { STRBUF_INIT, STRBUF_INIT, 0, 0 };
 	struct strbuf want = STRBUF_INIT;
 	int i;
 
@@ -661,8 +661,8 @@ static void test_cancel_tag(void **state)
 	int i;
 
 	for (i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&th[i], NULL, run_tagged, &t[i]),
-				 0);
+		assert_int_equal(
+			pthread_create(&th[i], NULL, run_tagged, &t[i]), 0);
 	while (exec_running_count() < 2 && monotonic_ms() < end)
 		usleep(1000);
 	assert_int_equal(exec_running_count(), 2);
