@@ -3,7 +3,8 @@
 #   make                      build gosbx and gosbx-runtime into $(O)/
 #   make test                 unit tests and shell tests (t/)
 #   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
-#   make check                clang-format and cppcheck
+#   make check                clang-format (every C file) and cppcheck
+#                             (lib/, builtin/, cmd/, gosbx.c)
 #   make perf                 the benchmarks in t/perf/
 #   make fuzz                 build the libFuzzer harnesses of t/fuzz/ with
 #                             clang (into build-fuzz/) and run each for
@@ -76,11 +77,15 @@ DL_MHD_OBJ = $(O)/lib/dl-mhd.o
 LIB_SRC = $(filter-out lib/dl-mhd.c,$(sort $(wildcard lib/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
-HELPER_SRC = $(sort $(wildcard t/helper/*.c))
+# code shared by the test programs only (helpers, unit tests, fuzzing)
+TESTLIB_SRC = t/helper/bench-lib.c t/helper/crd-schema.c \
+	t/helper/yaml-json.c
+HELPER_SRC = $(filter-out $(TESTLIB_SRC),$(sort $(wildcard t/helper/*.c)))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
 FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 
 LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
+TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
 HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
@@ -88,6 +93,7 @@ UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
 FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
 
 LIBGOSBX = $(O)/libgosbx.a
+LIBTEST = $(O)/libgosbx-test.a
 PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
 
 all: $(PROGRAMS) $(HELPER_BIN)
@@ -99,6 +105,12 @@ $(O)/%.o: %.c
 $(LIBGOSBX): $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
+# the test programs find the headers of t/helper/ too
+$(O)/t/%.o: ALL_CFLAGS += -It/helper
+
+$(LIBTEST): $(TESTLIB_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
 $(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(DL_MHD_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(O)/gosbx.o $(BUILTIN_OBJ) \
 		$(DL_MHD_OBJ) $(LIBGOSBX) $(LIBS)
@@ -107,13 +119,13 @@ $(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) \
 		$(MHD_LIBS) $(LIBS)
 
-$(O)/t/helper/%: $(O)/t/helper/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
-		$(LIBS)
+$(O)/t/helper/%: $(O)/t/helper/%.o $(LIBTEST) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \
+		$(MHD_LIBS) $(LIBS)
 
-$(O)/t/unit/%: $(O)/t/unit/%.o $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBGOSBX) $(MHD_LIBS) \
-		$(LIBS) -lcmocka
+$(O)/t/unit/%: $(O)/t/unit/%.o $(LIBTEST) $(LIBGOSBX)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \
+		$(MHD_LIBS) $(LIBS) -lcmocka
 
 # Tests: T selects scripts, e.g. make test T='t3*.sh'
 T ?=
@@ -132,9 +144,9 @@ fuzz:
 	@$(MAKE) --no-print-directory O=build-fuzz CC=$(FUZZ_CC) \
 		SANITIZE=address,undefined FUZZ=1 fuzz-run
 
-$(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBGOSBX)
+$(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBTEST) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(LIBGOSBX) $(MHD_LIBS) $(LIBS)
+		$(LIBTEST) $(LIBGOSBX) $(MHD_LIBS) $(LIBS)
 
 fuzz-run: $(FUZZ_BIN)
 	@./t/fuzz/run.sh $(O) $(FUZZ_SECONDS) $(FUZZ_BIN)
@@ -160,9 +172,11 @@ doc:
 
 check:
 	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl-mhd.c $(BUILTIN_SRC) \
-		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h
+		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h \
+		$(wildcard t/helper/*.[ch] t/unit/*.c t/fuzz/*.c)
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
+		--library=contrib/cppcheck-jansson.cfg \
 		--suppress=missingIncludeSystem \
 		lib builtin cmd gosbx.c
 

@@ -221,7 +221,8 @@ int main(int argc, const char **argv)
 	die_status = EXIT_OWN_FAILURE;
 	ctx.open_timeout_ms = -1;
 	signal(SIGPIPE, SIG_IGN);
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		list_commands(stdout, opts);
 		return flush_status(0);
 	}

@@ -186,8 +186,8 @@ static int prune(int dry_run)
 struct kube_claims_opts {
 	const char *kubeconfig, *context, *namespace;
 	const char *api_version; /* forced API version, or NULL */
-	int all_namespaces; /* -A */
-	int all;	    /* --all: not only gosbx's claims */
+	int all_namespaces;	 /* -A */
+	int all;		 /* --all: not only gosbx's claims */
 	int dry_run;
 	const char *format;
 };
@@ -527,7 +527,8 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (backend)
 		ctx->backend = backend;
 	if (!strcmp(ctx->backend, "kube")) {
-		/* the global kube options, unless the command's own were given */
+		/* the global kube options, unless the command's own were given
+		 */
 		if (!ko.kubeconfig)
 			ko.kubeconfig = ctx->kubeconfig;
 		if (!ko.context)

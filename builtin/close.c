@@ -40,7 +40,7 @@ out:
 
 static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 {
-	struct session_opts o = {0};
+	struct session_opts o = { 0 };
 	struct session s;
 
 	if (!strcmp(ctx->backend, "local")) {
@@ -106,7 +106,9 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct option opts[] = {
 		OPT_BOOL(0, "disconnect", &disconnect,
 			 "keep the sandbox, only drop the connection"),
-		OPT_BOOL(0, "all", &all, "close every claim (kube: those gosbx made in the namespace)"),
+		OPT_BOOL(0, "all", &all,
+			 "close every claim (kube: those gosbx made in the "
+			 "namespace)"),
 		OPT_END(),
 	};
 

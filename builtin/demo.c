@@ -309,7 +309,8 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_STRING(0, "claim", &claim, "<name>",
 			   "reattach to this kept sandbox"),
 		OPT_STRING(0, "namespace", &namespace, "<ns>",
-			   "Kubernetes namespace (default: the global --namespace, else the context's)"),
+			   "Kubernetes namespace (default: the global "
+			   "--namespace, else the context's)"),
 		OPT_STRING(0, "template", &template, "<name>",
 			   "SandboxTemplate (default go-runtime-template)"),
 		OPT_DURATION(0, "open-timeout", &open_timeout,

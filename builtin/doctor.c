@@ -341,7 +341,7 @@ static void check_runtime(struct check_list *cl)
 		goto out;
 	}
 	{
-		const char *argv[] = {path.buf, "--version", NULL};
+		const char *argv[] = { path.buf, "--version", NULL };
 		status = run_capture(argv, &out, VERSION_TIMEOUT_MS);
 	}
 	first_line(&out);
@@ -417,8 +417,8 @@ out:
 /* open a throwaway sandbox, run `true`, close it; report the time */
 static void check_probe(struct check_list *cl, struct gosbx_ctx *ctx)
 {
-	struct session_opts o = {0};
-	struct session_exec ex = {0};
+	struct session_opts o = { 0 };
+	struct session_exec ex = { 0 };
 	struct session_result res;
 	struct session s;
 	struct strbuf msg = STRBUF_INIT;
@@ -504,7 +504,7 @@ static int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 
 static int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 {
-	struct session_opts so = {0};
+	struct session_opts so = { 0 };
 	struct strbuf msg = STRBUF_INIT;
 	struct capture cap;
 	struct session s;
@@ -1588,9 +1588,9 @@ static const struct {
 
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	struct doctor_opts dopts = {ctx, 0};
+	struct doctor_opts dopts = { ctx, 0 };
 	const char *backend = NULL;
-	struct check_list cl = {0};
+	struct check_list cl = { 0 };
 	const char *format = "text";
 	size_t i, n[3];
 	int ret;

@@ -10,7 +10,6 @@
 #include "sandbox-limits.h"
 #include "usage.h"
 
-
 static const char *const open_usage[] = {
 	"gosbx open [--name=<name>] [--memory=<size>] [--cpus=<n>] "
 	"[--pids=<n>] [--disk=<size>] [--network] [--ttl=<duration>] [-q]",
@@ -19,7 +18,7 @@ static const char *const open_usage[] = {
 
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	struct session_opts o = {0};
+	struct session_opts o = { 0 };
 	struct session s;
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *name = NULL;

@@ -601,12 +601,8 @@ static void *renewer_main(void *arg)
 	pthread_mutex_lock(&kb->lock);
 	while (!kb->stop) {
 		struct timespec ts;
-		uint64_t ns;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ns = (uint64_t)ts.tv_nsec + every * 1000000;
-		ts.tv_sec += ns / 1000000000;
-		ts.tv_nsec = ns % 1000000000;
+		deadline_in_ms(&ts, CLOCK_MONOTONIC, every);
 		if (pthread_cond_timedwait(&kb->cond, &kb->lock, &ts) !=
 			    ETIMEDOUT ||
 		    kb->stop)

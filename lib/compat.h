@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
@@ -60,9 +61,23 @@ ssize_t xwrite(int fd, const void *buf, size_t len);
 ssize_t read_in_full(int fd, void *buf, size_t len);
 ssize_t write_in_full(int fd, const void *buf, size_t len);
 
-/* Monotonic clock in milliseconds and microseconds. */
+/*
+ * The monotonic clock (CLOCK_MONOTONIC, clock_gettime(2)) in
+ * milliseconds, microseconds and nanoseconds: the one way gosbx reads
+ * it, for durations and deadlines.
+ */
 uint64_t monotonic_ms(void);
 uint64_t monotonic_us(void);
+uint64_t monotonic_ns(void);
+
+/*
+ * Set *ts to the time ms milliseconds from now on clock: the absolute
+ * deadline that pthread_cond_timedwait(3) takes (on CLOCK_REALTIME for
+ * a condition variable made with default attributes, on the clock set
+ * with pthread_condattr_setclock() otherwise) and that
+ * pthread_mutex_timedlock(3) takes (always CLOCK_REALTIME).
+ */
+void deadline_in_ms(struct timespec *ts, clockid_t clock, uint64_t ms);
 
 /*
  * Start time of process pid (field 22 of /proc/<pid>/stat, clock ticks

@@ -95,21 +95,6 @@ const char *dl_archive_error(void)
 		return fn.name();                                              \
 	}
 
-/* A function returning a value: fail when not loaded. */
-#define SHIM(ret, name, params, args, fail)                                    \
-	ret name params                                                        \
-	{                                                                      \
-		return loaded() ? fn.name args : (fail);                       \
-	}
-
-/* A function returning nothing: no-op when not loaded. */
-#define SHIM_VOID(name, params, args)                                          \
-	void name params                                                       \
-	{                                                                      \
-		if (loaded())                                                  \
-			fn.name args;                                          \
-	}
-
 /* the shims below are macro calls: keep them as written */
 /* clang-format off */
 SHIM_NEW(struct archive, archive_read_new)

@@ -81,19 +81,6 @@ const char *dl_readline_line(void)
 	return loaded() && *fn.rl_line_buffer ? *fn.rl_line_buffer : "";
 }
 
-#define SHIM(ret, name, params, args, fail)                                    \
-	ret name params                                                        \
-	{                                                                      \
-		return loaded() ? fn.name args : (fail);                       \
-	}
-
-#define SHIM_VOID(name, params, args)                                          \
-	void name params                                                       \
-	{                                                                      \
-		if (loaded())                                                  \
-			fn.name args;                                          \
-	}
-
 /* the shims below are macro calls: keep them as written */
 /* clang-format off */
 /* history: errno-style int results, as the library returns them */

@@ -94,6 +94,26 @@ void *dl_sym(void *handle, const char *soname, const char *package,
 		h = NULL;
 
 /*
+ * Shims for a file that uses DL_LOADER(), one per function: SHIM
+ * defines `ret name params` that calls the library's name with args
+ * (the parameter names in parentheses) when loaded() and returns fail
+ * otherwise; SHIM_VOID is the same for a function returning void,
+ * which does nothing when the library is not loaded.
+ */
+#define SHIM(ret, name, params, args, fail)                                    \
+	ret name params                                                        \
+	{                                                                      \
+		return loaded() ? fn.name args : (fail);                       \
+	}
+
+#define SHIM_VOID(name, params, args)                                          \
+	void name params                                                       \
+	{                                                                      \
+		if (loaded())                                                  \
+			fn.name args;                                          \
+	}
+
+/*
  * Load libarchive now if not done yet (lib/dl-archive.c). Returns NULL
  * when it is usable, else why it is not (as dl_open() says it; static
  * storage, valid for the life of the process). Thread-safe. Callers

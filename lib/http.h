@@ -242,7 +242,7 @@ struct http_req {
 #define HTTP_MAX_ERROR_BODY ((size_t)64 << 10)
 
 struct http_resp {
-	long status;		    /* HTTP status code; 0 before an answer */
+	long status; /* HTTP status code; 0 before an answer */
 	/*
 	 * The answer's body (when not streamed); of a non-2xx answer at
 	 * most its first HTTP_MAX_ERROR_BODY bytes (body_cut set when

@@ -534,8 +534,8 @@ out:
  * our PATH (a wrapper script such as ~/bin/go included; for a real go
  * binary the same answer without running it, goroot_of_binary()),
  * trusted only when it is an absolute directory holding an executable
- * bin/go that keeps the rules. Returns 1 with the resolved GOROOT in out, 0 when
- * there is no `go` on PATH, -1 with the reason in why.
+ * bin/go that keeps the rules. Returns 1 with the resolved GOROOT in out, 0
+ * when there is no `go` on PATH, -1 with the reason in why.
  */
 static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
 		       struct strbuf *why)

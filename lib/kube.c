@@ -845,10 +845,7 @@ static int watch_data(const char *buf, size_t len, void *data)
 
 static long ms_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+	return (long)monotonic_ms();
 }
 
 /* Sleep ms, in slices, stopping at the deadline or on *cancel. */

@@ -156,12 +156,7 @@ static void timed_wait(pthread_cond_t *cond, pthread_mutex_t *mu, int ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)ms * 1000000;
-	while (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	deadline_in_ms(&ts, CLOCK_REALTIME, ms > 0 ? (uint64_t)ms : 0);
 	pthread_cond_timedwait(cond, mu, &ts);
 }
 

@@ -637,12 +637,7 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 		struct timespec ts;
 		if (call->cancelled)
 			j->cancel = 1;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 200 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_in_ms(&ts, CLOCK_REALTIME, 200);
 		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
 	}
 	strbuf_reset(&res->text);
@@ -756,8 +751,7 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	/* jobs and callers that wait for them end soon after a cancel */
 	while ((st->active || st->waiters) && monotonic_ms() < deadline) {
 		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		deadline_in_ms(&ts, CLOCK_REALTIME, 1000);
 		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
 	}
 	if (st->active || st->waiters) {

@@ -948,8 +948,7 @@ static json_t *metrics_of(struct sbx *b, const char *ns, const char *name)
 		struct timespec ts;
 		int rc;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 2;
+		deadline_in_ms(&ts, CLOCK_REALTIME, 2000);
 		rc = pthread_mutex_timedlock(&b->lock, &ts);
 		if (rc == ETIMEDOUT) {
 			running = 1; /* a command holds it */

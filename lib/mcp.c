@@ -526,15 +526,8 @@ int mcp_session_end(struct mcp_session *s, int64_t timeout_ms)
 	struct timespec ts;
 	int busy;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (timeout_ms >= 0) {
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (timeout_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-	}
+	deadline_in_ms(&ts, CLOCK_REALTIME,
+		       timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
 	pthread_mutex_lock(&s->mu);
 	s->ended = 1;
 	cancel_calls(s, NULL, NULL);

@@ -46,7 +46,8 @@ int run_capture(const char *const *argv, struct strbuf *out, int timeout_ms)
 		ssize_t n;
 
 		if (timeout_ms > 0) {
-			int64_t left = (int64_t)deadline - (int64_t)monotonic_ms();
+			int64_t left =
+				(int64_t)deadline - (int64_t)monotonic_ms();
 			if (left <= 0) {
 				kill(pid, SIGKILL);
 				break;

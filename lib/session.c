@@ -223,12 +223,8 @@ static void *keepalive_thread(void *arg)
 	pthread_mutex_lock(&k->mu);
 	while (!k->stop) {
 		struct timespec ts;
-		uint64_t ns;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ns = (uint64_t)ts.tv_nsec + (uint64_t)k->interval_ms * 1000000;
-		ts.tv_sec += ns / 1000000000;
-		ts.tv_nsec = ns % 1000000000;
+		deadline_in_ms(&ts, CLOCK_MONOTONIC, (uint64_t)k->interval_ms);
 		if (pthread_cond_timedwait(&k->cond, &k->mu, &ts) !=
 			    ETIMEDOUT ||
 		    k->stop)

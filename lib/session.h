@@ -51,10 +51,10 @@ struct session_opts {
 	 * never degrades
 	 */
 	int64_t disk_bytes;
-	int network;		/* allow network access */
-	int64_t ttl_ms;		/* idle TTL of a kept claim (kube: of every
-				 * claim, its shutdownTime); 0: 1 h */
-	int keep;		/* the claim outlives this process (open --keep) */
+	int network;	/* allow network access */
+	int64_t ttl_ms; /* idle TTL of a kept claim (kube: of every
+			 * claim, its shutdownTime); 0: 1 h */
+	int keep;	/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
 	const char *namespace;	 /* NULL: the kubeconfig context's, else

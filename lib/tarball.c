@@ -191,7 +191,7 @@ static void node_free(void *p)
 
 static struct node *map_find(struct extract *x, const char *path)
 {
-	struct node key = {(char *)path, NODE_NONE, 0};
+	struct node key = { (char *)path, NODE_NONE, 0 };
 	struct node **found = tfind(&key, &x->tree, node_cmp);
 
 	return found ? *found : NULL;
@@ -859,7 +859,7 @@ static int extract_safe(int fd, const char *root, const char *subdir,
 			unsigned flags, struct tar_stats *st,
 			struct strbuf *err)
 {
-	struct extract x = {0};
+	struct extract x = { 0 };
 	struct strvec comps = STRVEC_INIT;
 	struct tar_stats dummy;
 	const char *why = NULL;
@@ -1418,7 +1418,7 @@ static int build_seed(const struct tar_file *files, size_t nr,
 			goto out;
 		}
 		for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
-			struct tar_file key = {0};
+			struct tar_file key = { 0 };
 			const struct tar_file *kp = &key;
 
 			strbuf_reset(&dir);

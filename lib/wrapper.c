@@ -125,17 +125,32 @@ ssize_t write_in_full(int fd, const void *buf, size_t len)
 	return total;
 }
 
-uint64_t monotonic_us(void)
+uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t monotonic_us(void)
+{
+	return monotonic_ns() / 1000;
 }
 
 uint64_t monotonic_ms(void)
 {
-	return monotonic_us() / 1000;
+	return monotonic_ns() / 1000000;
+}
+
+void deadline_in_ms(struct timespec *ts, clockid_t clock, uint64_t ms)
+{
+	uint64_t ns;
+
+	clock_gettime(clock, ts);
+	ns = (uint64_t)ts->tv_nsec + ms % 1000 * 1000000;
+	ts->tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
+	ts->tv_nsec = (long)(ns % 1000000000);
 }
 
 uint64_t proc_start_time(pid_t pid)

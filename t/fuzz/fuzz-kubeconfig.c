@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: YAML into JSON (lib/yaml-json.c) and kubeconfig
+ * libFuzzer harness: YAML into JSON (t/helper/yaml-json.c) and kubeconfig
  * loading (lib/kubeconfig.c). The input is one YAML stream: parsed as
  * a stream of documents (manifests, CRDs), then loaded as the only
  * kubeconfig file (--kubeconfig). Loading runs no exec plugin (that

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "bench-lib.h"
 #include "http.h"
 #include "json.h"
 #include "kube.h"
@@ -93,59 +94,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-/* Failures are reported on stderr, but only the first few. */
-static int error_budget = 5;
-
-static int may_report(void)
-{
-	return --error_budget >= 0;
-}
-
-/* Samples in microseconds (signed: an overhead could come out < 0). */
-struct samples {
-	int64_t *v;
-	size_t nr, alloc;
-};
-
-static void samples_add(struct samples *s, int64_t us)
-{
-	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
-	s->v[s->nr++] = us;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile p (0..100) of s, which is sorted here. */
-static int64_t pct(struct samples *s, double p)
-{
-	size_t rank;
-
-	if (!s->nr)
-		return 0;
-	qsort(s->v, s->nr, sizeof(*s->v), cmp_i64);
-	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->nr)
-		rank = s->nr;
-	return s->v[rank - 1];
-}
-
-/* " <name>_median_us=... <name>_p90_us=..." (with min and max: all) */
-static void print_stats(const char *name, struct samples *s, int all)
-{
-	printf(" %s_median_us=%" PRId64 " %s_p90_us=%" PRId64, name, pct(s, 50),
-	       name, pct(s, 90));
-	if (all && s->nr)
-		printf(" %s_min_us=%" PRId64 " %s_max_us=%" PRId64, name,
-		       s->v[0], name, s->v[s->nr - 1]);
 }
 
 /* The API client of both subcommands. */
@@ -279,10 +227,10 @@ out:
 	return ret;
 }
 
-static int cmd_ready(void)
+static int cmd_ready(int argc, const char **argv)
 {
-	struct samples client = { 0 }, fake = { 0 }, over = { 0 };
-	struct samples to_recv = { 0 }, seen = { 0 };
+	struct bench_samples client = { 0 }, fake = { 0 }, over = { 0 };
+	struct bench_samples to_recv = { 0 }, seen = { 0 };
 	struct bench b;
 	int n = opt_n >= 0 ? opt_n : 20,
 	    warmup = opt_warmup >= 0 ? opt_warmup : 2;
@@ -303,25 +251,25 @@ static int cmd_ready(void)
 		}
 		if (i < warmup)
 			continue;
-		samples_add(&client, cu);
-		samples_add(&fake, fu);
-		samples_add(&over, cu - fu);
-		samples_add(&to_recv, ru);
-		samples_add(&seen, su);
+		bench_samples_add(&client, cu * 1000);
+		bench_samples_add(&fake, fu * 1000);
+		bench_samples_add(&over, (cu - fu) * 1000);
+		bench_samples_add(&to_recv, ru * 1000);
+		bench_samples_add(&seen, su * 1000);
 	}
 	printf("bench=kube-ready n=%d errors=%d samples=%zu", n, errors,
 	       over.nr);
-	print_stats("overhead", &over, 1);
-	print_stats("client", &client, 0);
-	print_stats("fake", &fake, 0);
-	print_stats("to_received", &to_recv, 0);
-	print_stats("ready_seen", &seen, 0);
+	bench_print_stats(&over, "overhead_");
+	bench_print_stats(&client, "client_");
+	bench_print_stats(&fake, "fake_");
+	bench_print_stats(&to_recv, "to_received_");
+	bench_print_stats(&seen, "ready_seen_");
 	printf("\n");
-	free(client.v);
-	free(fake.v);
-	free(over.v);
-	free(to_recv.v);
-	free(seen.v);
+	bench_samples_release(&client);
+	bench_samples_release(&fake);
+	bench_samples_release(&over);
+	bench_samples_release(&to_recv);
+	bench_samples_release(&seen);
 	bench_release(&b);
 	return errors || interrupted || over.nr != (size_t)n ? 1 : 0;
 }
@@ -333,7 +281,7 @@ static int execute_ok(const struct http_resp *resp, const char *what)
 	int64_t code = -1;
 
 	if (resp->status != 200) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: HTTP %ld: %.200s", what, resp->status,
 			      resp->body.buf);
 		return -1;
@@ -341,7 +289,7 @@ static int execute_ok(const struct http_resp *resp, const char *what)
 	root = json_loadb(resp->body.buf, resp->body.len, 0, NULL);
 	if (!root || json_object_int(root, "exit_code", &code) < 0 ||
 	    code != 0) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: command failed: %.200s", what,
 			      resp->body.buf);
 		json_decref(root);
@@ -509,9 +457,9 @@ out:
 	return ret;
 }
 
-static int cmd_forward(void)
+static int cmd_forward(int argc, const char **argv)
 {
-	struct samples fw = { 0 }, direct = { 0 };
+	struct bench_samples fw = { 0 }, direct = { 0 };
 	struct strbuf name = STRBUF_INIT, sandbox = STRBUF_INIT;
 	struct strbuf pod_ip = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf body = STRBUF_INIT;
@@ -525,7 +473,7 @@ static int cmd_forward(void)
 	int n = opt_n >= 0 ? opt_n : 2000;
 	int warmup = opt_warmup >= 0 ? opt_warmup : 100;
 	int i, errors = 0, created = 0, ret = 1;
-	int64_t fm, dm;
+	double fm, dm;
 
 	strvec_init(&w.headers);
 	if (!opt_state_dir) {
@@ -562,23 +510,23 @@ static int cmd_forward(void)
 		int64_t us = execute_once(w.http, &body, &resp, "port-forward");
 
 		if (us >= 0)
-			samples_add(&fw, us);
+			bench_samples_add(&fw, us * 1000);
 		else
 			errors++;
 		us = execute_once(rt, &body, &resp, "runtime socket");
 		if (us >= 0)
-			samples_add(&direct, us);
+			bench_samples_add(&direct, us * 1000);
 		else
 			errors++;
 	}
 	tunnels = kube_forward_tunnels(w.f) - tunnels;
-	fm = pct(&fw, 50);
-	dm = pct(&direct, 50);
+	fm = bench_pct_us(&fw, 50);
+	dm = bench_pct_us(&direct, 50);
 	printf("bench=kube-forward n=%d errors=%d tunnels=%lu samples=%zu "
-	       "added_median_us=%" PRId64,
+	       "added_median_us=%.1f",
 	       n, errors, tunnels, fw.nr, fm - dm);
-	print_stats("forward", &fw, 1);
-	print_stats("direct", &direct, 1);
+	bench_print_stats(&fw, "forward_");
+	bench_print_stats(&direct, "direct_");
 	printf("\n");
 	ret = errors || interrupted || fw.nr != (size_t)n ? 1 : 0;
 out:
@@ -593,59 +541,27 @@ out:
 	strbuf_release(&pod_ip);
 	strbuf_release(&sock);
 	strbuf_release(&body);
-	free(fw.v);
-	free(direct.v);
+	bench_samples_release(&fw);
+	bench_samples_release(&direct);
 	return ret;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} subcommands[] = {
-	{ "forward", cmd_forward },
-	{ "ready", cmd_ready },
+static const struct bench_cmd subcommands[] = {
+	{ "forward", cmd_forward, 0 },
+	{ "ready", cmd_ready, 0 },
 };
 
 int main(int argc, const char **argv)
 {
 	struct sigaction sa = { 0 };
-	const char *sub;
-	size_t i;
-	int r;
 
 	progname = "bench-kube";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0);
-	if (r < 0)
-		return parse_options_status(r);
-	if (r > 1) {
-		error("unexpected argument '%s'", argv[2]);
-		return 129;
-	}
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
 	/* stop cleanly (the claims are deleted) on Ctrl-C or SIGTERM */
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	r = subcommands[i].fn();
-	fflush(stdout);
-	return r;
+	return bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			  bench_usage, bench_options);
 }

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "bench-lib.h"
 #include "parse-options.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -59,72 +60,6 @@ static const char *const bench_usage[] = {
 	NULL,
 };
 
-static int error_budget = 5;
-
-static int may_report(void)
-{
-	return error_budget-- > 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-struct samples {
-	uint64_t *v;
-	size_t nr, alloc;
-};
-
-static void samples_add(struct samples *s, uint64_t ns)
-{
-	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
-	s->v[s->nr++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds. */
-static double pct_us(const struct samples *s, double p)
-{
-	size_t rank;
-
-	if (!s->nr)
-		return 0;
-	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->nr)
-		rank = s->nr;
-	return (double)s->v[rank - 1] / 1000.0;
-}
-
-/* Print " <prefix>samples=... <prefix>median_us=..." (sorts s). */
-static void print_stats(struct samples *s, const char *prefix)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	if (s->nr)
-		qsort(s->v, s->nr, sizeof(*s->v), cmp_u64);
-	for (i = 0; i < s->nr; i++)
-		sum += s->v[i];
-	printf(" %ssamples=%zu %smedian_us=%.1f %sp90_us=%.1f"
-	       " %smean_us=%.1f %smin_us=%.1f %smax_us=%.1f",
-	       prefix, s->nr, prefix, pct_us(s, 50), prefix, pct_us(s, 90),
-	       prefix, s->nr ? (double)sum / (double)s->nr / 1000.0 : 0.0,
-	       prefix, s->nr ? (double)s->v[0] / 1000.0 : 0.0, prefix,
-	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
-}
-
 /* Copy of `text` with every "{}" replaced by `index`. */
 static char *expand(const char *text, int index)
 {
@@ -162,12 +97,12 @@ static int wait_deadline(pid_t pid, int *status, uint64_t deadline)
 			error_errno("waitpid");
 			return -1;
 		}
-		now = now_ns();
+		now = monotonic_ns();
 		if (now >= deadline) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 				;
-			if (may_report())
+			if (bench_may_report())
 				error("a run took longer than %" PRId64
 				      " ms; killed",
 				      opt_timeout_ms);
@@ -197,11 +132,11 @@ static uint64_t run_once(const char **argv, int index,
 		strvec_push(&args, arg);
 		free(arg);
 	}
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	err = posix_spawnp(&pid, args.v[0], fa, NULL, (char **)args.v, environ);
 	if (err) {
 		errno = err;
-		if (may_report())
+		if (bench_may_report())
 			error_errno("cannot run '%s'", args.v[0]);
 		strvec_clear(&args);
 		return 0;
@@ -211,9 +146,9 @@ static uint64_t run_once(const char **argv, int index,
 		strvec_clear(&args);
 		return 0;
 	}
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		if (may_report()) {
+		if (bench_may_report()) {
 			struct strbuf cmd = STRBUF_INIT;
 
 			for (i = 0; args.v[i]; i++)
@@ -239,7 +174,7 @@ static int cmd_run(int argc, const char **argv)
 	const char **a = argv, **b = NULL;
 	const char *after[] = { "sh", "-c", opt_after, NULL };
 	posix_spawn_file_actions_t fa;
-	struct samples sa = { 0 }, sb = { 0 };
+	struct bench_samples sa = { 0 }, sb = { 0 };
 	sigset_t set;
 	int i, errors = 0;
 
@@ -274,7 +209,7 @@ static int cmd_run(int argc, const char **argv)
 			errors++;
 		if (i >= opt_warmup) {
 			if (ns)
-				samples_add(&sa, ns);
+				bench_samples_add(&sa, ns);
 			else
 				errors++;
 		}
@@ -283,45 +218,29 @@ static int cmd_run(int argc, const char **argv)
 		ns = run_once(b, i, &fa);
 		if (i >= opt_warmup) {
 			if (ns)
-				samples_add(&sb, ns);
+				bench_samples_add(&sb, ns);
 			else
 				errors++;
 		}
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	printf("bench=run n=%d warmup=%d errors=%d", opt_n, opt_warmup, errors);
-	print_stats(&sa, "");
+	bench_print_stats(&sa, "");
 	if (b)
-		print_stats(&sb, "vs_");
+		bench_print_stats(&sb, "vs_");
 	printf("\n");
-	free(sa.v);
-	free(sb.v);
+	bench_samples_release(&sa);
+	bench_samples_release(&sb);
 	return errors ? 1 : 0;
 }
 
+static const struct bench_cmd subcommands[] = {
+	{ "run", cmd_run, 1 },
+};
+
 int main(int argc, const char **argv)
 {
-	int r;
-
 	progname = "bench-local";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	if (strcmp(argv[1], "run")) {
-		error("unknown subcommand '%s'", argv[1]);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_STOP_AT_NON_OPTION);
-	if (r < 0)
-		return parse_options_status(r);
-	r = cmd_run(r, argv + 1);
-	fflush(stdout);
-	return r;
+	return bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			  bench_usage, bench_options);
 }

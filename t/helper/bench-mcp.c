@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "bench-lib.h"
 #include "parse-options.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -72,74 +73,6 @@ static const char *const bench_usage[] = {
 
 #define PROTOCOL "2025-06-18"
 
-/* Failed calls are reported on stderr, but only the first few. */
-static int error_budget = 5;
-
-static int may_report(void)
-{
-	return __atomic_sub_fetch(&error_budget, 1, __ATOMIC_RELAXED) >= 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Latency samples, in nanoseconds. */
-struct samples {
-	uint64_t *v;
-	size_t nr, alloc;
-};
-
-static void samples_add(struct samples *s, uint64_t ns)
-{
-	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
-	s->v[s->nr++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds. */
-static double pct_us(const struct samples *s, double p)
-{
-	size_t rank;
-
-	if (!s->nr)
-		return 0;
-	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->nr)
-		rank = s->nr;
-	return (double)s->v[rank - 1] / 1000.0;
-}
-
-/* Print " samples=... median_us=... ..." (sorts the samples). */
-static void print_stats(struct samples *s)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	if (s->nr)
-		qsort(s->v, s->nr, sizeof(*s->v), cmp_u64);
-	for (i = 0; i < s->nr; i++)
-		sum += s->v[i];
-	printf(" samples=%zu median_us=%.1f p90_us=%.1f p99_us=%.1f"
-	       " mean_us=%.1f min_us=%.1f max_us=%.1f",
-	       s->nr, pct_us(s, 50), pct_us(s, 90), pct_us(s, 99),
-	       s->nr ? (double)sum / (double)s->nr / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[0] / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
-}
-
 /* The tools/call request with this id, one line without the newline. */
 static void call_request(struct strbuf *out, long id)
 {
@@ -182,7 +115,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 	int ret = 0;
 
 	if (!root) {
-		if (may_report())
+		if (bench_may_report())
 			error("bad JSON answer: %s: %.200s", jerr.text, buf);
 		return -1;
 	}
@@ -194,7 +127,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 	v = json_object_get(root, "result");
 	if (!json_is_object(v) ||
 	    (tool && json_is_true(json_object_get(v, "isError")))) {
-		if (may_report())
+		if (bench_may_report())
 			error("call %ld failed: %.300s", id, buf);
 		ret = -1;
 	}
@@ -207,7 +140,7 @@ static int check_answer(const char *buf, size_t len, long id, int tool)
 
 struct child {
 	pid_t pid;
-	int in, out;      /* its stdin (we write), its stdout (we read) */
+	int in, out;	   /* its stdin (we write), its stdout (we read) */
 	struct strbuf buf; /* bytes read but not yet consumed */
 };
 
@@ -221,8 +154,7 @@ static int child_start(struct child *c, const char **argv)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	err = posix_spawnp(&c->pid, argv[0], &fa, NULL, (char **)argv,
-			   environ);
+	err = posix_spawnp(&c->pid, argv[0], &fa, NULL, (char **)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(to[0]);
 	close(from[1]);
@@ -259,10 +191,9 @@ static int write_all(int fd, const char *p, size_t len)
  * newline), waiting at most timeout_ms. 0 on success, -1 on end of
  * output, a read error or the timeout.
  */
-static int child_line(struct child *c, struct strbuf *line,
-		      int64_t timeout_ms)
+static int child_line(struct child *c, struct strbuf *line, int64_t timeout_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
 
 	for (;;) {
 		char *nl = memchr(c->buf.buf, '\n', c->buf.len);
@@ -278,7 +209,7 @@ static int child_line(struct child *c, struct strbuf *line,
 			strbuf_remove(&c->buf, 0, n + 1);
 			return 0;
 		}
-		now = now_ns();
+		now = monotonic_ns();
 		if (now >= deadline)
 			return error("no answer within %" PRId64 " ms",
 				     timeout_ms);
@@ -301,10 +232,10 @@ static int child_line(struct child *c, struct strbuf *line,
 }
 
 /* Send one request line and wait for its answer; ns, or 0 on failure. */
-static uint64_t child_call(struct child *c, const struct strbuf *req,
-			   long id, int tool, struct strbuf *line)
+static uint64_t child_call(struct child *c, const struct strbuf *req, long id,
+			   int tool, struct strbuf *line)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 
 	if (write_all(c->in, req->buf, req->len) < 0 ||
 	    write_all(c->in, "\n", 1) < 0)
@@ -320,7 +251,7 @@ static uint64_t child_call(struct child *c, const struct strbuf *req,
 		if (!r)
 			break;
 	}
-	return now_ns() - t0 ? now_ns() - t0 : 1;
+	return monotonic_ns() - t0 ? monotonic_ns() - t0 : 1;
 }
 
 /* Close the child's stdin, wait up to 10 s for it, then kill it. */
@@ -381,7 +312,7 @@ static int cmd_stdio(int argc, const char **argv)
 	struct child c;
 	struct strvec args = STRVEC_INIT;
 	struct strbuf req = STRBUF_INIT, line = STRBUF_INIT;
-	struct samples s = { 0 };
+	struct bench_samples s = { 0 };
 	uint64_t ns, first = 0, t0;
 	int i, errors = 0, status;
 	long id = 1;
@@ -423,21 +354,21 @@ static int cmd_stdio(int argc, const char **argv)
 		if (!i)
 			first = ns;
 	}
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	for (i = 0; i < opt_n; i++) {
 		call_request(&req, id);
 		ns = child_call(&c, &req, id++, 1, &line);
 		if (ns)
-			samples_add(&s, ns);
+			bench_samples_add(&s, ns);
 		else
 			errors++;
 	}
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(monotonic_ns() - t0) / 1e9;
 	printf("bench=stdio n=%d errors=%d first_call_us=%.1f"
 	       " calls_per_s=%.1f",
 	       opt_n, errors, (double)first / 1000.0,
 	       secs > 0 ? (double)s.nr / secs : 0.0);
-	print_stats(&s);
+	bench_print_stats(&s, "");
 	printf("\n");
 out:
 	status = child_finish(&c);
@@ -448,7 +379,7 @@ out:
 	}
 	strbuf_release(&req);
 	strbuf_release(&line);
-	free(s.v);
+	bench_samples_release(&s);
 	return errors ? 1 : 0;
 }
 
@@ -483,8 +414,8 @@ static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 
 		while (p < end && (*p == ' ' || *p == '\t'))
 			p++;
-		while (end > p && (end[-1] == '\r' || end[-1] == '\n' ||
-				   end[-1] == ' '))
+		while (end > p &&
+		       (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
 			end--;
 		strbuf_reset(&s->sid);
 		strbuf_add(&s->sid, p, (size_t)(end - p));
@@ -552,14 +483,14 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 	s->errbuf[0] = '\0';
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, msg->buf);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE, (long)msg->len);
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	rc = curl_easy_perform(s->curl);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (rc != CURLE_OK) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: %s", opt_url,
-			      s->errbuf[0] ? s->errbuf :
-					     curl_easy_strerror(rc));
+			      s->errbuf[0] ? s->errbuf
+					   : curl_easy_strerror(rc));
 		return 0;
 	}
 	curl_easy_getinfo(s->curl, CURLINFO_NUM_CONNECTS, &nc);
@@ -568,12 +499,12 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 	if (id < 0) {
 		if (status == 202 || status == 200)
 			return t1 - t0 ? t1 - t0 : 1;
-		if (may_report())
+		if (bench_may_report())
 			error("notification: HTTP %ld", status);
 		return 0;
 	}
 	if (status != 200) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: HTTP %ld: %.200s", opt_url, status,
 			      s->body.buf);
 		return 0;
@@ -599,22 +530,22 @@ static uint64_t session_post(struct session *s, const struct strbuf *msg,
 static int session_open(struct session *s)
 {
 	struct strbuf msg = STRBUF_INIT;
-	uint64_t deadline = now_ns() + 20000000000u;
-	int ret = -1, saved = error_budget;
+	uint64_t deadline = monotonic_ns() + 20000000000u;
+	int ret = -1, saved = bench_error_budget;
 
 	strbuf_addstr(&msg, init_request);
 	for (;;) {
 		/* connection refused while the server starts: quiet */
-		error_budget = now_ns() < deadline ? 0 : saved;
+		bench_error_budget = monotonic_ns() < deadline ? 0 : saved;
 		if (session_post(s, &msg, 0, 0))
 			break;
-		if (now_ns() >= deadline) {
+		if (monotonic_ns() >= deadline) {
 			error("initialize failed");
 			goto out;
 		}
 		poll(NULL, 0, 50);
 	}
-	error_budget = saved;
+	bench_error_budget = saved;
 	if (!s->sid.len) {
 		error("no Mcp-Session-Id in the initialize answer");
 		goto out;
@@ -665,8 +596,7 @@ static int session_close(struct session *s)
 }
 
 /* Open the session and make the warm-up calls (the first opens a sandbox). */
-static int session_warm(struct session *s, struct strbuf *req,
-			uint64_t *first)
+static int session_warm(struct session *s, struct strbuf *req, uint64_t *first)
 {
 	int i;
 
@@ -697,7 +627,7 @@ static int cmd_http(int argc, const char **argv)
 {
 	struct session s;
 	struct strbuf req = STRBUF_INIT;
-	struct samples smp = { 0 };
+	struct bench_samples smp = { 0 };
 	uint64_t first = 0, t0;
 	int i, errors = 0;
 	double secs;
@@ -710,68 +640,55 @@ static int cmd_http(int argc, const char **argv)
 		errors++;
 		goto out;
 	}
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	for (i = 0; i < opt_n; i++) {
 		uint64_t ns = session_call(&s, &req);
 
 		if (ns)
-			samples_add(&smp, ns);
+			bench_samples_add(&smp, ns);
 		else
 			errors++;
 	}
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(monotonic_ns() - t0) / 1e9;
 	printf("bench=http n=%d errors=%d connects=%ld first_call_us=%.1f"
 	       " calls_per_s=%.1f",
 	       opt_n, errors, s.connects, (double)first / 1000.0,
 	       secs > 0 ? (double)smp.nr / secs : 0.0);
-	print_stats(&smp);
+	bench_print_stats(&smp, "");
 	printf("\n");
 out:
 	if (session_close(&s) < 0)
 		errors++;
 	strbuf_release(&req);
-	free(smp.v);
+	bench_samples_release(&smp);
 	return errors ? 1 : 0;
 }
 
 struct worker {
-	pthread_t thread;
-	pthread_barrier_t *start;
-	const int *stop;
 	struct session s;
 	struct strbuf req;
-	struct samples samples;
-	uint64_t errors;
-	int failed;
 };
 
-static void *worker_run(void *data)
+static int worker_warm(void *data)
 {
 	struct worker *w = data;
 
-	w->failed = session_warm(&w->s, &w->req, NULL) < 0;
-	pthread_barrier_wait(w->start);
-	while (!w->failed && !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t ns = session_call(&w->s, &w->req);
+	return session_warm(&w->s, &w->req, NULL);
+}
 
-		if (ns)
-			samples_add(&w->samples, ns);
-		else
-			w->errors++;
-	}
-	return NULL;
+static uint64_t worker_call(void *data)
+{
+	struct worker *w = data;
+
+	return session_call(&w->s, &w->req);
 }
 
 static int cmd_rps(int argc, const char **argv)
 {
+	struct bench_rps_result r;
 	struct worker *w;
-	struct samples all = { 0 };
-	pthread_barrier_t start;
-	struct timespec ts;
-	uint64_t t0, t1, errors = 0;
 	long connects = 0;
-	int stop = 0, i, failed = 0;
-	double secs;
+	int i;
 
 	(void)argv;
 	if (argc || need_url())
@@ -781,93 +698,44 @@ static int cmd_rps(int argc, const char **argv)
 		return 129;
 	}
 	w = xcalloc(opt_clients, sizeof(*w));
-	pthread_barrier_init(&start, NULL, opt_clients + 1);
 	for (i = 0; i < opt_clients; i++) {
-		w[i].start = &start;
-		w[i].stop = &stop;
 		strbuf_init(&w[i].req, 0);
 		session_init(&w[i].s);
-		if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]))
-			die("cannot create thread");
 	}
-	pthread_barrier_wait(&start);
-	t0 = now_ns();
-	ts.tv_sec = opt_duration_ms / 1000;
-	ts.tv_nsec = (opt_duration_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < opt_clients; i++)
-		pthread_join(w[i].thread, NULL);
-	t1 = now_ns();
-	secs = (double)(t1 - t0) / 1e9;
+	bench_rps(w, opt_clients, sizeof(*w), worker_warm, worker_call,
+		  opt_duration_ms, &r);
 	for (i = 0; i < opt_clients; i++) {
-		size_t j;
-
-		for (j = 0; j < w[i].samples.nr; j++)
-			samples_add(&all, w[i].samples.v[j]);
-		errors += w[i].errors;
-		failed += w[i].failed;
 		connects += w[i].s.connects;
-		free(w[i].samples.v);
 		if (session_close(&w[i].s) < 0)
-			errors++;
+			r.errors++;
 		strbuf_release(&w[i].req);
 	}
 	printf("bench=rps clients=%d failed_sessions=%d seconds=%.3f"
 	       " calls=%zu errors=%" PRIu64 " connects=%ld calls_per_s=%.1f",
-	       opt_clients, failed, secs, all.nr, errors, connects,
-	       secs > 0 ? (double)all.nr / secs : 0.0);
-	print_stats(&all);
+	       opt_clients, r.failed, r.secs, r.all.nr, r.errors, connects,
+	       r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
+	bench_print_stats(&r.all, "");
 	printf("\n");
-	pthread_barrier_destroy(&start);
-	free(all.v);
+	bench_samples_release(&r.all);
 	free(w);
-	return errors || failed ? 1 : 0;
+	return r.errors || r.failed ? 1 : 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, const char **argv);
-} subcommands[] = {
-	{ "http", cmd_http },
-	{ "rps", cmd_rps },
-	{ "stdio", cmd_stdio },
+static const struct bench_cmd subcommands[] = {
+	{ "http", cmd_http, 1 },
+	{ "rps", cmd_rps, 1 },
+	{ "stdio", cmd_stdio, 1 },
 };
 
 int main(int argc, const char **argv)
 {
-	const char *sub;
-	size_t i;
-	int r, ret = 129;
+	int ret;
 
 	progname = "bench-mcp";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0 | PARSE_OPT_STOP_AT_NON_OPTION);
-	if (r < 0)
-		return parse_options_status(r);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		die("curl_global_init failed");
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-	} else {
-		argv[r + 1] = NULL; /* the arguments left, as a list */
-		ret = subcommands[i].fn(r - 1, argv + 2);
-	}
-	fflush(stdout);
+	ret = bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			 bench_usage, bench_options);
 	curl_global_cleanup();
 	return ret;
 }

@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "bench-lib.h"
 #include "parse-options.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -83,74 +84,6 @@ static const char *const bench_usage[] = {
 	"bench-runtime free-port",
 	NULL,
 };
-
-/* Failed requests are reported on stderr, but only the first few. */
-static int error_budget = 5;
-
-static int may_report(void)
-{
-	return __atomic_sub_fetch(&error_budget, 1, __ATOMIC_RELAXED) >= 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Latency samples, in nanoseconds. */
-struct samples {
-	uint64_t *v;
-	size_t nr, alloc;
-};
-
-static void samples_add(struct samples *s, uint64_t ns)
-{
-	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
-	s->v[s->nr++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds. */
-static double pct_us(const struct samples *s, double p)
-{
-	size_t rank;
-
-	if (!s->nr)
-		return 0;
-	rank = (size_t)((p / 100.0) * (double)s->nr + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->nr)
-		rank = s->nr;
-	return (double)s->v[rank - 1] / 1000.0;
-}
-
-/* Print " median_us=... p90_us=... ..." for the samples (sorts them). */
-static void print_stats(struct samples *s)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	if (s->nr)
-		qsort(s->v, s->nr, sizeof(*s->v), cmp_u64);
-	for (i = 0; i < s->nr; i++)
-		sum += s->v[i];
-	printf(" samples=%zu median_us=%.1f p90_us=%.1f p99_us=%.1f"
-	       " mean_us=%.1f min_us=%.1f max_us=%.1f",
-	       s->nr, pct_us(s, 50), pct_us(s, 90), pct_us(s, 99),
-	       s->nr ? (double)sum / (double)s->nr / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[0] / 1000.0 : 0.0,
-	       s->nr ? (double)s->v[s->nr - 1] / 1000.0 : 0.0);
-}
 
 static const char *target_name(void)
 {
@@ -242,21 +175,21 @@ static uint64_t conn_perform(struct conn *c)
 
 	strbuf_reset(&c->body);
 	c->errbuf[0] = '\0';
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	rc = curl_easy_perform(c->curl);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (rc != CURLE_OK) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: %s", c->url.buf,
-			      c->errbuf[0] ? c->errbuf :
-					     curl_easy_strerror(rc));
+			      c->errbuf[0] ? c->errbuf
+					   : curl_easy_strerror(rc));
 		return 0;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_NUM_CONNECTS, &nc);
 	c->connects += nc;
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
-		if (may_report())
+		if (bench_may_report())
 			error("%s: HTTP %ld: %.200s", c->url.buf, status,
 			      c->body.buf);
 		return 0;
@@ -273,14 +206,14 @@ static int check_execute_answer(const struct strbuf *body)
 	int ret = 0;
 
 	if (!root) {
-		if (may_report())
+		if (bench_may_report())
 			error("bad JSON answer: %s: %.200s", jerr.text,
 			      body->buf);
 		return -1;
 	}
 	code = json_object_get(root, "exit_code");
 	if (!json_is_integer(code) || json_integer_value(code) != 0) {
-		if (may_report())
+		if (bench_may_report())
 			error("command failed: %.200s", body->buf);
 		ret = -1;
 	}
@@ -327,14 +260,14 @@ static uint64_t spawn_once(const char *command,
 			   const posix_spawn_file_actions_t *fa)
 {
 	char *argv[] = { (char *)"sh", (char *)"-c", (char *)command, NULL };
-	uint64_t t0 = now_ns(), t1;
+	uint64_t t0 = monotonic_ns(), t1;
 	pid_t pid;
 	int status, err;
 
 	err = posix_spawn(&pid, "/bin/sh", fa, NULL, argv, environ);
 	if (err) {
 		errno = err;
-		if (may_report())
+		if (bench_may_report())
 			error_errno("cannot spawn /bin/sh");
 		return 0;
 	}
@@ -343,20 +276,20 @@ static uint64_t spawn_once(const char *command,
 			error_errno("waitpid");
 			return 0;
 		}
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		if (may_report())
+		if (bench_may_report())
 			error("'%s' failed (status %d)", command, status);
 		return 0;
 	}
 	return t1 - t0;
 }
 
-static int cmd_direct(void)
+static int cmd_direct(int argc, const char **argv)
 {
 	const char *command = opt_command ? opt_command : "true";
 	posix_spawn_file_actions_t fa;
-	struct samples s = { 0 };
+	struct bench_samples s = { 0 };
 	int i, errors = 0;
 
 	posix_spawn_file_actions_init(&fa);
@@ -369,22 +302,22 @@ static int cmd_direct(void)
 		uint64_t ns = spawn_once(command, &fa);
 
 		if (ns)
-			samples_add(&s, ns);
+			bench_samples_add(&s, ns);
 		else
 			errors++;
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	printf("bench=direct n=%d errors=%d", opt_n, errors);
-	print_stats(&s);
+	bench_print_stats(&s, "");
 	printf("\n");
-	free(s.v);
+	bench_samples_release(&s);
 	return errors ? 1 : 0;
 }
 
-static int cmd_latency(void)
+static int cmd_latency(int argc, const char **argv)
 {
 	char *body;
-	struct samples s = { 0 };
+	struct bench_samples s = { 0 };
 	struct conn c;
 	int i, errors = 0;
 	uint64_t t0;
@@ -397,69 +330,52 @@ static int cmd_latency(void)
 	for (i = 0; i < opt_warmup; i++)
 		execute_once(&c);
 	c.connects = 0;
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	for (i = 0; i < opt_n; i++) {
 		uint64_t ns = execute_once(&c);
 
 		if (ns)
-			samples_add(&s, ns);
+			bench_samples_add(&s, ns);
 		else
 			errors++;
 	}
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(monotonic_ns() - t0) / 1e9;
 	printf("bench=latency target=%s n=%d errors=%d connects=%ld"
 	       " rps=%.1f",
 	       target_name(), opt_n, errors, c.connects,
 	       secs > 0 ? (double)s.nr / secs : 0.0);
-	print_stats(&s);
+	bench_print_stats(&s, "");
 	printf("\n");
 	conn_release(&c);
-	free(s.v);
+	bench_samples_release(&s);
 	free(body);
 	return errors ? 1 : 0;
 }
 
-struct worker {
-	pthread_t thread;
-	pthread_barrier_t *start;
-	const int *stop;
-	struct conn conn;
-	struct samples samples;
-	uint64_t errors;
-};
-
-static void *worker_run(void *data)
+static int worker_warm(void *data)
 {
-	struct worker *w = data;
+	struct conn *c = data;
 	int i;
 
 	for (i = 0; i < opt_warmup; i++)
-		execute_once(&w->conn);
-	w->conn.connects = 0;
-	pthread_barrier_wait(w->start);
-	while (!__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t ns = execute_once(&w->conn);
-
-		if (ns)
-			samples_add(&w->samples, ns);
-		else
-			w->errors++;
-	}
-	return NULL;
+		execute_once(c);
+	c->connects = 0;
+	return 0;
 }
 
-static int cmd_rps(void)
+static uint64_t worker_call(void *data)
+{
+	return execute_once(data);
+}
+
+static int cmd_rps(int argc, const char **argv)
 {
 	char *body;
 	const char *path = opt_path ? opt_path : "/execute";
-	struct worker *w;
-	struct samples all = { 0 };
-	pthread_barrier_t start;
-	struct timespec ts;
-	uint64_t t0, t1, errors = 0;
+	struct bench_rps_result r;
+	struct conn *c;
 	long connects = 0;
-	int stop = 0, i;
-	double secs;
+	int i;
 
 	if (need_target())
 		return 129;
@@ -468,47 +384,25 @@ static int cmd_rps(void)
 		return 129;
 	}
 	body = command_body(opt_command ? opt_command : "true");
-	w = xcalloc(opt_clients, sizeof(*w));
-	pthread_barrier_init(&start, NULL, opt_clients + 1);
-	for (i = 0; i < opt_clients; i++) {
-		w[i].start = &start;
-		w[i].stop = &stop;
-		conn_init(&w[i].conn, path, body);
-		if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]))
-			die("cannot create thread");
-	}
-	pthread_barrier_wait(&start);
-	t0 = now_ns();
-	ts.tv_sec = opt_duration_ms / 1000;
-	ts.tv_nsec = (opt_duration_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	c = xcalloc(opt_clients, sizeof(*c));
 	for (i = 0; i < opt_clients; i++)
-		pthread_join(w[i].thread, NULL);
-	t1 = now_ns();
-	secs = (double)(t1 - t0) / 1e9;
+		conn_init(&c[i], path, body);
+	bench_rps(c, opt_clients, sizeof(*c), worker_warm, worker_call,
+		  opt_duration_ms, &r);
 	for (i = 0; i < opt_clients; i++) {
-		size_t j;
-
-		for (j = 0; j < w[i].samples.nr; j++)
-			samples_add(&all, w[i].samples.v[j]);
-		errors += w[i].errors;
-		connects += w[i].conn.connects;
-		free(w[i].samples.v);
-		conn_release(&w[i].conn);
+		connects += c[i].connects;
+		conn_release(&c[i]);
 	}
 	printf("bench=rps target=%s clients=%d seconds=%.3f requests=%zu"
 	       " errors=%" PRIu64 " connects=%ld rps=%.1f",
-	       target_name(), opt_clients, secs, all.nr, errors, connects,
-	       secs > 0 ? (double)all.nr / secs : 0.0);
-	print_stats(&all);
+	       target_name(), opt_clients, r.secs, r.all.nr, r.errors, connects,
+	       r.secs > 0 ? (double)r.all.nr / r.secs : 0.0);
+	bench_print_stats(&r.all, "");
 	printf("\n");
-	pthread_barrier_destroy(&start);
-	free(all.v);
-	free(w);
+	bench_samples_release(&r.all);
+	free(c);
 	free(body);
-	return errors ? 1 : 0;
+	return r.errors ? 1 : 0;
 }
 
 /*
@@ -757,7 +651,7 @@ static size_t stream_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	const char *p = ptr, *end = ptr + len;
 
 	if (!st->first_byte_ns)
-		st->first_byte_ns = now_ns();
+		st->first_byte_ns = monotonic_ns();
 	st->body_bytes += len;
 	if (!opt_parse)
 		return len;
@@ -780,7 +674,7 @@ static size_t stream_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	return len;
 }
 
-static int cmd_stream(void)
+static int cmd_stream(int argc, const char **argv)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	struct stream st = { STRBUF_INIT };
@@ -811,9 +705,9 @@ static int cmd_stream(void)
 	curl_easy_setopt(c.curl, CURLOPT_WRITEDATA, &st);
 	curl_easy_setopt(c.curl, CURLOPT_BUFFERSIZE, 512L * 1024);
 	curl_easy_setopt(c.curl, CURLOPT_TIMEOUT_MS, (long)opt_timeout_ms);
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	rc = curl_easy_perform(c.curl);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	if (rc != CURLE_OK)
 		ret = error("%s: %s", c.url.buf,
 			    c.errbuf[0] ? c.errbuf : curl_easy_strerror(rc));
@@ -832,7 +726,8 @@ static int cmd_stream(void)
 				    st.bad_lines);
 		else if (opt_bytes >= 0 && st.out_bytes != (uint64_t)opt_bytes)
 			ret = error("got %" PRIu64 " stdout bytes, expected"
-				    " %" PRId64, st.out_bytes, opt_bytes);
+				    " %" PRId64,
+				    st.out_bytes, opt_bytes);
 	}
 	secs = (double)(t1 - t0) / 1e9;
 	counted = opt_parse ? st.out_bytes + st.err_bytes : st.body_bytes;
@@ -854,9 +749,9 @@ static int cmd_stream(void)
 	return ret ? 1 : 0;
 }
 
-static int cmd_wait(void)
+static int cmd_wait(int argc, const char **argv)
 {
-	uint64_t t0 = now_ns(), deadline;
+	uint64_t t0 = monotonic_ns(), deadline;
 	struct conn c;
 	int ret = -1;
 
@@ -865,7 +760,7 @@ static int cmd_wait(void)
 	deadline = t0 + (uint64_t)opt_timeout_ms * 1000000u;
 	conn_init(&c, opt_path ? opt_path : "/", NULL);
 	curl_easy_setopt(c.curl, CURLOPT_TIMEOUT_MS, 2000L);
-	while (now_ns() < deadline) {
+	while (monotonic_ns() < deadline) {
 		struct timespec ts = { 0, 20 * 1000000 };
 		long status = 0;
 
@@ -886,14 +781,14 @@ static int cmd_wait(void)
 	} else {
 		/* GET / of gosbx-runtime names the server and its version */
 		json_t *root = json_loadb(c.body.buf, c.body.len, 0, NULL);
-		const char *server = json_string_value(
-			json_object_get(root, "server"));
-		const char *version = json_string_value(
-			json_object_get(root, "version"));
+		const char *server =
+			json_string_value(json_object_get(root, "server"));
+		const char *version =
+			json_string_value(json_object_get(root, "version"));
 
 		printf("bench=wait target=%s ready_ms=%.1f server=%s"
 		       " version=%s\n",
-		       target_name(), (double)(now_ns() - t0) / 1e6,
+		       target_name(), (double)(monotonic_ns() - t0) / 1e6,
 		       server && !strpbrk(server, " =") ? server : "-",
 		       version && !strpbrk(version, " =") ? version : "-");
 		json_decref(root);
@@ -902,7 +797,7 @@ static int cmd_wait(void)
 	return ret ? 1 : 0;
 }
 
-static int cmd_free_port(void)
+static int cmd_free_port(int argc, const char **argv)
 {
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
@@ -921,54 +816,21 @@ static int cmd_free_port(void)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} subcommands[] = {
-	{ "direct", cmd_direct },
-	{ "free-port", cmd_free_port },
-	{ "latency", cmd_latency },
-	{ "rps", cmd_rps },
-	{ "stream", cmd_stream },
-	{ "wait", cmd_wait },
+static const struct bench_cmd subcommands[] = {
+	{ "direct", cmd_direct, 0 },   { "free-port", cmd_free_port, 0 },
+	{ "latency", cmd_latency, 0 }, { "rps", cmd_rps, 0 },
+	{ "stream", cmd_stream, 0 },   { "wait", cmd_wait, 0 },
 };
 
 int main(int argc, const char **argv)
 {
-	const char *sub;
-	size_t i;
-	int r, ret = 129;
+	int ret;
 
 	progname = "bench-runtime";
-	if (argc < 2) {
-		usage_with_options_to(stderr, bench_usage, bench_options);
-		return 129;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_with_options_to(stdout, bench_usage, bench_options);
-		return 0;
-	}
-	sub = argv[1];
-	r = parse_options(argc - 1, argv + 1, bench_options, bench_usage,
-			  PARSE_OPT_KEEP_ARGV0);
-	if (r < 0)
-		return parse_options_status(r);
-	if (r > 1) {
-		error("unexpected argument '%s'", argv[2]);
-		return 129;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		die("curl_global_init failed");
-	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(sub, subcommands[i].name))
-			break;
-	if (i == ARRAY_SIZE(subcommands)) {
-		error("unknown subcommand '%s'", sub);
-		usage_with_options_to(stderr, bench_usage, bench_options);
-	} else {
-		ret = subcommands[i].fn();
-	}
-	fflush(stdout);
+	ret = bench_main(argc, argv, subcommands, ARRAY_SIZE(subcommands),
+			 bench_usage, bench_options);
 	curl_global_cleanup();
 	strvec_clear(&opt_headers);
 	return ret;

@@ -8,7 +8,7 @@
 
 /*
  * Test helper: validate the documents of YAML files against the CRDs of
- * a directory (lib/crd-schema.h), finding each document's CRD by
+ * a directory (t/helper/crd-schema.h), finding each document's CRD by
  * apiVersion and kind. One line per finding on stdout:
  *   <file>:<line>: <Kind>/<name>: ok (<apiVersion>)
  *   <file>:<line>: <Kind>/<name>: error: <field error>

@@ -70,7 +70,7 @@
  * (reasons NotFound, AlreadyExists, Invalid, Conflict, BadRequest,
  * Forbidden, Unauthorized, MethodNotAllowed, UnsupportedMediaType).
  * Bodies of the agent-sandbox kinds are validated against the CRDs of
- * --crds (lib/crd-schema.h, defaults applied), strict by default
+ * --crds (t/helper/crd-schema.h, defaults applied), strict by default
  * (?fieldValidation=Warn|Ignore prune instead); errors are 422 Invalid
  * with details.causes[] {reason, message, field}.
  *
@@ -1560,13 +1560,7 @@ static void watch_step(struct watch *w)
 			until = w->next_bookmark_ms;
 		if (until > now + 1000)
 			until = now + 1000;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (until - now) / 1000;
-		ts.tv_nsec += (long)((until - now) % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		deadline_in_ms(&ts, CLOCK_REALTIME, until - now);
 		pthread_cond_timedwait(&S.changed, &S.lock, &ts);
 	}
 }
@@ -3238,12 +3232,7 @@ static void *controller_main(void *arg)
 	pthread_mutex_lock(&S.lock);
 	while (!S.stopping) {
 		controller_tick();
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		deadline_in_ms(&ts, CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&S.changed, &S.lock, &ts);
 	}
 	pthread_mutex_unlock(&S.lock);
@@ -5345,8 +5334,7 @@ out:
 	{
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 5;
+		deadline_in_ms(&ts, CLOCK_REALTIME, 5000);
 		while (S.nr_tunnels > 0 &&
 		       !pthread_cond_timedwait(&tunnels_gone, &S.lock, &ts))
 			;

@@ -28,22 +28,22 @@
 
 struct srv {
 	struct MHD_Daemon *d;
-	char base[64];		/* "http://127.0.0.1:<port>" */
-	char sock[108];		/* unix socket path, or "" */
+	char base[64];	/* "http://127.0.0.1:<port>" */
+	char sock[108]; /* unix socket path, or "" */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int connections;	/* connections opened so far */
+	int connections; /* connections opened so far */
 	/* the last complete request */
 	char method[16];
 	struct strbuf raw_uri;
-	struct strbuf headers;	/* "name: value\n" lines, as received */
+	struct strbuf headers; /* "name: value\n" lines, as received */
 	size_t body_len;
 	/* the last multipart upload */
 	struct strbuf up_field, up_filename, up_data;
 	/* streaming handshake: lines the client has seen */
 	int client_seen;
 	int tls;
-	int peer_certs;		/* client certificates seen (TLS), -1: n/a */
+	int peer_certs; /* client certificates seen (TLS), -1: n/a */
 };
 
 static struct srv tcp_srv, unix_srv, tls_srv;
@@ -119,8 +119,8 @@ struct rq {
 
 struct stream_state {
 	struct srv *s;
-	int n;			/* chunks; 0: endless */
-	int sync;		/* wait for the client before each chunk */
+	int n;	  /* chunks; 0: endless */
+	int sync; /* wait for the client before each chunk */
 	int i;
 };
 
@@ -205,8 +205,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		struct timespec deadline;
 		int rc = 0;
 
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += 30;
+		deadline_in_ms(&deadline, CLOCK_REALTIME, 30000);
 		pthread_mutex_lock(&s->lock);
 		while (s->client_seen < st->i && rc == 0)
 			rc = pthread_cond_timedwait(&s->cond, &s->lock,
@@ -269,8 +268,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 	if (!r->started) {
 		r->started = 1;
 		if (!strcmp(url, "/upload"))
-			r->pp = MHD_create_post_processor(con, 65536,
-							  post_iter, r);
+			r->pp = MHD_create_post_processor(con, 65536, post_iter,
+							  r);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -356,9 +355,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *con,
 		/* status=<code>: an endless error body */
 		v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
 						"status");
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256,
-							 stream_reader, st,
-							 free);
+		resp = MHD_create_response_from_callback(
+			MHD_SIZE_UNKNOWN, 256, stream_reader, st, free);
 		MHD_add_response_header(resp, "Content-Type",
 					"application/x-ndjson");
 		ret = MHD_queue_response(con, v ? atoi(v) : 200, resp);
@@ -393,13 +391,12 @@ static int start_srv(struct srv *s, int unix_sock, int tls)
 		    listen(fd, 64))
 			return -1;
 		xsnprintf(s->base, sizeof(s->base), "http://localhost");
-		s->d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handler, s,
-			MHD_OPTION_LISTEN_SOCKET, fd,
-			MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-			MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-			MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
-			MHD_OPTION_END);
+		s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
+					MHD_OPTION_LISTEN_SOCKET, fd,
+					MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
+					MHD_OPTION_NOTIFY_COMPLETED, completed,
+					s, MHD_OPTION_NOTIFY_CONNECTION,
+					notify_conn, s, MHD_OPTION_END);
 	} else if (tls) {
 		struct sockaddr_in sa = { .sin_family = AF_INET };
 
@@ -408,8 +405,7 @@ static int start_srv(struct srv *s, int unix_sock, int tls)
 		/* no error log: refused handshakes are expected here */
 		s->d = MHD_start_daemon(
 			(flags & ~MHD_USE_ERROR_LOG) | MHD_USE_TLS, 0, NULL,
-			NULL, handler, s,
-			MHD_OPTION_SOCK_ADDR, &sa,
+			NULL, handler, s, MHD_OPTION_SOCK_ADDR, &sa,
 			MHD_OPTION_HTTPS_MEM_KEY, srv_key_pem,
 			MHD_OPTION_HTTPS_MEM_CERT, srv_cert_pem,
 			MHD_OPTION_HTTPS_MEM_TRUST, ca_pem,
@@ -421,13 +417,12 @@ static int start_srv(struct srv *s, int unix_sock, int tls)
 		struct sockaddr_in sa = { .sin_family = AF_INET };
 
 		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		s->d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handler, s,
-			MHD_OPTION_SOCK_ADDR, &sa,
-			MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-			MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-			MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
-			MHD_OPTION_END);
+		s->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, s,
+					MHD_OPTION_SOCK_ADDR, &sa,
+					MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
+					MHD_OPTION_NOTIFY_COMPLETED, completed,
+					s, MHD_OPTION_NOTIFY_CONNECTION,
+					notify_conn, s, MHD_OPTION_END);
 	}
 	if (!s->d)
 		return -1;
@@ -541,8 +536,8 @@ static void test_methods(void **state)
 	struct http_client *c = tcp_client();
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { .path = "/echo" };
-	static const char *const methods[] = { "POST", "PUT", "PATCH",
-					       "DELETE", "GET" };
+	static const char *const methods[] = { "POST", "PUT", "PATCH", "DELETE",
+					       "GET" };
 
 	assert_int_equal(http_request(c, &req, &resp), 0);
 	assert_int_equal(resp.status, 200);
@@ -949,8 +944,8 @@ static void test_headers(void **state)
 {
 	static const char *const base[] = { "X-Sandbox-ID: sb-1",
 					    "X-Common: base", NULL };
-	static const char *const extra[] = { "x-common: override",
-					     "X-One: 1", NULL };
+	static const char *const extra[] = { "x-common: override", "X-One: 1",
+					     NULL };
 	struct http_client_opts o = { .headers = base,
 				      .bearer_token = "tok.en" };
 	struct http_client *c = http_client_new(tcp_srv.base, &o);
@@ -997,8 +992,8 @@ static void test_multipart(void **state)
 
 	assert_non_null(c);
 	fill_pattern(data, len);
-	assert_int_equal(http_upload_multipart(c, "/upload", "file",
-					       "main.go", data, len, &resp),
+	assert_int_equal(http_upload_multipart(c, "/upload", "file", "main.go",
+					       data, len, &resp),
 			 0);
 	assert_int_equal(resp.status, 200);
 	assert_string_equal(unix_srv.up_field.buf, "file");
@@ -1015,8 +1010,10 @@ static void test_multipart(void **state)
 
 	/* an ordinary request after the upload is not multipart */
 	{
-		struct http_req req = { .method = "POST", .path = "/echo",
-					.body = "plain", .body_len = 5 };
+		struct http_req req = { .method = "POST",
+					.path = "/echo",
+					.body = "plain",
+					.body_len = 5 };
 		assert_int_equal(http_request(c, &req, &resp), 0);
 		assert_string_equal(resp.body.buf, "plain");
 		assert_header(&unix_srv, "Content-Type", NULL);
@@ -1153,8 +1150,7 @@ static void test_cancel(void **state)
 {
 	static volatile sig_atomic_t flag;
 	char base[64];
-	struct canceller k = { silent_listener(base, sizeof(base)), &flag,
-			       -1 };
+	struct canceller k = { silent_listener(base, sizeof(base)), &flag, -1 };
 	struct http_client *c = http_client_new(base, NULL);
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { .path = "/forever", .cancel = &flag };
@@ -1181,8 +1177,7 @@ static void test_json(void **state)
 	json_t *out = NULL;
 	long status = -1;
 
-	assert_int_equal(http_json(c, "POST", "/json", body, &status, &out),
-			 0);
+	assert_int_equal(http_json(c, "POST", "/json", body, &status, &out), 0);
 	assert_int_equal(status, 200);
 	assert_string_equal(json_string_value(json_object_get(out, "method")),
 			    "POST");
@@ -1329,8 +1324,10 @@ static void *worker(void *data)
 	struct http_resp resp = HTTP_RESP_INIT;
 
 	for (int i = 0; i < 50; i++) {
-		struct http_req req = { .method = "POST", .path = "/echo",
-					.body = "ping", .body_len = 4 };
+		struct http_req req = { .method = "POST",
+					.path = "/echo",
+					.body = "ping",
+					.body_len = 4 };
 
 		if (!http_request(w->c, &req, &resp) && resp.status == 200 &&
 		    !strcmp(resp.body.buf, "ping"))
@@ -1360,8 +1357,7 @@ static void test_threads(void **state)
 }
 
 /* Write len bytes of data to <tmpdir>/name; the path goes to path. */
-static void write_tmp(char *path, size_t n, const char *name,
-		      const char *data)
+static void write_tmp(char *path, size_t n, const char *name, const char *data)
 {
 	int fd;
 

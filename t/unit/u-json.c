@@ -250,9 +250,12 @@ static void test_base64_vectors(void **state)
 {
 	/* RFC 4648 section 10 */
 	static const struct b64case v[] = {
-		{ "", "" },	     { "f", "Zg==" },
-		{ "fo", "Zm8=" },     { "foo", "Zm9v" },
-		{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" },
+		{ "", "" },
+		{ "f", "Zg==" },
+		{ "fo", "Zm8=" },
+		{ "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" },
 		{ "foobar", "Zm9vYmFy" },
 	};
 	struct strbuf sb = STRBUF_INIT;
@@ -282,9 +285,9 @@ static void test_base64_vectors(void **state)
 static void test_base64_bad(void **state)
 {
 	static const char *const bad[] = {
-		"Z",	  "Zm9vY",  "Zm9v!",	"Zm 9v", "Zm9v\n", "Zg=a",
-		"Zg===",  "Zm9=v",  "=",	"==",	 "====",   "Zm9v====",
-		"Zg=",	  "Zm8==",  "Zm9vYg=",  "-_8=",	 "Zm9v=",  "Z===",
+		"Z",	 "Zm9vY", "Zm9v!",   "Zm 9v", "Zm9v\n", "Zg=a",
+		"Zg===", "Zm9=v", "=",	     "==",    "====",	"Zm9v====",
+		"Zg=",	 "Zm8==", "Zm9vYg=", "-_8=",  "Zm9v=",	"Z===",
 	};
 	struct strbuf sb = STRBUF_INIT;
 

@@ -99,25 +99,25 @@ static int teardown(void **state)
 	return remove_tree(tmp);
 }
 
-#define KIND_CONFIG                                                       \
-	"apiVersion: v1\n"                                                \
-	"kind: Config\n"                                                  \
-	"clusters:\n"                                                     \
-	"- name: kind-kind\n"                                             \
-	"  cluster:\n"                                                    \
-	"    server: https://127.0.0.1:40000\n"                           \
-	"    certificate-authority-data: Q0EgUEVN\n"                      \
-	"users:\n"                                                        \
-	"- name: kind-kind\n"                                             \
-	"  user:\n"                                                       \
-	"    client-certificate-data: Q0VSVA==\n"                         \
-	"    client-key-data: S0VZ\n"                                     \
-	"contexts:\n"                                                     \
-	"- name: kind-kind\n"                                             \
-	"  context:\n"                                                    \
-	"    cluster: kind-kind\n"                                        \
-	"    user: kind-kind\n"                                           \
-	"    namespace: agents\n"                                         \
+#define KIND_CONFIG                                                            \
+	"apiVersion: v1\n"                                                     \
+	"kind: Config\n"                                                       \
+	"clusters:\n"                                                          \
+	"- name: kind-kind\n"                                                  \
+	"  cluster:\n"                                                         \
+	"    server: https://127.0.0.1:40000\n"                                \
+	"    certificate-authority-data: Q0EgUEVN\n"                           \
+	"users:\n"                                                             \
+	"- name: kind-kind\n"                                                  \
+	"  user:\n"                                                            \
+	"    client-certificate-data: Q0VSVA==\n"                              \
+	"    client-key-data: S0VZ\n"                                          \
+	"contexts:\n"                                                          \
+	"- name: kind-kind\n"                                                  \
+	"  context:\n"                                                         \
+	"    cluster: kind-kind\n"                                             \
+	"    user: kind-kind\n"                                                \
+	"    namespace: agents\n"                                              \
 	"current-context: kind-kind\n"
 
 static void test_kind_cert_data(void **state)
@@ -377,8 +377,8 @@ static void test_errors(void **state)
 		       0600);
 	assert_int_equal(load(&kc, "typo2", NULL), -1);
 	assert_non_null(strstr(errs.buf, "line 5: unknown field "
-				       "'certificate-authority-dat' in "
-				       "cluster 'c'"));
+					 "'certificate-authority-dat' in "
+					 "cluster 'c'"));
 	kube_config_release(&kc);
 	free(p);
 
@@ -392,7 +392,8 @@ static void test_errors(void **state)
 	strbuf_reset(&want);
 	strbuf_addf(&want,
 		    "error: cannot read kubeconfig '%s': line 4: bad base64 "
-		    "in 'client-key-data' in user 'u'\n", p);
+		    "in 'client-key-data' in user 'u'\n",
+		    p);
 	assert_string_equal(errs.buf, want.buf);
 	kube_config_release(&kc);
 	free(p);
@@ -413,8 +414,8 @@ static void test_errors(void **state)
 		       0600);
 	assert_int_equal(load(&kc, "nocluster", NULL), -1);
 	assert_non_null(strstr(errs.buf, "line 2: context 'x' names "
-				       "cluster 'gone', which is not "
-				       "defined"));
+					 "cluster 'gone', which is not "
+					 "defined"));
 	kube_config_release(&kc);
 	free(p);
 
@@ -430,7 +431,7 @@ static void test_errors(void **state)
 		       0600);
 	assert_int_equal(load(&kc, "noca", NULL), -1);
 	assert_non_null(strstr(errs.buf, "line 5: cannot read "
-				       "certificate-authority"));
+					 "certificate-authority"));
 	assert_non_null(strstr(errs.buf, "/ca.crt': No such file"));
 	kube_config_release(&kc);
 	free(p);
@@ -464,7 +465,7 @@ static void test_errors(void **state)
 		       0600);
 	assert_int_equal(load(&kc, "gcp", NULL), -1);
 	assert_non_null(strstr(errs.buf, "line 6: user 'u' uses "
-				       "auth-provider 'gcp'"));
+					 "auth-provider 'gcp'"));
 	assert_non_null(strstr(errs.buf, "gke-gcloud-auth-plugin"));
 	kube_config_release(&kc);
 	free(p);
@@ -732,8 +733,8 @@ static void test_exec_failures(void **state)
 	strbuf_reset(&errs);
 	assert_int_equal(kube_exec_credential(&kc, &cred), -1);
 	assert_non_null(strstr(errs.buf, "returned apiVersion "
-				       "'client.authentication.k8s.io/"
-				       "v1beta1'"));
+					 "'client.authentication.k8s.io/"
+					 "v1beta1'"));
 	kube_config_release(&kc);
 
 	/* not installed */
@@ -753,8 +754,8 @@ static void test_exec_failures(void **state)
 	write_exec_config("client.authentication.k8s.io/v1alpha1", "");
 	assert_int_equal(load(&kc, "e/config", NULL), -1);
 	assert_non_null(strstr(errs.buf, "line 7: exec apiVersion "
-				       "'client.authentication.k8s.io/"
-				       "v1alpha1' is not supported"));
+					 "'client.authentication.k8s.io/"
+					 "v1alpha1' is not supported"));
 	kube_config_release(&kc);
 	kube_credential_release(&cred);
 }
@@ -791,8 +792,8 @@ static void test_rfc3339(void **state)
 
 	assert_int_equal(kube_parse_rfc3339("1970-01-01T00:01:00Z", &t), 0);
 	assert_int_equal(t, 60);
-	assert_int_equal(kube_parse_rfc3339("1970-01-01T02:00:00.5+02:00",
-					    &t), 0);
+	assert_int_equal(kube_parse_rfc3339("1970-01-01T02:00:00.5+02:00", &t),
+			 0);
 	assert_int_equal(t, 0);
 	assert_int_equal(kube_parse_rfc3339("1970-01-01 00:00:00Z", &t), -1);
 	assert_int_equal(kube_parse_rfc3339("1970-01-01T00:00:00", &t), -1);

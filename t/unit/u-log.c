@@ -206,9 +206,9 @@ static void test_parse_level(void **state)
 		const char *s;
 		enum log_level l;
 	} good[] = {
-		{ "debug", LOG_DEBUG }, { "DEBUG", LOG_DEBUG },
-		{ "info", LOG_INFO },	{ "Info", LOG_INFO },
-		{ "warn", LOG_WARN },	{ "WARNING", LOG_WARN },
+		{ "debug", LOG_DEBUG },	 { "DEBUG", LOG_DEBUG },
+		{ "info", LOG_INFO },	 { "Info", LOG_INFO },
+		{ "warn", LOG_WARN },	 { "WARNING", LOG_WARN },
 		{ "warning", LOG_WARN }, { "error", LOG_ERROR },
 		{ "ERROR", LOG_ERROR },
 	};
@@ -238,8 +238,8 @@ static void preview(const char *cmd, const char *want)
 	log_command_preview(&sb, cmd);
 	assert_true(starts_with(sb.buf, "<"));
 	if (strcmp(sb.buf + 1, want))
-		fail_msg("preview of '%s' is '%s', want '%s'", cmd,
-			 sb.buf + 1, want);
+		fail_msg("preview of '%s' is '%s', want '%s'", cmd, sb.buf + 1,
+			 want);
 	strbuf_release(&sb);
 }
 
@@ -343,8 +343,7 @@ static void test_threads_whole_lines(void **state)
 	assert_int_equal(fcntl(fd, F_SETFL, O_APPEND), 0);
 	log_fd = fd;
 	for (intptr_t i = 0; i < THREADS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, writer,
-						(void *)i),
+		assert_int_equal(pthread_create(&t[i], NULL, writer, (void *)i),
 				 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
@@ -357,9 +356,8 @@ static void test_threads_whole_lines(void **state)
 		int id, i;
 
 		assert_non_null(nl);
-		assert_int_equal(sscanf(strstr(p, " id="), " id=%d i=%d", &id,
-					&i),
-				 2);
+		assert_int_equal(
+			sscanf(strstr(p, " id="), " id=%d i=%d", &id, &i), 2);
 		assert_true(id >= 0 && id < THREADS);
 		assert_int_equal(i, count[id]);
 		count[id]++;

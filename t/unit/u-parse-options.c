@@ -63,6 +63,8 @@ struct vals {
 	struct strvec list;
 };
 
+/* an initializer list: clang-format would indent it as a call */
+/* clang-format off */
 #define OPTS(v)                                                            \
 	{                                                                  \
 		OPT_BOOL('v', "verbose", &(v)->verbose, "be verbose"),     \
@@ -77,6 +79,7 @@ struct vals {
 				"an environment variable"),                \
 		OPT_END(),                                                 \
 	}
+/* clang-format on */
 
 static void vals_init(struct vals *v)
 {
@@ -168,8 +171,8 @@ static void test_negation(void **state)
 	struct capture c;
 
 	vals_init(&v);
-	assert_int_equal(parse(&v, 0, &c, "-v", "--no-verbose", "--quiet",
-			       "-f", "x", "--no-file", NULL),
+	assert_int_equal(parse(&v, 0, &c, "-v", "--no-verbose", "--quiet", "-f",
+			       "x", "--no-file", NULL),
 			 0);
 	assert_int_equal(v.verbose, 0);
 	assert_int_equal(v.quiet, 1);
@@ -178,8 +181,7 @@ static void test_negation(void **state)
 
 	/* numbers cannot be negated */
 	vals_init(&v);
-	assert_int_equal(parse(&v, 0, &c, "--no-count", NULL),
-			 PARSE_OPT_ERROR);
+	assert_int_equal(parse(&v, 0, &c, "--no-count", NULL), PARSE_OPT_ERROR);
 	assert_non_null(strstr(c.err.buf, "error: unknown option "
 					  "'--no-count'"));
 	capture_release(&c);
@@ -204,9 +206,8 @@ static void test_double_dash(void **state)
 	struct capture c;
 
 	vals_init(&v);
-	assert_int_equal(parse(&v, 0, &c, "a", "-v", "--", "-q", "--", "b",
-			       NULL),
-			 4);
+	assert_int_equal(
+		parse(&v, 0, &c, "a", "-v", "--", "-q", "--", "b", NULL), 4);
 	assert_int_equal(v.verbose, 1);
 	assert_int_equal(v.quiet, 0);
 	assert_string_equal(argbuf[0], "a");
@@ -245,10 +246,10 @@ static void test_stop_at_non_option(void **state)
 
 	/* with KEEP_ARGV0 the count includes argv[0] */
 	vals_init(&v);
-	assert_int_equal(parse(&v, PARSE_OPT_KEEP_ARGV0 |
-					   PARSE_OPT_STOP_AT_NON_OPTION,
-			       &c, "-q", "sh", "-c", "x", NULL),
-			 4);
+	assert_int_equal(
+		parse(&v, PARSE_OPT_KEEP_ARGV0 | PARSE_OPT_STOP_AT_NON_OPTION,
+		      &c, "-q", "sh", "-c", "x", NULL),
+		4);
 	assert_string_equal(argbuf[0], "u-parse-options");
 	assert_string_equal(argbuf[1], "sh");
 	assert_string_equal(argbuf[2], "-c");
@@ -268,8 +269,7 @@ static void test_errors(void **state)
 	struct capture c;
 
 	vals_init(&v);
-	assert_int_equal(parse(&v, 0, &c, "--bogus=1", NULL),
-			 PARSE_OPT_ERROR);
+	assert_int_equal(parse(&v, 0, &c, "--bogus=1", NULL), PARSE_OPT_ERROR);
 	assert_true(starts_with(c.err.buf, "error: unknown option "
 					   "'--bogus'\n"));
 	assert_non_null(strstr(c.err.buf, "usage: u-parse-options"));
@@ -320,8 +320,7 @@ static void test_errors(void **state)
 	capture_release(&c);
 
 	vals_init(&v);
-	assert_int_equal(parse(&v, 0, &c, "--mem=lots", NULL),
-			 PARSE_OPT_ERROR);
+	assert_int_equal(parse(&v, 0, &c, "--mem=lots", NULL), PARSE_OPT_ERROR);
 	assert_non_null(strstr(c.err.buf, "'--mem' expects a size"));
 	capture_release(&c);
 
@@ -338,9 +337,9 @@ static void test_help(void **state)
 		struct capture c;
 
 		vals_init(&v);
-		assert_int_equal(parse(&v, 0, &c, "-v", help_args[i], "-q",
-				       NULL),
-				 PARSE_OPT_HELP);
+		assert_int_equal(
+			parse(&v, 0, &c, "-v", help_args[i], "-q", NULL),
+			PARSE_OPT_HELP);
 		assert_string_equal(c.err.buf, "");
 		assert_true(starts_with(c.out.buf,
 					"usage: u-parse-options [<options>] "
@@ -349,8 +348,7 @@ static void test_help(void **state)
 		assert_non_null(strstr(c.out.buf, "be verbose\n"));
 		assert_non_null(strstr(c.out.buf, "-f, --file=<path>"));
 		assert_non_null(strstr(c.out.buf, "the file (env U_PO_FILE)"));
-		assert_non_null(strstr(c.out.buf,
-				       "    --timeout=<duration>"));
+		assert_non_null(strstr(c.out.buf, "    --timeout=<duration>"));
 		assert_non_null(strstr(c.out.buf, "    --mem=<size>"));
 		assert_non_null(strstr(c.out.buf, "-e, --env=<k=v>"));
 		/* parsing stopped at -h */
@@ -362,11 +360,7 @@ static void test_help(void **state)
 static void test_usage_lines(void **state)
 {
 	static const char *const multi[] = {
-		"prog a",
-		"prog b",
-		"",
-		"A description line.",
-		NULL,
+		"prog a", "prog b", "", "A description line.", NULL,
 	};
 	struct option opts[] = {
 		OPT_GROUP("Group:"),
@@ -408,8 +402,7 @@ static void test_env_defaults(void **state)
 	vals_init(&v);
 	setenv("U_PO_FILE", "from-env", 1);
 	setenv("U_PO_TIMEOUT", "1m30s", 1);
-	assert_int_equal(parse(&v, 0, &c, "--timeout", "2s", "-fcli", NULL),
-			 0);
+	assert_int_equal(parse(&v, 0, &c, "--timeout", "2s", "-fcli", NULL), 0);
 	assert_string_equal(v.file, "cli");
 	assert_int_equal(v.timeout, 2000);
 	capture_release(&c);
@@ -477,18 +470,41 @@ static void test_duration(void **state)
 		{ "10s500ms", 10500 },
 	};
 	static const char *const bad[] = {
-		"", "1x", "-1s", "m", "s", "ms", "1m30", "1.5.5s", " 5",
-		"5 ", "5s ", "1 m", "+5", "-5", "1e3", "1e3s", "0x10",
-		"0x10s", "inf", "nan", "infs", ".", ".s", "1ss", "1h-1m",
-		"99999999999999999999", "99999999999999999999h",
+		"",
+		"1x",
+		"-1s",
+		"m",
+		"s",
+		"ms",
+		"1m30",
+		"1.5.5s",
+		" 5",
+		"5 ",
+		"5s ",
+		"1 m",
+		"+5",
+		"-5",
+		"1e3",
+		"1e3s",
+		"0x10",
+		"0x10s",
+		"inf",
+		"nan",
+		"infs",
+		".",
+		".s",
+		"1ss",
+		"1h-1m",
+		"99999999999999999999",
+		"99999999999999999999h",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		int64_t ms = -1;
 
 		if (parse_duration_ms(good[i].s, &ms) || ms != good[i].ms)
-			fail_msg("'%s': %" PRId64 ", want %" PRId64,
-				 good[i].s, ms, good[i].ms);
+			fail_msg("'%s': %" PRId64 ", want %" PRId64, good[i].s,
+				 ms, good[i].ms);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		int64_t ms = -7;
@@ -518,17 +534,17 @@ static void test_size(void **state)
 		{ "1.5k", 1536 },
 	};
 	static const char *const bad[] = {
-		"", "g", "-1", "1x", "1gg", "1 g", " 1", "1g ", "+1", "1e3",
-		"0x10", "inf", "nan", ".", "1i", "1ibb", "1bi", "1kbb", "1.5.5",
-		"99999999999t", "k1",
+		"",    "g",    "-1",  "1x",   "1gg",   "1 g",	       " 1",
+		"1g ", "+1",   "1e3", "0x10", "inf",   "nan",	       ".",
+		"1i",  "1ibb", "1bi", "1kbb", "1.5.5", "99999999999t", "k1",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		int64_t b = -1;
 
 		if (parse_size_bytes(good[i].s, &b) || b != good[i].ms)
-			fail_msg("'%s': %" PRId64 ", want %" PRId64,
-				 good[i].s, b, good[i].ms);
+			fail_msg("'%s': %" PRId64 ", want %" PRId64, good[i].s,
+				 b, good[i].ms);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		int64_t b = -7;

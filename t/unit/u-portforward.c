@@ -28,15 +28,15 @@
  */
 
 enum mode {
-	M_ECHO,     /* prefixes, then echo channel 0 */
-	M_403,      /* 403 with a Kubernetes Status body */
-	M_BADKEY,   /* 101 with a wrong Sec-WebSocket-Accept */
-	M_KILL,     /* echo the first message, then drop the TCP link */
-	M_CH1,      /* prefixes, then an error text on channel 1 */
-	M_BADPORT,  /* a port prefix for another port */
-	M_HTTP,     /* an HTTP/1.1 server behind the tunnel */
-	M_HTTP1,    /* the same, but one answer per tunnel, then a drop */
-	M_AUTH,     /* 401 unless "Bearer <S.want>", else like M_ECHO */
+	M_ECHO,	   /* prefixes, then echo channel 0 */
+	M_403,	   /* 403 with a Kubernetes Status body */
+	M_BADKEY,  /* 101 with a wrong Sec-WebSocket-Accept */
+	M_KILL,	   /* echo the first message, then drop the TCP link */
+	M_CH1,	   /* prefixes, then an error text on channel 1 */
+	M_BADPORT, /* a port prefix for another port */
+	M_HTTP,	   /* an HTTP/1.1 server behind the tunnel */
+	M_HTTP1,   /* the same, but one answer per tunnel, then a drop */
+	M_AUTH,	   /* 401 unless "Bearer <S.want>", else like M_ECHO */
 };
 
 #define PORT 8080
@@ -47,13 +47,13 @@ static struct {
 	pthread_mutex_t lock;
 	enum mode mode;
 	int upgrades;
-	int live;            /* upgraded connections still running */
+	int live; /* upgraded connections still running */
 	int stop;
 	char path[256];
 	char auth[128];
 	char proto[64];
-	char want[64];       /* M_AUTH: the token accepted */
-	int unauthorized;    /* M_AUTH: 401 answers */
+	char want[64];	  /* M_AUTH: the token accepted */
+	int unauthorized; /* M_AUTH: 401 answers */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct sconn {
@@ -62,8 +62,8 @@ struct sconn {
 	enum mode mode;
 	int echoed;
 	int kill;
-	int id;              /* upgrade number */
-	struct strbuf req;   /* M_HTTP: request bytes not answered yet */
+	int id;		   /* upgrade number */
+	struct strbuf req; /* M_HTTP: request bytes not answered yet */
 };
 
 static ssize_t s_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
@@ -134,9 +134,11 @@ static void s_on_msg(wslay_event_context_ptr ctx,
 			char body[32];
 
 			xsnprintf(body, sizeof(body), "tunnel %d", c->id);
-			strbuf_addf(&a, "HTTP/1.1 200 OK\r\nContent-Type: "
+			strbuf_addf(&a,
+				    "HTTP/1.1 200 OK\r\nContent-Type: "
 				    "text/plain\r\nContent-Length: %zu\r\n"
-				    "\r\n%s", strlen(body), body);
+				    "\r\n%s",
+				    strlen(body), body);
 			strbuf_remove(&c->req, 0, end + 4 - c->req.buf);
 			if (c->mode == M_HTTP1)
 				c->kill = 1;
@@ -194,8 +196,7 @@ static void *s_thread(void *data)
 		}
 		if (c->kill && !wslay_event_want_write(ctx))
 			break; /* drop the link, no close frame */
-		if (!wslay_event_want_read(ctx) &&
-		    !wslay_event_want_write(ctx))
+		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
 			break;
 		if (wslay_event_want_read(ctx))
 			p.events |= POLLIN;
@@ -293,14 +294,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "ports");
 	snprintf(S.path, sizeof(S.path), "%s %s?ports=%s", method, url,
 		 v ? v : "");
-	v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-					"Authorization");
+	v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	snprintf(S.auth, sizeof(S.auth), "%s", v ? v : "");
 	v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 					"Sec-WebSocket-Protocol");
 	snprintf(S.proto, sizeof(S.proto), "%s", v ? v : "");
-	if (mode == M_AUTH && (strncmp(S.auth, "Bearer ", 7) ||
-			       strcmp(S.auth + 7, S.want))) {
+	if (mode == M_AUTH &&
+	    (strncmp(S.auth, "Bearer ", 7) || strcmp(S.auth + 7, S.want))) {
 		static const char body[] =
 			"{\"kind\":\"Status\",\"apiVersion\":\"v1\","
 			"\"metadata\":{},\"status\":\"Failure\",\"message\":"
@@ -309,11 +309,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 
 		S.unauthorized++;
 		pthread_mutex_unlock(&S.lock);
-		r = MHD_create_response_from_buffer(strlen(body),
-						    (void *)body,
+		r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 						    MHD_RESPMEM_PERSISTENT);
-		MHD_add_response_header(r, "Content-Type",
-					"application/json");
+		MHD_add_response_header(r, "Content-Type", "application/json");
 		ret = MHD_queue_response(conn, 401, r);
 		MHD_destroy_response(r);
 		return ret;
@@ -327,11 +325,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			"is forbidden: no portforward\",\"reason\":"
 			"\"Forbidden\",\"code\":403}";
 
-		r = MHD_create_response_from_buffer(strlen(body),
-						    (void *)body,
+		r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 						    MHD_RESPMEM_PERSISTENT);
-		MHD_add_response_header(r, "Content-Type",
-					"application/json");
+		MHD_add_response_header(r, "Content-Type", "application/json");
 		ret = MHD_queue_response(conn, 403, r);
 		MHD_destroy_response(r);
 		return ret;
@@ -371,8 +367,7 @@ static int setup(void **state)
 	if (!S.d)
 		return -1;
 	info = MHD_get_daemon_info(S.d, MHD_DAEMON_INFO_BIND_PORT);
-	snprintf(S.base, sizeof(S.base), "http://127.0.0.1:%u",
-		 info->port);
+	snprintf(S.base, sizeof(S.base), "http://127.0.0.1:%u", info->port);
 	return 0;
 }
 
@@ -832,8 +827,7 @@ static int token_cb(void *data, int forget, struct strbuf *token)
 	return ret;
 }
 
-static void token_setup(const char *cached, const char *fresh,
-			const char *want)
+static void token_setup(const char *cached, const char *fresh, const char *want)
 {
 	pthread_mutex_lock(&T.lock);
 	xsnprintf(T.cached, sizeof(T.cached), "%s", cached);
@@ -1026,8 +1020,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_403, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_accept, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_bad_port, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_channel1_error, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_1mib, setup, teardown),
@@ -1043,8 +1036,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotates, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_token_401_persists,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_401_persists, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_token_static_401, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_token_fails, setup,

@@ -23,8 +23,7 @@ static int in_child(void (*fn)(void))
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-				   256 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
 }
 
 static void test_init_empty(void **state)
@@ -300,9 +299,8 @@ static void test_read_fd_pipe(void **state)
 
 		close(fds[0]);
 		while (done < total) {
-			size_t k = total - done < sizeof(buf) ?
-					   total - done :
-					   sizeof(buf);
+			size_t k = total - done < sizeof(buf) ? total - done
+							      : sizeof(buf);
 			for (size_t j = 0; j < k; j++)
 				buf[j] = (char)((done + j) * 7 % 251);
 			if (write_in_full(fds[1], buf, k) < 0)

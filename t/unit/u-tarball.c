@@ -302,7 +302,7 @@ static void expect_refused(struct scratch *s, const char *subdir,
 {
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = {99, 99};
+	struct tar_stats st = { 99, 99 };
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, t, nr);
 	snapshot(s, &before);
@@ -325,15 +325,15 @@ static void test_refuse_dotdot(void **state)
 {
 	struct scratch *s = *state;
 	struct tent t[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"../x", 'f', "escaped\n"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "../x", 'f', "escaped\n" },
 	};
 	struct tent t2[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"a/../../x", 'f', "escaped\n"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "a/../../x", 'f', "escaped\n" },
 	};
 	struct tent t3[] = {
-		{"a/b/../c", 'f', "not even inside\n"},
+		{ "a/b/../c", 'f', "not even inside\n" },
 	};
 
 	REFUSED(s, t,
@@ -349,11 +349,11 @@ static void test_refuse_absolute(void **state)
 	struct scratch *s = *state;
 	struct strbuf abs = STRBUF_INIT;
 	struct tent t[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{NULL, 'f', "escaped\n"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ NULL, 'f', "escaped\n" },
 	};
 	struct tent t2[] = {
-		{"/etc/gosbx-u-tarball-x", 'f', "escaped\n"},
+		{ "/etc/gosbx-u-tarball-x", 'f', "escaped\n" },
 	};
 
 	strbuf_addf(&abs, "%s/x", s->outside.buf);
@@ -369,27 +369,27 @@ static void test_refuse_symlinks(void **state)
 {
 	struct scratch *s = *state;
 	struct tent abs_then_file[] = {
-		{"evil", 'l', "/etc"},
-		{"evil/passwd", 'f', "root::0:0::/:/bin/sh\n"},
+		{ "evil", 'l', "/etc" },
+		{ "evil/passwd", 'f', "root::0:0::/:/bin/sh\n" },
 	};
 	struct tent up_then_file[] = {
-		{"evil", 'l', "../.."},
-		{"evil/x", 'f', "escaped\n"},
+		{ "evil", 'l', "../.." },
+		{ "evil/x", 'f', "escaped\n" },
 	};
 	struct tent abs_alone[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"l", 'l', "/etc/passwd"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "l", 'l', "/etc/passwd" },
 	};
 	struct tent inside_then_file[] = {
-		{"d", 'd'},
-		{"evil", 'l', "d"},
-		{"evil/x", 'f', "through a link\n"},
+		{ "d", 'd' },
+		{ "evil", 'l', "d" },
+		{ "evil/x", 'f', "through a link\n" },
 	};
 	struct tent deep_up[] = {
-		{"a/b/l", 'l', "../../../outside/secret"},
+		{ "a/b/l", 'l', "../../../outside/secret" },
 	};
 	struct tent empty_target[] = {
-		{"l", 'l', ""},
+		{ "l", 'l', "" },
 	};
 
 	REFUSED(s, abs_then_file,
@@ -413,17 +413,17 @@ static void test_refuse_link_to_parent(void **state)
 {
 	struct scratch *s = *state;
 	struct tent through[] = {
-		{"evil", 'l', ".."},
-		{"evil/x", 'f', "escaped\n"},
+		{ "evil", 'l', ".." },
+		{ "evil/x", 'f', "escaped\n" },
 	};
 	struct tent chained[] = {
-		{"d", 'l', ".."},
-		{"e", 'l', "d/../secret"},
+		{ "d", 'l', ".." },
+		{ "e", 'l', "d/../secret" },
 	};
 	/* the order of the two links must not matter */
 	struct tent chained_rev[] = {
-		{"e", 'l', "d/../secret"},
-		{"d", 'l', ".."},
+		{ "e", 'l', "d/../secret" },
+		{ "d", 'l', ".." },
 	};
 
 	expect_refused(s, "sub", through, ARRAY_SIZE(through),
@@ -441,22 +441,22 @@ static void test_refuse_hardlinks(void **state)
 {
 	struct scratch *s = *state;
 	struct tent abs[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"pw", 'h', "/etc/passwd"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "pw", 'h', "/etc/passwd" },
 	};
 	struct tent up[] = {
-		{"h", 'h', "../outside/secret"},
+		{ "h", 'h', "../outside/secret" },
 	};
 	struct tent missing[] = {
-		{"h", 'h', "nope.txt"},
+		{ "h", 'h', "nope.txt" },
 	};
 	struct tent later[] = {
-		{"h", 'h', "f.txt"},
-		{"f.txt", 'f', "data\n"},
+		{ "h", 'h', "f.txt" },
+		{ "f.txt", 'f', "data\n" },
 	};
 	struct tent to_dir[] = {
-		{"d", 'd'},
-		{"h", 'h', "d"},
+		{ "d", 'd' },
+		{ "h", 'h', "d" },
 	};
 
 	REFUSED(s, abs, "refusing entry 'pw': hard link target is absolute");
@@ -473,12 +473,12 @@ static void test_refuse_special(void **state)
 {
 	struct scratch *s = *state;
 	struct tent chr[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"null", 'c'},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "null", 'c' },
 	};
 	struct tent fifo[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"pipe", 'p'},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "pipe", 'p' },
 	};
 
 	REFUSED(s, chr,
@@ -493,14 +493,14 @@ static void test_refuse_existing_link(void **state)
 	struct scratch *s = *state;
 	struct strbuf p = STRBUF_INIT;
 	struct tent t[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"out/secret", 'f', "overwritten\n"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "out/secret", 'f', "overwritten\n" },
 	};
 	struct tent t2[] = {
-		{"out/new", 'f', "new\n"},
+		{ "out/new", 'f', "new\n" },
 	};
 	struct tent t3[] = {
-		{"rel/new", 'f', "new\n"},
+		{ "rel/new", 'f', "new\n" },
 	};
 
 	strbuf_addf(&p, "%s/out", s->root.buf);
@@ -528,14 +528,14 @@ static void test_refuse_existing_link(void **state)
 static void check_filter(struct scratch *s, int filter)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = {0};
+	struct tar_stats st = { 0 };
 	struct tent t[] = {
-		{"./", 'd'},
-		{"./d/", 'd', NULL, 0750},
-		{"./d/e/f.txt", 'f', "nested\n", 0600, 1234567},
-		{"./top.txt", 'f', "top\n"},
-		{"lnk", 'l', "d/e/f.txt"},
-		{"hl", 'h', "d/e/f.txt"},
+		{ "./", 'd' },
+		{ "./d/", 'd', NULL, 0750 },
+		{ "./d/e/f.txt", 'f', "nested\n", 0600, 1234567 },
+		{ "./top.txt", 'f', "top\n" },
+		{ "lnk", 'l', "d/e/f.txt" },
+		{ "hl", 'h', "d/e/f.txt" },
 	};
 	struct stat sb;
 	struct strbuf p = STRBUF_INIT;
@@ -589,10 +589,10 @@ static void test_overwrite(void **state)
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{"keep.txt", 'f', "new\n"},
-		{"link", 'f', "replaced the link\n"},
-		{"suid", 'f', "#!/bin/sh\n", 06755},
-		{"sticky", 'd', NULL, 01777},
+		{ "keep.txt", 'f', "new\n" },
+		{ "link", 'f', "replaced the link\n" },
+		{ "suid", 'f', "#!/bin/sh\n", 06755 },
+		{ "sticky", 'd', NULL, 01777 },
 	};
 
 	/* an existing symlink is replaced, not followed */
@@ -624,9 +624,9 @@ static void test_dir_replaces_link(void **state)
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{"a", 'd'},
-		{"a/secret", 'f', "inside\n"},
-		{"a/sub", 'f', "a file, though outside/sub is a dir\n"},
+		{ "a", 'd' },
+		{ "a/secret", 'f', "inside\n" },
+		{ "a/sub", 'f', "a file, though outside/sub is a dir\n" },
 	};
 
 	strbuf_addf(&p, "%s/sub", s->outside.buf);
@@ -658,11 +658,11 @@ static void test_refuse_dir_replaced(void **state)
 	struct scratch *s = *state;
 	struct strbuf p = STRBUF_INIT;
 	struct tent t[] = {
-		{"ok.txt", 'f', "fine\n"},
-		{"dir", 'f', "a file\n"},
+		{ "ok.txt", 'f', "fine\n" },
+		{ "dir", 'f', "a file\n" },
 	};
 	struct tent t2[] = {
-		{"keep.txt/x", 'f', "under a file\n"},
+		{ "keep.txt/x", 'f', "under a file\n" },
 	};
 
 	strbuf_addf(&p, "%s/dir", s->root.buf);
@@ -681,8 +681,8 @@ static void test_corrupt(void **state)
 	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{"first.txt", 'f', "the first entry is complete\n"},
-		{"big.txt", 'f', NULL},
+		{ "first.txt", 'f', "the first entry is complete\n" },
+		{ "big.txt", 'f', NULL },
 	};
 	int fd, i;
 
@@ -728,12 +728,12 @@ static void test_subdir(void **state)
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	struct tar_stats st;
 	struct tent t[] = {
-		{"f.txt", 'f', "in sub\n"},
-		{"up", 'l', "../../keep.txt"},
-		{"h", 'h', "f.txt"},
+		{ "f.txt", 'f', "in sub\n" },
+		{ "up", 'l', "../../keep.txt" },
+		{ "h", 'h', "f.txt" },
 	};
 	struct tent t2[] = {
-		{"x.txt", 'f', "through an inside link\n"},
+		{ "x.txt", 'f', "through an inside link\n" },
 	};
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_GZIP, t, ARRAY_SIZE(t));
@@ -760,7 +760,7 @@ static void test_empty_archive(void **state)
 {
 	struct scratch *s = *state;
 	struct strbuf err = STRBUF_INIT;
-	struct tar_stats st = {1, 1};
+	struct tar_stats st = { 1, 1 };
 
 	build_tar(s->tarpath.buf, ARCHIVE_FILTER_NONE, NULL, 0);
 	assert_int_equal(extract(s, NULL, &st, &err), 0);
@@ -816,7 +816,7 @@ static void make_tree(const char *top)
 {
 	struct strbuf p = STRBUF_INIT;
 	struct strbuf big = STRBUF_INIT;
-	struct timeval tv[2] = {{1500000000, 0}, {1500000000, 0}};
+	struct timeval tv[2] = { { 1500000000, 0 }, { 1500000000, 0 } };
 	int i;
 
 	for (i = 0; i < 20000; i++)
@@ -966,7 +966,7 @@ static void test_write_path_errors(void **state)
 {
 	struct scratch *s = *state;
 	struct strbuf err = STRBUF_INIT, p = STRBUF_INIT;
-	struct abort_after ab = {30000, 0};
+	struct abort_after ab = { 30000, 0 };
 	int fd = -1;
 
 	make_tree(s->root.buf);
@@ -1011,27 +1011,33 @@ static void test_seed(void **state)
 {
 	struct scratch *s = *state;
 	struct tar_file files[] = {
-		{"z", "zed", 3},
-		{"b.txt", "bee\n", 4},
-		{"a/c.txt", "sea\n", 4},
-		{"a/b/d.txt", "dee\n", 4},
-		{"a.txt", "", 0},
-		{"go/cmd/main.go", "package main\n", 13},
-		{"long/name/a-file-name-that-is-far-too-long-for-the-one-"
-		 "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
-		 "long\n", 5},
+		{ "z", "zed", 3 },
+		{ "b.txt", "bee\n", 4 },
+		{ "a/c.txt", "sea\n", 4 },
+		{ "a/b/d.txt", "dee\n", 4 },
+		{ "a.txt", "", 0 },
+		{ "go/cmd/main.go", "package main\n", 13 },
+		{ "long/name/a-file-name-that-is-far-too-long-for-the-one-"
+		  "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
+		  "long\n", 5 },
 	};
 	struct tar_file rev[ARRAY_SIZE(files)];
 	static const char *want[][3] = {
-		{"a.txt", "f"},	    {"a/", "d"},      {"a/b/", "d"},
-		{"a/b/d.txt", "f"}, {"a/c.txt", "f"}, {"b.txt", "f"},
-		{"go/", "d"},	    {"go/cmd/", "d"}, {"go/cmd/main.go", "f"},
-		{"long/", "d"},
-		{"long/name/", "d"},
-		{"long/name/a-file-name-that-is-far-too-long-for-the-one-"
-		 "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
-		 "f"},
-		{"z", "f"},
+		{ "a.txt", "f" },
+		{ "a/", "d" },
+		{ "a/b/", "d" },
+		{ "a/b/d.txt", "f" },
+		{ "a/c.txt", "f" },
+		{ "b.txt", "f" },
+		{ "go/", "d" },
+		{ "go/cmd/", "d" },
+		{ "go/cmd/main.go", "f" },
+		{ "long/", "d" },
+		{ "long/name/", "d" },
+		{ "long/name/a-file-name-that-is-far-too-long-for-the-one-"
+		  "hundred-bytes-of-a-ustar-name-field-so-pax-is-needed.txt",
+		  "f" },
+		{ "z", "f" },
 	};
 	struct strbuf one = STRBUF_INIT, two = STRBUF_INIT;
 	struct archive *a;
@@ -1095,18 +1101,18 @@ static void test_seed(void **state)
 static void test_seed_invalid(void **state)
 {
 	static const char *bad[][2] = {
-		{"", "invalid path '': empty path"},
-		{"/etc/passwd", "invalid path '/etc/passwd': absolute path"},
-		{"a//b", "invalid path 'a//b': empty segment"},
-		{"a/", "invalid path 'a/': empty segment"},
-		{"./a", "invalid path './a': '.' segment"},
-		{"a/../b", "invalid path 'a/../b': '..' segment"},
-		{"..", "invalid path '..': '..' segment"},
+		{ "", "invalid path '': empty path" },
+		{ "/etc/passwd", "invalid path '/etc/passwd': absolute path" },
+		{ "a//b", "invalid path 'a//b': empty segment" },
+		{ "a/", "invalid path 'a/': empty segment" },
+		{ "./a", "invalid path './a': '.' segment" },
+		{ "a/../b", "invalid path 'a/../b': '..' segment" },
+		{ "..", "invalid path '..': '..' segment" },
 	};
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	struct tar_file f[2] = {{"ok.txt", "x", 1}, {NULL, "y", 1}};
-	struct tar_file dup[2] = {{"a/b", "x", 1}, {"a/b", "y", 1}};
-	struct tar_file both[2] = {{"a", "x", 1}, {"a/b", "y", 1}};
+	struct tar_file f[2] = { { "ok.txt", "x", 1 }, { NULL, "y", 1 } };
+	struct tar_file dup[2] = { { "a/b", "x", 1 }, { "a/b", "y", 1 } };
+	struct tar_file both[2] = { { "a", "x", 1 }, { "a/b", "y", 1 } };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {

@@ -148,9 +148,9 @@ static void test_seq_len_valid(void **state)
 	assert_int_equal(utf8_seq_len(U("a"), 1), 1);
 	assert_int_equal(utf8_seq_len(U("\0"), 1), 1);
 	assert_int_equal(utf8_seq_len(U("\x7f"), 1), 1);
-	assert_int_equal(utf8_seq_len(U("\xc2\x80"), 2), 2); /* U+0080 */
-	assert_int_equal(utf8_seq_len(U("\xc3\xa9x"), 3), 2); /* é */
-	assert_int_equal(utf8_seq_len(U("\xdf\xbf"), 2), 2); /* U+07FF */
+	assert_int_equal(utf8_seq_len(U("\xc2\x80"), 2), 2);	 /* U+0080 */
+	assert_int_equal(utf8_seq_len(U("\xc3\xa9x"), 3), 2);	 /* é */
+	assert_int_equal(utf8_seq_len(U("\xdf\xbf"), 2), 2);	 /* U+07FF */
 	assert_int_equal(utf8_seq_len(U("\xe0\xa0\x80"), 3), 3); /* U+0800 */
 	assert_int_equal(utf8_seq_len(U("\xe2\x82\xac"), 3), 3); /* € */
 	assert_int_equal(utf8_seq_len(U("\xed\x9f\xbf"), 3), 3); /* U+D7FF */
@@ -378,7 +378,9 @@ static void test_sanitize(void **state)
 	sanitize("plain", 5, "plain");
 	sanitize("h\xc3\xa9", 3, "h\xc3\xa9");
 	sanitize("\xff", 1, R);
-	sanitize("a\xff" "b", 3, "a" R "b");
+	sanitize("a\xff"
+		 "b",
+		 3, "a" R "b");
 	/* one replacement per bad byte, as Go's encoding/json */
 	sanitize("\xe2\x82", 2, R R);
 	sanitize("\xe2\x82x", 3, R R "x");
@@ -460,8 +462,8 @@ static void test_cut_random(void **state)
 				best--;
 			/* valid, and the largest boundary <= max */
 			if (n != best || !utf8_is_valid((char *)buf, n))
-				fail_msg("iter %d max %zu: %zu, want %zu",
-					 iter, max, n, best);
+				fail_msg("iter %d max %zu: %zu, want %zu", iter,
+					 max, n, best);
 		}
 	}
 }

@@ -43,8 +43,7 @@ static void mklink(const char *dir, const char *name, const char *target)
 		strbuf_addstr(&t, outside);
 	strbuf_addstr(&t, target);
 	if (symlink(t.buf, p.buf))
-		fail_msg("symlink %s -> %s: %s", p.buf, t.buf,
-			 strerror(errno));
+		fail_msg("symlink %s -> %s: %s", p.buf, t.buf, strerror(errno));
 	strbuf_release(&p);
 	strbuf_release(&t);
 }
@@ -259,9 +258,8 @@ static void test_resolve_root_slash(void **state)
 	assert_string_equal(rel.buf, "/");
 	strbuf_reset(&abs);
 	strbuf_reset(&rel);
-	assert_int_equal(workpath_resolve("/", "nonexistent-u-wp/x", &abs,
-					  &rel),
-			 0);
+	assert_int_equal(
+		workpath_resolve("/", "nonexistent-u-wp/x", &abs, &rel), 0);
 	assert_string_equal(abs.buf, "/nonexistent-u-wp/x");
 	assert_string_equal(rel.buf, "/nonexistent-u-wp/x");
 	strbuf_release(&abs);

@@ -227,13 +227,11 @@ static size_t count_nodes(const json_t *v)
 	json_t *x;
 
 	if (json_is_array(v)) {
-		json_array_foreach(v, i, x)
-		{
+		json_array_foreach (v, i, x) {
 			n += count_nodes(x);
 		}
 	} else if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, x)
-		{
+		json_object_foreach ((json_t *)v, k, x) {
 			n += count_nodes(x);
 		}
 	}
@@ -270,8 +268,7 @@ static int add_value(struct parse_state *ps, json_t *v, const yaml_mark_t *mark)
 		if (json_is_object(v)) {
 			json_array_append_new(f->merges, v);
 		} else if (json_is_array(v)) {
-			json_array_foreach(v, i, x)
-			{
+			json_array_foreach (v, i, x) {
 				if (!json_is_object(x)) {
 					json_decref(v);
 					return fail_at(ps, mark,
@@ -422,13 +419,11 @@ static int pop_frame(struct parse_state *ps, const yaml_mark_t *mark)
 	json_t *m;
 
 	if (f.merges) {
-		json_array_foreach(f.merges, i, m)
-		{
+		json_array_foreach (f.merges, i, m) {
 			const char *k;
 			json_t *x;
 
-			json_object_foreach(m, k, x)
-			{
+			json_object_foreach (m, k, x) {
 				if (!json_object_get(node, k))
 					json_object_set(node, k, x);
 			}

@@ -479,15 +479,13 @@ static void check_enum(struct vctx *c, const json_t *schema, const json_t *v,
 
 	if (!json_is_array(e))
 		return;
-	json_array_foreach(e, i, x)
-	{
+	json_array_foreach (e, i, x) {
 		if (json_equal(x, v))
 			return;
 	}
 	add_json(&sb, v);
 	strbuf_addstr(&sb, ": supported values: ");
-	json_array_foreach(e, i, x)
-	{
+	json_array_foreach (e, i, x) {
 		if (i)
 			strbuf_addstr(&sb, ", ");
 		add_json(&sb, x);
@@ -563,8 +561,7 @@ static void check_string_map(struct vctx *c, json_t *m, struct strbuf *path)
 			type_error(c, path, "object", m);
 		return;
 	}
-	json_object_foreach(m, k, x)
-	{
+	json_object_foreach (m, k, x) {
 		if (json_is_string(x))
 			continue;
 		strbuf_addf(path, "[%s]", k);
@@ -597,8 +594,7 @@ static void check_metadata(struct vctx *c, json_t *m, struct strbuf *path)
 		type_error(c, path, "object", m);
 		return;
 	}
-	json_object_foreach_safe(m, tmp, k, x)
-	{
+	json_object_foreach_safe (m, tmp, k, x) {
 		int del, i, known = 0;
 
 		path_push_field(path, k);
@@ -642,8 +638,7 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 	if (json_is_true(addl))
 		preserve = 1;
 	if ((c->flags & CRD_DEFAULT) && !c->quiet && json_is_object(props)) {
-		json_object_foreach(props, k, sub)
-		{
+		json_object_foreach (props, k, sub) {
 			json_t *def = json_object_get(sub, "default");
 			x = json_object_get(v, k);
 			if (def && (!x || (json_is_null(x) && !nullable(sub))))
@@ -651,8 +646,7 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 		}
 	}
 	if (json_is_array(req)) {
-		json_array_foreach(req, i, x)
-		{
+		json_array_foreach (req, i, x) {
 			json_t *m;
 			if (!json_is_string(x))
 				continue;
@@ -677,8 +671,7 @@ static void check_object(struct vctx *c, const json_t *schema, json_t *v,
 			strbuf_setlen(path, len);
 		}
 	}
-	json_object_foreach_safe(v, tmp, k, x)
-	{
+	json_object_foreach_safe (v, tmp, k, x) {
 		int del;
 
 		sub = json_object_get(props, k);
@@ -745,8 +738,7 @@ static json_t *map_key(const json_t *keys, const json_t *items,
 	size_t i;
 
 	props = json_object_get(items, "properties");
-	json_array_foreach(keys, i, k)
-	{
+	json_array_foreach (keys, i, k) {
 		const char *name = json_string_value(k);
 		json_t *x = json_object_get(item, name);
 		if (!x)
@@ -767,8 +759,7 @@ static void check_array(struct vctx *c, const json_t *schema, json_t *v,
 	int unique = flag(schema, "uniqueItems") || (lt && !strcmp(lt, "set"));
 	size_t len = path->len, i, j;
 
-	json_array_foreach(v, i, x)
-	{
+	json_array_foreach (v, i, x) {
 		strbuf_addf(path, "[%zu]", i);
 		if (json_is_object(items))
 			validate(c, items, x, path, 0);
@@ -841,16 +832,14 @@ static void check_junctors(struct vctx *c, const json_t *schema, json_t *v,
 	if (json_is_array(x = json_object_get(schema, "allOf"))) {
 		int quiet = c->quiet;
 		c->quiet = 1;
-		json_array_foreach(x, i, b)
-		{
+		json_array_foreach (x, i, b) {
 			validate(c, b, v, path, 0);
 		}
 		c->quiet = quiet;
 	}
 	if (json_is_array(x = json_object_get(schema, "anyOf"))) {
 		int ok = 0;
-		json_array_foreach(x, i, b)
-		{
+		json_array_foreach (x, i, b) {
 			if (!branch_errors(c, b, v, path)) {
 				ok = 1;
 				break;
@@ -863,8 +852,7 @@ static void check_junctors(struct vctx *c, const json_t *schema, json_t *v,
 	}
 	if (json_is_array(x = json_object_get(schema, "oneOf"))) {
 		int n = 0;
-		json_array_foreach(x, i, b)
-		{
+		json_array_foreach (x, i, b) {
 			n += !branch_errors(c, b, v, path);
 		}
 		if (n != 1 && json_array_size(x))
@@ -965,8 +953,7 @@ json_t *crd_version(const struct crd *crd, const char *version)
 	       *v;
 	size_t i;
 
-	json_array_foreach(vs, i, v)
-	{
+	json_array_foreach (vs, i, v) {
 		const char *name = json_object_str(v, "name");
 		if (name && !strcmp(name, version))
 			return v;
@@ -996,8 +983,7 @@ const char *crd_storage_version(const struct crd *crd)
 	       *v;
 	size_t i;
 
-	json_array_foreach(vs, i, v)
-	{
+	json_array_foreach (vs, i, v) {
 		if (json_is_true(json_object_get(v, "storage")))
 			return json_object_str(v, "name");
 	}
@@ -1109,8 +1095,7 @@ int crd_set_load_dir(struct crd_set *set, const char *dir)
 			added = -1;
 			break;
 		}
-		json_array_foreach(docs, j, doc)
-		{
+		json_array_foreach (docs, j, doc) {
 			int r = crd_set_add(set, doc, path.buf);
 			if (r < 0) {
 				added = -1;
