@@ -99,7 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
 		abort();
 	/* "" and a subdirectory that does not exist yet */
-	tar_extract_safe(fd, root, size % 2 ? "sub/dir" : "", &st, &err);
+	tar_extract_safe(fd, root, size % 2 ? "sub/dir" : "",
+			 size % 4 >= 2 ? TAR_EXTRACT_TOUCH : 0, &st, &err);
 	close(fd);
 
 	/* root's parent holds root and outside, and outside is empty */
