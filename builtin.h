@@ -23,6 +23,11 @@
 /* Global state the dispatcher prepares for a command. */
 struct gosbx_ctx {
 	const char *backend; /* "local", "kube" or "url"; never NULL */
+	/*
+	 * the backend's ops (lib/session.h): commands ask its caps and
+	 * ops, never its name; never NULL once dispatched
+	 */
+	const struct backend_ops *ops;
 	const char *url;     /* runtime base URL for the url backend */
 	int verbose;
 
@@ -45,6 +50,7 @@ struct gosbx_ctx {
  * Fill the backend fields of a session_opts (lib/session.h) from the
  * global options. Declared here so every builtin uses the same rule.
  */
+struct backend_ops;
 struct session_opts;
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
@@ -60,6 +66,19 @@ void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
 
 /* 1 if name is a backend: "local", "kube" or "url" (else 0) */
 int known_backend(const char *name);
+
+/*
+ * Switch ctx to the backend name (a command's own --backend). Returns
+ * 0, or -1 when name is not a backend (nothing changed).
+ */
+int ctx_set_backend(struct gosbx_ctx *ctx, const char *name);
+
+/*
+ * Check a claim name the user gave, as the backend of ctx takes it:
+ * session_check_claim_name() unless the backend has BACKEND_FREE_NAMES
+ * (url: the name is the runtime URL). 0, or -1 with error().
+ */
+int ctx_check_claim_name(const struct gosbx_ctx *ctx, const char *name);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);

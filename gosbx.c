@@ -118,8 +118,25 @@ static const char *const gosbx_usage[] = {
 
 int known_backend(const char *name)
 {
-	return name && (!strcmp(name, "local") || !strcmp(name, "kube") ||
-			!strcmp(name, "url"));
+	return name && backend_lookup(name) != NULL;
+}
+
+int ctx_set_backend(struct gosbx_ctx *ctx, const char *name)
+{
+	const struct backend_ops *ops = name ? backend_lookup(name) : NULL;
+
+	if (!ops)
+		return -1;
+	ctx->backend = ops->name;
+	ctx->ops = ops;
+	return 0;
+}
+
+int ctx_check_claim_name(const struct gosbx_ctx *ctx, const char *name)
+{
+	if (ctx->ops->caps & BACKEND_FREE_NAMES)
+		return 0;
+	return session_check_claim_name(name);
 }
 
 static struct cmd_struct *find_command(const char *name)
@@ -189,7 +206,8 @@ int main(int argc, const char **argv)
 			       "context's, else default)",
 			       "GOSBX_NAMESPACE"),
 		OPT_STRING(0, "template", &ctx.template, "<name>",
-			   "SandboxTemplate (default go-runtime-template)"),
+			   "SandboxTemplate (default " BACKEND_KUBE_TEMPLATE
+			   ")"),
 		OPT_STRING(0, "warm-pool", &ctx.warm_pool, "<name>",
 			   "warm pool of v1beta1 claims (default: the "
 			   "template's pool)"),
@@ -227,11 +245,10 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (!ctx.backend)
 		ctx.backend = "local";
-	if (!known_backend(ctx.backend))
+	if (ctx_set_backend(&ctx, ctx.backend) < 0)
 		return usage_error(gosbx_usage, opts,
-				   "unknown backend '%s' (expected local, "
-				   "kube or url)",
-				   ctx.backend);
+				   "unknown backend '%s' (expected %s)",
+				   ctx.backend, backend_names());
 	if (ctx.api_version && strcmp(ctx.api_version, "v1alpha1") &&
 	    strcmp(ctx.api_version, "v1beta1"))
 		return usage_error(gosbx_usage, opts,

@@ -10,6 +10,7 @@
 #include "kube.h"
 #include "kubeconfig.h"
 #include "parse-options.h"
+#include "session.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -519,14 +520,11 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (dry_run && !argc)
 		return usage_error(claims_usage, opts,
 				   "--dry-run goes with 'prune'");
-	if (backend && !known_backend(backend))
+	if (backend && ctx_set_backend(ctx, backend) < 0)
 		return usage_error(claims_usage, opts,
-				   "unknown backend '%s' (expected local, "
-				   "kube or url)",
-				   backend);
-	if (backend)
-		ctx->backend = backend;
-	if (!strcmp(ctx->backend, "kube")) {
+				   "unknown backend '%s' (expected %s)",
+				   backend, backend_names());
+	if (ctx->ops == &backend_kube) {
 		/* the global kube options, unless the command's own were given */
 		if (!ko.kubeconfig)
 			ko.kubeconfig = ctx->kubeconfig;
@@ -547,7 +545,7 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return usage_error(claims_usage, opts,
 				   "-A, --all and --kubeconfig go with the "
 				   "kube backend");
-	if (strcmp(ctx->backend, "local"))
+	if (ctx->ops != &backend_local)
 		return usage_error(claims_usage, opts,
 				   "claims are listed for the local and kube "
 				   "backends, not '%s'",

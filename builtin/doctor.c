@@ -1539,12 +1539,12 @@ out:
  * a check list (the kube backend adds its row here).
  */
 static const struct {
-	const char *backend;
+	const struct backend_ops *ops;
 	int (*run)(struct check_list *cl, const struct doctor_opts *o);
 } sections[] = {
-	{ "local", doctor_local },
-	{ "url", doctor_url },
-	{ "kube", doctor_kube },
+	{ &backend_local, doctor_local },
+	{ &backend_url, doctor_url },
+	{ &backend_kube, doctor_kube },
 };
 
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
@@ -1573,7 +1573,8 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 			       "sandbox namespace (default: the context's)",
 			       "GOSBX_NAMESPACE"),
 		OPT_STRING(0, "template", &dopts.template_name, "<name>",
-			   "SandboxTemplate (default: go-runtime-template)"),
+			   "SandboxTemplate (default: " BACKEND_KUBE_TEMPLATE
+			   ")"),
 		OPT_DURATION_ENV(0, "probe-timeout", &dopts.probe_timeout_ms,
 				 "how long the probe claim may take to be "
 				 "Ready (default: 3m)",
@@ -1592,13 +1593,10 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   "unknown output format '%s' (expected "
 				   "text or json)",
 				   format);
-	if (backend && !known_backend(backend))
+	if (backend && ctx_set_backend(ctx, backend) < 0)
 		return usage_error(doctor_usage, opts,
-				   "unknown backend '%s' (expected local, "
-				   "kube or url)",
-				   backend);
-	if (backend)
-		ctx->backend = backend;
+				   "unknown backend '%s' (expected %s)",
+				   backend, backend_names());
 	/* the global kube options, unless the command's own were given */
 	if (!dopts.kubeconfig)
 		dopts.kubeconfig = ctx->kubeconfig;
@@ -1609,11 +1607,11 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (!dopts.template_name)
 		dopts.template_name = ctx->template;
 	if (!dopts.template_name || !*dopts.template_name)
-		dopts.template_name = "go-runtime-template";
+		dopts.template_name = BACKEND_KUBE_TEMPLATE;
 	if (dopts.probe_timeout_ms <= 0)
 		dopts.probe_timeout_ms = 180000;
 	for (i = 0; i < ARRAY_SIZE(sections); i++)
-		if (!strcmp(sections[i].backend, ctx->backend))
+		if (sections[i].ops == ctx->ops)
 			break;
 	if (i == ARRAY_SIZE(sections)) {
 		/* known_backend() let it through: a bug of ours */

@@ -390,8 +390,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     claim);
 		goto out;
 	}
-	if (claim && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(claim) < 0) {
+	if (claim && ctx_check_claim_name(ctx, claim) < 0) {
 		status = usage_reported(exec_usage, opts);
 		goto out;
 	}
@@ -420,7 +419,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (argc) {
 		command = command_text(argc, argv);
 	} else if (isatty(0)) {
-		if (!claim && strcmp(ctx->backend, "url")) {
+		if (!claim && !(ctx->ops->caps & BACKEND_IMPLICIT_SANDBOX)) {
 			status = usage_error(exec_usage, opts,
 					     "no command given; the REPL needs "
 					     "a kept sandbox: gosbx exec "

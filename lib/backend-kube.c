@@ -27,7 +27,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#define DEFAULT_TEMPLATE "go-runtime-template"
+#define DEFAULT_TEMPLATE BACKEND_KUBE_TEMPLATE
 #define DEFAULT_TTL_MS (60 * 60 * 1000)
 #define DEFAULT_OPEN_TIMEOUT_MS (5 * 60 * 1000)
 #define ROUTER_PORT 8080
@@ -874,8 +874,55 @@ static char *kube_error_since(struct session *s, unsigned long mark)
 	return kb && kb->fwd ? kube_forward_error_since(kb->fwd, mark) : NULL;
 }
 
+static void defaults_quiet(const char *prefix, const char *msg, void *data)
+{
+	(void)prefix;
+	(void)msg;
+	(void)data;
+}
+
+/*
+ * What a NULL namespace or template of opts means here: the kubeconfig
+ * context's namespace (else "default"), as kube_client_init() takes it,
+ * and BACKEND_KUBE_TEMPLATE. Reads the kubeconfig; sends no request.
+ */
+static int kube_defaults(const struct session_opts *opts,
+			 struct backend_defaults *d)
+{
+	struct kube_load_opts lo = { 0 };
+	struct kube_config cfg;
+	report_fn saved_fn;
+	void *saved_data;
+	int ret = 0;
+
+	d->template = xstrdup(opts->template ? opts->template
+					     : BACKEND_KUBE_TEMPLATE);
+	if (opts->namespace) {
+		d->namespace = xstrdup(opts->namespace);
+		return 0;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	/* quiet: opening the session says what is wrong with the file */
+	get_error_routine(&saved_fn, &saved_data);
+	set_error_routine(defaults_quiet, NULL);
+	if (kube_config_load(&cfg, &lo) < 0)
+		ret = -1;
+	else
+		d->namespace = xstrdup(cfg.namespace ? cfg.namespace
+						     : "default");
+	set_error_routine(saved_fn, saved_data);
+	kube_config_release(&cfg);
+	return ret;
+}
+
 const struct backend_ops backend_kube = {
 	.name = "kube",
+	.caps = BACKEND_NAMESPACES,
+	.defaults = kube_defaults,
+	.delete_claim = kube_backend_delete,
+	.delete_all = kube_backend_delete_all,
 	.open = kube_open,
 	.destroy = kube_destroy,
 	.detach = kube_detach,

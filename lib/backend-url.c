@@ -36,6 +36,8 @@ static int url_destroy(struct session *s)
 
 const struct backend_ops backend_url = {
 	.name = "url",
+	/* the sandbox is the runtime at the URL; its "claim" is the URL */
+	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
 	.open = url_open,
 	.destroy = url_destroy,
 };

@@ -16,6 +16,12 @@ void set_error_routine(report_fn fn, void *data)
 	report_data = data;
 }
 
+void get_error_routine(report_fn *fn, void **data)
+{
+	*fn = report_routine;
+	*data = report_data;
+}
+
 const char *last_error(void)
 {
 	return last_error_buf;
