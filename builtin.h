@@ -28,7 +28,7 @@ struct gosbx_ctx {
 	 * ops, never its name; never NULL once dispatched
 	 */
 	const struct backend_ops *ops;
-	const char *url;     /* runtime base URL for the url backend */
+	const char *url; /* runtime base URL for the url backend */
 	int verbose;
 
 	/* kube backend (spec/kubernetes.md); NULL: defaults */

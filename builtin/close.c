@@ -16,7 +16,7 @@ static const char *const close_usage[] = {
 static int close_one(struct gosbx_ctx *ctx, const char *name, int disconnect)
 {
 	const struct backend_ops *ops = ctx->ops;
-	struct session_opts o = {0};
+	struct session_opts o = { 0 };
 	struct session s;
 
 	ctx_session_opts(ctx, &o);
@@ -64,7 +64,9 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct option opts[] = {
 		OPT_BOOL(0, "disconnect", &disconnect,
 			 "keep the sandbox, only drop the connection"),
-		OPT_BOOL(0, "all", &all, "close every claim (kube: those gosbx made in the namespace)"),
+		OPT_BOOL(0, "all", &all,
+			 "close every claim (kube: those gosbx made in the "
+			 "namespace)"),
 		OPT_END(),
 	};
 
@@ -83,11 +85,12 @@ int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   "which claim? name at least one, or use "
 				   "--all");
 	if (all && !ctx->ops->delete_all)
-		return usage_error(close_usage, opts,
-				   "--all needs a backend that lists its claims, "
-				   "not '%s' (a url backend has one sandbox: "
-				   "close it by name)",
-				   ctx->backend);
+		return usage_error(
+			close_usage, opts,
+			"--all needs a backend that lists its claims, "
+			"not '%s' (a url backend has one sandbox: "
+			"close it by name)",
+			ctx->backend);
 	/* every name is checked before any claim is closed */
 	for (int i = 0; i < argc; i++)
 		if (ctx_check_claim_name(ctx, argv[i]) < 0)

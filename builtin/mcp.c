@@ -288,8 +288,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	close(null_fd);
 	for (size_t i = 0; i < nr; i++)
 		strbuf_addf(&names, " %s", sets[i]->name);
-	mcp_log_stderr("gosbx mcp: serving MCP on stdio (tools:%s)",
-		       names.buf);
+	mcp_log_stderr("gosbx mcp: serving MCP on stdio (tools:%s)", names.buf);
 	strbuf_release(&names);
 	if (mcp_serve_stdio(srv, in_fd, out_fd, stop_pipe[0]) < 0)
 		ret = EXIT_OWN_FAILURE;

@@ -910,8 +910,8 @@ static int kube_defaults(const struct session_opts *opts,
 	if (kube_config_load(&cfg, &lo) < 0)
 		ret = -1;
 	else
-		d->namespace = xstrdup(cfg.namespace ? cfg.namespace
-						     : "default");
+		d->namespace =
+			xstrdup(cfg.namespace ? cfg.namespace : "default");
 	set_error_routine(saved_fn, saved_data);
 	kube_config_release(&cfg);
 	return ret;

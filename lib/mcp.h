@@ -43,8 +43,8 @@ struct mcp_options {
 	/* NULL: the backend decides (backend_defaults(), lib/session.h) */
 	const char *namespace;
 	const char *template;
-	const char *claim;     /* reattach run_go_code to this claim */
-	int persistent;	       /* keep sandboxes when the client goes */
+	const char *claim; /* reattach run_go_code to this claim */
+	int persistent;	   /* keep sandboxes when the client goes */
 	/*
 	 * --claim on streamable HTTP: every session reattaches to the
 	 * same claim, so a session that ends only disconnects from it
