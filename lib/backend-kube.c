@@ -13,6 +13,8 @@
  * a client reattaching by name renews it with the same TTL.
  */
 #include "compat.h"
+#include "claims.h"
+#include "doctor.h"
 #include "backend-kube.h"
 #include "http.h"
 #include "json.h"
@@ -929,6 +931,9 @@ const struct backend_ops backend_kube = {
 	.touch = kube_touch,
 	.error_mark = kube_error_mark,
 	.error_since = kube_error_since,
+	.list = kube_claims_print,
+	.prune = kube_claims_prune,
+	.doctor = doctor_kube,
 };
 
 const char *kube_backend_sandbox(const struct session *s)

@@ -4,6 +4,8 @@
  * listening on a unix socket in the claim directory.
  */
 #include "compat.h"
+#include "claims.h"
+#include "doctor.h"
 #include "backend-local.h"
 #include "dir.h"
 #include "http.h"
@@ -703,6 +705,9 @@ const struct backend_ops backend_local = {
 	.detach = local_detach,
 	.touch = local_touch,
 	.exec_hook = local_exec_hook,
+	.list = local_claims_print,
+	.prune = local_claims_prune,
+	.doctor = doctor_local,
 };
 
 int local_claim_delete(const char *name)

@@ -4,6 +4,7 @@
  * There is no claim to create or delete; the claim name is the URL.
  */
 #include "compat.h"
+#include "doctor.h"
 #include "http.h"
 #include "session.h"
 #include "usage.h"
@@ -40,4 +41,5 @@ const struct backend_ops backend_url = {
 	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
 	.open = url_open,
 	.destroy = url_destroy,
+	.doctor = doctor_url,
 };

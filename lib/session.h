@@ -95,6 +95,9 @@ struct session_opts {
 #define SESSION_FEAT_EXEC_CANCEL (1u << 5)
 
 struct backend_ops;
+struct check_list;
+struct claims_query;
+struct doctor_opts;
 struct http_client;
 struct session_keepalive;
 
@@ -361,6 +364,23 @@ struct backend_ops {
 	int (*destroy)(struct session *s);
 	/* drop the connection but keep the claim; may be NULL */
 	void (*detach)(struct session *s);
+	/*
+	 * `gosbx claims`: print the backend's claims (lib/claims.h); 0 or
+	 * -1 with error(). NULL: the backend has no claims to list (url).
+	 */
+	int (*list)(const struct claims_query *q);
+	/*
+	 * `gosbx claims prune`: remove the expired, failed and dead
+	 * claims gosbx made, one line each (lib/claims.h); 0 or -1 with
+	 * error(). NULL: nothing to prune (url).
+	 */
+	int (*prune)(const struct claims_query *q);
+	/*
+	 * `gosbx doctor`: append the backend's checks to cl
+	 * (lib/doctor.h); returns 0 (a failed check is a check, not an
+	 * error). NULL: the backend has no checks.
+	 */
+	int (*doctor)(struct check_list *cl, const struct doctor_opts *o);
 	/* mark the claim used now (idle TTL); may be NULL */
 	void (*touch)(struct session *s);
 	/*
