@@ -98,15 +98,6 @@ static uint64_t now_ms(void)
 	return monotonic_ms();
 }
 
-/* "/apis/extensions.agents.x-k8s.io/<v>/namespaces/<ns>/sandboxclaims" */
-static void claims_path(struct strbuf *p, struct kube_backend *kb)
-{
-	strbuf_addf(p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
-		    kb->kc.claim_version);
-	http_pct_encode_path(p, kb->ns);
-	strbuf_addstr(p, "/sandboxclaims");
-}
-
 /* A label value made of [A-Za-z0-9._-], at most 63 bytes. */
 static void label_value(struct strbuf *out, const char *s)
 {
@@ -143,15 +134,12 @@ static void choose_warm_pool(struct kube_backend *kb, const char *template,
 		strbuf_addstr(out, opts->warm_pool);
 		return;
 	}
-	strbuf_addf(&p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
-		    kb->kc.claim_version);
-	http_pct_encode_path(&p, kb->ns);
-	strbuf_addstr(&p, "/sandboxwarmpools");
+	kube_claim_group_path(&p, &kb->kc, kb->ns, "sandboxwarmpools", NULL);
 	req.path = p.buf;
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
 	/* no pool list (RBAC, an old server): fall back quietly */
-	if (http_request(kb->kc.http, &req, &resp) == 0 && resp.status == 200 &&
+	if (kube_request(&kb->kc, &req, &resp) == 0 && resp.status == 200 &&
 	    (list = json_loadb(resp.body.buf, resp.body.len, 0, NULL))) {
 		json_array_foreach (json_object_get(list, "items"), i, it) {
 			const char *t = json_object_str(
@@ -214,7 +202,7 @@ static int create_claim(struct kube_backend *kb,
 	}
 	json_dump_into(&text, body);
 
-	claims_path(&p, kb);
+	kube_claim_group_path(&p, &kb->kc, kb->ns, "sandboxclaims", NULL);
 	req.method = "POST";
 	req.path = p.buf;
 	req.body = text.buf;
@@ -222,7 +210,7 @@ static int create_claim(struct kube_backend *kb,
 	req.content_type = "application/json";
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
-	if (http_request(kb->kc.http, &req, &resp) < 0)
+	if (kube_request(&kb->kc, &req, &resp) < 0)
 		goto out;
 	ans = json_loadb(resp.body.buf, resp.body.len, 0, NULL);
 	if (resp.status / 100 != 2 || !json_is_object(ans)) {
@@ -618,7 +606,7 @@ static int check_template_limits(struct kube_backend *kb,
 	struct strbuf why = STRBUF_INIT, need = STRBUF_INIT;
 	struct strbuf where = STRBUF_INIT;
 	json_t *pobj = NULL, *tobj = NULL;
-	const char *group = "extensions.agents.x-k8s.io";
+	const char *group = KUBE_CLAIM_GROUP;
 	int64_t memory;
 	double cpus;
 	int ret = -1;
@@ -992,14 +980,12 @@ int kube_backend_delete_all(const struct session_opts *opts,
 
 	if (api_connect(opts, &cfg, &kc) < 0)
 		return -1;
-	if (kube_claim_list(&kc, NULL, "agents.x-k8s.io/created-by=gosbx",
-			    &items, NULL) < 0)
+	if (kube_claim_list(&kc, NULL, KUBE_SELECTOR_GOSBX, &items, NULL) < 0)
 		goto out;
 	ret = 0;
-	json_array_foreach(items, i, it)
-	{
-		const char *name = json_string_value(
-			json_object_get(json_object_get(it, "metadata"), "name"));
+	json_array_foreach (items, i, it) {
+		const char *name = json_string_value(json_object_get(
+			json_object_get(it, "metadata"), "name"));
 
 		if (!name)
 			continue;

@@ -24,8 +24,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#define CLAIM_GROUP "extensions.agents.x-k8s.io"
-#define SANDBOX_GROUP "agents.x-k8s.io"
 #define RBAC_FIX                                                               \
 	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "        \
 	"gosbx-client to your user, group or service account"
@@ -83,7 +81,7 @@ static int kube_get(struct kube_client *kc, const char *path, const char *query,
 	req.query = query;
 	req.headers = hdrs;
 	req.timeout_ms = 30000;
-	if (http_request(kc->http, &req, &resp) < 0) {
+	if (kube_request(kc, &req, &resp) < 0) {
 		http_resp_release(&resp);
 		return -1;
 	}
@@ -264,9 +262,9 @@ static int check_credentials_crds(struct kube_doctor *kd)
 	int r, ret = -1, alpha, beta;
 
 	capture_start(&cap);
-	r = kube_get(&kd->kc, "/apis/" CLAIM_GROUP, NULL, &st, &claims);
+	r = kube_get(&kd->kc, "/apis/" KUBE_CLAIM_GROUP, NULL, &st, &claims);
 	if (!r)
-		r = kube_get(&kd->kc, "/apis/" SANDBOX_GROUP, NULL, &st2,
+		r = kube_get(&kd->kc, "/apis/" KUBE_SANDBOX_GROUP, NULL, &st2,
 			     &sandboxes);
 	capture_end(&cap);
 	if (r < 0) {
@@ -295,14 +293,14 @@ static int check_credentials_crds(struct kube_doctor *kd)
 		strbuf_addf(&msg,
 			    "agent-sandbox is not installed: the API group "
 			    "%s is not served",
-			    st == 404 ? CLAIM_GROUP : SANDBOX_GROUP);
+			    st == 404 ? KUBE_CLAIM_GROUP : KUBE_SANDBOX_GROUP);
 		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
 			  msg.buf, AGENT_SANDBOX_INSTALL);
 		goto out;
 	}
 	if (st / 100 != 2 || st2 / 100 != 2) {
 		strbuf_addf(&msg, "cannot read the API groups %s and %s: ",
-			    CLAIM_GROUP, SANDBOX_GROUP);
+			    KUBE_CLAIM_GROUP, KUBE_SANDBOX_GROUP);
 		answer_text(&msg, st / 100 != 2 ? st : st2,
 			    st / 100 != 2 ? claims : sandboxes);
 		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
@@ -315,7 +313,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 		strbuf_addf(&msg,
 			    "%s serves neither v1alpha1 nor v1beta1 (an "
 			    "agent-sandbox release gosbx does not know)",
-			    CLAIM_GROUP);
+			    KUBE_CLAIM_GROUP);
 		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
 			  msg.buf,
 			  "install agent-sandbox v0.4.x or v0.5.x, or "
@@ -332,7 +330,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 		goto out;
 	}
 	strbuf_addf(&msg, "%s serves %s%s%s: agent-sandbox %s; gosbx uses %s",
-		    CLAIM_GROUP, alpha ? "v1alpha1" : "",
+		    KUBE_CLAIM_GROUP, alpha ? "v1alpha1" : "",
 		    alpha && beta ? " and " : "", beta ? "v1beta1" : "",
 		    beta ? "v0.5 or later" : "v0.4.x", kd->kc.claim_version);
 	check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_OK, msg.buf,
@@ -351,19 +349,19 @@ out:
 static const struct {
 	const char *group, *resource, *verb;
 } rbac_needs[] = {
-	{ CLAIM_GROUP, "sandboxclaims", "create" },
-	{ CLAIM_GROUP, "sandboxclaims", "get" },
-	{ CLAIM_GROUP, "sandboxclaims", "list" },
-	{ CLAIM_GROUP, "sandboxclaims", "watch" },
-	{ CLAIM_GROUP, "sandboxclaims", "delete" },
-	{ CLAIM_GROUP, "sandboxclaims", "patch" },
-	{ SANDBOX_GROUP, "sandboxes", "get" },
-	{ SANDBOX_GROUP, "sandboxes", "list" },
-	{ SANDBOX_GROUP, "sandboxes", "watch" },
-	{ CLAIM_GROUP, "sandboxtemplates", "get" },
-	{ CLAIM_GROUP, "sandboxtemplates", "list" },
-	{ CLAIM_GROUP, "sandboxwarmpools", "get" },
-	{ CLAIM_GROUP, "sandboxwarmpools", "list" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "create" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "get" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "list" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "watch" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "delete" },
+	{ KUBE_CLAIM_GROUP, "sandboxclaims", "patch" },
+	{ KUBE_SANDBOX_GROUP, "sandboxes", "get" },
+	{ KUBE_SANDBOX_GROUP, "sandboxes", "list" },
+	{ KUBE_SANDBOX_GROUP, "sandboxes", "watch" },
+	{ KUBE_CLAIM_GROUP, "sandboxtemplates", "get" },
+	{ KUBE_CLAIM_GROUP, "sandboxtemplates", "list" },
+	{ KUBE_CLAIM_GROUP, "sandboxwarmpools", "get" },
+	{ KUBE_CLAIM_GROUP, "sandboxwarmpools", "list" },
 	{ "", "pods", "get" },
 	{ "", "pods/portforward", "create" },
 	{ "discovery.k8s.io", "endpointslices", "list" },
@@ -566,7 +564,7 @@ static void check_template_schema(struct kube_doctor *kd)
 {
 	static const char path[] =
 		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-		"sandboxtemplates." CLAIM_GROUP;
+		"sandboxtemplates." KUBE_CLAIM_GROUP;
 	struct capture cap;
 	json_t *ans, *v, *props;
 	size_t i;
@@ -619,7 +617,7 @@ static void check_template(struct kube_doctor *kd)
 	 */
 	no_service =
 		kd->schema_service == 0 || (kd->gke && kd->schema_service < 0);
-	strbuf_addf(&p, "/apis/" CLAIM_GROUP "/%s/namespaces/",
+	strbuf_addf(&p, "/apis/" KUBE_CLAIM_GROUP "/%s/namespaces/",
 		    kd->kc.claim_version);
 	http_pct_encode_path(&p, kd->ns);
 	strbuf_addstr(&p, "/sandboxtemplates/");
@@ -756,7 +754,7 @@ static void add_pool_events(struct kube_doctor *kd, json_t *wp,
 
 	if (!sel || !*sel)
 		return;
-	strbuf_addf(&p, "/apis/" SANDBOX_GROUP "/%s/namespaces/",
+	strbuf_addf(&p, "/apis/" KUBE_SANDBOX_GROUP "/%s/namespaces/",
 		    kd->kc.sandbox_version);
 	http_pct_encode_path(&p, kd->ns);
 	strbuf_addstr(&p, "/sandboxes");
@@ -770,7 +768,7 @@ static void add_pool_events(struct kube_doctor *kd, json_t *wp,
 			json_t *meta = json_object_get(sbx, "metadata");
 			const char *pod = json_object_str(
 				json_object_get(meta, "annotations"),
-				"agents.x-k8s.io/pod-name");
+				KUBE_ANNOTATION_POD_NAME);
 
 			if (object_ready(sbx))
 				continue;
@@ -802,7 +800,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 	long st;
 	int r;
 
-	strbuf_addf(&p, "/apis/" CLAIM_GROUP "/%s/namespaces/",
+	strbuf_addf(&p, "/apis/" KUBE_CLAIM_GROUP "/%s/namespaces/",
 		    kd->kc.claim_version);
 	http_pct_encode_path(&p, kd->ns);
 	strbuf_addstr(&p, "/sandboxwarmpools");

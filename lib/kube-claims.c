@@ -17,8 +17,8 @@
 struct kube_claims_opts {
 	const char *kubeconfig, *context, *namespace;
 	const char *api_version; /* forced API version, or NULL */
-	int all_namespaces; /* -A */
-	int all;	    /* --all: not only gosbx's claims */
+	int all_namespaces;	 /* -A */
+	int all;		 /* --all: not only gosbx's claims */
 	int dry_run;
 	const char *format;
 };
@@ -48,11 +48,11 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 	c->shutdown = json_object_str(
 		json_object_get(json_object_get(o, "spec"), "lifecycle"),
 		"shutdownTime");
-	by = json_object_str(labels, "agents.x-k8s.io/created-by");
+	by = json_object_str(labels, KUBE_LABEL_CREATED_BY);
 	c->gosbx = by && !strcmp(by, "gosbx");
-	p = json_object_str(labels, "gosbx/persistent");
+	p = json_object_str(labels, KUBE_LABEL_PERSISTENT);
 	c->persistent = p && !strcmp(p, "true");
-	c->session = json_object_str(labels, "gosbx/session");
+	c->session = json_object_str(labels, KUBE_LABEL_SESSION);
 	json_array_foreach (json_object_get(st, "conditions"), i, cond) {
 		const char *type = json_object_str(cond, "type");
 
@@ -74,25 +74,6 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 		c->created_t = 0;
 	if (!c->shutdown || kube_parse_rfc3339(c->shutdown, &c->shutdown_t) < 0)
 		c->shutdown_t = 0;
-}
-
-/* Ready=False reasons the controller does not recover from (spec) */
-static int terminal_reason(const char *reason)
-{
-	static const char *const terminal[] = {
-		"TemplateNotFound",
-		"WarmPoolNotFound",
-		"InvalidMetadata",
-		"EnvVarsInjectionRejected",
-		"VolumeClaimTemplatesError",
-		"ClaimExpired",
-		"SandboxExpired",
-	};
-
-	for (size_t i = 0; reason && i < ARRAY_SIZE(terminal); i++)
-		if (!strcmp(reason, terminal[i]))
-			return 1;
-	return 0;
 }
 
 /* "5m" until t, "expired" once past, "-" without a shutdownTime */
@@ -213,7 +194,7 @@ static int prune_reason(struct kube_client *kc, const struct kclaim *c,
 		strbuf_addf(why, "expired at %s", c->shutdown);
 		return 0;
 	}
-	if (!strcmp(c->ready, "False") && terminal_reason(c->reason)) {
+	if (!strcmp(c->ready, "False") && kube_terminal_reason(c->reason)) {
 		strbuf_addf(why, "failed: %s", c->reason);
 		return 0;
 	}
@@ -285,9 +266,7 @@ static int claims_kube(const struct kube_claims_opts *o, int prune)
 	ns = o->all_namespaces ? "*" : NULL;
 	/* prune never touches claims gosbx did not make */
 	if (kube_claim_list(&kc, ns,
-			    o->all && !prune
-				    ? NULL
-				    : "agents.x-k8s.io/created-by=gosbx",
+			    o->all && !prune ? NULL : KUBE_SELECTOR_GOSBX,
 			    &items, NULL) < 0)
 		goto out;
 	if (prune)
@@ -304,7 +283,6 @@ out:
 	kube_config_release(&cfg);
 	return ret;
 }
-
 
 static int kube_claims_run(const struct claims_query *q, int prune)
 {
