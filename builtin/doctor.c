@@ -90,7 +90,7 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct doctor_opts dopts = { 0 };
 	struct session_opts so = { 0 };
 	const char *backend = NULL;
-	struct check_list cl = {0};
+	struct check_list cl = { 0 };
 	const char *format = "text";
 	size_t n[3];
 	int ret;
@@ -138,13 +138,13 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   backend, backend_names());
 	/* the global kube options, unless the command's own were given */
 	if (!dopts.kubeconfig)
-		dopts.kubeconfig = ctx->kubeconfig;
+		dopts.kubeconfig = ctx->session.kubeconfig;
 	if (!dopts.context)
-		dopts.context = ctx->context;
+		dopts.context = ctx->session.context;
 	if (!dopts.namespace)
-		dopts.namespace = ctx->namespace;
+		dopts.namespace = ctx->session.namespace;
 	if (!dopts.template_name)
-		dopts.template_name = ctx->template;
+		dopts.template_name = ctx->session.template;
 	if (!dopts.template_name || !*dopts.template_name)
 		dopts.template_name = BACKEND_KUBE_TEMPLATE;
 	if (dopts.probe_timeout_ms <= 0)

@@ -400,6 +400,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     "above zero");
 		goto out;
 	}
+	/* first: it sets all of o, the limits below included */
+	ctx_session_opts(ctx, &o);
 	if (limit_args_apply(&la, &o) < 0 || check_env(&env) < 0 ||
 	    check_file_dests(&file_specs) < 0) {
 		status = usage_reported(exec_usage, opts);
@@ -454,7 +456,6 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		command = strbuf_detach(&script, NULL);
 	}
 
-	ctx_session_opts(ctx, &o);
 	o.cancel = &exec_signal; /* Ctrl-C also stops a sandbox that is opening */
 	o.claim = claim;
 	o.purpose = "exec";
