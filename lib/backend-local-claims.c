@@ -47,7 +47,6 @@ static int print_json(const struct local_claim_info *list, size_t nr,
 {
 	json_t *arr = json_array();
 	struct strbuf t = STRBUF_INIT;
-	char *text;
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct local_claim_info *c = &list[i];
@@ -84,13 +83,7 @@ static int print_json(const struct local_claim_info *list, size_t nr,
 		json_array_append_new(arr, o);
 	}
 	strbuf_release(&t);
-	text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(arr);
-	if (!text)
-		return error("cannot encode the claims as JSON");
-	printf("%s\n", text);
-	free(text);
-	return 0;
+	return claims_print_json(arr);
 }
 
 static int prune(int dry_run)
@@ -113,7 +106,6 @@ static int prune(int dry_run)
 	local_claims_free(list, nr);
 	return ret;
 }
-
 
 int local_claims_print(const struct claims_query *q)
 {

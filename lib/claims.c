@@ -4,7 +4,9 @@
  */
 #include "compat.h"
 #include "claims.h"
+#include "json.h"
 #include "strbuf.h"
+#include "usage.h"
 
 #include <time.h>
 
@@ -64,3 +66,14 @@ void claims_add_rfc3339(struct strbuf *out, int64_t epoch)
 	strbuf_addstr(out, buf);
 }
 
+int claims_print_json(json_t *arr)
+{
+	char *text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	json_decref(arr);
+	if (!text)
+		return error("cannot encode the claims as JSON");
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}

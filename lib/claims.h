@@ -4,6 +4,8 @@
 #include "compat.h"
 #include "strbuf.h"
 
+#include <jansson.h>
+
 /*
  * `gosbx claims` and `gosbx claims prune` as backend ops (struct
  * backend_ops.list and .prune, lib/session.h): each backend lists and
@@ -32,6 +34,12 @@ void claims_add_age(struct strbuf *out, int64_t s);
 void claims_add_size(struct strbuf *out, int64_t bytes);
 /* RFC 3339 in UTC, e.g. "2026-11-22T02:14:14Z" (seconds since 1970) */
 void claims_add_rfc3339(struct strbuf *out, int64_t epoch);
+
+/*
+ * Print the array of claim objects arr as indented JSON on stdout and
+ * drop the reference. 0, or -1 with error() when it cannot be encoded.
+ */
+int claims_print_json(json_t *arr);
 
 /*
  * The ops. list prints the claims (table or JSON) on stdout; prune

@@ -140,7 +140,6 @@ static int kube_print_json(json_t *items, time_t now)
 	json_t *arr = json_array(), *o;
 	struct kclaim c;
 	size_t i;
-	char *text;
 
 	json_array_foreach (items, i, o) {
 		json_t *e = json_object();
@@ -170,13 +169,7 @@ static int kube_print_json(json_t *items, time_t now)
 		json_object_set_new(e, "session", str_or_null(c.session));
 		json_array_append_new(arr, e);
 	}
-	text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(arr);
-	if (!text)
-		return error("cannot encode the claims as JSON");
-	printf("%s\n", text);
-	free(text);
-	return 0;
+	return claims_print_json(arr);
 }
 
 /*
