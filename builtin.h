@@ -3,6 +3,7 @@
 
 #include "compat.h"
 #include "parse-options.h"
+#include "session.h"
 
 #include <signal.h>
 
@@ -23,29 +24,34 @@
 /* Global state the dispatcher prepares for a command. */
 struct gosbx_ctx {
 	const char *backend; /* "local", "kube" or "url"; never NULL */
-	const char *url;     /* runtime base URL for the url backend */
+	/*
+	 * the backend's ops (lib/session.h): commands ask its caps and
+	 * ops, never its name; never NULL once dispatched
+	 */
+	const struct backend_ops *ops;
+	const char *url; /* runtime base URL for the url backend */
 	int verbose;
 
-	/* kube backend (spec/kubernetes.md); NULL: defaults */
-	const char *kubeconfig;	 /* --kubeconfig */
-	const char *context;	 /* --context */
-	const char *namespace;	 /* --namespace, $GOSBX_NAMESPACE */
-	const char *template;	 /* --template */
-	const char *warm_pool;	 /* --warm-pool (v1beta1 claims) */
-	const char *api_version; /* --api-version */
-	const char *gateway;	 /* --gateway */
-	const char *api_url;	 /* --api-url */
-	/* from --router-token-file, else $GOSBX_ROUTER_TOKEN */
-	const char *router_token;
-	int64_t open_timeout_ms;       /* --open-timeout; 0: the default */
+	/*
+	 * The session options the global options set: the kube backend's
+	 * (kubeconfig, context, namespace, template, warm_pool,
+	 * api_version, gateway, api_url, router_token, open_timeout_ms;
+	 * spec/kubernetes.md), NULL/0 for the defaults; backend and url
+	 * are set by ctx_session_opts(). A new kube option is one field of
+	 * struct session_opts and one option line in gosbx.c (and one
+	 * line in ctx_global_args() to pass it on to a child gosbx).
+	 */
+	struct session_opts session;
 	const char *router_token_file; /* --router-token-file, or NULL */
 };
 
 /*
- * Fill the backend fields of a session_opts (lib/session.h) from the
- * global options. Declared here so every builtin uses the same rule.
+ * Set all of *o (lib/session.h) to the session options of the global
+ * options (ctx->session, ctx->backend, ctx->url); everything else is
+ * zero. Call it first, then set the command's own fields (limits,
+ * claim, ...): it overwrites them. Declared here so every builtin uses
+ * the same rule.
  */
-struct session_opts;
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
 /*
@@ -60,6 +66,19 @@ void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
 
 /* 1 if name is a backend: "local", "kube" or "url" (else 0) */
 int known_backend(const char *name);
+
+/*
+ * Switch ctx to the backend name (a command's own --backend). Returns
+ * 0, or -1 when name is not a backend (nothing changed).
+ */
+int ctx_set_backend(struct gosbx_ctx *ctx, const char *name);
+
+/*
+ * Check a claim name the user gave, as the backend of ctx takes it:
+ * session_check_claim_name() unless the backend has BACKEND_FREE_NAMES
+ * (url: the name is the runtime URL). 0, or -1 with error().
+ */
+int ctx_check_claim_name(const struct gosbx_ctx *ctx, const char *name);
 
 int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_close(int argc, const char **argv, struct gosbx_ctx *ctx);

@@ -46,19 +46,9 @@ static struct cmd_struct commands[] = {
 
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 {
+	*o = ctx->session;
 	o->backend = ctx->backend;
 	o->url = ctx->url;
-	o->kubeconfig = ctx->kubeconfig;
-	o->context = ctx->context;
-	o->namespace = ctx->namespace;
-	o->template = ctx->template;
-	o->warm_pool = ctx->warm_pool;
-	o->api_version = ctx->api_version;
-	o->gateway = ctx->gateway;
-	o->api_url = ctx->api_url;
-	o->router_token = ctx->router_token;
-	if (ctx->open_timeout_ms > 0)
-		o->open_timeout_ms = ctx->open_timeout_ms;
 }
 
 void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
@@ -69,25 +59,26 @@ void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
 		strvec_pushf(argv, "--url=%s", ctx->url);
 	if (ctx->verbose)
 		strvec_push(argv, "-v");
-	if (ctx->kubeconfig)
-		strvec_pushf(argv, "--kubeconfig=%s", ctx->kubeconfig);
-	if (ctx->context)
-		strvec_pushf(argv, "--context=%s", ctx->context);
-	if (ctx->namespace)
-		strvec_pushf(argv, "--namespace=%s", ctx->namespace);
-	if (ctx->template)
-		strvec_pushf(argv, "--template=%s", ctx->template);
-	if (ctx->warm_pool)
-		strvec_pushf(argv, "--warm-pool=%s", ctx->warm_pool);
-	if (ctx->api_version)
-		strvec_pushf(argv, "--api-version=%s", ctx->api_version);
-	if (ctx->gateway)
-		strvec_pushf(argv, "--gateway=%s", ctx->gateway);
-	if (ctx->api_url)
-		strvec_pushf(argv, "--api-url=%s", ctx->api_url);
-	if (ctx->open_timeout_ms > 0)
+	if (ctx->session.kubeconfig)
+		strvec_pushf(argv, "--kubeconfig=%s", ctx->session.kubeconfig);
+	if (ctx->session.context)
+		strvec_pushf(argv, "--context=%s", ctx->session.context);
+	if (ctx->session.namespace)
+		strvec_pushf(argv, "--namespace=%s", ctx->session.namespace);
+	if (ctx->session.template)
+		strvec_pushf(argv, "--template=%s", ctx->session.template);
+	if (ctx->session.warm_pool)
+		strvec_pushf(argv, "--warm-pool=%s", ctx->session.warm_pool);
+	if (ctx->session.api_version)
+		strvec_pushf(argv, "--api-version=%s",
+			     ctx->session.api_version);
+	if (ctx->session.gateway)
+		strvec_pushf(argv, "--gateway=%s", ctx->session.gateway);
+	if (ctx->session.api_url)
+		strvec_pushf(argv, "--api-url=%s", ctx->session.api_url);
+	if (ctx->session.open_timeout_ms > 0)
 		strvec_pushf(argv, "--open-timeout=%" PRId64 "ms",
-			     ctx->open_timeout_ms);
+			     ctx->session.open_timeout_ms);
 	if (ctx->router_token_file)
 		strvec_pushf(argv, "--router-token-file=%s",
 			     ctx->router_token_file);
@@ -122,8 +113,25 @@ static const char *const gosbx_usage[] = {
 
 int known_backend(const char *name)
 {
-	return name && (!strcmp(name, "local") || !strcmp(name, "kube") ||
-			!strcmp(name, "url"));
+	return name && backend_lookup(name) != NULL;
+}
+
+int ctx_set_backend(struct gosbx_ctx *ctx, const char *name)
+{
+	const struct backend_ops *ops = name ? backend_lookup(name) : NULL;
+
+	if (!ops)
+		return -1;
+	ctx->backend = ops->name;
+	ctx->ops = ops;
+	return 0;
+}
+
+int ctx_check_claim_name(const struct gosbx_ctx *ctx, const char *name)
+{
+	if (ctx->ops->caps & BACKEND_FREE_NAMES)
+		return 0;
+	return session_check_claim_name(name);
 }
 
 static struct cmd_struct *find_command(const char *name)
@@ -172,6 +180,7 @@ int main(int argc, const char **argv)
 	struct gosbx_ctx ctx = { 0 };
 	static struct strbuf router_token = STRBUF_INIT;
 	const char *router_token_file = NULL;
+	int64_t open_timeout_ms = -1; /* -1: not given */
 	int show_version = 0;
 	struct option opts[] = {
 		OPT_BOOL(0, "version", &show_version, "print the version"),
@@ -183,29 +192,30 @@ int main(int argc, const char **argv)
 			       "GOSBX_URL"),
 		OPT_BOOL('v', "verbose", &ctx.verbose, "say more"),
 		OPT_GROUP("kube backend"),
-		OPT_STRING(0, "kubeconfig", &ctx.kubeconfig, "<path>",
+		OPT_STRING(0, "kubeconfig", &ctx.session.kubeconfig, "<path>",
 			   "kubeconfig file (default $KUBECONFIG, "
 			   "~/.kube/config, in-cluster)"),
-		OPT_STRING(0, "context", &ctx.context, "<name>",
+		OPT_STRING(0, "context", &ctx.session.context, "<name>",
 			   "kubeconfig context (default current-context)"),
-		OPT_STRING_ENV(0, "namespace", &ctx.namespace, "<ns>",
+		OPT_STRING_ENV(0, "namespace", &ctx.session.namespace, "<ns>",
 			       "namespace of the claims (default the "
 			       "context's, else default)",
 			       "GOSBX_NAMESPACE"),
-		OPT_STRING(0, "template", &ctx.template, "<name>",
-			   "SandboxTemplate (default go-runtime-template)"),
-		OPT_STRING(0, "warm-pool", &ctx.warm_pool, "<name>",
+		OPT_STRING(0, "template", &ctx.session.template, "<name>",
+			   "SandboxTemplate (default " BACKEND_KUBE_TEMPLATE
+			   ")"),
+		OPT_STRING(0, "warm-pool", &ctx.session.warm_pool, "<name>",
 			   "warm pool of v1beta1 claims (default: the "
 			   "template's pool)"),
-		OPT_STRING(0, "api-version", &ctx.api_version, "<v>",
+		OPT_STRING(0, "api-version", &ctx.session.api_version, "<v>",
 			   "claim API version: v1alpha1 or v1beta1 (default "
 			   "newest served)"),
-		OPT_STRING(0, "gateway", &ctx.gateway, "<addr>",
+		OPT_STRING(0, "gateway", &ctx.session.gateway, "<addr>",
 			   "reach the sandbox-router at http://<addr> "
 			   "(default: port-forward)"),
-		OPT_STRING(0, "api-url", &ctx.api_url, "<url>",
+		OPT_STRING(0, "api-url", &ctx.session.api_url, "<url>",
 			   "reach the sandbox-router at this URL"),
-		OPT_DURATION_ENV(0, "open-timeout", &ctx.open_timeout_ms,
+		OPT_DURATION_ENV(0, "open-timeout", &open_timeout_ms,
 				 "longest wait for a new claim to be Ready "
 				 "(default 5m)",
 				 "GOSBX_OPEN_TIMEOUT"),
@@ -219,7 +229,6 @@ int main(int argc, const char **argv)
 	progname = "gosbx";
 	/* gosbx(1) "EXIT STATUS": a failure of gosbx itself is 125 */
 	die_status = EXIT_OWN_FAILURE;
-	ctx.open_timeout_ms = -1;
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -232,27 +241,27 @@ int main(int argc, const char **argv)
 		return parse_options_status(argc);
 	if (!ctx.backend)
 		ctx.backend = "local";
-	if (!known_backend(ctx.backend))
+	if (ctx_set_backend(&ctx, ctx.backend) < 0)
 		return usage_error(gosbx_usage, opts,
-				   "unknown backend '%s' (expected local, "
-				   "kube or url)",
-				   ctx.backend);
-	if (ctx.api_version && strcmp(ctx.api_version, "v1alpha1") &&
-	    strcmp(ctx.api_version, "v1beta1"))
+				   "unknown backend '%s' (expected %s)",
+				   ctx.backend, backend_names());
+	if (ctx.session.api_version &&
+	    strcmp(ctx.session.api_version, "v1alpha1") &&
+	    strcmp(ctx.session.api_version, "v1beta1"))
 		return usage_error(gosbx_usage, opts,
 				   "option '--api-version' expects v1alpha1 "
 				   "or v1beta1, not '%s'",
-				   ctx.api_version);
-	if (!ctx.open_timeout_ms)
+				   ctx.session.api_version);
+	if (!open_timeout_ms)
 		return usage_error(gosbx_usage, opts,
 				   "option '--open-timeout' expects a "
 				   "duration above zero");
-	if (ctx.open_timeout_ms < 0)
-		ctx.open_timeout_ms = 0; /* not given */
+	if (open_timeout_ms > 0)
+		ctx.session.open_timeout_ms = open_timeout_ms;
 	if (read_router_token(router_token_file, &router_token) < 0)
 		return EXIT_OWN_FAILURE;
 	if (router_token.len)
-		ctx.router_token = router_token.buf;
+		ctx.session.router_token = router_token.buf;
 	ctx.router_token_file = router_token_file;
 	if (show_version) {
 		printf("gosbx version %s\n", GOSBX_VERSION);

@@ -282,9 +282,9 @@ static void print_reattach(const struct gosbx_ctx *ctx, const char *claim)
 {
 	struct strbuf g = STRBUF_INIT;
 
-	if (strcmp(ctx->backend, "local"))
+	if (ctx->ops != backend_lookup(NULL))
 		strbuf_addf(&g, " --backend=%s", ctx->backend);
-	if (ctx->url && !strcmp(ctx->backend, "url"))
+	if (ctx->url && (ctx->ops->caps & BACKEND_IMPLICIT_SANDBOX))
 		strbuf_addf(&g, " --url=%s", ctx->url);
 	printf("    claim=%s kept; reattach with: gosbx%s demo --claim=%s\n"
 	       "    delete it with: gosbx%s close %s\n",
@@ -295,6 +295,7 @@ static void print_reattach(const struct gosbx_ctx *ctx, const char *claim)
 int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct session_opts o = { 0 };
+	struct backend_defaults bd;
 	struct session s;
 	const char *flow = "all", *claim = NULL;
 	const char *namespace = NULL, *template = NULL;
@@ -312,7 +313,8 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 			   "Kubernetes namespace (default: the global "
 			   "--namespace, else the context's)"),
 		OPT_STRING(0, "template", &template, "<name>",
-			   "SandboxTemplate (default go-runtime-template)"),
+			   "SandboxTemplate (default " BACKEND_KUBE_TEMPLATE
+			   ")"),
 		OPT_DURATION(0, "open-timeout", &open_timeout,
 			     "longest wait for the sandbox (default 5m)"),
 		OPT_END(),
@@ -336,8 +338,7 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   "duration above zero");
 	if (claim && !*claim)
 		claim = NULL;
-	if (claim && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(claim) < 0)
+	if (claim && ctx_check_claim_name(ctx, claim) < 0)
 		return usage_reported(demo_usage, opts);
 
 	ctx_session_opts(ctx, &o);
@@ -352,10 +353,11 @@ int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx)
 	o.purpose = "demo";
 
 	catch_signals();
+	/* the backend's namespace and template (kube: the context's) */
+	backend_defaults(&o, &bd);
 	printf("==> opening sandbox (namespace=%s template=%s claim=\"%s\")\n",
-	       o.namespace ? o.namespace : "default",
-	       o.template ? o.template : "go-runtime-template",
-	       claim ? claim : "");
+	       bd.namespace, bd.template, claim ? claim : "");
+	backend_defaults_release(&bd);
 	fflush(stdout);
 	if (session_open(&s, &o) < 0) {
 		if (demo_signal)

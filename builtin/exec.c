@@ -541,8 +541,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     claim);
 		goto out;
 	}
-	if (claim && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(claim) < 0) {
+	if (claim && ctx_check_claim_name(ctx, claim) < 0) {
 		status = usage_reported(exec_usage, opts);
 		goto out;
 	}
@@ -566,6 +565,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 			"without one");
 		tty = 0;
 	}
+	/* first: it sets all of o, the limits below included */
+	ctx_session_opts(ctx, &o);
 	if (limit_args_apply(&la, &o) < 0 || check_env(&env) < 0 ||
 	    check_file_dests(&file_specs) < 0) {
 		status = usage_reported(exec_usage, opts);
@@ -585,7 +586,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (argc) {
 		command = command_text(argc, argv);
 	} else if (isatty(0)) {
-		if (!claim && strcmp(ctx->backend, "url")) {
+		if (!claim && !(ctx->ops->caps & BACKEND_IMPLICIT_SANDBOX)) {
 			status = usage_error(exec_usage, opts,
 					     "no command given; the REPL needs "
 					     "a kept sandbox: gosbx exec "
@@ -620,9 +621,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		command = strbuf_detach(&script, NULL);
 	}
 
-	ctx_session_opts(ctx, &o);
-	o.cancel =
-		&exec_signal; /* Ctrl-C also stops a sandbox that is opening */
+	o.cancel = &exec_signal; /* Ctrl-C also stops a sandbox that is opening */
 	o.claim = claim;
 	o.purpose = "exec";
 	/*

@@ -58,40 +58,45 @@ static int catch_signals(void)
 	return 0;
 }
 
-/* --tools=go,sandbox,jobs. 0 or -1 with error(). */
-static int parse_tools(const char *list, struct mcp_options *o)
+/*
+ * --tools=go,sandbox,jobs: the toolsets, by name (mcp_toolset_index),
+ * into sets in the order of mcp_toolsets[], each once. 0 or -1 with
+ * error().
+ */
+static int parse_tools(const char *list, const struct mcp_toolset **sets,
+		       size_t *nr)
 {
 	struct strbuf item = STRBUF_INIT;
 	const char *p = list;
+	int want[MCP_NR_TOOLSETS] = { 0 };
 	int ret = 0;
 
-	o->tools_go = o->tools_sandbox = o->tools_jobs = 0;
+	*nr = 0;
 	while (*p) {
 		size_t n = strcspn(p, ",");
+		int i;
 
 		strbuf_reset(&item);
 		strbuf_add(&item, p, n);
 		strbuf_trim(&item);
-		if (!strcmp(item.buf, "go"))
-			o->tools_go = 1;
-		else if (!strcmp(item.buf, "sandbox"))
-			o->tools_sandbox = 1;
-		else if (!strcmp(item.buf, "jobs"))
-			o->tools_jobs = 1;
-		else {
+		if ((i = mcp_toolset_index(item.buf)) < 0) {
 			ret = error("unknown toolset '%s' in --tools "
-				    "(expected go, sandbox, jobs)",
-				    item.buf);
+				    "(expected %s)",
+				    item.buf, mcp_toolset_names());
 			break;
 		}
+		want[i] = 1;
 		p += n;
 		if (*p)
 			p++;
 	}
 	strbuf_release(&item);
-	if (!ret && !o->tools_go && !o->tools_sandbox && !o->tools_jobs)
-		ret = error("--tools names no toolset (expected go, sandbox, "
-			    "jobs)");
+	for (size_t i = 0; !ret && i < MCP_NR_TOOLSETS; i++)
+		if (want[i])
+			sets[(*nr)++] = mcp_toolsets[i];
+	if (!ret && !*nr)
+		ret = error("--tools names no toolset (expected %s)",
+			    mcp_toolset_names());
 	return ret;
 }
 
@@ -118,10 +123,11 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	int64_t open_timeout = -1, call_timeout = -1, jobs_budget = -1;
 	int jobs_max = INT_MIN, max_sbx = INT_MIN, dev = 0, ret = 0;
 	int in_fd = -1, out_fd = -1, null_fd;
-	const struct mcp_toolset *sets[3];
+	const struct mcp_toolset *sets[MCP_NR_TOOLSETS] = { &mcp_toolset_go };
 	struct strbuf token = STRBUF_INIT;
 	struct mcp_server *srv = NULL;
-	size_t nr = 0;
+	struct strbuf names = STRBUF_INIT;
+	size_t nr = 1; /* default: go */
 	struct option opts[] = {
 		OPT_STRING(0, "http", &http, "<addr>",
 			   "serve streamable HTTP on host:port, path /mcp "
@@ -138,7 +144,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 			   "namespace of the sandboxes (default: the global "
 			   "--namespace, else the context's)"),
 		OPT_STRING(0, "template", &o.template, "<name>",
-			   "sandbox template (default go-runtime-template)"),
+			   "sandbox template (default " BACKEND_KUBE_TEMPLATE
+			   ")"),
 		OPT_STRING(0, "claim", &o.claim, "<name>",
 			   "run_go_code reattaches to this claim"),
 		OPT_BOOL(0, "persistent", &o.persistent,
@@ -168,15 +175,13 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	};
 
 	mcp_options_init(&o);
-	/* NULL until given: then the global option, else the default */
-	o.namespace = o.template = NULL;
 	argc = parse_options(argc, argv, opts, mcp_usage, 0);
 	if (argc < 0)
 		return parse_options_status(argc);
 	if (argc)
 		return usage_error(mcp_usage, opts, "unexpected argument '%s'",
 				   argv[0]);
-	if (tools && parse_tools(tools, &o) < 0)
+	if (tools && parse_tools(tools, sets, &nr) < 0)
 		return usage_reported(mcp_usage, opts);
 	if (open_timeout == 0)
 		return usage_error(mcp_usage, opts,
@@ -191,19 +196,17 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (call_timeout > 0)
 		o.call_timeout_ms = call_timeout;
-	if (o.claim && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(o.claim) < 0)
+	if (o.claim && ctx_check_claim_name(ctx, o.claim) < 0)
 		return usage_reported(mcp_usage, opts);
 	ctx_session_opts(ctx, &o.sandbox);
 	o.sandbox.purpose = "mcp";
+	/* given here, else globally; else the backend decides (NULL) */
 	if (o.namespace)
 		o.sandbox.namespace = o.namespace;
 	if (o.template)
 		o.sandbox.template = o.template;
-	/* what the seed's log line shows */
-	o.namespace = o.sandbox.namespace ? o.sandbox.namespace : "default";
-	o.template =
-		o.sandbox.template ? o.sandbox.template : "go-runtime-template";
+	o.namespace = o.sandbox.namespace;
+	o.template = o.sandbox.template;
 	o.sandbox.open_timeout_ms = o.open_timeout_ms;
 	if (limit_args_apply(&la, &o.sandbox) < 0)
 		return usage_reported(mcp_usage, opts);
@@ -253,12 +256,6 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   "--dev and --token-file need --http");
 	}
 
-	if (o.tools_go)
-		sets[nr++] = &mcp_toolset_go;
-	if (o.tools_sandbox)
-		sets[nr++] = &mcp_toolset_sandbox;
-	if (o.tools_jobs)
-		sets[nr++] = &mcp_toolset_jobs;
 	if (!(srv = mcp_server_new(&o, sets, nr))) {
 		strbuf_release(&token);
 		return EXIT_OWN_FAILURE;
@@ -289,10 +286,10 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	dup2(null_fd, 0);
 	dup2(2, 1);
 	close(null_fd);
-	mcp_log_stderr("gosbx mcp: serving MCP on stdio (tools:%s%s%s)",
-		       o.tools_go ? " go" : "",
-		       o.tools_sandbox ? " sandbox" : "",
-		       o.tools_jobs ? " jobs" : "");
+	for (size_t i = 0; i < nr; i++)
+		strbuf_addf(&names, " %s", sets[i]->name);
+	mcp_log_stderr("gosbx mcp: serving MCP on stdio (tools:%s)", names.buf);
+	strbuf_release(&names);
 	if (mcp_serve_stdio(srv, in_fd, out_fd, stop_pipe[0]) < 0)
 		ret = EXIT_OWN_FAILURE;
 out:

@@ -53,8 +53,7 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 					   "above zero");
 		o.ttl_ms = ttl;
 	}
-	if (name && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(name) < 0)
+	if (name && ctx_check_claim_name(ctx, name) < 0)
 		return usage_reported(open_usage, opts);
 
 	if (session_open(&s, &o) < 0)

@@ -38,14 +38,13 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	verbose |= ctx->verbose;
 	if (claim && !*claim)
 		claim = NULL;
-	/* the url backend's sandbox is the runtime at --url */
-	if (!claim && strcmp(ctx->backend, "url"))
+	/* e.g. the url backend's sandbox is the runtime at --url */
+	if (!claim && !(ctx->ops->caps & BACKEND_IMPLICIT_SANDBOX))
 		return usage_error(push_usage, opts,
 				   "which sandbox? give --claim=<name> or set "
 				   "GOSBX_CLAIM (a throwaway sandbox would be "
 				   "deleted right after the push)");
-	if (claim && strcmp(ctx->backend, "url") &&
-	    session_check_claim_name(claim) < 0)
+	if (claim && ctx_check_claim_name(ctx, claim) < 0)
 		return usage_reported(push_usage, opts);
 	if (!argc)
 		return usage_error(push_usage, opts,

@@ -13,6 +13,8 @@
  * a client reattaching by name renews it with the same TTL.
  */
 #include "compat.h"
+#include "claims.h"
+#include "doctor.h"
 #include "backend-kube.h"
 #include "http.h"
 #include "json.h"
@@ -27,7 +29,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#define DEFAULT_TEMPLATE "go-runtime-template"
+#define DEFAULT_TEMPLATE BACKEND_KUBE_TEMPLATE
 #define DEFAULT_TTL_MS (60 * 60 * 1000)
 #define DEFAULT_OPEN_TIMEOUT_MS (5 * 60 * 1000)
 #define ROUTER_PORT 8080
@@ -101,15 +103,6 @@ static uint64_t now_ms(void)
 	return monotonic_ms();
 }
 
-/* "/apis/extensions.agents.x-k8s.io/<v>/namespaces/<ns>/sandboxclaims" */
-static void claims_path(struct strbuf *p, struct kube_backend *kb)
-{
-	strbuf_addf(p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
-		    kb->kc.claim_version);
-	http_pct_encode_path(p, kb->ns);
-	strbuf_addstr(p, "/sandboxclaims");
-}
-
 /* A label value made of [A-Za-z0-9._-], at most 63 bytes. */
 static void label_value(struct strbuf *out, const char *s)
 {
@@ -146,10 +139,7 @@ static void choose_warm_pool(struct kube_backend *kb, const char *template,
 		strbuf_addstr(out, opts->warm_pool);
 		return;
 	}
-	strbuf_addf(&p, "/apis/extensions.agents.x-k8s.io/%s/namespaces/",
-		    kb->kc.claim_version);
-	http_pct_encode_path(&p, kb->ns);
-	strbuf_addstr(&p, "/sandboxwarmpools");
+	kube_claim_group_path(&p, &kb->kc, kb->ns, "sandboxwarmpools", NULL);
 	req.path = p.buf;
 	req.headers = hdrs;
 	req.timeout_ms = 60000;
@@ -217,7 +207,7 @@ static int create_claim(struct kube_backend *kb,
 	}
 	json_dump_into(&text, body);
 
-	claims_path(&p, kb);
+	kube_claim_group_path(&p, &kb->kc, kb->ns, "sandboxclaims", NULL);
 	req.method = "POST";
 	req.path = p.buf;
 	req.body = text.buf;
@@ -711,7 +701,7 @@ static int check_template_limits(struct kube_backend *kb,
 	struct strbuf why = STRBUF_INIT, need = STRBUF_INIT;
 	struct strbuf where = STRBUF_INIT;
 	json_t *pobj = NULL, *tobj = NULL;
-	const char *group = "extensions.agents.x-k8s.io";
+	const char *group = KUBE_CLAIM_GROUP;
 	int64_t memory;
 	double cpus;
 	int ret = -1;
@@ -979,14 +969,64 @@ static char *kube_error_since(struct session *s, unsigned long mark)
 	return kb && kb->fwd ? kube_forward_error_since(kb->fwd, mark) : NULL;
 }
 
+static void defaults_quiet(const char *prefix, const char *msg, void *data)
+{
+	(void)prefix;
+	(void)msg;
+	(void)data;
+}
+
+/*
+ * What a NULL namespace or template of opts means here: the kubeconfig
+ * context's namespace (else "default"), as kube_client_init() takes it,
+ * and BACKEND_KUBE_TEMPLATE. Reads the kubeconfig; sends no request.
+ */
+static int kube_defaults(const struct session_opts *opts,
+			 struct backend_defaults *d)
+{
+	struct kube_load_opts lo = { 0 };
+	struct kube_config cfg;
+	report_fn saved_fn;
+	void *saved_data;
+	int ret = 0;
+
+	d->template = xstrdup(opts->template ? opts->template
+					     : BACKEND_KUBE_TEMPLATE);
+	if (opts->namespace) {
+		d->namespace = xstrdup(opts->namespace);
+		return 0;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	lo.kubeconfig = opts->kubeconfig;
+	lo.context = opts->context;
+	/* quiet: opening the session says what is wrong with the file */
+	get_error_routine(&saved_fn, &saved_data);
+	set_error_routine(defaults_quiet, NULL);
+	if (kube_config_load(&cfg, &lo) < 0)
+		ret = -1;
+	else
+		d->namespace =
+			xstrdup(cfg.namespace ? cfg.namespace : "default");
+	set_error_routine(saved_fn, saved_data);
+	kube_config_release(&cfg);
+	return ret;
+}
+
 const struct backend_ops backend_kube = {
 	.name = "kube",
+	.caps = BACKEND_NAMESPACES,
+	.defaults = kube_defaults,
+	.delete_claim = kube_backend_delete,
+	.delete_all = kube_backend_delete_all,
 	.open = kube_open,
 	.destroy = kube_destroy,
 	.detach = kube_detach,
 	.touch = kube_touch,
 	.error_mark = kube_error_mark,
 	.error_since = kube_error_since,
+	.list = kube_claims_print,
+	.prune = kube_claims_prune,
+	.doctor = doctor_kube,
 };
 
 const char *kube_backend_sandbox(const struct session *s)
@@ -1045,8 +1085,7 @@ int kube_backend_delete_all(const struct session_opts *opts,
 
 	if (api_connect(opts, &cfg, &kc) < 0)
 		return -1;
-	if (kube_claim_list(&kc, NULL, "agents.x-k8s.io/created-by=gosbx",
-			    &items, NULL) < 0)
+	if (kube_claim_list(&kc, NULL, KUBE_SELECTOR_GOSBX, &items, NULL) < 0)
 		goto out;
 	ret = 0;
 	json_array_foreach (items, i, it) {

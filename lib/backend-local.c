@@ -15,6 +15,8 @@
  * the process that made it, the owner pipe.
  */
 #include "compat.h"
+#include "claims.h"
+#include "doctor.h"
 #include "backend-local.h"
 #include "dir.h"
 #include "http.h"
@@ -902,15 +904,26 @@ static int local_logs(struct session *s, int follow, int fd,
 	close(in);
 	return ret;
 }
+static int local_op_delete(const struct session_opts *opts, const char *name);
+static int local_op_keep(const struct session_opts *opts, const char *name);
+static int local_op_delete_all(const struct session_opts *opts,
+			       void (*closed)(const char *name, void *data),
+			       void *data);
 
 const struct backend_ops backend_local = {
 	.name = "local",
+	.delete_claim = local_op_delete,
+	.keep_claim = local_op_keep,
+	.delete_all = local_op_delete_all,
 	.open = local_open,
 	.destroy = local_destroy,
 	.detach = local_detach,
 	.touch = local_touch,
 	.exec_hook = local_exec_hook,
 	.logs = local_logs,
+	.list = local_claims_print,
+	.prune = local_claims_prune,
+	.doctor = doctor_local,
 };
 
 int local_claim_delete(const char *name)
@@ -1031,4 +1044,54 @@ void local_claims_free(struct local_claim_info *c, size_t nr)
 		free(c[i].purpose);
 	}
 	free(c);
+}
+
+/* ---- backend_ops that work on claims without a session ---- */
+
+static int local_op_delete(const struct session_opts *opts, const char *name)
+{
+	(void)opts;
+	return local_claim_delete(name);
+}
+
+/* --disconnect: nothing to drop, the claim only has to exist */
+static int local_op_keep(const struct session_opts *opts, const char *name)
+{
+	struct strbuf dir = STRBUF_INIT;
+	struct stat st;
+	int ret = -1;
+
+	(void)opts;
+	if (local_claims_dir(&dir) < 0)
+		goto out;
+	strbuf_addf(&dir, "/%s", name);
+	if (lstat(dir.buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		error("no such claim '%s'", name);
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&dir);
+	return ret;
+}
+
+static int local_op_delete_all(const struct session_opts *opts,
+			       void (*closed)(const char *name, void *data),
+			       void *data)
+{
+	struct local_claim_info *list;
+	size_t nr;
+	int ret = 0;
+
+	(void)opts;
+	if (local_claims_list(&list, &nr, 0) < 0)
+		return -1;
+	for (size_t i = 0; i < nr; i++) {
+		if (local_claim_delete(list[i].name) < 0)
+			ret = -1;
+		else if (closed)
+			closed(list[i].name, data);
+	}
+	local_claims_free(list, nr);
+	return ret;
 }

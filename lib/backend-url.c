@@ -4,6 +4,7 @@
  * There is no claim to create or delete; the claim name is the URL.
  */
 #include "compat.h"
+#include "doctor.h"
 #include "http.h"
 #include "session.h"
 #include "usage.h"
@@ -36,6 +37,9 @@ static int url_destroy(struct session *s)
 
 const struct backend_ops backend_url = {
 	.name = "url",
+	/* the sandbox is the runtime at the URL; its "claim" is the URL */
+	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
 	.open = url_open,
 	.destroy = url_destroy,
+	.doctor = doctor_url,
 };

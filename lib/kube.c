@@ -9,9 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#define CLAIM_GROUP "extensions.agents.x-k8s.io"
-#define SANDBOX_GROUP "agents.x-k8s.io"
-
 /* (Re)make kc->http from the current credentials of kc->cfg. */
 static int kube_connect(struct kube_client *kc)
 {
@@ -150,8 +147,8 @@ static int loud_on_data(const char *buf, size_t len, void *data)
  * credential and retry once; 429, 5xx and transport failures as
  * retry_wait() says. Returns http_request()'s result.
  */
-static int kube_do(struct kube_client *kc, struct http_req *req,
-		   struct http_resp *resp)
+int kube_request(struct kube_client *kc, struct http_req *req,
+		 struct http_resp *resp)
 {
 	int ret, n, refreshed = 0, held = 0;
 	report_fn saved;
@@ -209,12 +206,6 @@ static int kube_do(struct kube_client *kc, struct http_req *req,
 	return ret;
 }
 
-int kube_request(struct kube_client *kc, struct http_req *req,
-		 struct http_resp *resp)
-{
-	return kube_do(kc, req, resp);
-}
-
 /*
  * A JSON request: body (may be NULL) sent as ctype (NULL:
  * application/json). Returns the HTTP status (>0) and *out (if not
@@ -244,7 +235,7 @@ static long kube_json(struct kube_client *kc, const char *method,
 		req.body_len = b.len;
 		req.content_type = ctype ? ctype : "application/json";
 	}
-	if (kube_do(kc, &req, &resp) < 0) {
+	if (kube_request(kc, &req, &resp) < 0) {
 		strbuf_release(&b);
 		http_resp_release(&resp);
 		return -1;
@@ -267,24 +258,30 @@ static int kube_status_error(const char *what, long status, json_t *ans)
 	return error("%s: HTTP %ld", what, status);
 }
 
-static const char *ns_or(struct kube_client *kc, const char *ns)
+static const char *ns_or(const struct kube_client *kc, const char *ns)
 {
 	return ns ? ns : kc->namespace;
+}
+
+void kube_claim_group_path(struct strbuf *p, const struct kube_client *kc,
+			   const char *ns, const char *plural, const char *name)
+{
+	strbuf_addf(p, "/apis/%s/%s", KUBE_CLAIM_GROUP, kc->claim_version);
+	if (!ns || strcmp(ns, "*")) {
+		strbuf_addstr(p, "/namespaces/");
+		http_pct_encode_path(p, ns_or(kc, ns));
+	}
+	strbuf_addf(p, "/%s", plural);
+	if (name) {
+		strbuf_addch(p, '/');
+		http_pct_encode_path(p, name);
+	}
 }
 
 static void claims_path(struct strbuf *p, struct kube_client *kc,
 			const char *ns, const char *name)
 {
-	strbuf_addf(p, "/apis/%s/%s", CLAIM_GROUP, kc->claim_version);
-	if (!ns || strcmp(ns, "*")) {
-		strbuf_addstr(p, "/namespaces/");
-		http_pct_encode_path(p, ns_or(kc, ns));
-	}
-	strbuf_addstr(p, "/sandboxclaims");
-	if (name) {
-		strbuf_addch(p, '/');
-		http_pct_encode_path(p, name);
-	}
+	kube_claim_group_path(p, kc, ns, "sandboxclaims", name);
 }
 
 /* Does the discovery document d serve version v? */
@@ -354,11 +351,11 @@ int kube_discover(struct kube_client *kc, const char *force)
 		return error("unsupported agent-sandbox API version '%s' "
 			     "(v1alpha1 or v1beta1)",
 			     force);
-	if (discover_group(kc, CLAIM_GROUP, force, kc->claim_version,
+	if (discover_group(kc, KUBE_CLAIM_GROUP, force, kc->claim_version,
 			   sizeof(kc->claim_version)) < 0)
 		return -1;
-	return discover_group(kc, SANDBOX_GROUP, force, kc->sandbox_version,
-			      sizeof(kc->sandbox_version));
+	return discover_group(kc, KUBE_SANDBOX_GROUP, force,
+			      kc->sandbox_version, sizeof(kc->sandbox_version));
 }
 
 void kube_format_time(struct strbuf *out, time_t t, long nsec)
@@ -386,11 +383,11 @@ json_t *kube_claim_body(const struct kube_client *kc,
 	kube_format_time(&now, ts.tv_sec, ts.tv_nsec);
 	/* on the API server's clock, which the controller compares with */
 	kube_format_time(&shut, ts.tv_sec + kc->clock_skew_s + spec->ttl_s, -1);
-	labels = json_pack("{s:s, s:s}", "agents.x-k8s.io/created-by", "gosbx",
-			   "gosbx/persistent",
+	labels = json_pack("{s:s, s:s}", KUBE_LABEL_CREATED_BY, "gosbx",
+			   KUBE_LABEL_PERSISTENT,
 			   spec->persistent ? "true" : "false");
 	if (spec->session)
-		json_object_set_new(labels, "gosbx/session",
+		json_object_set_new(labels, KUBE_LABEL_SESSION,
 				    json_string(spec->session));
 	if (beta)
 		sp = json_pack("{s:{s:s}}", "warmPoolRef", "name",
@@ -402,7 +399,7 @@ json_t *kube_claim_body(const struct kube_client *kc,
 			    json_pack("{s:s, s:s}", "shutdownTime", shut.buf,
 				      "shutdownPolicy", "Delete"));
 	body = json_pack("{s:s+, s:s, s:{s:s, s:s, s:o, s:{s:s}}, s:o}",
-			 "apiVersion", CLAIM_GROUP "/", kc->claim_version,
+			 "apiVersion", KUBE_CLAIM_GROUP "/", kc->claim_version,
 			 "kind", "SandboxClaim", "metadata", "generateName",
 			 "sandbox-claim-", "namespace",
 			 spec->namespace ? spec->namespace : kc->namespace,
@@ -675,7 +672,7 @@ int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
 	long st;
 	int ret = -1;
 
-	strbuf_addf(&p, "/apis/%s/%s/namespaces/", SANDBOX_GROUP,
+	strbuf_addf(&p, "/apis/%s/%s/namespaces/", KUBE_SANDBOX_GROUP,
 		    kc->sandbox_version);
 	http_pct_encode_path(&p, ns_or(kc, ns));
 	strbuf_addstr(&p, "/sandboxes/");
@@ -692,7 +689,7 @@ int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
 		if (!out->name.len)
 			strbuf_addstr(&out->name, name);
 		pod = json_object_str(json_object_get(md, "annotations"),
-				      "agents.x-k8s.io/pod-name");
+				      KUBE_ANNOTATION_POD_NAME);
 		set_str(&out->pod_name, pod && *pod ? pod : out->name.buf);
 		strvec_clear(&out->pod_ips);
 		push_ips(&out->pod_ips,
@@ -729,6 +726,14 @@ static const char *const terminal_reasons[] = {
 	NULL,
 };
 
+int kube_terminal_reason(const char *reason)
+{
+	for (size_t i = 0; reason && terminal_reasons[i]; i++)
+		if (!strcmp(reason, terminal_reasons[i]))
+			return 1;
+	return 0;
+}
+
 enum watch_state {
 	W_RUNNING = 0,
 	W_READY,
@@ -751,7 +756,6 @@ struct watch {
 static void watch_check(struct watch *w, json_t *obj)
 {
 	struct kube_claim *c = &w->claim;
-	size_t i;
 
 	claim_from(c, obj);
 	w->seen = 1;
@@ -768,23 +772,20 @@ static void watch_check(struct watch *w, json_t *obj)
 	}
 	if (c->ready || !c->reason.len)
 		return;
-	for (i = 0; terminal_reasons[i]; i++) {
-		if (!strcmp(c->reason.buf, terminal_reasons[i])) {
-			/*
-			 * agent-sandbox v0.5 binds every claim through a
-			 * SandboxWarmPool that must exist (a v1alpha1
-			 * claim's is shadow-pool-<template>)
-			 */
-			error("claim %s failed: %s: %s%s", w->name,
-			      c->reason.buf, c->message.buf,
-			      strcmp(c->reason.buf, "WarmPoolNotFound")
-				      ? ""
-				      : "; agent-sandbox v0.5 claims need an "
-					"existing SandboxWarmPool: create it "
-					"(manifests/warmpool.yaml)");
-			w->state = W_FAILED;
-			return;
-		}
+	if (kube_terminal_reason(c->reason.buf)) {
+		/*
+		 * agent-sandbox v0.5 binds every claim through a
+		 * SandboxWarmPool that must exist (a v1alpha1 claim's is
+		 * shadow-pool-<template>)
+		 */
+		error("claim %s failed: %s: %s%s", w->name, c->reason.buf,
+		      c->message.buf,
+		      strcmp(c->reason.buf, "WarmPoolNotFound")
+			      ? ""
+			      : "; agent-sandbox v0.5 claims need an existing "
+				"SandboxWarmPool: create it "
+				"(manifests/warmpool.yaml)");
+		w->state = W_FAILED;
 	}
 }
 
@@ -973,7 +974,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		req.cancel = cancel;
 		strbuf_reset(&w.line);
 		w.events = 0;
-		r = kube_do(kc, &req, &resp);
+		r = kube_request(kc, &req, &resp);
 		if (!r && resp.status == 410) {
 			w.state = W_GONE;
 		} else if (!r && (resp.status == 429 || resp.status >= 500) &&

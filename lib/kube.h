@@ -29,8 +29,33 @@
  * kc->http).
  */
 
+/* The API groups of agent-sandbox (spec/kubernetes.md "Objects"). */
+#define KUBE_CLAIM_GROUP                                                       \
+	"extensions.agents.x-k8s.io"	     /* claims, templates,             \
+					      * warm pools */
+#define KUBE_SANDBOX_GROUP "agents.x-k8s.io" /* sandboxes */
+
+/* The labels gosbx puts on its claims (spec/kubernetes.md "Objects"). */
+#define KUBE_LABEL_CREATED_BY "agents.x-k8s.io/created-by" /* "gosbx" */
+#define KUBE_LABEL_PERSISTENT "gosbx/persistent"	   /* "true"/"false" */
+#define KUBE_LABEL_SESSION "gosbx/session"		   /* <purpose>-<pid> */
+/* the annotation of a Sandbox naming its pod (warm pools) */
+#define KUBE_ANNOTATION_POD_NAME "agents.x-k8s.io/pod-name"
+/* the label selector of the claims gosbx made */
+#define KUBE_SELECTOR_GOSBX KUBE_LABEL_CREATED_BY "=gosbx"
+
+/*
+ * 1 if reason is a Ready=False reason the agent-sandbox controller does
+ * not recover from (TemplateNotFound, WarmPoolNotFound, InvalidMetadata,
+ * EnvVarsInjectionRejected, VolumeClaimTemplatesError, ClaimExpired,
+ * SandboxExpired; spec/kubernetes.md), else 0 (also for NULL).
+ */
+int kube_terminal_reason(const char *reason);
+
 struct kube_config;
 struct http_client;
+struct http_req;
+struct http_resp;
 
 struct kube_client {
 	struct kube_config *cfg; /* borrowed; must outlive the client */
@@ -116,6 +141,17 @@ struct kube_claim {
 	json_t *obj;		     /* the whole object (owned) */
 };
 void kube_claim_init(struct kube_claim *c);
+
+/*
+ * Append the path of a resource of the claim group (KUBE_CLAIM_GROUP,
+ * version kc->claim_version) to p: plural (e.g. "sandboxclaims",
+ * "sandboxwarmpools") in namespace ns (NULL: kc->namespace; "*": all
+ * namespaces), then "/<name>" when name is not NULL; ns and name
+ * percent-encoded.
+ */
+void kube_claim_group_path(struct strbuf *p, const struct kube_client *kc,
+			   const char *ns, const char *plural,
+			   const char *name);
 void kube_claim_release(struct kube_claim *c);
 
 /*

@@ -1,10 +1,8 @@
 #include "compat.h"
 #include "mcp-format.h"
+#include "mcp-result.h"
 #include "session.h"
 #include "utf8.h"
-
-/* "──": U+2500 BOX DRAWINGS LIGHT HORIZONTAL twice, in UTF-8 */
-#define RULE "\xe2\x94\x80\xe2\x94\x80"
 
 /* "ss", "ss.f", "ss.ff", "ss.fff": seconds with trailing zeros cut */
 static void add_seconds(struct strbuf *out, uint64_t ms)
@@ -79,15 +77,6 @@ int mcp_format_stream(struct strbuf *out, const char *buf, size_t len)
 	return shortened;
 }
 
-static void add_block(struct strbuf *out, const char *name, const char *text,
-		      size_t n)
-{
-	strbuf_addf(out, "\n" RULE " %s " RULE "\n", name);
-	strbuf_add(out, text, n);
-	if (text[n - 1] != '\n')
-		strbuf_addch(out, '\n');
-}
-
 void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
 {
 	strbuf_addf(out, "exit=%d  (", r->exit_code);
@@ -106,9 +95,9 @@ void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
 		strbuf_addstr(out, "  [truncated: stderr]");
 	strbuf_addch(out, '\n');
 	if (r->out_len)
-		add_block(out, "stdout", r->out, r->out_len);
+		mcp_result_add_block(out, "stdout", r->out, r->out_len);
 	if (r->err_len)
-		add_block(out, "stderr", r->err, r->err_len);
+		mcp_result_add_block(out, "stderr", r->err, r->err_len);
 	if (!r->out_len && !r->err_len)
 		strbuf_addstr(out, "\n(no output)\n");
 }

@@ -329,16 +329,20 @@ static int open_sandbox(struct mcp_session *s, struct go_state *st,
 {
 	const struct mcp_options *o = mcp_session_options(s);
 	struct session_opts so = o->sandbox;
+	struct backend_defaults bd;
 
 	so.purpose = "mcp";
 	so.keep = o->persistent;
 	so.claim = o->claim && *o->claim ? o->claim : NULL;
-	so.namespace = o->namespace ? o->namespace : "default";
-	so.template = o->template ? o->template : "go-runtime-template";
+	/* NULL: the backend's (kube: the kubeconfig context's) */
+	so.namespace = o->namespace;
+	so.template = o->template;
 	so.open_timeout_ms = o->open_timeout_ms;
+	backend_defaults(&so, &bd);
 	mcp_log_stderr(
 		"opening sandbox (namespace=%s template=%s claim=\"%s\")",
-		so.namespace, so.template, so.claim ? so.claim : "");
+		bd.namespace, bd.template, so.claim ? so.claim : "");
+	backend_defaults_release(&bd);
 	if (session_open(&st->sbx, &so) < 0) {
 		mcp_result_error(res, "could not open sandbox: %s",
 				 last_error());

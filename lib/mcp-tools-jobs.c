@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "json.h"
 #include "mcp.h"
+#include "mcp-result.h"
 #include "session.h"
 #include "strbuf.h"
 #include "usage.h"
@@ -384,28 +385,6 @@ static void *job_thread(void *arg)
 
 /* ---- formatting ---- */
 
-/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
-static void dump_text(struct strbuf *out, const json_t *v)
-{
-	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
-					JSON_REAL_PRECISION(12));
-
-	if (s)
-		strbuf_addstr(out, s);
-	free(s);
-}
-
-static json_t *json_text(const char *s, size_t len)
-{
-	struct strbuf tmp = STRBUF_INIT;
-	json_t *v;
-
-	utf8_sanitize_into(&tmp, s, len);
-	v = json_stringn(tmp.buf, tmp.len);
-	strbuf_release(&tmp);
-	return v;
-}
-
 /*
  * seen 0: src is already the head and tail of a finished job; else src
  * is the live view (live_add) of seen bytes, shown as the seed's head
@@ -426,10 +405,7 @@ static void add_stream(struct strbuf *text, const char *title,
 	} else {
 		strbuf_addbuf(&sb, src);
 	}
-	strbuf_addf(text, "\n── %s ──\n", title);
-	utf8_sanitize_into(text, sb.buf, sb.len);
-	if (sb.buf[sb.len - 1] != '\n')
-		strbuf_addch(text, '\n');
+	mcp_result_add_stream(text, title, sb.buf, sb.len);
 	strbuf_release(&sb);
 }
 
@@ -449,7 +425,7 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 		json_object_set_new(o, "signal", json_integer(j->signal));
 	if (j->error)
 		json_object_set_new(o, "error",
-				    json_text(j->error, strlen(j->error)));
+				    mcp_result_json_string(j->error, strlen(j->error)));
 	if (done && j->cpu_ms >= 0)
 		json_object_set_new(o, "cpu_seconds",
 				    json_real(j->cpu_ms / 1000.0));
@@ -461,9 +437,9 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 				    json_integer(j->duration_ms));
 	if (with_logs) {
 		json_object_set_new(o, "stdout",
-				    json_text(j->out.buf, j->out.len));
+				    mcp_result_json_string(j->out.buf, j->out.len));
 		json_object_set_new(o, "stderr",
-				    json_text(j->err.buf, j->err.len));
+				    mcp_result_json_string(j->err.buf, j->err.len));
 	}
 	return o;
 }
@@ -709,7 +685,7 @@ static int tool_status(struct mcp_call *call, struct mcp_result *res)
 		return 0;
 	res->structured = job_json_locked(j, 0);
 	strbuf_reset(&res->text);
-	dump_text(&res->text, res->structured);
+	mcp_result_add_json(&res->text, res->structured);
 	pthread_mutex_unlock(&st->lock);
 	return 0;
 }

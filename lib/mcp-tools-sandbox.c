@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "json.h"
 #include "mcp.h"
+#include "mcp-result.h"
 #include "quote.h"
 #include "session.h"
 #include "strbuf.h"
@@ -237,40 +238,6 @@ static int check_unknown(struct mcp_call *call, struct mcp_result *res,
 
 /* ---- output ---- */
 
-/* compact JSON text with short reals (9.16, not 9.1600000000000001) */
-static void dump_text(struct strbuf *out, const json_t *v)
-{
-	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
-					JSON_REAL_PRECISION(12));
-
-	if (s)
-		strbuf_addstr(out, s);
-	free(s);
-}
-
-/* sb is already cut to the seed's head and tail */
-static void add_stream(struct strbuf *text, const char *title,
-		       struct strbuf *sb)
-{
-	if (!sb->len)
-		return;
-	strbuf_addf(text, "\n── %s ──\n", title);
-	utf8_sanitize_into(text, sb->buf, sb->len);
-	if (sb->buf[sb->len - 1] != '\n')
-		strbuf_addch(text, '\n');
-}
-
-static json_t *json_text(const struct strbuf *sb)
-{
-	struct strbuf tmp = STRBUF_INIT;
-	json_t *v;
-
-	utf8_sanitize_into(&tmp, sb->buf, sb->len);
-	v = json_stringn(tmp.buf, tmp.len);
-	strbuf_release(&tmp);
-	return v;
-}
-
 /*
  * The result of a command: text
  *   exit=<N>  (<ms>ms)[  reason=<why>][  signal=<n>][  cpu=<s>s
@@ -291,8 +258,10 @@ static void command_result(struct mcp_result *res, struct session_result *r)
 	trunc_e = r->err_truncated;
 	o = json_object();
 	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
-	json_object_set_new(o, "stdout", json_text(&r->out));
-	json_object_set_new(o, "stderr", json_text(&r->err));
+	json_object_set_new(o, "stdout",
+			    mcp_result_json_string(r->out.buf, r->out.len));
+	json_object_set_new(o, "stderr",
+			    mcp_result_json_string(r->err.buf, r->err.len));
 	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
 	if (strcmp(r->reason, "exited"))
 		json_object_set_new(o, "reason", json_string(r->reason));
@@ -324,8 +293,8 @@ static void command_result(struct mcp_result *res, struct session_result *r)
 	strbuf_addch(&res->text, '\n');
 	if (!r->out.len && !r->err.len)
 		strbuf_addstr(&res->text, "\n(no output)\n");
-	add_stream(&res->text, "stdout", &r->out);
-	add_stream(&res->text, "stderr", &r->err);
+	mcp_result_add_stream(&res->text, "stdout", r->out.buf, r->out.len);
+	mcp_result_add_stream(&res->text, "stderr", r->err.buf, r->err.len);
 	res->is_error = r->exit_code != 0;
 	json_decref(res->structured);
 	res->structured = o;
@@ -1028,7 +997,7 @@ static int tool_metrics(struct mcp_call *call, struct mcp_result *res)
 	free(list);
 	res->structured = json_pack("{s:o}", "sandboxes", arr);
 	strbuf_reset(&res->text);
-	dump_text(&res->text, res->structured);
+	mcp_result_add_json(&res->text, res->structured);
 	return 0;
 }
 

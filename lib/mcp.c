@@ -51,16 +51,46 @@ static int log_level_parse(const char *s)
 	return -1;
 }
 
-/* ---- options, results, stderr ---- */
+/* ---- toolsets, options, results, stderr ---- */
+
+const struct mcp_toolset *const mcp_toolsets[MCP_NR_TOOLSETS] = {
+	&mcp_toolset_go,
+	&mcp_toolset_sandbox,
+	&mcp_toolset_jobs,
+};
+
+const struct mcp_toolset *mcp_toolset_find(const char *name)
+{
+	int i = mcp_toolset_index(name);
+
+	return i < 0 ? NULL : mcp_toolsets[i];
+}
+
+int mcp_toolset_index(const char *name)
+{
+	for (int i = 0; name && i < MCP_NR_TOOLSETS; i++)
+		if (!strcmp(name, mcp_toolsets[i]->name))
+			return i;
+	return -1;
+}
+
+const char *mcp_toolset_names(void)
+{
+	static char names[128];
+
+	if (!names[0])
+		for (size_t i = 0; i < MCP_NR_TOOLSETS; i++)
+			snprintf(names + strlen(names),
+				 sizeof(names) - strlen(names), "%s%s",
+				 i ? ", " : "", mcp_toolsets[i]->name);
+	return names;
+}
 
 void mcp_options_init(struct mcp_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->namespace = "default";
-	o->template = "go-runtime-template";
 	o->open_timeout_ms = 5 * 60 * 1000;
 	o->call_timeout_ms = 5 * 60 * 1000;
-	o->tools_go = 1;
 	o->jobs_cpu_budget_ms = 10000;
 	o->jobs_max_concurrent = 2;
 	o->max_sandboxes = 4;

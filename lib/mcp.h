@@ -40,10 +40,11 @@ struct mcp_session;
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */
 	struct session_opts sandbox;
-	const char *namespace; /* default "default" */
-	const char *template;  /* default "go-runtime-template" */
-	const char *claim;     /* reattach run_go_code to this claim */
-	int persistent;	       /* keep sandboxes when the client goes */
+	/* NULL: the backend decides (backend_defaults(), lib/session.h) */
+	const char *namespace;
+	const char *template;
+	const char *claim; /* reattach run_go_code to this claim */
+	int persistent;	   /* keep sandboxes when the client goes */
 	/*
 	 * --claim on streamable HTTP: every session reattaches to the
 	 * same claim, so a session that ends only disconnects from it
@@ -66,8 +67,6 @@ struct mcp_options {
 	 * run_go_code"), and the peers of seeds 002 and 003 send text.
 	 */
 	int structured_content;
-	/* toolsets, from --tools=go,sandbox,jobs (default go) */
-	int tools_go, tools_sandbox, tools_jobs;
 	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
 	int64_t jobs_cpu_budget_ms; /* default 10,000 */
 	int jobs_max_concurrent;    /* default 2 */
@@ -174,6 +173,21 @@ struct mcp_toolset {
 extern const struct mcp_toolset mcp_toolset_go;
 extern const struct mcp_toolset mcp_toolset_sandbox;
 extern const struct mcp_toolset mcp_toolset_jobs;
+
+/* How many toolsets there are (the most --tools can name). */
+#define MCP_NR_TOOLSETS 3
+
+/*
+ * Every toolset, in the order of tools/list (go, sandbox, jobs): a new
+ * toolset is one entry in this table (lib/mcp.c), found by its name.
+ */
+extern const struct mcp_toolset *const mcp_toolsets[MCP_NR_TOOLSETS];
+/* The toolset called name (--tools), or NULL. */
+const struct mcp_toolset *mcp_toolset_find(const char *name);
+/* Its index in mcp_toolsets[], or -1. */
+int mcp_toolset_index(const char *name);
+/* Their names, "go, sandbox, jobs", for messages. */
+const char *mcp_toolset_names(void);
 
 /* The server's options (valid for the server's life). */
 const struct mcp_options *mcp_session_options(struct mcp_session *s);

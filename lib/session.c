@@ -61,16 +61,70 @@ void session_result_release(struct session_result *res)
 	strbuf_release(&res->err_tail);
 }
 
+/* every backend, the default first */
+static const struct backend_ops *const backends[] = {
+	&backend_local,
+	&backend_kube,
+	&backend_url,
+};
+
+const struct backend_ops *backend_lookup(const char *name)
+{
+	if (!name)
+		return backends[0];
+	for (size_t i = 0; i < ARRAY_SIZE(backends); i++)
+		if (!strcmp(name, backends[i]->name))
+			return backends[i];
+	return NULL;
+}
+
 const struct backend_ops *backend_find(const char *name)
 {
-	if (!name || !strcmp(name, "local"))
-		return &backend_local;
-	if (!strcmp(name, "url"))
-		return &backend_url;
-	if (!strcmp(name, "kube"))
-		return &backend_kube;
-	error("unknown backend '%s' (expected local, kube or url)", name);
+	const struct backend_ops *ops = backend_lookup(name);
+
+	if (ops)
+		return ops;
+	error("unknown backend '%s' (expected %s)", name, backend_names());
 	return NULL;
+}
+
+const char *backend_names(void)
+{
+	return "local, kube or url";
+}
+
+int backend_defaults(const struct session_opts *opts,
+		     struct backend_defaults *d)
+{
+	const struct backend_ops *ops = backend_find(opts->backend);
+	int ret = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!ops)
+		return -1;
+	if (ops->defaults)
+		ret = ops->defaults(opts, d);
+	if (opts->namespace) {
+		free(d->namespace);
+		d->namespace = xstrdup(opts->namespace);
+	}
+	if (opts->template) {
+		free(d->template);
+		d->template = xstrdup(opts->template);
+	}
+	/* the seed's values, which its log line shows on every backend */
+	if (!d->namespace)
+		d->namespace = xstrdup("default");
+	if (!d->template)
+		d->template = xstrdup(BACKEND_KUBE_TEMPLATE);
+	return ret;
+}
+
+void backend_defaults_release(struct backend_defaults *d)
+{
+	free(d->namespace);
+	free(d->template);
+	memset(d, 0, sizeof(*d));
 }
 
 int session_check_path(const char *path)

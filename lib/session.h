@@ -57,15 +57,15 @@ struct session_opts {
 	int keep;	/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	 /* NULL: the kubeconfig context's, else
-				  * "default" */
-	const char *template;	 /* default "go-runtime-template" */
-	int64_t open_timeout_ms; /* 0: 5 min */
-	const char *kubeconfig;	 /* --kubeconfig: only this file; NULL:
-				  * $KUBECONFIG, ~/.kube/config, in-cluster */
-	const char *context;	 /* --context; NULL: current-context */
-	const char *api_version; /* "v1alpha1"/"v1beta1"; NULL: newest
-				  * served (discovery) */
+	const char *namespace;	/* NULL: the kubeconfig context's, else
+				 * "default" (backend_defaults()) */
+	const char *template;	/* NULL: BACKEND_KUBE_TEMPLATE */
+	int64_t open_timeout_ms;	/* 0: 5 min */
+	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
+				 * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	/* --context; NULL: current-context */
+	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
+					 * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
 	 * namespace's pool of the template (lib/backend-kube.h). Unused
@@ -83,6 +83,9 @@ struct session_opts {
 	const char *purpose;
 };
 
+/* The SandboxTemplate of the kube backend when none is given. */
+#define BACKEND_KUBE_TEMPLATE "go-runtime-template"
+
 /* Runtime features found in GET / (spec/runtime-api.md). */
 #define SESSION_FEAT_EXEC_OPTIONS (1u << 0)
 #define SESSION_FEAT_EXEC_STREAM (1u << 1)
@@ -94,6 +97,9 @@ struct session_opts {
 #define SESSION_FEAT_EXEC_INPUT (1u << 7)
 
 struct backend_ops;
+struct check_list;
+struct claims_query;
+struct doctor_opts;
 struct http_client;
 struct session_keepalive;
 
@@ -312,12 +318,75 @@ int session_check_claim_name(const char *name);
 /* ---- backends ---- */
 
 /*
+ * Capability bits of a backend (struct backend_ops.caps), asked by the
+ * commands instead of the backend's name (like curl's SSLSUPP_* bits of
+ * struct Curl_ssl): a fourth backend sets its bits and ops and touches
+ * no command.
+ */
+/*
+ * A sandbox exists without a claim (url: the runtime at --url), so
+ * `push` and the exec REPL need no --claim, and opening one creates
+ * nothing.
+ */
+#define BACKEND_IMPLICIT_SANDBOX (1u << 0)
+/*
+ * Claim names are the backend's own (url: the runtime URL) and are not
+ * checked with session_check_claim_name().
+ */
+#define BACKEND_FREE_NAMES (1u << 1)
+/* Sandboxes have a namespace and a template (kube; demo's log line) */
+#define BACKEND_NAMESPACES (1u << 2)
+
+/*
+ * What a backend decides when the caller leaves it NULL in
+ * session_opts (backend_defaults()). Strings owned; release with
+ * backend_defaults_release().
+ */
+struct backend_defaults {
+	char *namespace; /* kube: --namespace, else the kubeconfig
+			  * context's, else "default" */
+	char *template;	 /* kube: --template, else BACKEND_KUBE_TEMPLATE */
+};
+
+/*
  * A backend creates, finds and deletes claims and says how to reach
  * their runtime; struct session does the rest. Each function reports
- * its own errors with error().
+ * its own errors with error(). An op that may be NULL is one the
+ * backend does not have; the commands say so instead of pretending.
  */
 struct backend_ops {
 	const char *name;
+	unsigned caps; /* BACKEND_* */
+	/*
+	 * The values the backend takes for what opts leaves NULL (kube:
+	 * the namespace of the kubeconfig context, read without a
+	 * request). 0, or -1 (kubeconfig unreadable: reported by
+	 * session_open() later, not here); d is filled as far as known
+	 * either way. May be NULL: nothing to decide.
+	 */
+	int (*defaults)(const struct session_opts *opts,
+			struct backend_defaults *d);
+	/*
+	 * Delete the claim name without connecting to its sandbox
+	 * (`gosbx close`). 0, or -1 with error() ("no such claim"). NULL:
+	 * the backend owns nothing to delete (url).
+	 */
+	int (*delete_claim)(const struct session_opts *opts, const char *name);
+	/*
+	 * Check that the claim name exists (`gosbx close --disconnect`
+	 * where there is no connection to drop). 0 or -1 with error().
+	 * NULL: reattach and disconnect through session_open().
+	 */
+	int (*keep_claim)(const struct session_opts *opts, const char *name);
+	/*
+	 * Delete every claim gosbx made here (`gosbx close --all`),
+	 * calling closed (may be NULL) with each deleted name. 0, or -1
+	 * with error() when the list or a delete failed (the others are
+	 * still deleted). NULL: the backend has no such list (url).
+	 */
+	int (*delete_all)(const struct session_opts *opts,
+			  void (*closed)(const char *name, void *data),
+			  void *data);
 	/* create (opts->claim NULL) or find a claim; set s->claim and
 	 * s->http (connected client for the runtime). 0 or -1. */
 	int (*open)(struct session *s, const struct session_opts *opts);
@@ -325,6 +394,23 @@ struct backend_ops {
 	int (*destroy)(struct session *s);
 	/* drop the connection but keep the claim; may be NULL */
 	void (*detach)(struct session *s);
+	/*
+	 * `gosbx claims`: print the backend's claims (lib/claims.h); 0 or
+	 * -1 with error(). NULL: the backend has no claims to list (url).
+	 */
+	int (*list)(const struct claims_query *q);
+	/*
+	 * `gosbx claims prune`: remove the expired, failed and dead
+	 * claims gosbx made, one line each (lib/claims.h); 0 or -1 with
+	 * error(). NULL: nothing to prune (url).
+	 */
+	int (*prune)(const struct claims_query *q);
+	/*
+	 * `gosbx doctor`: append the backend's checks to cl
+	 * (lib/doctor.h); returns 0 (a failed check is a check, not an
+	 * error). NULL: the backend has no checks.
+	 */
+	int (*doctor)(struct check_list *cl, const struct doctor_opts *o);
 	/* mark the claim used now (idle TTL); may be NULL */
 	void (*touch)(struct session *s);
 	/*
@@ -360,7 +446,26 @@ extern const struct backend_ops backend_local;
 extern const struct backend_ops backend_url;
 extern const struct backend_ops backend_kube;
 
-/* The backend named name, or NULL with error(). */
+/* The backend named name (NULL: local), or NULL with error(). */
 const struct backend_ops *backend_find(const char *name);
+/* The same without the error: NULL for an unknown name. */
+const struct backend_ops *backend_lookup(const char *name);
+
+/* The names of the backends, "local, kube or url", for messages. */
+const char *backend_names(void);
+
+/*
+ * The defaults of the backend of opts (ops->defaults), after what opts
+ * sets: d->namespace and d->template are opts's own when given; what
+ * the backend does not decide is the seed's "default" and
+ * BACKEND_KUBE_TEMPLATE, so log lines show what the seed's show
+ * (spec/mcp.md, seed 000 "opening sandbox (namespace=...)"). Returns
+ * 0, or -1 when the backend could not tell (d filled anyway; error()
+ * only for an unknown backend). Release d
+ * with backend_defaults_release() either way.
+ */
+int backend_defaults(const struct session_opts *opts,
+		     struct backend_defaults *d);
+void backend_defaults_release(struct backend_defaults *d);
 
 #endif /* SESSION_H */

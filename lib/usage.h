@@ -28,7 +28,7 @@ NORETURN void die_errno(const char *fmt, ...) PRINTF_LIKE(1, 2);
  */
 typedef void (*report_fn)(const char *prefix, const char *msg, void *data);
 void set_error_routine(report_fn fn, void *data);
-/* The routine and data set for this thread (NULL: stderr). */
+/* The routine and data set in this thread (NULL: stderr), to restore. */
 void get_error_routine(report_fn *fn, void **data);
 
 /*
