@@ -621,7 +621,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		command = strbuf_detach(&script, NULL);
 	}
 
-	o.cancel = &exec_signal; /* Ctrl-C also stops a sandbox that is opening */
+	o.cancel =
+		&exec_signal; /* Ctrl-C also stops a sandbox that is opening */
 	o.claim = claim;
 	o.purpose = "exec";
 	/*

@@ -166,7 +166,7 @@ static void check_runtime(struct check_list *cl)
 		goto out;
 	}
 	{
-		const char *argv[] = {path.buf, "--version", NULL};
+		const char *argv[] = { path.buf, "--version", NULL };
 		status = run_capture(argv, &out, VERSION_TIMEOUT_MS);
 	}
 	first_line(&out);

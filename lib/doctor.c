@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 
 void check_add(struct check_list *cl, const char *name,
-		      enum isolate_check_status status, const char *message,
-		      const char *fix)
+	       enum isolate_check_status status, const char *message,
+	       const char *fix)
 {
 	struct isolate_check *c;
 
@@ -39,8 +39,7 @@ void check_add(struct check_list *cl, const char *name,
 }
 
 /* move the entries of checks into cl and free the array */
-void check_take(struct check_list *cl, struct isolate_check *checks,
-		       size_t nr)
+void check_take(struct check_list *cl, struct isolate_check *checks, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
 		ALLOC_GROW(cl->v, cl->nr + 1, cl->alloc);
@@ -105,7 +104,7 @@ void first_line(struct strbuf *sb)
 void doctor_probe(struct check_list *cl, const struct doctor_opts *dopts)
 {
 	struct session_opts o = *dopts->session;
-	struct session_exec ex = {0};
+	struct session_exec ex = { 0 };
 	struct session_result res;
 	struct session s;
 	struct strbuf msg = STRBUF_INIT;

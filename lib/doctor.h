@@ -45,8 +45,7 @@ void check_add(struct check_list *cl, const char *name,
 	       enum isolate_check_status status, const char *message,
 	       const char *fix);
 /* Move the nr entries of checks into cl and free the array. */
-void check_take(struct check_list *cl, struct isolate_check *checks,
-		size_t nr);
+void check_take(struct check_list *cl, struct isolate_check *checks, size_t nr);
 void check_list_release(struct check_list *cl);
 
 /*

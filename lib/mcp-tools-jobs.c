@@ -56,11 +56,11 @@ struct job {
 	char *code;
 	size_t code_len;
 	enum job_status status;
-	int exit_code;		/* valid when completed */
-	const char *reason;	/* static */
-	int signal;		/* the signal that ended it, else 0 */
-	char *error;		/* why it failed to run, or NULL */
-	struct strbuf out, err; /* so far while running (live_add) */
+	int exit_code;		   /* valid when completed */
+	const char *reason;	   /* static */
+	int signal;		   /* the signal that ended it, else 0 */
+	char *error;		   /* why it failed to run, or NULL */
+	struct strbuf out, err;	   /* so far while running (live_add) */
 	size_t out_seen, err_seen; /* bytes written so far while running */
 	int out_truncated, err_truncated;
 	int64_t cpu_ms, peak_rss_kb, duration_ms;
@@ -424,8 +424,9 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 	if (done && j->signal)
 		json_object_set_new(o, "signal", json_integer(j->signal));
 	if (j->error)
-		json_object_set_new(o, "error",
-				    mcp_result_json_string(j->error, strlen(j->error)));
+		json_object_set_new(
+			o, "error",
+			mcp_result_json_string(j->error, strlen(j->error)));
 	if (done && j->cpu_ms >= 0)
 		json_object_set_new(o, "cpu_seconds",
 				    json_real(j->cpu_ms / 1000.0));
@@ -436,10 +437,12 @@ static json_t *job_json_locked(const struct job *j, int with_logs)
 		json_object_set_new(o, "duration_ms",
 				    json_integer(j->duration_ms));
 	if (with_logs) {
-		json_object_set_new(o, "stdout",
-				    mcp_result_json_string(j->out.buf, j->out.len));
-		json_object_set_new(o, "stderr",
-				    mcp_result_json_string(j->err.buf, j->err.len));
+		json_object_set_new(
+			o, "stdout",
+			mcp_result_json_string(j->out.buf, j->out.len));
+		json_object_set_new(
+			o, "stderr",
+			mcp_result_json_string(j->err.buf, j->err.len));
 	}
 	return o;
 }

@@ -57,15 +57,15 @@ struct session_opts {
 	int keep;	/* the claim outlives this process (open --keep) */
 
 	/* kube backend (spec/kubernetes.md); unused by the others */
-	const char *namespace;	/* NULL: the kubeconfig context's, else
-				 * "default" (backend_defaults()) */
-	const char *template;	/* NULL: BACKEND_KUBE_TEMPLATE */
-	int64_t open_timeout_ms;	/* 0: 5 min */
-	const char *kubeconfig;	/* --kubeconfig: only this file; NULL:
-				 * $KUBECONFIG, ~/.kube/config, in-cluster */
-	const char *context;	/* --context; NULL: current-context */
-	const char *api_version;	/* "v1alpha1"/"v1beta1"; NULL: newest
-					 * served (discovery) */
+	const char *namespace;	 /* NULL: the kubeconfig context's, else
+				  * "default" (backend_defaults()) */
+	const char *template;	 /* NULL: BACKEND_KUBE_TEMPLATE */
+	int64_t open_timeout_ms; /* 0: 5 min */
+	const char *kubeconfig;	 /* --kubeconfig: only this file; NULL:
+				  * $KUBECONFIG, ~/.kube/config, in-cluster */
+	const char *context;	 /* --context; NULL: current-context */
+	const char *api_version; /* "v1alpha1"/"v1beta1"; NULL: newest
+				  * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
 	 * namespace's pool of the template (lib/backend-kube.h). Unused

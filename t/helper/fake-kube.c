@@ -148,7 +148,7 @@ struct config {
 	const char *release;
 	const char *crds_dir;
 	const char *runtime;
-	const char *runtime_cmd; /* --runtime-cmd: e.g. podman run ... */
+	const char *runtime_cmd;   /* --runtime-cmd: e.g. podman run ... */
 	int legacy_sandbox_status; /* status.sandbox.Name, not .name */
 	int clock_skew_s;	   /* the server's clock minus the host's */
 	const char *state_dir;
@@ -3073,11 +3073,10 @@ static void claim_bind(struct obj *claim)
 	}
 	st = sub_object(claim->body, "status");
 	/* --legacy-sandbox-status: older controllers wrote "Name" */
-	json_object_set_new(st, "sandbox",
-			    json_pack("{s:s}",
-				      cfg.legacy_sandbox_status ? "Name"
-								: "name",
-				      sbx->name));
+	json_object_set_new(
+		st, "sandbox",
+		json_pack("{s:s}", cfg.legacy_sandbox_status ? "Name" : "name",
+			  sbx->name));
 	set_condition(claim->body, "Ready", "False", "SandboxNotReady",
 		      "Sandbox is not ready");
 	store_touch(claim);
@@ -4337,9 +4336,9 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		memset(f, 0, sizeof(*f));
 		f->status = atoi(query(c, "status"));
 		f->count = query(c, "count") ? atoi(query(c, "count")) : 1;
-		f->retry_after =
-			query(c, "retry-after") ? atoi(query(c, "retry-after"))
-						: -1;
+		f->retry_after = query(c, "retry-after")
+					 ? atoi(query(c, "retry-after"))
+					 : -1;
 		if ((v = query(c, "verb")))
 			f->verb = xstrdup(v);
 		if ((v = query(c, "resource")))
@@ -4365,9 +4364,8 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 		out = json_pack("{s:i,s:i}", "status", S.router_fail_status,
 				"count", S.router_fail_count);
 	} else if (!strcmp(what, "replace-router") && !strcmp(method, "POST")) {
-		const char *ns =
-			query(c, "namespace") ? query(c, "namespace")
-					      : cfg.namespace;
+		const char *ns = query(c, "namespace") ? query(c, "namespace")
+						       : cfg.namespace;
 		int n = 0;
 
 		for (i = 0; i < S.nr_objs;) {
@@ -4456,8 +4454,8 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 }
 
 static const char *const fault_reasons[][2] = {
-	{ "429", "TooManyRequests" },	  { "500", "InternalError" },
-	{ "502", "BadGateway" },	  { "503", "ServiceUnavailable" },
+	{ "429", "TooManyRequests" }, { "500", "InternalError" },
+	{ "502", "BadGateway" },      { "503", "ServiceUnavailable" },
 	{ "504", "Timeout" },
 };
 
@@ -5084,8 +5082,7 @@ int main(int argc, const char **argv)
 		OPT_INT(0, "clock-skew", &cfg.clock_skew_s,
 			"the server's clock is this many seconds ahead of "
 			"the host's (Date headers, timestamps, expiry)"),
-		OPT_BOOL(0, "legacy-sandbox-status",
-			 &cfg.legacy_sandbox_status,
+		OPT_BOOL(0, "legacy-sandbox-status", &cfg.legacy_sandbox_status,
 			 "claims' status.sandbox.Name (older controllers) "
 			 "instead of .name"),
 		OPT_STRING(0, "runtime-cmd", &cfg.runtime_cmd, "<sh>",
