@@ -4,7 +4,7 @@
 #   make test                 unit tests and shell tests (t/)
 #   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
 #   make check                clang-format (every C file) and cppcheck
-#                             (lib/, builtin/, cmd/, gosbx.c)
+#                             (lib/, builtin/, runtime/, gosbx.c)
 #   make perf                 the benchmarks in t/perf/
 #   make fuzz                 build the libFuzzer harnesses of t/fuzz/ with
 #                             clang (into build-fuzz/) and run each for
@@ -55,7 +55,7 @@ ALL_CFLAGS += -fsanitize=fuzzer-no-link
 endif
 
 # Linked libraries. libarchive, libmicrohttpd and readline are loaded on
-# first use with dlopen() by the shims lib/dl-*.c (lib/dl.h): only their
+# first use with dlopen() by the shims lib/dl/dl-*.c (lib/dl/dl.h): only their
 # cflags are used, except that gosbx-runtime and the test programs link
 # the real libmicrohttpd (MHD_LIBS).
 PKGS = jansson libcurl yaml-0.1 libseccomp libcrypto
@@ -72,11 +72,11 @@ QUIET_LINK = @echo '   ' LINK $@;
 QUIET_AR = @echo '   ' AR $@;
 endif
 
-# lib/dl-mhd.c stands in for libmicrohttpd in gosbx only (lib/dl.h)
-DL_MHD_OBJ = $(O)/lib/dl-mhd.o
-LIB_SRC = $(filter-out lib/dl-mhd.c,$(sort $(wildcard lib/*.c)))
+# lib/dl/dl-mhd.c stands in for libmicrohttpd in gosbx only (lib/dl/dl.h)
+DL_MHD_OBJ = $(O)/lib/dl/dl-mhd.o
+LIB_SRC = $(filter-out lib/dl/dl-mhd.c,$(sort $(wildcard lib/*.c lib/*/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
-RUNTIME_SRC = $(sort $(wildcard cmd/*.c))
+RUNTIME_SRC = $(sort $(wildcard runtime/*.c))
 # code shared by the test programs only (helpers, unit tests, fuzzing)
 TESTLIB_SRC = t/helper/bench-lib.c t/helper/crd-schema.c \
 	t/helper/yaml-json.c
@@ -171,14 +171,14 @@ doc:
 	$(MAKE) -C Documentation
 
 check:
-	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl-mhd.c $(BUILTIN_SRC) \
-		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h) builtin.h \
+	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl/dl-mhd.c $(BUILTIN_SRC) \
+		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h lib/*/*.h) builtin.h \
 		$(wildcard t/helper/*.[ch] t/unit/*.c t/fuzz/*.c)
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
 		--library=contrib/cppcheck-jansson.cfg \
 		--suppress=missingIncludeSystem \
-		lib builtin cmd gosbx.c
+		lib builtin runtime gosbx.c
 
 clean:
 	rm -rf build build-*

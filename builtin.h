@@ -3,7 +3,7 @@
 
 #include "compat.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 
 #include <signal.h>
 
@@ -25,7 +25,7 @@
 struct gosbx_ctx {
 	const char *backend; /* "local", "kube" or "url"; never NULL */
 	/*
-	 * the backend's ops (lib/session.h): commands ask its caps and
+	 * the backend's ops (lib/session/session.h): commands ask its caps and
 	 * ops, never its name; never NULL once dispatched
 	 */
 	const struct backend_ops *ops;
@@ -46,7 +46,7 @@ struct gosbx_ctx {
 };
 
 /*
- * Set all of *o (lib/session.h) to the session options of the global
+ * Set all of *o (lib/session/session.h) to the session options of the global
  * options (ctx->session, ctx->backend, ctx->url); everything else is
  * zero. Call it first, then set the command's own fields (limits,
  * claim, ...): it overwrites them. Declared here so every builtin uses
@@ -99,7 +99,7 @@ int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
  * and SIGHUP handler sets to the signal number, without SA_RESTART:
  * SIGINT cancels the running command or clears the line, the others
  * end the REPL. Returns the exit status (0, 128 + the signal that
- * ended it, or 125 when readline cannot be loaded: lib/dl.h). The
+ * ended it, or 125 when readline cannot be loaded: lib/dl/dl.h). The
  * caller closes or disconnects s.
  */
 struct session;

@@ -5,7 +5,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"

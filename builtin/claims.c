@@ -2,14 +2,14 @@
  * gosbx claims: list the sandboxes of the backend with their status,
  * age and the rest; `prune` removes the expired and dead ones
  * (DESIGN.md "One binary, many commands"). Listing and pruning are the
- * backend's list and prune ops (lib/claims.h); only the options are
+ * backend's list and prune ops (lib/session/claims.h); only the options are
  * here.
  */
 #include "compat.h"
 #include "builtin.h"
-#include "claims.h"
+#include "session/claims.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "usage.h"
 
 static const char *const claims_usage[] = {

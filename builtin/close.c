@@ -5,7 +5,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "usage.h"
 
 static const char *const close_usage[] = {

@@ -16,7 +16,7 @@
 #include "builtin.h"
 #include "dir.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "tarball.h"
 #include "usage.h"

@@ -1,7 +1,7 @@
 /*
  * gosbx demo: the seed's proof of concept (seed 001 "Path A", the
  * seed's cmd/demo): open a sandbox, ship the built-in sample modules
- * (lib/samples.h) into it, build and run them, then delete the
+ * (lib/mcp/samples.h) into it, build and run them, then delete the
  * sandbox, or keep it with --keep for a later --claim.
  *
  * Two flows: "smoke" (a single-file program run with go run, built
@@ -13,8 +13,8 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "samples.h"
-#include "session.h"
+#include "mcp/samples.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -61,7 +61,7 @@ static void catch_signals(void)
 struct demo_step {
 	const char *label;   /* printed after "-- " */
 	const char *command; /* sh -c text in /app */
-	const char *sample;  /* files written first (lib/samples.h), or NULL */
+	const char *sample;  /* files written first (lib/mcp/samples.h), or NULL */
 	const char *expect[4]; /* lines stdout must hold, NULL-ended */
 };
 

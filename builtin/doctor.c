@@ -3,15 +3,15 @@
  * (DESIGN.md "One binary, many commands"). Each backend contributes a
  * list of checks (name, ok/warn/fail, what was found, how to fix it);
  * one printer shows any list as text or JSON. The checks are the
- * backend's doctor op (struct backend_ops.doctor, lib/doctor.h).
+ * backend's doctor op (struct backend_ops.doctor, lib/session/doctor.h).
  */
 #include "compat.h"
 #include "builtin.h"
-#include "doctor.h"
-#include "isolate.h"
+#include "session/doctor.h"
+#include "local/isolate.h"
 #include "json.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 

@@ -12,14 +12,14 @@
  */
 #include "compat.h"
 #include "builtin.h"
-#include "interactive.h"
+#include "session/interactive.h"
 #include "json.h"
 #include "parse-options.h"
 #include "quote.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "strvec.h"
-#include "sandbox-limits.h"
+#include "session/sandbox-limits.h"
 #include "usage.h"
 
 #include <math.h>
@@ -371,7 +371,7 @@ static int run_command(struct session *s, const char *command,
 
 /*
  * -i and -t (Documentation/gosbx-exec.txt): the command through the
- * runtime's interactive channel (lib/interactive.h), with standard
+ * runtime's interactive channel (lib/session/interactive.h), with standard
  * input passed on (-i) and a terminal in the sandbox (-t). Returns the
  * exit status.
  */

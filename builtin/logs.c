@@ -6,7 +6,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "usage.h"
 
 static const char *const logs_usage[] = {

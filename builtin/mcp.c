@@ -1,15 +1,15 @@
 /*
  * gosbx mcp: the MCP server (spec/mcp.md, DESIGN.md "The MCP server"),
  * on stdio by default or on streamable HTTP with --http. The protocol
- * is lib/mcp.c and lib/mcp-http.c; the tools are the toolsets chosen
+ * is lib/mcp/mcp.c and lib/mcp/mcp-http.c; the tools are the toolsets chosen
  * with --tools.
  */
 #include "compat.h"
 #include "builtin.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 #include "parse-options.h"
-#include "sandbox-limits.h"
-#include "session.h"
+#include "session/sandbox-limits.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 

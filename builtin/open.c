@@ -6,8 +6,8 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "session.h"
-#include "sandbox-limits.h"
+#include "session/session.h"
+#include "session/sandbox-limits.h"
 #include "usage.h"
 
 static const char *const open_usage[] = {

@@ -7,7 +7,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "parse-options.h"
-#include "session.h"
+#include "session/session.h"
 #include "usage.h"
 
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
  * commands (:put, :get, :ls, :reset, :help, :quit).
  *
  * The live shell is `sh -i` on a pseudo-terminal in raw mode, reached
- * through the runtime's interactive channel (lib/interactive.h), so cd,
+ * through the runtime's interactive channel (lib/session/interactive.h), so cd,
  * variables, functions and sourced files last from line to line. Each
  * line goes to it as `command eval '<line>' </dev/null; __gosbx_m <seq>
  * $?` (`command` keeps an error in the line, a syntax error too, from
@@ -28,10 +28,10 @@
 #include "compat.h"
 #include "builtin.h"
 #include "dir.h"
-#include "dl.h"
-#include "interactive.h"
+#include "dl/dl.h"
+#include "session/interactive.h"
 #include "quote.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
@@ -109,7 +109,7 @@ static void history_open(struct repl *r)
 
 static void history_save(struct repl *r, const char *line)
 {
-	/* readline's variables are not reachable through lib/dl.h */
+	/* readline's variables are not reachable through lib/dl/dl.h */
 	HISTORY_STATE *hs = history_get_history_state();
 	HIST_ENTRY *prev =
 		hs && hs->length ? hs->entries[hs->length - 1] : NULL;
@@ -911,7 +911,7 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig)
 	struct sigaction sa, old_winch;
 	int status = 0;
 
-	/* loaded now, not at start (lib/dl.h) */
+	/* loaded now, not at start (lib/dl/dl.h) */
 	if (dl_readline_init("gosbx") < 0)
 		return 125;
 	memset(&sa, 0, sizeof(sa));

@@ -19,7 +19,7 @@
 #include "builtin.h"
 #include "json.h"
 #include "parse-options.h"
-#include "samples.h"
+#include "mcp/samples.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
@@ -594,7 +594,7 @@ out:
 /* One flow of seed 000's smoke test and what its result must show. */
 struct smoke_flow {
 	const char *label;
-	const char *sample; /* lib/samples.h, or NULL: no files */
+	const char *sample; /* lib/mcp/samples.h, or NULL: no files */
 	const char *command;
 	int fails;	       /* expect exit != 0 and isError */
 	const char *in_stdout; /* must appear in the stdout section */

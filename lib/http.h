@@ -142,7 +142,7 @@ int http_client_apply_transport(const struct http_client *c, void *easy);
  * "Name: value\r\n": Authorization (bearer token), the client's
  * headers (http_client_opts.headers) and User-Agent. For a request
  * written by hand on a handle set up with http_client_apply_transport()
- * (a WebSocket upgrade, lib/websocket.h).
+ * (a WebSocket upgrade, lib/session/websocket.h).
  */
 void http_client_header_lines(const struct http_client *c, struct strbuf *out);
 

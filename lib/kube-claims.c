@@ -1,14 +1,14 @@
 /*
- * `gosbx claims` on the kube backend (lib/claims.h; spec/kubernetes.md
+ * `gosbx claims` on the kube backend (lib/session/claims.h; spec/kubernetes.md
  * "Objects"). Moved from builtin/claims.c.
  */
 #include "compat.h"
-#include "backend-kube.h"
-#include "claims.h"
+#include "kube/backend-kube.h"
+#include "session/claims.h"
 #include "json.h"
-#include "kube.h"
-#include "kubeconfig.h"
-#include "session.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 

@@ -1,7 +1,7 @@
 #include "compat.h"
 #include "exec.h"
 #include "tarball.h"
-#include "dl.h"
+#include "dl/dl.h"
 #include "strvec.h"
 #include "usage.h"
 
@@ -37,7 +37,7 @@ static int PRINTF_LIKE(2, 3) fail(struct strbuf *err, const char *fmt, ...)
 }
 
 /*
- * libarchive is loaded on first use (lib/dl.h): when it cannot be, say
+ * libarchive is loaded on first use (lib/dl/dl.h): when it cannot be, say
  * why into err rather than letting its constructors fail as if out of
  * memory. Returns 0 or -1.
  */

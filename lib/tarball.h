@@ -30,7 +30,7 @@
  * Errors: each function returns 0 or -1. On -1 it appends one line
  * (no "error: " prefix, no newline) to `err` when `err` is not NULL,
  * and otherwise reports it with error(). libarchive is loaded on the
- * first call (lib/dl.h); when it cannot be, every function fails with
+ * first call (lib/dl/dl.h); when it cannot be, every function fails with
  * "libarchive.so.13 could not be loaded: <reason>; install libarchive13".
  */
 

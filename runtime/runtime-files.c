@@ -6,7 +6,7 @@
  */
 #include "compat.h"
 #include "dir.h"
-#include "dl.h"
+#include "dl/dl.h"
 #include "exec.h"
 #include "json.h"
 #include "log.h"
@@ -559,7 +559,7 @@ enum MHD_Result handle_archive_in(struct MHD_Connection *c, struct request *r)
 	if (mtime && strcmp(mtime, "now"))
 		return reply_error(c, r, 400,
 				   "invalid mtime '%s': expected 'now'", mtime);
-	/* loaded on first use (lib/dl.h): a server-side failure, not 400 */
+	/* loaded on first use (lib/dl/dl.h): a server-side failure, not 400 */
 	no_lib = dl_archive_error();
 	if (no_lib)
 		return reply_error(c, r, 500, "%s", no_lib);

@@ -31,7 +31,7 @@
 #include "log.h"
 #include "runtime.h"
 #include "utf8.h"
-#include "websocket.h"
+#include "session/websocket.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='libraries loaded on first use (dlopen shims, lib/dl.h)
+test_description='libraries loaded on first use (dlopen shims, lib/dl/dl.h)
 
 gosbx loads libarchive, libmicrohttpd and readline only when a command
 needs them (readline: the REPL of gosbx exec, tested in t2002), and

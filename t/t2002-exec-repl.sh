@@ -351,7 +351,7 @@ test_expect_success 'a line repeated at once is kept once in the history' '
 	test_cmp expect got
 '
 
-# readline is loaded on first use (lib/dl.h); GOSBX_TEST_DL_DIR points
+# readline is loaded on first use (lib/dl/dl.h); GOSBX_TEST_DL_DIR points
 # the loader at a directory without it
 test_expect_success 'without readline the REPL fails clearly (125)' '
 	mkdir -p no-libs &&

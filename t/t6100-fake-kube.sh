@@ -32,7 +32,7 @@ test_expect_success 'certificates and the fake start (TLS, v0.4.6)' '
 	grep "client-certificate-data: ." kube.kubeconfig
 '
 
-test_expect_success 'the kubeconfig loads (lib/kubeconfig.h)' '
+test_expect_success 'the kubeconfig loads (lib/kube/kubeconfig.h)' '
 	kubeconfig-dump --kubeconfig=kube.kubeconfig --auth >kc.json &&
 	json_is kc.json cluster.server "$(kube_url)" &&
 	json_is kc.json context kind-fake &&

@@ -70,7 +70,7 @@ test_expect_success 'reattach to a claim that is not Ready names its condition' 
 	test_grep "claim .stuck-one. is not Ready: Ready=False" err
 '
 
-# Needs builtin/close.c to call kube_backend_delete() (lib/backend-kube.h)
+# Needs builtin/close.c to call kube_backend_delete() (lib/kube/backend-kube.h)
 # instead of opening a session, which requires a Ready claim.
 test_expect_success 'close deletes a claim that never got Ready' '
 	gosbx close stuck-one &&

@@ -4,7 +4,7 @@ test_description='local isolation: limits too small to start a sandbox
 A memory or pids limit below what bwrap and the runtime need used to end
 in "bwrap failed (signal 9; its message is above)" with nothing above.
 It is refused at once with the limit, its minimum (ISOLATE_MIN_MEMORY,
-ISOLATE_MIN_PIDS in lib/isolate.h) and the way out.'
+ISOLATE_MIN_PIDS in lib/local/isolate.h) and the way out.'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-backend.sh
 

@@ -12,7 +12,7 @@ grow the server either.'
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 
 # Peak RSS bounds in MiB. Honest bounds: the /execute cap is 97 MiB
-# (lib/session.c EXECUTE_ANSWER_MAX), the /v1/exec line cap 8 MiB. The
+# (lib/session/session.c EXECUTE_ANSWER_MAX), the /v1/exec line cap 8 MiB. The
 # sanitizers' quarantine keeps freed buffers resident: more room there.
 if test_have_prereq SANITIZED; then
 	EXEC_MAX=640 LINE_MAX=256 MCP_MAX=900 JOBS_MAX=600

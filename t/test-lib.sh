@@ -16,7 +16,7 @@ export PATH
 
 this_test=$(basename "$0" .sh)
 TRASH_DIRECTORY="$TEST_DIRECTORY/trash/$this_test"
-# As root a local claim's storage is a mount (lib/storage.h): detach
+# As root a local claim's storage is a mount (lib/local/storage.h): detach
 # any that an earlier run left behind before removing its directory.
 if test -d "$TRASH_DIRECTORY" && test "$(id -u)" = 0; then
 	awk -v p="$TRASH_DIRECTORY/" 'index($5, p) == 1 { print $5 }' \

@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "dl.h"
+#include "dl/dl.h"
 #include "usage.h"
 
 #include <archive.h>
@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 /*
- * libarchive, loaded on the first call of any function below (lib/dl.h).
+ * libarchive, loaded on the first call of any function below (lib/dl/dl.h).
  * Every libarchive function gosbx uses (lib/tarball.c and its unit test
  * t/unit/u-tarball.c) is defined here with the prototype of <archive.h>
  * or <archive_entry.h>, and calls the library's own through a pointer of

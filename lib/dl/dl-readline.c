@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "dl.h"
+#include "dl/dl.h"
 #include "usage.h"
 
 #include <pthread.h>
@@ -8,7 +8,7 @@
 
 /*
  * GNU readline for the REPL of `gosbx exec` (builtin/repl.c), loaded by
- * dl_readline_init() (lib/dl.h). Each function has the prototype of
+ * dl_readline_init() (lib/dl/dl.h). Each function has the prototype of
  * <readline/readline.h> or <readline/history.h> and calls the library's
  * own through a pointer of the same type (__typeof__). Readline's
  * variables cannot be shimmed: dl_readline_init() sets the ones the REPL

@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "dl.h"
+#include "dl/dl.h"
 
 #include <dlfcn.h>
 

@@ -19,11 +19,11 @@
  * MHD_NO...) and the constructors report the reason with error(); the
  * process keeps running.
  *
- *   lib/dl-archive.c  libarchive.so.13 (Debian package libarchive13);
+ *   lib/dl/dl-archive.c  libarchive.so.13 (Debian package libarchive13);
  *                     in libgosbx.a: no program links libarchive.
- *   lib/dl-readline.c libreadline.so.8 (libreadline8); in libgosbx.a,
+ *   lib/dl/dl-readline.c libreadline.so.8 (libreadline8); in libgosbx.a,
  *                     used by the REPL of `gosbx exec` only.
- *   lib/dl-mhd.c      libmicrohttpd.so.12 (libmicrohttpd12); linked
+ *   lib/dl/dl-mhd.c      libmicrohttpd.so.12 (libmicrohttpd12); linked
  *                     into `gosbx` only (`gosbx mcp --http`):
  *                     gosbx-runtime needs the server at start and links
  *                     the real library, and so do the test programs.
@@ -114,7 +114,7 @@ void *dl_sym(void *handle, const char *soname, const char *package,
 	}
 
 /*
- * Load libarchive now if not done yet (lib/dl-archive.c). Returns NULL
+ * Load libarchive now if not done yet (lib/dl/dl-archive.c). Returns NULL
  * when it is usable, else why it is not (as dl_open() says it; static
  * storage, valid for the life of the process). Thread-safe. Callers
  * that report errors into a buffer (lib/tarball.c) check it first, so
@@ -124,7 +124,7 @@ void *dl_sym(void *handle, const char *soname, const char *package,
 const char *dl_archive_error(void);
 
 /*
- * Load readline (lib/dl-readline.c) and set its variables for the REPL
+ * Load readline (lib/dl/dl-readline.c) and set its variables for the REPL
  * of `gosbx exec` (builtin/repl.c): rl_catch_signals = 0 and
  * rl_catch_sigwinch = 0 (the REPL handles signals itself),
  * rl_readline_name = name (for ~/.inputrc; name must outlive the REPL).

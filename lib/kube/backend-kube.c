@@ -3,7 +3,7 @@
  * sandbox is a SandboxClaim of agent-sandbox. Open creates the claim
  * (or finds it), waits with one watch until it is Ready, and reaches
  * its runtime through the sandbox-router: over a native port-forward
- * to a ready router pod (lib/portforward.h), a gateway address or a
+ * to a ready router pod (lib/kube/portforward.h), a gateway address or a
  * direct URL. Every runtime request carries the router headers.
  *
  * The claim's spec.lifecycle.shutdownTime is now + TTL; touch() moves
@@ -13,15 +13,15 @@
  * a client reattaching by name renews it with the same TTL.
  */
 #include "compat.h"
-#include "claims.h"
-#include "doctor.h"
-#include "backend-kube.h"
+#include "session/claims.h"
+#include "session/doctor.h"
+#include "kube/backend-kube.h"
 #include "http.h"
 #include "json.h"
-#include "kube.h"
-#include "kubeconfig.h"
-#include "portforward.h"
-#include "session.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/portforward.h"
+#include "session/session.h"
 #include "strvec.h"
 #include "usage.h"
 
@@ -354,7 +354,7 @@ static void sandbox_pod_ip(struct kube_backend *kb)
 }
 
 /*
- * The forward's credential source (lib/portforward.h get_token): the
+ * The forward's credential source (lib/kube/portforward.h get_token): the
  * current bearer token of kb->cfg, so tunnels opened hours later use
  * a refreshed exec-plugin token or the rotated token file; forget
  * after a 401 drops the cached credential first, as kube_do() does.
@@ -386,7 +386,7 @@ static int forward_token(void *data, int forget, struct strbuf *token)
 }
 
 /*
- * The forward's resolve_pod (lib/portforward.h): the first ready router
+ * The forward's resolve_pod (lib/kube/portforward.h): the first ready router
  * pod now, when the one forwarded to is gone (a rollout of the router
  * replaced it mid-session). Runs on a tunnel thread: its own API
  * client on kb->cfg (safe from two threads, see forward_token()), not
@@ -628,7 +628,7 @@ static void renewer_stop(struct kube_backend *kb)
 	kb->renewer_running = 0;
 }
 
-/* ---- limits (lib/backend-kube.h "Limits") ---- */
+/* ---- limits (lib/kube/backend-kube.h "Limits") ---- */
 
 /*
  * Limits that a pod template cannot carry: refuse them rather than run

@@ -2,7 +2,7 @@
 #define BACKEND_KUBE_H
 
 /*
- * The kube backend (lib/backend-kube.c; spec/kubernetes.md): struct
+ * The kube backend (lib/kube/backend-kube.c; spec/kubernetes.md): struct
  * backend_ops backend_kube in session.h, chosen with --backend=kube.
  *
  * Open (session_open() with opts->claim NULL): load the kubeconfig
@@ -32,7 +32,7 @@
  *   will use (v1alpha1: the template; v1beta1: the chosen warm pool's
  *   spec.sandboxTemplateRef) and require every container of
  *   spec.podTemplate.spec to have resources.limits.memory (cpu) at most
- *   the asked value (kube_pod_spec_check_limits() in lib/kube.h);
+ *   the asked value (kube_pod_spec_check_limits() in lib/kube/kube.h);
  *   otherwise fail with "template '<t>' in namespace '<ns>' does not
  *   honour the limits asked: container '<c>' has memory limit 2Gi,
  *   above the 512Mi asked; use a template with ..." and create

@@ -1,8 +1,8 @@
 #include "compat.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "http.h"
 #include "json.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "usage.h"
 
 #include <math.h>

@@ -12,7 +12,7 @@
 
 /*
  * Client of the agent-sandbox API (kubernetes-sigs/agent-sandbox v0.4.x
- * and v0.5.x) over lib/http.h, with credentials from lib/kubeconfig.h.
+ * and v0.5.x) over lib/http.h, with credentials from lib/kube/kubeconfig.h.
  * Contract: spec/kubernetes.md ("Objects", "From claim to a reachable
  * sandbox", "RBAC"). Every function returns 0 on success and -1 with
  * error() on failure (one line); Kubernetes Status messages are passed

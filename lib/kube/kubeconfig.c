@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "dir.h"
 #include "exec.h"
 #include "http.h"

@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "portforward.h"
+#include "kube/portforward.h"
 #include "http.h"
 #include "strbuf.h"
 #include "usage.h"

@@ -1,11 +1,11 @@
 /*
- * `gosbx claims` on the local backend (lib/claims.h): the claims under
+ * `gosbx claims` on the local backend (lib/session/claims.h): the claims under
  * the state directory with their status, age, idle time and size;
  * prune removes the expired and dead ones. Moved from builtin/claims.c.
  */
 #include "compat.h"
-#include "backend-local.h"
-#include "claims.h"
+#include "local/backend-local.h"
+#include "session/claims.h"
 #include "json.h"
 #include "strbuf.h"
 #include "usage.h"

@@ -15,15 +15,15 @@
  * the process that made it, the owner pipe.
  */
 #include "compat.h"
-#include "claims.h"
-#include "doctor.h"
-#include "backend-local.h"
+#include "session/claims.h"
+#include "session/doctor.h"
+#include "local/backend-local.h"
 #include "dir.h"
 #include "http.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "listen.h"
-#include "session.h"
-#include "storage.h"
+#include "session/session.h"
+#include "local/storage.h"
 #include "usage.h"
 #include "utf8.h"
 

@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "cgroup.h"
+#include "local/cgroup.h"
 #include "usage.h"
 
 #include <dirent.h>

@@ -1,20 +1,20 @@
 /*
- * The doctor checks of the local backend (lib/doctor.h): isolation
- * from isolate_doctor() (lib/isolate.h), then the state, cache,
+ * The doctor checks of the local backend (lib/session/doctor.h): isolation
+ * from isolate_doctor() (lib/local/isolate.h), then the state, cache,
  * storage, runtime and claims checks. Moved from builtin/doctor.c.
  */
 #include "compat.h"
-#include "backend-local.h"
+#include "local/backend-local.h"
 #include "dir.h"
-#include "doctor.h"
+#include "session/doctor.h"
 #include "http.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "json.h"
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "run-command.h"
-#include "session.h"
-#include "storage.h"
+#include "session/session.h"
+#include "local/storage.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -108,7 +108,7 @@ static void check_cache_dir(struct check_list *cl)
 }
 
 /*
- * The claim's storage (lib/storage.h): whether --disk is a real quota
+ * The claim's storage (lib/local/storage.h): whether --disk is a real quota
  * here, and what each host kind does instead.
  */
 static void check_storage(struct check_list *cl)

@@ -1,9 +1,9 @@
 #include "compat.h"
 #include "dir.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "run-command.h"
-#include "seccomp-filter.h"
-#include "uidpool.h"
+#include "local/seccomp-filter.h"
+#include "local/uidpool.h"
 #include "usage.h"
 
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 #define ISOLATE_H
 
 #include "compat.h"
-#include "cgroup.h"
+#include "local/cgroup.h"
 #include "strbuf.h"
 #include "strvec.h"
 

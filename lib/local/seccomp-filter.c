@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "seccomp-filter.h"
+#include "local/seccomp-filter.h"
 #include "usage.h"
 
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "run-command.h"
-#include "storage.h"
+#include "local/storage.h"
 #include "usage.h"
 
 #include <fcntl.h>

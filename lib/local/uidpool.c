@@ -1,6 +1,6 @@
 #include "compat.h"
 #include "dir.h"
-#include "uidpool.h"
+#include "local/uidpool.h"
 #include "usage.h"
 
 #include <dirent.h>

@@ -1,7 +1,7 @@
 #include "compat.h"
-#include "mcp-format.h"
-#include "mcp-result.h"
-#include "session.h"
+#include "mcp/mcp-format.h"
+#include "mcp/mcp-result.h"
+#include "session/session.h"
 #include "utf8.h"
 
 /* "ss", "ss.f", "ss.ff", "ss.fff": seconds with trailing zeros cut */

@@ -14,7 +14,7 @@
 #include "http-guard.h"
 #include "json.h"
 #include "listen.h"
-#include "mcp-internal.h"
+#include "mcp/mcp-internal.h"
 #include "strbuf.h"
 #include "usage.h"
 

@@ -2,13 +2,13 @@
 #define MCP_INTERNAL_H
 
 #include "compat.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 #include <stdatomic.h>
 
 /*
- * Shared by the MCP protocol core (lib/mcp.c) and the streamable HTTP
- * transport (lib/mcp-http.c); not for toolsets or commands.
+ * Shared by the MCP protocol core (lib/mcp/mcp.c) and the streamable HTTP
+ * transport (lib/mcp/mcp-http.c); not for toolsets or commands.
  */
 
 /* Protocol revisions, oldest first (spec/mcp.md "Protocol"). */
@@ -141,7 +141,7 @@ void mcp_error_msg(struct strbuf *out, const json_t *id, int code,
 /* The largest message accepted on stdio or HTTP (bytes). */
 #define MCP_MAX_MESSAGE ((size_t)64 << 20)
 
-/* the server (lib/mcp.c) */
+/* the server (lib/mcp/mcp.c) */
 const struct mcp_options *mcp_server_options(struct mcp_server *srv);
 
 #endif /* MCP_INTERNAL_H */

@@ -1,10 +1,10 @@
 /*
- * The result pieces the MCP toolsets share (lib/mcp-result.h), moved
- * here from the copies in lib/mcp-format.c, lib/mcp-tools-sandbox.c
- * and lib/mcp-tools-jobs.c.
+ * The result pieces the MCP toolsets share (lib/mcp/mcp-result.h), moved
+ * here from the copies in lib/mcp/mcp-format.c, lib/mcp/mcp-tools-sandbox.c
+ * and lib/mcp/mcp-tools-jobs.c.
  */
 #include "compat.h"
-#include "mcp-result.h"
+#include "mcp/mcp-result.h"
 #include "utf8.h"
 
 /* "──": U+2500 BOX DRAWINGS LIGHT HORIZONTAL twice, in UTF-8 */

@@ -7,8 +7,8 @@
 #include <jansson.h>
 
 /*
- * The pieces of tool results the MCP toolsets share (lib/mcp-format.c,
- * lib/mcp-tools-sandbox.c, lib/mcp-tools-jobs.c), so that every
+ * The pieces of tool results the MCP toolsets share (lib/mcp/mcp-format.c,
+ * lib/mcp/mcp-tools-sandbox.c, lib/mcp/mcp-tools-jobs.c), so that every
  * toolset writes them the same way, byte for byte (spec/mcp.md).
  */
 

@@ -1,8 +1,8 @@
 #include "compat.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 #include "json.h"
-#include "mcp-format.h"
-#include "session.h"
+#include "mcp/mcp-format.h"
+#include "session/session.h"
 #include "usage.h"
 #include "utf8.h"
 

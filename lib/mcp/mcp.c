@@ -3,11 +3,11 @@
  * reference): JSON-RPC 2.0 messages of every revision, sessions,
  * tools/list and tools/call on worker threads, progress, logging,
  * cancellation, and the stdio transport. The HTTP transport is
- * lib/mcp-http.c.
+ * lib/mcp/mcp-http.c.
  */
 #include "compat.h"
 #include "json.h"
-#include "mcp-internal.h"
+#include "mcp/mcp-internal.h"
 #include "strbuf.h"
 #include "usage.h"
 

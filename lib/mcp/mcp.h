@@ -2,7 +2,7 @@
 #define MCP_H
 
 #include "compat.h"
-#include "session.h"
+#include "session/session.h"
 #include "strbuf.h"
 
 #include <jansson.h>
@@ -13,9 +13,9 @@
  * The MCP server core (`gosbx mcp`, spec/mcp.md): JSON-RPC 2.0 over
  * stdio or streamable HTTP, every revision of spec/mcp.md, and the
  * tools of the toolsets chosen with --tools. This header is the
- * boundary between the protocol core (lib/mcp.c, lib/mcp-http.c) and
- * the toolsets (lib/mcp-tools-go.c, lib/mcp-tools-sandbox.c,
- * lib/mcp-tools-jobs.c).
+ * boundary between the protocol core (lib/mcp/mcp.c, lib/mcp/mcp-http.c) and
+ * the toolsets (lib/mcp/mcp-tools-go.c, lib/mcp/mcp-tools-sandbox.c,
+ * lib/mcp/mcp-tools-jobs.c).
  *
  * An MCP session is one stdio connection, or one HTTP session
  * (Mcp-Session-Id) of a handshake revision; 2026-07-28 traffic on HTTP
@@ -40,7 +40,7 @@ struct mcp_session;
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */
 	struct session_opts sandbox;
-	/* NULL: the backend decides (backend_defaults(), lib/session.h) */
+	/* NULL: the backend decides (backend_defaults(), lib/session/session.h) */
 	const char *namespace;
 	const char *template;
 	const char *claim; /* reattach run_go_code to this claim */
@@ -179,7 +179,7 @@ extern const struct mcp_toolset mcp_toolset_jobs;
 
 /*
  * Every toolset, in the order of tools/list (go, sandbox, jobs): a new
- * toolset is one entry in this table (lib/mcp.c), found by its name.
+ * toolset is one entry in this table (lib/mcp/mcp.c), found by its name.
  */
 extern const struct mcp_toolset *const mcp_toolsets[MCP_NR_TOOLSETS];
 /* The toolset called name (--tools), or NULL. */
@@ -210,7 +210,7 @@ const char *mcp_session_label(struct mcp_session *s);
 /* Log one line to stderr (never stdout), as given: no prefix. */
 void mcp_log_stderr(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
-/* ---- the server (lib/mcp.c, lib/mcp-http.c), for `gosbx mcp` ---- */
+/* ---- the server (lib/mcp/mcp.c, lib/mcp/mcp-http.c), for `gosbx mcp` ---- */
 
 /*
  * A server offering the tools of the given toolsets (in that order in

@@ -1,10 +1,10 @@
 /*
  * The sample Go programs of `gosbx demo` and `gosbx smoke`, built into
- * the binary (lib/samples.h). Written for gosbx after the flows of
+ * the binary (lib/mcp/samples.h). Written for gosbx after the flows of
  * seeds 000 and 001; every module targets `go 1.19`.
  */
 #include "compat.h"
-#include "samples.h"
+#include "mcp/samples.h"
 
 /* seed 001: the single-file smoke flow */
 static const struct sample_file smoke_files[] = {

@@ -4,9 +4,9 @@
  * There is no claim to create or delete; the claim name is the URL.
  */
 #include "compat.h"
-#include "doctor.h"
+#include "session/doctor.h"
 #include "http.h"
-#include "session.h"
+#include "session/session.h"
 #include "usage.h"
 
 static int url_open(struct session *s, const struct session_opts *opts)

@@ -1,9 +1,9 @@
 /*
  * The formatting the claims listings of the backends share
- * (lib/claims.h). Moved from builtin/claims.c.
+ * (lib/session/claims.h). Moved from builtin/claims.c.
  */
 #include "compat.h"
-#include "claims.h"
+#include "session/claims.h"
 #include "json.h"
 #include "strbuf.h"
 #include "usage.h"

@@ -1,19 +1,19 @@
 /*
- * The doctor checks of the url backend (lib/doctor.h): can we reach
+ * The doctor checks of the url backend (lib/session/doctor.h): can we reach
  * the runtime? Moved from builtin/doctor.c.
  */
 #include "compat.h"
-#include "backend-local.h"
+#include "local/backend-local.h"
 #include "dir.h"
-#include "doctor.h"
+#include "session/doctor.h"
 #include "http.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "json.h"
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "run-command.h"
-#include "session.h"
-#include "storage.h"
+#include "session/session.h"
+#include "local/storage.h"
 #include "strbuf.h"
 #include "usage.h"
 

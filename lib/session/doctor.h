@@ -2,14 +2,14 @@
 #define DOCTOR_H
 
 #include "compat.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "strbuf.h"
 
 /*
  * The checks of `gosbx doctor` (DESIGN.md "One binary, many commands"):
  * each backend fills a check list through its ops' doctor op
- * (lib/session.h; lib/doctor-local.c, lib/doctor-url.c,
- * lib/doctor-kube.c); builtin/doctor.c parses the options and prints
+ * (lib/session/session.h; lib/local/doctor-local.c, lib/session/doctor-url.c,
+ * lib/kube/doctor-kube.c); builtin/doctor.c parses the options and prints
  * any list as text or JSON.
  */
 

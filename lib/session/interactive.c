@@ -4,12 +4,12 @@
  * fallback for proxies that carry plain HTTP only.
  */
 #include "compat.h"
-#include "interactive.h"
+#include "session/interactive.h"
 #include "http.h"
 #include "json.h"
 #include "strvec.h"
 #include "usage.h"
-#include "websocket.h"
+#include "session/websocket.h"
 
 #include <fcntl.h>
 #include <pthread.h>

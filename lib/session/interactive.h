@@ -2,7 +2,7 @@
 #define INTERACTIVE_H
 
 #include "compat.h"
-#include "session.h"
+#include "session/session.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
  * - with the feature exec-interactive, one WebSocket (GET /v1/exec,
  *   subprotocol gosbx.exec.v1) carries everything, through whatever
  *   reaches the runtime (a unix socket, the kube port-forward and the
- *   sandbox-router, a URL), with lib/websocket.h;
+ *   sandbox-router, a URL), with lib/session/websocket.h;
  * - when that is missing, or the upgrade is refused on the way (the
  *   v0.4.6 sandbox-router proxies plain HTTP only), with the feature
  *   exec-input the output streams on POST /v1/exec (stdin_stream) while

@@ -1,6 +1,6 @@
 #include "compat.h"
-#include "sandbox-limits.h"
-#include "session.h"
+#include "session/sandbox-limits.h"
+#include "session/session.h"
 #include "usage.h"
 
 #include <math.h>

@@ -4,11 +4,11 @@
  * (spec/runtime-api.md) on top, with the upstream fallbacks.
  */
 #include "compat.h"
-#include "dl.h"
+#include "dl/dl.h"
 #include "http.h"
 #include "json.h"
 #include "quote.h"
-#include "session.h"
+#include "session/session.h"
 #include "strvec.h"
 #include "tarball.h"
 #include "usage.h"

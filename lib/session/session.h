@@ -14,8 +14,8 @@
  * command and every MCP tool (DESIGN.md "Backends").
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
- * machine, lib/backend-local.c), "url" (any runtime server at a base
- * URL, lib/backend-url.c), "kube" (agent-sandbox, lib/backend-kube.c).
+ * machine, lib/local/backend-local.c), "url" (any runtime server at a base
+ * URL, lib/session/backend-url.c), "kube" (agent-sandbox, lib/kube/backend-kube.c).
  * Above the backend everything talks to the runtime server
  * (spec/runtime-api.md) and uses its extensions when GET / lists them.
  *
@@ -46,7 +46,7 @@ struct session_opts {
 	int cpus_set;
 	/*
 	 * local: quota of the claim's storage (/app, /tmp, HOME with the
-	 * Go caches; lib/storage.h), bytes; 0: default 10 GiB where a
+	 * Go caches; lib/local/storage.h), bytes; 0: default 10 GiB where a
 	 * quota can be applied; <0: none; > 0 is asked explicitly and
 	 * never degrades
 	 */
@@ -68,7 +68,7 @@ struct session_opts {
 				  * served (discovery) */
 	/*
 	 * v1beta1 claims name a warm pool (spec.warmPoolRef); NULL: the
-	 * namespace's pool of the template (lib/backend-kube.h). Unused
+	 * namespace's pool of the template (lib/kube/backend-kube.h). Unused
 	 * by v1alpha1 claims.
 	 */
 	const char *warm_pool;
@@ -395,19 +395,19 @@ struct backend_ops {
 	/* drop the connection but keep the claim; may be NULL */
 	void (*detach)(struct session *s);
 	/*
-	 * `gosbx claims`: print the backend's claims (lib/claims.h); 0 or
+	 * `gosbx claims`: print the backend's claims (lib/session/claims.h); 0 or
 	 * -1 with error(). NULL: the backend has no claims to list (url).
 	 */
 	int (*list)(const struct claims_query *q);
 	/*
 	 * `gosbx claims prune`: remove the expired, failed and dead
-	 * claims gosbx made, one line each (lib/claims.h); 0 or -1 with
+	 * claims gosbx made, one line each (lib/session/claims.h); 0 or -1 with
 	 * error(). NULL: nothing to prune (url).
 	 */
 	int (*prune)(const struct claims_query *q);
 	/*
 	 * `gosbx doctor`: append the backend's checks to cl
-	 * (lib/doctor.h); returns 0 (a failed check is a check, not an
+	 * (lib/session/doctor.h); returns 0 (a failed check is a check, not an
 	 * error). NULL: the backend has no checks.
 	 */
 	int (*doctor)(struct check_list *cl, const struct doctor_opts *o);

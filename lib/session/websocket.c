@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "websocket.h"
+#include "session/websocket.h"
 #include "http.h"
 #include "json.h"
 #include "usage.h"

@@ -12,7 +12,7 @@
  * WebSocket (RFC 6455) pieces shared by both ends of gosbx-runtime's
  * interactive channel (Documentation/gosbx-runtime.txt, "Interactive
  * commands"): the accept key of the opening handshake, and a client
- * connection made the way lib/portforward.c makes its own: libcurl
+ * connection made the way lib/kube/portforward.c makes its own: libcurl
  * connects (TCP or unix socket, TLS, with the settings of an
  * http_client) with CURLOPT_CONNECT_ONLY, because Debian's libcurl 7.88
  * has no WebSocket support; the upgrade request is written here and the
@@ -77,7 +77,7 @@ void ws_client_close(struct ws_client *ws);
  * as wslay wants, setting WSLAY_ERR_WOULDBLOCK or
  * WSLAY_ERR_CALLBACK_FAILURE on ctx. ws_client_send() sends a frame
  * header together with its payload (one TLS record per frame, as
- * lib/portforward.c does); ws_client_flush() sends a header held back
+ * lib/kube/portforward.c does); ws_client_flush() sends a header held back
  * when wslay has nothing more to write: 0, or -1 when the connection
  * broke.
  */

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness: YAML into JSON (t/helper/yaml-json.c) and kubeconfig
- * loading (lib/kubeconfig.c). The input is one YAML stream: parsed as
+ * loading (lib/kube/kubeconfig.c). The input is one YAML stream: parsed as
  * a stream of documents (manifests, CRDs), then loaded as the only
  * kubeconfig file (--kubeconfig). Loading runs no exec plugin (that
  * happens only when credentials are asked for), so any input is safe.
@@ -9,7 +9,7 @@
  */
 #include "compat.h"
 #include "json.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "strbuf.h"
 #include "usage.h"
 #include "yaml-json.h"

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: MCP message handling (lib/mcp.c), as the stdio
+ * libFuzzer harness: MCP message handling (lib/mcp/mcp.c), as the stdio
  * transport feeds it (spec/mcp.md "Protocol"). The input is a
  * conversation: newline-delimited JSON-RPC messages, each served in
  * order by one session of a server with a small toolset (echo, and a
@@ -12,8 +12,8 @@
  */
 #include "compat.h"
 #include "json.h"
-#include "mcp-internal.h"
-#include "mcp.h"
+#include "mcp/mcp-internal.h"
+#include "mcp/mcp.h"
 #include "strbuf.h"
 #include "usage.h"
 

@@ -2,10 +2,10 @@
 #include "bench-lib.h"
 #include "http.h"
 #include "json.h"
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "parse-options.h"
-#include "portforward.h"
+#include "kube/portforward.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
@@ -13,8 +13,8 @@
 /*
  * bench-kube: the in-process benchmark of the kube client behind
  * t/perf/run.sh's kube section (issue 5's two speed goals), against
- * t/helper/fake-kube. It uses the library as lib/backend-kube.c does
- * (lib/kube.h, lib/portforward.h, lib/http.h), so no process start,
+ * t/helper/fake-kube. It uses the library as lib/kube/backend-kube.c does
+ * (lib/kube/kube.h, lib/kube/portforward.h, lib/http.h), so no process start,
  * kubeconfig loading or discovery is in the numbers. Each subcommand
  * prints one line of key=value pairs on stdout (latencies in
  * microseconds, percentiles by nearest rank); diagnostics go to

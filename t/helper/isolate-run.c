@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "isolate.h"
+#include "local/isolate.h"
 #include "parse-options.h"
 #include "usage.h"
 
@@ -7,7 +7,7 @@
 
 /*
  * Test helper: run one command inside the local backend's isolation
- * (lib/isolate.h) and exit with its status, removing the cgroups
+ * (lib/local/isolate.h) and exit with its status, removing the cgroups
  * afterwards. Prints "isolate-run: oom" on stderr when the sandbox's
  * memory group recorded an OOM kill, and "isolate-run: cgroup <path>"
  * for each group with --show-cgroup (before the command runs).

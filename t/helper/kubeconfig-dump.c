@@ -1,12 +1,12 @@
 #include "compat.h"
 #include "json.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "parse-options.h"
 #include "usage.h"
 
 /*
  * Test/debug helper: load the kubeconfig as `gosbx --backend=kube`
- * would (lib/kubeconfig.h) and print the resolved context, cluster and
+ * would (lib/kube/kubeconfig.h) and print the resolved context, cluster and
  * user as one JSON object on stdout. Secrets (token, password, client
  * key, exec env values) are printed as "<redacted>"; certificates as
  * "<N bytes>". --auth also fetches the credentials (runs an exec

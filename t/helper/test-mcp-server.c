@@ -1,5 +1,5 @@
 /*
- * test-mcp-server: the MCP core (lib/mcp.c, lib/mcp-http.c) with a
+ * test-mcp-server: the MCP core (lib/mcp/mcp.c, lib/mcp/mcp-http.c) with a
  * toolset made for the protocol tests (t4000, t4010), so they do not
  * depend on sandboxes:
  *
@@ -18,7 +18,7 @@
  */
 #include "compat.h"
 #include "json.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 #include "strbuf.h"
 #include "usage.h"
 

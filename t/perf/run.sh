@@ -885,7 +885,7 @@ section_mcp() {
 # same temporary HOME and XDG directories as the local section; every
 # claim is closed, and the fake (and its runtimes) stopped, at the end.
 # Issue 5's two goals are measured in-process by bench-kube (the
-# library as lib/backend-kube.c uses it):
+# library as lib/kube/backend-kube.c uses it):
 #   1. bench-kube ready: create a claim, wait for Ready on the watch,
 #      delete it, 20 times: the client's create->Ready minus the
 #      fake's own (from receiving the create to setting Ready=True,

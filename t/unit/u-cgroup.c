@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "cgroup.h"
+#include "local/cgroup.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 /*
- * lib/cgroup.c against fake cgroup trees in a temp dir
+ * lib/local/cgroup.c against fake cgroup trees in a temp dir
  * (GOSBX_CGROUP_ROOT): layout detection, the files written for v2 and
  * v1 limits, OOM counters, state persistence and removal.
  */

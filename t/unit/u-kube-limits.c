@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "strbuf.h"
 
 #include <jansson.h>
@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 /*
- * Unit tests of the limit checks of the kube backend (lib/kube.h):
+ * Unit tests of the limit checks of the kube backend (lib/kube/kube.h):
  * kube_parse_quantity() and kube_pod_spec_check_limits(). Pure
  * functions, no server.
  */

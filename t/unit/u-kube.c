@@ -1,8 +1,8 @@
 #include "compat.h"
 #include "crd-schema.h"
 #include "dir.h"
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 /*
- * Unit tests of lib/kube.c against a small libmicrohttpd fake of the
+ * Unit tests of lib/kube/kube.c against a small libmicrohttpd fake of the
  * Kubernetes API server started in this process on 127.0.0.1 (plain
  * HTTP; TLS is covered by u-http). Each test installs a route
  * function giving canned answers; the server records every request

@@ -1,7 +1,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "http.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "usage.h"
 
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 /*
- * lib/kubeconfig.h: kubeconfig files written into a temporary
+ * lib/kube/kubeconfig.h: kubeconfig files written into a temporary
  * directory, exec plugins as small shell scripts that count their runs
  * in a file.
  */

@@ -1,5 +1,5 @@
 #include "compat.h"
-#include "mcp-format.h"
+#include "mcp/mcp-format.h"
 
 #include <setjmp.h>
 #include <cmocka.h>

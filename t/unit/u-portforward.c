@@ -1,6 +1,6 @@
 #include "compat.h"
 #include "http.h"
-#include "portforward.h"
+#include "kube/portforward.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 /*
- * Unit tests of lib/portforward.c against a fake API server in this
+ * Unit tests of lib/kube/portforward.c against a fake API server in this
  * process: libmicrohttpd on 127.0.0.1 answers the portforward upgrade
  * (MHD_create_response_for_upgrade) and speaks v4.channel.k8s.io with
  * wslay on the server side: port prefixes on channels 0 and 1, then
@@ -797,7 +797,7 @@ static void test_http_client_reconnect(void **state)
 }
 
 /*
- * A credential source like lib/kubeconfig.h's: a cached token, and
+ * A credential source like lib/kube/kubeconfig.h's: a cached token, and
  * what a fresh fetch (forget) would give.
  */
 static struct {

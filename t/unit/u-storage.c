@@ -1,6 +1,6 @@
 #include "compat.h"
 #include "dir.h"
-#include "storage.h"
+#include "local/storage.h"
 #include "strbuf.h"
 
 #include <setjmp.h>
