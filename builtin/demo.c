@@ -61,7 +61,8 @@ static void catch_signals(void)
 struct demo_step {
 	const char *label;   /* printed after "-- " */
 	const char *command; /* sh -c text in /app */
-	const char *sample;  /* files written first (lib/mcp/samples.h), or NULL */
+	const char
+		*sample; /* files written first (lib/mcp/samples.h), or NULL */
 	const char *expect[4]; /* lines stdout must hold, NULL-ended */
 };
 

@@ -40,7 +40,8 @@ struct mcp_session;
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */
 	struct session_opts sandbox;
-	/* NULL: the backend decides (backend_defaults(), lib/session/session.h) */
+	/* NULL: the backend decides (backend_defaults(), lib/session/session.h)
+	 */
 	const char *namespace;
 	const char *template;
 	const char *claim; /* reattach run_go_code to this claim */

@@ -15,9 +15,9 @@
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
  * machine, lib/local/backend-local.c), "url" (any runtime server at a base
- * URL, lib/session/backend-url.c), "kube" (agent-sandbox, lib/kube/backend-kube.c).
- * Above the backend everything talks to the runtime server
- * (spec/runtime-api.md) and uses its extensions when GET / lists them.
+ * URL, lib/session/backend-url.c), "kube" (agent-sandbox,
+ * lib/kube/backend-kube.c). Above the backend everything talks to the runtime
+ * server (spec/runtime-api.md) and uses its extensions when GET / lists them.
  *
  * Threads: one session may be used by one thread at a time, except
  * session_execute() calls on different sessions, which run in
@@ -395,8 +395,8 @@ struct backend_ops {
 	/* drop the connection but keep the claim; may be NULL */
 	void (*detach)(struct session *s);
 	/*
-	 * `gosbx claims`: print the backend's claims (lib/session/claims.h); 0 or
-	 * -1 with error(). NULL: the backend has no claims to list (url).
+	 * `gosbx claims`: print the backend's claims (lib/session/claims.h); 0
+	 * or -1 with error(). NULL: the backend has no claims to list (url).
 	 */
 	int (*list)(const struct claims_query *q);
 	/*
