@@ -655,7 +655,7 @@ out:
 	listen_info_release(&li);
 	if (ret < 0 && created) {
 		if (ls->have_handle)
-			isolate_release(&ls->h);
+			isolate_destroy(&ls->h);
 		ls->have_handle = 0;
 		storage_unmount(ls->dir.buf);
 		remove_tree(ls->dir.buf);
@@ -780,7 +780,7 @@ static int delete_dir_claim(const char *dir, const char *name)
 	isolate_handle_init(&h);
 	if (strbuf_read_file(&meta, p.buf, 0) >= 0 &&
 	    !isolate_state_parse(&h, meta.buf)) {
-		if (isolate_release(&h) < 0)
+		if (isolate_destroy(&h) < 0)
 			ret = -1;
 	} else {
 		isolate_handle_free(&h);
@@ -802,8 +802,8 @@ static int local_destroy(struct session *s)
 	if (!ls)
 		return 0;
 	if (ls->have_handle) {
-		/* isolate_release() kills, reaps and removes cgroups */
-		ret = isolate_release(&ls->h);
+		/* isolate_destroy() kills, reaps and removes cgroups */
+		ret = isolate_destroy(&ls->h);
 		ls->have_handle = 0;
 		if (storage_unmount(ls->dir.buf) < 0)
 			ret = -1;

@@ -1690,7 +1690,7 @@ int isolate_oom_kills(const struct isolate_handle *h, uint64_t *out)
 	return cgroup_oom_kills(&h->cg, out);
 }
 
-int isolate_release(struct isolate_handle *h)
+int isolate_destroy(struct isolate_handle *h)
 {
 	int ret = isolate_kill(h), status;
 

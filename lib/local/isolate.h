@@ -195,7 +195,7 @@ void isolate_config_init(struct isolate_config *cfg);
  * Free cfg's memory and give back a uid reserved with
  * isolate_reserve_ids() that no sandbox took (a start that failed or
  * never happened); a started sandbox keeps its uid until
- * isolate_release().
+ * isolate_destroy().
  */
 void isolate_config_release(struct isolate_config *cfg);
 
@@ -252,7 +252,7 @@ void isolate_handle_init(struct isolate_handle *h);
  * fails) looks like the command exiting with status 1.
  * Not async-signal-safe; safe in a threaded program (the child only
  * makes async-signal-safe calls before exec). h must be initialised;
- * free with isolate_release() or isolate_handle_free().
+ * free with isolate_destroy() or isolate_handle_free().
  */
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h);
 
@@ -292,7 +292,7 @@ int isolate_oom_kills(const struct isolate_handle *h, uint64_t *out);
  * h's memory. Returns 0, or -1 with error() if something could not be
  * cleaned (h is freed anyway).
  */
-int isolate_release(struct isolate_handle *h);
+int isolate_destroy(struct isolate_handle *h);
 
 /* Free h's memory only; the sandbox keeps running. */
 void isolate_handle_free(struct isolate_handle *h);

@@ -68,7 +68,7 @@ static int kill_saved(const char *file)
 	if (strbuf_read_file(&sb, file, 256) < 0)
 		error_errno("cannot read '%s'", file);
 	else if (!isolate_state_parse(&h, sb.buf))
-		ret = isolate_release(&h) ? 1 : 0;
+		ret = isolate_destroy(&h) ? 1 : 0;
 	isolate_handle_free(&h);
 	strbuf_release(&sb);
 	return ret;
@@ -232,13 +232,13 @@ int main(int argc, const char **argv)
 	}
 	isolate_oom_kills(&h, &oom_before);
 	if (isolate_wait(&h, -1, &status) != 1) {
-		isolate_release(&h);
+		isolate_destroy(&h);
 		goto out;
 	}
 	if (isolate_oom_kills(&h, &oom_after) == 0 && oom_after > oom_before)
 		fprintf(stderr, "isolate-run: oom\n");
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (isolate_release(&h))
+	if (isolate_destroy(&h))
 		ret = ret ? ret : 125;
 out:
 	isolate_config_release(&cfg);
