@@ -683,6 +683,27 @@ static void test_stdin_stream(void **state)
 	strbuf_release(&c.err);
 }
 
+/*
+ * The terminal's foreground process group is not the command's own
+ * (pgid) and its leader runs the program comm (/proc/<pid>/comm).
+ */
+static int foreground_is(int tty_fd, pid_t pgid, const char *comm)
+{
+	pid_t fg = tcgetpgrp(tty_fd);
+	struct strbuf path = STRBUF_INIT, got = STRBUF_INIT;
+	int ret;
+
+	if (fg <= 0 || fg == pgid)
+		return 0;
+	strbuf_addf(&path, "/proc/%d/comm", (int)fg);
+	ret = strbuf_read_file(&got, path.buf, 0) >= 0;
+	strbuf_rtrim(&got);
+	ret = ret && !strcmp(got.buf, comm);
+	strbuf_release(&path);
+	strbuf_release(&got);
+	return ret;
+}
+
 static void test_tty_input_resize_signal(void **state)
 {
 	struct exec_request req;
@@ -714,8 +735,13 @@ static void test_tty_input_resize_signal(void **state)
 	{
 		uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
 
+		/*
+		 * until sleep leads the terminal and is sleep already: a
+		 * child of the shell that has not exec'd yet still has
+		 * the shell's INT trap and would swallow the signal
+		 */
 		while (monotonic_ms() < end &&
-		       tcgetpgrp(exec_stdin_fd(p)) == exec_pgid(p))
+		       !foreground_is(exec_stdin_fd(p), exec_pgid(p), "sleep"))
 			exec_step(p, 20);
 		assert_int_equal(exec_signal_foreground(p, SIGINT), 1);
 	}
