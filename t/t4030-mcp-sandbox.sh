@@ -340,7 +340,7 @@ c = Client()
 ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
 res, text = err(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,
                        command=\"echo started; exec sleep 4030.5\"))
-assert text.split(\"\\n\")[0].endswith(\"  reason=timeout\"), text
+assert \"  reason=timeout  signal=9  \" in text.split(\"\\n\")[0], text
 assert \"started\" in text, text
 ok(c.call(\"sandbox_stop\", sandbox=\"t\", namespace=NS))
 c.close()
