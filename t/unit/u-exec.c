@@ -715,8 +715,8 @@ static void test_tty_input_resize_signal(void **state)
 	exec_request_init(&req);
 	/* raw: no echo, no CR LF; job control: sleep leads the terminal */
 	req.command = "trap 'stty size' WINCH; trap 'echo int' INT; set -m; "
-		      "IFS= read -r l; echo got:$l; echo ready; sleep 100; "
-		      "echo rc:$?";
+		      "echo waiting; until IFS= read -r l; do :; done; "
+		      "echo got:$l; echo ready; sleep 100; echo rc:$?";
 	req.tty = 1;
 	req.tty_raw = 1;
 	req.stdin_stream = 1;
@@ -725,12 +725,19 @@ static void test_tty_input_resize_signal(void **state)
 	assert_int_equal(exec_start(&req, &p), 0);
 	fd = exec_stdin_fd(p);
 	assert_true(fd >= 0);
+	/*
+	 * resize while the shell, with its trap set, leads the terminal
+	 * (SIGWINCH goes to the foreground group only: sleep's, later);
+	 * the trap interrupts read, which the loop starts again
+	 */
+	assert_true(step_until(p, &c, "waiting\n"));
+	assert_int_equal(exec_resize(p, 0, 5), -1);
+	assert_int_equal(exec_resize(p, 120, 40), 0);
+	assert_true(step_until(p, &c, "40 120\n"));
 	assert_int_equal(write(fd, "x y\n", 4), 4);
 	assert_true(step_until(p, &c, "ready\n"));
 	/* not echoed, no CR added */
-	assert_string_equal(c.out.buf, "got:x y\nready\n");
-	assert_int_equal(exec_resize(p, 0, 5), -1);
-	assert_int_equal(exec_resize(p, 120, 40), 0);
+	assert_string_equal(c.out.buf, "waiting\n40 120\ngot:x y\nready\n");
 	/* the traps run once sleep is gone: interrupt it, not the shell */
 	{
 		uint64_t end = monotonic_ms() + WAIT_LIMIT_MS;
@@ -749,7 +756,6 @@ static void test_tty_input_resize_signal(void **state)
 	assert_non_null(strstr(c.out.buf, "int\n"));
 	exec_result_init(&res);
 	finish_all(p, &res);
-	assert_non_null(strstr(c.out.buf, "40 120\n"));
 	assert_int_equal(res.exit_code, 0);
 	exec_result_release(&res);
 	strbuf_release(&c.out);
@@ -1286,7 +1292,8 @@ static void test_strays(void **state)
 	esc = (pid_t)atoi(res.out.buf);
 	assert_true(esc > 0);
 	exec_result_release(&res);
-	assert_int_equal(kill(esc, 0), 0);
+	/* the spawner may have killed and reaped it already */
+	assert_true(spawner_mode || kill(esc, 0) == 0);
 	/* (the shell may still be dying, esc not yet re-parented to us) */
 	end = monotonic_ms() + WAIT_LIMIT_MS;
 	while (proc_state(esc) != 'Z' && proc_state(esc) &&
