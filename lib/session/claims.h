@@ -10,7 +10,7 @@
  * `gosbx claims` and `gosbx claims prune` as backend ops (struct
  * backend_ops.list and .prune, lib/session/session.h): each backend lists and
  * prunes its own claims (lib/local/backend-local-claims.c,
- * lib/kube-claims.c); builtin/claims.c parses the options.
+ * lib/kube/kube-claims.c); builtin/claims.c parses the options.
  */
 
 struct session_opts;
