@@ -486,11 +486,12 @@ static int exec_credential_locked(struct kube_config *kc,
 		return error("user '%s' has no exec plugin",
 			     kc->user.name ? kc->user.name : "");
 	if (e->interactive_mode && !strcmp(e->interactive_mode, "Always"))
-		return kube_at_err(&e->at,
-			      "exec plugin '%s' needs a terminal "
-			      "(interactiveMode: Always), which gosbx does "
-			      "not provide",
-			      e->command);
+		return kube_at_err(
+			&e->at,
+			"exec plugin '%s' needs a terminal "
+			"(interactiveMode: Always), which gosbx does "
+			"not provide",
+			e->command);
 	if (st->cred_ok && cred_fresh(&st->cred)) {
 		cred_copy(out, &st->cred, 1);
 		return 0;
@@ -749,8 +750,8 @@ static int file_token_locked(struct kube_config *kc, struct strbuf *out)
 
 	if (stat(path, &sb))
 		return kube_at_err(&kc->user.token_file_at,
-			      "cannot read tokenFile '%s': %s", path,
-			      strerror(errno));
+				   "cannot read tokenFile '%s': %s", path,
+				   strerror(errno));
 	if (!st->file_token_ok || sb.st_ino != st->file_st.st_ino ||
 	    sb.st_dev != st->file_st.st_dev ||
 	    sb.st_size != st->file_st.st_size ||
@@ -760,8 +761,8 @@ static int file_token_locked(struct kube_config *kc, struct strbuf *out)
 		if (strbuf_read_file(&st->file_token, path, 0) < 0) {
 			st->file_token_ok = 0;
 			return kube_at_err(&kc->user.token_file_at,
-				      "cannot read tokenFile '%s': %s", path,
-				      strerror(errno));
+					   "cannot read tokenFile '%s': %s",
+					   path, strerror(errno));
 		}
 		strbuf_trim(&st->file_token);
 		st->file_st = sb;

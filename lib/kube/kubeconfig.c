@@ -812,7 +812,7 @@ static int check_readable(const char *what, const char *path,
 		return 0;
 	}
 	return kube_at_err(at, "cannot read %s '%s': %s", what, path,
-		      strerror(errno));
+			   strerror(errno));
 }
 
 static int validate(struct kube_config *kc)
@@ -821,37 +821,40 @@ static int validate(struct kube_config *kc)
 	struct kube_user *u = &kc->user;
 
 	if (!c->server || !*c->server)
-		return kube_at_err(&c->at, "cluster '%s' has no server", c->name);
+		return kube_at_err(&c->at, "cluster '%s' has no server",
+				   c->name);
 	if (c->proxy_url && *c->proxy_url) {
 		/* client-go's rule and message (clientcmd validation) */
 		const char *sep = strstr(c->proxy_url, "://");
 		size_t n = sep ? (size_t)(sep - c->proxy_url) : 0;
 
 		if (!n)
-			return kube_at_err(&c->proxy_url_at,
-				      "invalid 'proxy-url' \"%s\" for cluster "
-				      "\"%s\": could not parse: %s",
-				      c->proxy_url, c->name, c->proxy_url);
+			return kube_at_err(
+				&c->proxy_url_at,
+				"invalid 'proxy-url' \"%s\" for cluster "
+				"\"%s\": could not parse: %s",
+				c->proxy_url, c->name, c->proxy_url);
 		if (!((n == 4 && !strncasecmp(c->proxy_url, "http", 4)) ||
 		      (n == 5 && !strncasecmp(c->proxy_url, "https", 5)) ||
 		      (n == 6 && !strncasecmp(c->proxy_url, "socks5", 6))))
-			return kube_at_err(&c->proxy_url_at,
-				      "invalid 'proxy-url' \"%s\" for cluster "
-				      "\"%s\": unsupported scheme \"%.*s\", "
-				      "must be http, https, or socks5",
-				      c->proxy_url, c->name, (int)n,
-				      c->proxy_url);
+			return kube_at_err(
+				&c->proxy_url_at,
+				"invalid 'proxy-url' \"%s\" for cluster "
+				"\"%s\": unsupported scheme \"%.*s\", "
+				"must be http, https, or socks5",
+				c->proxy_url, c->name, (int)n, c->proxy_url);
 	}
 	if (c->ca_file && c->ca_data.len)
-		return kube_at_err(&c->ca_file_at,
-			      "cluster '%s' has both certificate-authority "
-			      "and certificate-authority-data",
-			      c->name);
+		return kube_at_err(
+			&c->ca_file_at,
+			"cluster '%s' has both certificate-authority "
+			"and certificate-authority-data",
+			c->name);
 	if (c->insecure_skip_tls_verify && (c->ca_file || c->ca_data.len))
 		return kube_at_err(&c->insecure_at,
-			      "cluster '%s' sets insecure-skip-tls-verify "
-			      "and a certificate authority",
-			      c->name);
+				   "cluster '%s' sets insecure-skip-tls-verify "
+				   "and a certificate authority",
+				   c->name);
 	if (c->ca_file &&
 	    check_readable("certificate-authority", c->ca_file, &c->ca_file_at))
 		return -1;
@@ -872,47 +875,48 @@ static int validate(struct kube_config *kc)
 				  "(kubectl oidc-login)"
 				: "use an exec credential plugin";
 		return kube_at_err(&u->auth_provider_at,
-			      "user '%s' uses auth-provider '%s', %s: %s",
-			      u->name, p,
-			      gone ? "which kubectl and client-go removed "
-				     "in 1.26"
-				   : "which gosbx does not support",
-			      hint);
+				   "user '%s' uses auth-provider '%s', %s: %s",
+				   u->name, p,
+				   gone ? "which kubectl and client-go removed "
+					  "in 1.26"
+					: "which gosbx does not support",
+				   hint);
 	}
 	if (!u->impersonate &&
 	    (u->impersonate_uid || u->impersonate_groups.nr ||
 	     u->impersonate_extra.nr))
 		/* kubectl's rule and message */
-		return kube_at_err(&u->at,
-			      "requesting uid, groups or user-extra for %s "
-			      "without impersonating a user",
-			      u->name);
+		return kube_at_err(
+			&u->at,
+			"requesting uid, groups or user-extra for %s "
+			"without impersonating a user",
+			u->name);
 	if (u->client_cert_file && u->client_cert_data.len)
 		return kube_at_err(&u->client_cert_file_at,
-			      "user '%s' has both client-certificate and "
-			      "client-certificate-data",
-			      u->name);
+				   "user '%s' has both client-certificate and "
+				   "client-certificate-data",
+				   u->name);
 	if (u->client_key_file && u->client_key_data.len)
 		return kube_at_err(&u->client_key_file_at,
-			      "user '%s' has both client-key and "
-			      "client-key-data",
-			      u->name);
+				   "user '%s' has both client-key and "
+				   "client-key-data",
+				   u->name);
 	if ((u->client_cert_file || u->client_cert_data.len) !=
 	    (u->client_key_file || u->client_key_data.len))
 		return kube_at_err(&u->at,
-			      "user '%s' needs both a client certificate "
-			      "and a client key",
-			      u->name);
+				   "user '%s' needs both a client certificate "
+				   "and a client key",
+				   u->name);
 	if ((u->username || u->password) && (u->token || u->token_file))
 		return kube_at_err(&u->basic_at,
-			      "user '%s' has both a token and a username/"
-			      "password: only one is allowed",
-			      u->name);
+				   "user '%s' has both a token and a username/"
+				   "password: only one is allowed",
+				   u->name);
 	if ((u->username || u->password) && u->exec)
 		return kube_at_err(&u->basic_at,
-			      "user '%s' has both exec and a username/"
-			      "password: only one is allowed",
-			      u->name);
+				   "user '%s' has both exec and a username/"
+				   "password: only one is allowed",
+				   u->name);
 	if (u->client_cert_file &&
 	    check_readable("client-certificate", u->client_cert_file,
 			   &u->client_cert_file_at))
@@ -1113,7 +1117,7 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o)
 	if (!x) {
 		if (!o->context && p.current_at.file)
 			kube_at_err(&p.current_at, "context '%s' not found",
-			       ctx_name);
+				    ctx_name);
 		else
 			error("context '%s' not found in kubeconfig '%s'",
 			      ctx_name, kc->sources);
@@ -1124,20 +1128,22 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o)
 	x->name = xstrdup("");
 	if (!kc->context.cluster || !*kc->context.cluster) {
 		kube_at_err(&kc->context.at, "context '%s' names no cluster",
-		       kc->context.name);
+			    kc->context.name);
 		goto out;
 	}
 	if (!find_entry(&p, K_CLUSTER, kc->context.cluster)) {
-		kube_at_err(&kc->context.cluster_at,
-		       "context '%s' names cluster '%s', which is not defined",
-		       kc->context.name, kc->context.cluster);
+		kube_at_err(
+			&kc->context.cluster_at,
+			"context '%s' names cluster '%s', which is not defined",
+			kc->context.name, kc->context.cluster);
 		goto out;
 	}
 	if (kc->context.user && *kc->context.user &&
 	    !find_entry(&p, K_USER, kc->context.user)) {
-		kube_at_err(&kc->context.user_at,
-		       "context '%s' names user '%s', which is not defined",
-		       kc->context.name, kc->context.user);
+		kube_at_err(
+			&kc->context.user_at,
+			"context '%s' names user '%s', which is not defined",
+			kc->context.name, kc->context.user);
 		goto out;
 	}
 	take_entries(kc, &p);

@@ -5,7 +5,6 @@
 #include "strbuf.h"
 #include "strvec.h"
 
-
 /*
  * kubeconfig and in-cluster configuration for the Kubernetes backend
  * (spec/kubernetes.md "kubeconfig"), parsed with libyaml. Behaviour
