@@ -19,6 +19,7 @@
 #include "http.h"
 #include "json.h"
 #include "kube/kube.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "kube/portforward.h"
 #include "session/session.h"

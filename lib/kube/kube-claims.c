@@ -7,6 +7,7 @@
 #include "session/claims.h"
 #include "json.h"
 #include "kube/kube.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "session/session.h"
 #include "strbuf.h"

@@ -2,6 +2,7 @@
 #include "kube/kube.h"
 #include "http.h"
 #include "json.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "usage.h"
 

@@ -5,8 +5,6 @@
 #include "strbuf.h"
 #include "strvec.h"
 
-#include <time.h>
-
 /*
  * kubeconfig and in-cluster configuration for the Kubernetes backend
  * (spec/kubernetes.md "kubeconfig"), parsed with libyaml. Behaviour
@@ -145,99 +143,18 @@ int kube_config_load(struct kube_config *kc, const struct kube_load_opts *o);
 /* Free everything kc holds (it is zeroed; NULL fields are fine). */
 void kube_config_release(struct kube_config *kc);
 
-/* A credential returned by an exec plugin (ExecCredential status). */
-struct kube_credential {
-	struct strbuf token;	/* "" when none */
-	struct strbuf cert_pem; /* clientCertificateData, "" when none */
-	struct strbuf key_pem;	/* clientKeyData */
-	time_t expiry;		/* expirationTimestamp; 0: none given */
-	int cached;		/* 0: plugin ran, 1: memory, 2: disk cache */
-};
-
-void kube_credential_init(struct kube_credential *c);
-void kube_credential_release(struct kube_credential *c);
-
 /*
- * Get the user's exec plugin credential into out (initialised by the
- * caller; its old contents are replaced). A credential whose
- * expirationTimestamp is more than 60 s ahead is reused from memory,
- * or from $XDG_CACHE_HOME/gosbx/kube-exec/<hash>.json (mode 0600, dir
- * 0700; keyed by server, command, args, env, apiVersion). Otherwise
- * the plugin runs (posix_spawn through lib/exec.h, its own process
- * group) with our environment plus its env and KUBERNETES_EXEC_INFO =
- * {"apiVersion":..,"kind":"ExecCredential","spec":{"interactive":false,
- * "cluster":{...} when provideClusterInfo}} and stdin /dev/null
- * (client.authentication.k8s.io ExecCredential v1 and v1beta1).
- * Thread-safe for one kc.
+ * Internal to lib/kube/kubeconfig.c and lib/kube/kube-credentials.c.
  *
- * Returns 0, or -1 with error(): no exec plugin, interactiveMode
- * Always, plugin not found / failed (its stderr tail and installHint),
- * killed after the time limit, output not an ExecCredential of the
- * configured apiVersion, neither token nor certificate and key.
+ * kube_at_err(): report an error about the value at at: error() with
+ * "kubeconfig '<file>': line <n>: " before the printf-style message
+ * when at names a file, else the message alone. Returns -1.
+ *
+ * kube_env_nonempty(): the value of the environment variable name,
+ * or NULL when it is unset or empty (points into the environment).
  */
-int kube_exec_credential(struct kube_config *kc, struct kube_credential *out);
-
-/*
- * Forget the cached exec credential (memory and disk) and the token
- * file contents, e.g. after a 401, so the next call fetches anew.
- */
-void kube_config_forget_credential(struct kube_config *kc);
-
-/* What an HTTP client needs to talk to the API server; owns its memory. */
-struct kube_auth {
-	char *server;			 /* base URL */
-	char *ca_file;			 /* or NULL */
-	struct strbuf ca_pem;		 /* "" when none */
-	char *cert_file, *key_file;	 /* or NULL */
-	struct strbuf cert_pem, key_pem; /* "" when none */
-	int insecure_skip_verify;
-	char *tls_server_name; /* or NULL */
-	char *proxy_url;       /* or NULL */
-	/*
-	 * The transport as client-go's (kube_auth_http_opts() applies
-	 * it): url is server with its host replaced by tls_server_name
-	 * (https only) and connect_to the http.h entry that still
-	 * connects to server's host, else both NULL; proxy is the
-	 * proxy-url, else HTTPS_PROXY or HTTP_PROXY of the environment
-	 * as Go reads them, "" for none (and always "" for a loopback
-	 * server without proxy-url); no_proxy is "" with proxy-url
-	 * (client-go ignores NO_PROXY then), else NO_PROXY or NULL.
-	 */
-	char *url, *connect_to, *proxy, *no_proxy;
-	struct strbuf bearer_token; /* "" when none */
-	/* "Authorization: Basic ..." and "Impersonate-*: ..." headers */
-	struct strvec headers;
-	time_t expiry; /* of an exec credential; 0: none */
-};
-
-void kube_auth_init(struct kube_auth *a);
-void kube_auth_release(struct kube_auth *a);
-
-/*
- * Fill out (initialised by the caller, replaced) with the current
- * credentials of kc: the bearer token (static token; tokenFile re-read
- * whenever the file changed, as projected service-account tokens
- * rotate; or the exec plugin's, see kube_exec_credential()), client
- * certificate and key (files, data, or the plugin's), CA and
- * verification settings. Returns 0, or -1 with error() (token file
- * unreadable, exec plugin failure).
- */
-int kube_config_auth(struct kube_config *kc, struct kube_auth *out);
-
-struct http_client_opts;
-/*
- * Point the TLS, proxy and bearer-token fields of o (lib/http.h) at
- * a's memory (a must outlive o; http_client_new() copies it). Other
- * fields of o are left alone. Returns the base URL to give
- * http_client_new() with o (a->url or a->server; owned by a).
- */
-const char *kube_auth_http_opts(const struct kube_auth *a,
-				struct http_client_opts *o);
-
-/*
- * Parse an RFC 3339 timestamp ("2024-05-01T10:00:00Z",
- * "...10:00:00.123+02:00") into seconds since the epoch. 0 or -1.
- */
-int kube_parse_rfc3339(const char *s, time_t *out);
+int kube_at_err(const struct kube_origin *at, const char *fmt, ...)
+	PRINTF_LIKE(2, 3);
+const char *kube_env_nonempty(const char *name);
 
 #endif /* KUBECONFIG_H */

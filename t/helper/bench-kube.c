@@ -3,6 +3,7 @@
 #include "http.h"
 #include "json.h"
 #include "kube/kube.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "parse-options.h"
 #include "kube/portforward.h"

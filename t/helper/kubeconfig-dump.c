@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "json.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "parse-options.h"
 #include "usage.h"

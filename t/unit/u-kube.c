@@ -2,6 +2,7 @@
 #include "crd-schema.h"
 #include "dir.h"
 #include "kube/kube.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "strbuf.h"
 #include "usage.h"

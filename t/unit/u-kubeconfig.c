@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "http.h"
+#include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "usage.h"
 

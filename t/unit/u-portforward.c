@@ -797,7 +797,7 @@ static void test_http_client_reconnect(void **state)
 }
 
 /*
- * A credential source like lib/kube/kubeconfig.h's: a cached token, and
+ * A credential source like lib/kube/kube-credentials.h's: a cached token, and
  * what a fresh fetch (forget) would give.
  */
 static struct {
