@@ -2,6 +2,7 @@
 #include "log.h"
 #include "utf8.h"
 
+#include <pthread.h>
 #include <strings.h>
 #include <time.h>
 
@@ -86,9 +87,55 @@ void log_int(struct log_line *l, const char *key, int64_t value)
 	strbuf_addf(&l->sb, " %s=%" PRId64, key, value);
 }
 
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strbuf ring = STRBUF_INIT;
+static uint64_t ring_base; /* offset of ring.buf[0] */
+static size_t ring_cap;
+
+void log_ring_enable(size_t cap_bytes)
+{
+	ring_cap = cap_bytes;
+}
+
+static void ring_add(const char *line, size_t len)
+{
+	pthread_mutex_lock(&ring_lock);
+	strbuf_add(&ring, line, len);
+	if (ring.len > ring_cap) {
+		/* drop to 3/4 at once, at a line's end: few moves */
+		size_t drop = ring.len - ring_cap * 3 / 4;
+		const char *nl = memchr(ring.buf + drop - 1, '\n',
+					ring.len - (drop - 1));
+
+		drop = nl ? (size_t)(nl - ring.buf) + 1 : ring.len;
+		strbuf_remove(&ring, 0, drop);
+		ring_base += drop;
+	}
+	pthread_mutex_unlock(&ring_lock);
+}
+
+void log_ring_read(uint64_t since, struct strbuf *out, uint64_t *from,
+		   uint64_t *next)
+{
+	uint64_t end;
+
+	pthread_mutex_lock(&ring_lock);
+	end = ring_base + ring.len;
+	if (since < ring_base)
+		since = ring_base;
+	if (since > end)
+		since = end;
+	strbuf_add(out, ring.buf + (since - ring_base), end - since);
+	*from = since;
+	*next = end;
+	pthread_mutex_unlock(&ring_lock);
+}
+
 void log_end(struct log_line *l)
 {
 	strbuf_addch(&l->sb, '\n');
+	if (ring_cap)
+		ring_add(l->sb.buf, l->sb.len);
 	/* a failed write has nowhere left to be reported */
 	(void)!write_in_full(log_fd, l->sb.buf, l->sb.len);
 	strbuf_release(&l->sb);

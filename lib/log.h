@@ -39,6 +39,24 @@ void log_str(struct log_line *l, const char *key, const char *value);
 void log_int(struct log_line *l, const char *key, int64_t value);
 void log_end(struct log_line *l);
 
+/*
+ * Keep the last lines written by log_end() in memory too, at most
+ * cap_bytes bytes (whole lines; the oldest go first), for the runtime's
+ * GET /v1/logs (Documentation/gosbx-runtime.txt). Off until called;
+ * call once, before threads log.
+ */
+void log_ring_enable(size_t cap_bytes);
+
+/*
+ * Append to out the kept lines from byte offset since (counted from the
+ * first line ever logged) on, or from the oldest kept line when those
+ * before it were dropped. *from gets the offset of the first byte
+ * given, *next the offset after the last (the since of the next call).
+ * Thread-safe; without log_ring_enable() nothing is kept (0, 0).
+ */
+void log_ring_read(uint64_t since, struct strbuf *out, uint64_t *from,
+		   uint64_t *next);
+
 /* One-shot: a line with just a message and one string pair (or NULL). */
 void log_msg(enum log_level level, const char *msg, const char *key,
 	     const char *value);

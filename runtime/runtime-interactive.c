@@ -844,6 +844,21 @@ static void ws_loop(struct ws_sess *s)
 			break;
 		if (s->gone)
 			break;
+		if (!wslay_event_want_read(s->ctx) &&
+		    !wslay_event_get_close_received(s->ctx) && s->proc &&
+		    !s->finished && !s->failed) {
+			/*
+			 * wslay closed the channel itself (a message over
+			 * WS_MAX_MSG: 1009; a frame breaking RFC 6455: 1002)
+			 * and reads no more: the command goes, as with our
+			 * own protocol errors, and the close is not queued
+			 * twice.
+			 */
+			s->close_queued = 1;
+			ws_fail(s, 1009,
+				"a message over %d bytes or a bad frame",
+				WS_MAX_MSG);
+		}
 		if (atomic_load(&ws_stop))
 			ws_fail(s, 1001, "the runtime is shutting down");
 		if ((s->finished || s->failed) && !close_deadline)

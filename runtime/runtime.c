@@ -142,15 +142,45 @@ enum MHD_Result reply_error(struct MHD_Connection *c, struct request *r,
 	return reply_json(c, r, status, &body);
 }
 
+/*
+ * GET /v1/logs[?since=N] (extension `logs`): the last lines of our own
+ * log, kept by log_ring_enable(), as {"from":F,"next":N,"log":"..."}.
+ */
+static enum MHD_Result handle_logs(struct MHD_Connection *c, struct request *r)
+{
+	const char *arg =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+	struct strbuf body = STRBUF_INIT, text = STRBUF_INIT;
+	uint64_t since = 0, from, next;
+	char *end;
+
+	if (arg) {
+		errno = 0;
+		since = strtoull(arg, &end, 10);
+		if (!*arg || *end || errno || *arg == '-')
+			return reply_error(c, r, 400,
+					   "since: not a byte offset");
+	}
+	log_ring_read(since, &text, &from, &next);
+	strbuf_addf(&body,
+		    "{\"from\":%" PRIu64 ",\"next\":%" PRIu64 ",\"log\":", from,
+		    next);
+	json_add_string(&body, text.buf, text.len);
+	strbuf_addch(&body, '}');
+	strbuf_release(&text);
+	return reply_json(c, r, 200, &body);
+}
+
 static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 {
 	struct strbuf body = STRBUF_INIT;
 
-	strbuf_addstr(&body, "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
-			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
-			     "[\"archive\",\"exec-cancel\",\"exec-input\","
-			     "\"exec-interactive\",\"exec-options\","
-			     "\"exec-stream\",\"files\",\"metrics\"]}");
+	strbuf_addstr(&body,
+		      "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
+		      "\"version\":\"" GOSBX_VERSION "\",\"features\":"
+		      "[\"archive\",\"exec-cancel\",\"exec-input\","
+		      "\"exec-interactive\",\"exec-options\","
+		      "\"exec-stream\",\"files\",\"logs\",\"metrics\"]}");
 	return reply_json(c, r, 200, &body);
 }
 
@@ -183,6 +213,7 @@ static void route_request(struct request *r, const char *method,
 		{ "/v1/archive", 0, post, R_ARCHIVE_IN },
 		{ "/v1/archive", 0, get, R_ARCHIVE_OUT },
 		{ "/v1/metrics", 0, get, R_METRICS },
+		{ "/v1/logs", 0, get, R_LOGS },
 		{ "/v1/files", 1, !strcmp(method, "PUT"), R_FILE_PUT },
 		{ "/v1/files", 1, !strcmp(method, "DELETE"), R_FILE_DELETE },
 	};
@@ -250,6 +281,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		return handle_archive_out(c, r);
 	case R_METRICS:
 		return handle_metrics(c, r);
+	case R_LOGS:
+		return handle_logs(c, r);
 	case R_FILE_PUT:
 		return handle_file_put(c, r, route_path(r->url, "/v1/files"));
 	case R_FILE_DELETE:
@@ -515,6 +548,8 @@ int main(int argc, const char **argv)
 		      level);
 		return 129;
 	}
+	/* GET /v1/logs: the last MiB of our log lines */
+	log_ring_enable(1 << 20);
 
 	/*
 	 * Before anything else: code of the same uid (the sandbox's) must

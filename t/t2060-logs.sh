@@ -3,10 +3,13 @@ test_description='gosbx logs: the request log of a claim'"'"'s runtime'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-backend.sh
 
-test_atexit 'gosbx close --all'
+test_have_prereq LOCAL && test_atexit 'gosbx close --all'
 
 test_expect_success 'setup' '
-	gosbx open -q --name=t2060 >/dev/null &&
+	if ! test_have_prereq URL
+	then
+		gosbx open -q --name=t2060 >/dev/null
+	fi &&
 	gosbx exec --claim=t2060 -- "echo one"
 '
 
@@ -26,7 +29,15 @@ test_expect_success '-f follows: a later command shows up, SIGTERM ends it' '
 	wait $pid
 '
 
-test_expect_success 'control characters in the log do not reach the terminal' '
+test_expect_success 'control characters of a command do not reach the terminal' '
+	gosbx exec --claim=t2060 -- "true \"x$(printf "\033]0;ctl-t2060\007")y\"" &&
+	gosbx logs t2060 >out &&
+	test_grep "ctl-t2060" out &&
+	! grep -q "$(printf "\033")" out &&
+	! grep -q "$(printf "\007")" out
+'
+
+test_expect_success LOCAL 'control characters in the log do not reach the terminal' '
 	# the runtime escapes them; a runtime the sandbox took over may not
 	printf "x\033]0;owned\007 y\tz\n" \
 		>>"$XDG_STATE_HOME/gosbx/claims/t2060/runtime.log" &&
@@ -37,7 +48,7 @@ test_expect_success 'control characters in the log do not reach the terminal' '
 	test_cmp expect last
 '
 
-test_expect_success 'a claim that does not exist; usage' '
+test_expect_success LOCAL 'a claim that does not exist; usage' '
 	test_expect_code_err 1 gosbx logs no-such-claim &&
 	test_grep "no-such-claim" err &&
 	test_expect_code_err 129 gosbx logs

@@ -134,6 +134,53 @@ test_expect_success 'an unknown log level is refused at startup' '
 	test_grep "loud" loud.log
 '
 
+test_expect_success 'GET / lists logs; GET /v1/logs has the lines of stderr' '
+	rt_expect 200 GET / &&
+	test_grep "\"logs\"" body &&
+	rt_exec "{\"command\":\"echo via-v1-logs\"}" &&
+	rt_poll 10 grep -q "command=\"echo via-v1-logs\" exit=0" rt.log &&
+	rt_expect 200 GET /v1/logs &&
+	json_get body log >ring &&
+	test_grep "msg=\"exec done\" command=\"echo via-v1-logs\" exit=0" ring &&
+	json_is body from 0 &&
+	next=$(json_get body next) &&
+	rt_expect 200 GET "/v1/logs?since=$next" &&
+	json_is body from "$next" &&
+	json_get body log >since &&
+	# only the request line of the GET /v1/logs before
+	test_line_count = 1 since &&
+	test_grep "msg=request method=GET path=/v1/logs status=200" since
+'
+
+test_expect_success 'GET /v1/logs: a since that is no offset is 400' '
+	rt_expect 400 GET "/v1/logs?since=abc" &&
+	rt_expect 400 GET "/v1/logs?since=-1" &&
+	rt_expect 400 GET "/v1/logs?since=" &&
+	rt_expect 400 GET "/v1/logs?since=99999999999999999999999" &&
+	rt_alive
+'
+
+test_expect_success 'GET /v1/logs keeps at most 1 MiB, whole lines' '
+	long=$(printf "%04000d" 0) &&
+	for i in $(seq 400)
+	do
+		echo "url = \"$(cat rt.url)/ring-$i-$long\"" &&
+		echo "output = /dev/null" || return 1
+	done >curl.cfg &&
+	curl -s -K curl.cfg &&
+	rt_poll 10 grep -q "path=/ring-400-" rt.log &&
+	rt_expect 200 GET /v1/logs &&
+	json_get body log >ring &&
+	test $(wc -c <ring) -le 1048576 &&
+	test $(wc -c <ring) -ge 600000 &&
+	test_grep "path=/ring-400-" ring &&
+	test_must_fail grep "path=/ring-1-" ring &&
+	test $(json_get body from) -gt 0 &&
+	# every line whole: none without its start
+	test_must_fail grep -v "^time=" ring &&
+	rt_memory_bounded
+'
+
 test_expect_success 'the servers stop cleanly, no sanitizer report' '
 	rt_stop_check
 '

@@ -1015,6 +1015,7 @@ static int kube_defaults(const struct session_opts *opts,
 
 const struct backend_ops backend_kube = {
 	.name = "kube",
+	.logs = session_http_logs,
 	.caps = BACKEND_NAMESPACES,
 	.defaults = kube_defaults,
 	.delete_claim = kube_backend_delete,

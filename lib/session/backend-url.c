@@ -37,6 +37,7 @@ static int url_destroy(struct session *s)
 
 const struct backend_ops backend_url = {
 	.name = "url",
+	.logs = session_http_logs,
 	/* the sandbox is the runtime at the URL; its "claim" is the URL */
 	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
 	.open = url_open,

@@ -15,6 +15,7 @@
 #include "utf8.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -244,6 +245,8 @@ static void read_features(struct session *s, json_t *root)
 			s->features |= SESSION_FEAT_ARCHIVE;
 		else if (!strcmp(name, "metrics"))
 			s->features |= SESSION_FEAT_METRICS;
+		else if (!strcmp(name, "logs"))
+			s->features |= SESSION_FEAT_LOGS;
 		else if (!strcmp(name, "files"))
 			s->features |= SESSION_FEAT_FILES;
 		else if (!strcmp(name, "exec-cancel"))
@@ -1101,6 +1104,65 @@ int session_logs(struct session *s, int follow, int fd,
 		return error("the %s backend cannot show a runtime's log yet",
 			     s->ops->name);
 	return s->ops->logs(s, follow, fd, cancel);
+}
+
+/* how often session_http_logs() asks again with follow, ms */
+#define LOGS_POLL_MS 200
+
+int session_http_logs(struct session *s, int follow, int fd,
+		      volatile sig_atomic_t *cancel)
+{
+	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+	uint64_t since = 0;
+	int ret = 0;
+
+	if (!(s->features & SESSION_FEAT_LOGS))
+		return error("the runtime of claim '%s' has no 'logs' "
+			     "extension (GET /v1/logs): it is older than "
+			     "this gosbx",
+			     s->claim);
+	while (!(cancel && *cancel)) {
+		json_t *m = NULL;
+		const char *log;
+		int64_t next;
+
+		strbuf_reset(&path);
+		strbuf_addf(&path, "/v1/logs?since=%" PRIu64, since);
+		touch(s);
+		if (http_json(s->http, "GET", path.buf, NULL, NULL, &m) < 0) {
+			ret = (cancel && *cancel) ? 0 : -1;
+			break;
+		}
+		log = json_object_str(m, "log");
+		if (!log || json_object_int(m, "next", &next) <= 0 ||
+		    next < 0) {
+			json_decref(m);
+			ret = error("the runtime of claim '%s' answered "
+				    "GET /v1/logs without 'log' and 'next'",
+				    s->claim);
+			break;
+		}
+		strbuf_reset(&text);
+		strbuf_addstr(&text, log);
+		json_decref(m);
+		since = (uint64_t)next;
+		/* the sandbox can write into the log: no terminal control */
+		for (size_t i = 0; i < text.len; i++)
+			if (((unsigned char)text.buf[i] < 0x20 &&
+			     text.buf[i] != '\n' && text.buf[i] != '\t') ||
+			    text.buf[i] == 0x7f)
+				text.buf[i] = '?';
+		if (write_in_full(fd, text.buf, text.len) < 0) {
+			ret = error_errno("cannot write the log");
+			break;
+		}
+		if (!follow)
+			break;
+		poll(NULL, 0, LOGS_POLL_MS);
+	}
+	strbuf_release(&path);
+	strbuf_release(&text);
+	return ret;
 }
 
 int session_get(struct session *s, const char *path, struct strbuf *out)

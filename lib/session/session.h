@@ -95,6 +95,7 @@ struct session_opts {
 #define SESSION_FEAT_EXEC_CANCEL (1u << 5)
 #define SESSION_FEAT_EXEC_INTERACTIVE (1u << 6)
 #define SESSION_FEAT_EXEC_INPUT (1u << 7)
+#define SESSION_FEAT_LOGS (1u << 8)
 
 struct backend_ops;
 struct check_list;
@@ -233,6 +234,19 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
  */
 int session_logs(struct session *s, int follow, int fd,
 		 volatile sig_atomic_t *cancel);
+
+/*
+ * The logs op of the backends that reach the runtime over HTTP (url,
+ * kube): GET /v1/logs of the runtime's `logs` extension
+ * (Documentation/gosbx-runtime.txt), the last MiB it logged, written
+ * to fd with control characters but newline and tab as '?'; with
+ * follow, asked again every 200 ms from where the last answer ended
+ * until *cancel is set (cancel may be NULL without follow). Returns 0,
+ * or -1 with error(): a runtime without the extension (named), a
+ * transport failure, a malformed answer, a failed write to fd.
+ */
+int session_http_logs(struct session *s, int follow, int fd,
+		      volatile sig_atomic_t *cancel);
 
 /*
  * Fetch one file of the sandbox (path relative to /app) into out.
