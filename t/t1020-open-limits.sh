@@ -19,7 +19,7 @@ test_expect_success SANDBOX,PYTHON,LIMITS 'open --memory=64m' '
 # a user whose sandboxes get no limits: an explicit one fails closed,
 # and the claim of the network tests below has none
 test_expect_success SANDBOX,PYTHON,NOLIMITS 'open --memory=64m fails closed' '
-	test_expect_code_err 1 gosbx open -q --name=small --memory=64m &&
+	test_expect_code_err 125 gosbx open -q --name=small --memory=64m &&
 	grep "cannot create sandbox: cgroup memory controller" err &&
 	test ! -e "$XDG_STATE_HOME/gosbx/claims/small" &&
 	gosbx open -q --name=small >/dev/null

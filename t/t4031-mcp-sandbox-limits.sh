@@ -43,7 +43,7 @@ c.close()
 "
 '
 
-test_expect_success 'config above the limits is clamped, and the result says so' '
+test_expect_success LIMITS 'config above the limits is clamped, and the result says so' '
 	mcp_run "
 c = Client()
 res, text = ok(c.call(\"sandbox_start\", sandbox=\"big\", namespace=NS,
@@ -82,7 +82,20 @@ c.close()
 	no_claims
 '
 
+# a user who cannot enforce limits (NOLIMITS): the operator's fail closed
+test_expect_success NOLIMITS 'an operator limit this user cannot enforce: no sandbox' '
+	mcp_run "
+c = Client()
+res, text = err(c.call(\"sandbox_start\", sandbox=\"big\", namespace=NS))
+assert \"cannot create sandbox: cgroup memory controller\" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+# the cap holds with or without limits this user can enforce
 test_expect_success 'a client holds at most --max-sandboxes sandboxes' '
+	MCP_SERVER="gosbx mcp --tools=sandbox --memory=0 --cpus=0 --max-sandboxes=2 --structured-content" \
 	mcp_run "
 c = Client()
 ok(c.call(\"sandbox_start\", sandbox=\"s1\", namespace=NS))

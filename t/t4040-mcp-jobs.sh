@@ -254,7 +254,7 @@ c.close()
 '
 
 
-test_expect_success 'by default: text alone, the job_id in the text' '
+test_expect_success LIMITS 'by default: text alone, the job_id in the text' '
 	MCP_SERVER="gosbx mcp --tools=jobs" mcp_run "
 import re, time
 c = Client()

@@ -182,9 +182,11 @@ if command -v bwrap >/dev/null 2>&1 &&
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null
 then
 	test_set_prereq LOCAL
+	# jobs get a 512 MiB memory limit: none for a user without cgroups
+	test_limits_prereq
 fi
 
-test_expect_success LOCAL 'a job that writes without end does not grow gosbx mcp' '
+test_expect_success LOCAL,LIMITS 'a job that writes without end does not grow gosbx mcp' '
 	XDG_STATE_HOME=$(mktemp -d /tmp/gosbx-t7040.XXXXXX) &&
 	test_atexit "rm -rf $XDG_STATE_HOME" &&
 	export XDG_STATE_HOME &&
