@@ -320,6 +320,26 @@ static void explain_end(const struct session_result *res, int64_t timeout_ms)
 		      res->err.buf);
 }
 
+/*
+ * The exit status when the run did not end with the command's own:
+ * rc < 0, the session failed; rc 1, we stopped it (a signal to us, or
+ * the command's output could not be written: EPIPE is 128 + SIGPIPE,
+ * another error is said and is gosbx's own failure, gosbx(1) EXIT
+ * STATUS).
+ */
+static int stopped_status(int rc, const struct output_state *ost)
+{
+	if (exec_signal)
+		return 128 + exec_signal;
+	if (rc < 0)
+		return EXIT_OWN_FAILURE;
+	if (ost->write_errno == EPIPE)
+		return 128 + SIGPIPE;
+	errno = ost->write_errno;
+	error_errno("cannot write the command's output");
+	return EXIT_OWN_FAILURE;
+}
+
 /* Run one command in an open session; returns the exit status. */
 static int run_command(struct session *s, const char *command,
 		       const struct exec_files *files, int64_t timeout_ms,
@@ -344,19 +364,9 @@ static int run_command(struct session *s, const char *command,
 		e.on_phase = print_phase;
 	session_result_init(&res);
 	rc = session_execute(s, &e, &res);
-	if (rc < 0) {
-		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
-	} else if (rc == 1) {
-		if (exec_signal)
-			status = 128 + exec_signal;
-		else if (ost.write_errno == EPIPE)
-			status = 128 + SIGPIPE;
-		else {
-			errno = ost.write_errno;
-			error_errno("cannot write the command's output");
-			status = EXIT_OWN_FAILURE;
-		}
-		if (json && exec_signal)
+	if (rc < 0 || rc == 1) {
+		status = stopped_status(rc, &ost);
+		if (rc == 1 && json && exec_signal)
 			print_json(s->claim, &res);
 	} else {
 		status = exec_exit_status(&res);
@@ -437,18 +447,8 @@ static int run_interactive(struct session *s, const char *command,
 	rc = interactive_run(s, &o, stdin_on ? 0 : -1, tty ? &got_winch : NULL,
 			     terminal_size, &res);
 	restore_tty();
-	if (rc < 0) {
-		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
-	} else if (rc == 1) {
-		if (exec_signal)
-			status = 128 + exec_signal;
-		else if (ost.write_errno == EPIPE)
-			status = 128 + SIGPIPE;
-		else {
-			errno = ost.write_errno;
-			error_errno("cannot write the command's output");
-			status = EXIT_OWN_FAILURE;
-		}
+	if (rc < 0 || rc == 1) {
+		status = stopped_status(rc, &ost);
 	} else {
 		status = exec_exit_status(&res);
 		explain_end(&res, timeout_ms);
