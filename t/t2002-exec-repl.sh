@@ -15,11 +15,13 @@ test_have_prereq URL || test_atexit 'gosbx close --all'
 # "ctrl-c", "ctrl-d", "tab" lines; the transcript goes to pty.log. Each
 # expect waits up to 60 s (a loaded machine), then fails.
 cat >pty-drive.py <<\EOF
-import os, pty, select, subprocess, sys, time
+import fcntl, os, pty, select, struct, subprocess, sys, termios, time
 
 script = open(sys.argv[1]).read().splitlines()
 pid, fd = pty.fork()
 if pid == 0:
+    # wide: a long url prompt (a socket deep in a home) must not wrap
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 400, 0, 0))
     os.execvp(sys.argv[2], sys.argv[2:])
 log = open("pty.log", "wb")
 buf = b""

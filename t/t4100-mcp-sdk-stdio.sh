@@ -217,7 +217,7 @@ test_expect_success '10 MB of output: the SDK takes the truncated answer' '
 	cat >args.json <<-\EOF &&
 	{"command":"head -c 10000000 /dev/zero | tr '"'"'\\0'"'"' a"}
 	EOF
-	mcp_client --save-text=actual call run_go_code @args.json \
+	mcp_client --save-text=actual --timeout=300000 call run_go_code @args.json \
 		-- "$MCP_STDIO" >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === false" &&
 	mcp_check out "errs.length === 0" &&
@@ -246,7 +246,7 @@ test_expect_success '10 MB of output: head and tail with the elided count' '
 # 10,888,896 bytes of numbers: the tail must be the end of the output
 # (the same known breakage: the tail shown is 1187464)
 test_expect_success '10 MB of numbers: the head is the start of the output' '
-	mcp_client call run_go_code "{\"command\":\"seq 1 1500000\"}" \
+	mcp_client --timeout=300000 call run_go_code "{\"command\":\"seq 1 1500000\"}" \
 		-- "$MCP_STDIO" >seq.out 2>err &&
 	mcp_check seq.out "r[0].ok && r[0].result.isError === false" &&
 	mcp_check seq.out "text(0).split(\"\\n\")[0].endsWith(

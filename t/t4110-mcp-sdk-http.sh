@@ -147,7 +147,7 @@ test_expect_success '10 MB of output: the SDK takes the truncated answer' '
 	cat >args.json <<-\EOF &&
 	{"command":"head -c 10000000 /dev/zero | tr '"'"'\\0'"'"' a"}
 	EOF
-	http --save-text=actual call run_go_code @args.json >out 2>err &&
+	http --save-text=actual --timeout=300000 call run_go_code @args.json >out 2>err &&
 	mcp_check out "r[0].ok && r[0].result.isError === false" &&
 	mcp_check out "errs.length === 0" &&
 	head -n 1 actual | grep "  \[truncated: stdout\]\$" &&
