@@ -2403,22 +2403,28 @@ static int runtime_sockaddr(const struct runtime *rt,
 	return 0;
 }
 
-static int runtime_connect(const struct runtime *rt)
+/* A blocking stream socket connected to ss, or -1. */
+static int connect_sockaddr(const struct sockaddr_storage *ss, socklen_t len)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (runtime_sockaddr(rt, &ss, &len) < 0)
-		return -1;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+	if (connect(fd, (const struct sockaddr *)ss, len) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int runtime_connect(const struct runtime *rt)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (runtime_sockaddr(rt, &ss, &len) < 0)
+		return -1;
+	return connect_sockaddr(&ss, len);
 }
 
 /*
@@ -3594,107 +3600,32 @@ static enum MHD_Result router_upgrade(struct MHD_Connection *c, struct req *r,
 }
 
 /*
- * The router: requests carry X-Sandbox-ID (required: 400
- * "X-Sandbox-ID header is required"), X-Sandbox-Namespace (default
- * "default") and X-Sandbox-Port (default 8888). They are forwarded to
- * the sandbox's gosbx-runtime; a missing or unready sandbox, another
- * port or a refused connection answers 502 "Could not connect to the
- * backend sandbox: <id>" (FastAPI style {"detail": ...}). With
- * --router-token, "Authorization: Bearer <token>" is required (401).
- * --router-timeout is an idle timeout: no answer head within it gives
- * 504; a body that stays silent that long is cut (the connection is
- * closed mid-body, as a proxy read timeout does), while a stream that
- * keeps sending is not. GET /healthz answers 200.
+ * Send the request of c (method, target, the body gathered in r->body)
+ * to a runtime on the connected socket fd with "Host: <host>" and the
+ * client's headers but the hop-by-hop ones, as HTTP/1.0 with
+ * Connection: close; queue its answer: the status and headers as the
+ * runtime sent them, the body streamed (proxy_reader(), which owns fd
+ * from then on; fd is closed on every path). No head within
+ * --router-timeout answers 504, a closed connection 502; both name
+ * what (the sandbox) in a FastAPI-style detail as the router does.
+ * Shared by the router and the pod network.
  */
-static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
-				      const char *url, const char *method,
-				      const char *version,
-				      const char *upload_data,
-				      size_t *upload_size, void **con_cls)
+static enum MHD_Result forward_request(struct MHD_Connection *c, struct req *r,
+				       int fd, const char *method,
+				       const char *target, const char *host,
+				       const char *what)
 {
-	struct req *r = *con_cls;
-	const char *id, *ns, *port, *auth;
 	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
-	struct sockaddr_storage ss;
-	socklen_t ss_len = 0;
 	struct MHD_Response *resp;
-	struct runtime *rt;
-	struct obj *sbx;
 	struct proxy *p;
 	enum MHD_Result ret;
 	size_t head_len = 0;
-	int fd = -1, ok = 0, code = 0, rc;
+	int code = 0, rc;
 	int64_t clen = -1;
 	char *line, *next;
 
-	if (!r->seen) {
-		/* first call: headers only */
-		r->seen = 1;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		strbuf_add(&r->body, upload_data, *upload_size);
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!strcmp(url, "/healthz"))
-		return send_detail(c, 200, "ok");
-	if (cfg.router_token) {
-		struct strbuf want = STRBUF_INIT;
-
-		auth = header(c, "Authorization");
-		strbuf_addf(&want, "Bearer %s", cfg.router_token);
-		ok = auth && !strcmp(auth, want.buf);
-		strbuf_release(&want);
-		if (!ok)
-			return send_detail(c, 401, "Unauthorized");
-	}
-	id = header(c, "X-Sandbox-ID");
-	ns = header(c, "X-Sandbox-Namespace");
-	port = header(c, "X-Sandbox-Port");
-	if (!id || !*id)
-		return send_detail(c, 400, "X-Sandbox-ID header is required");
-	pthread_mutex_lock(&S.lock);
-	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
-	if (code)
-		S.router_fail_count--;
-	pthread_mutex_unlock(&S.lock);
-	if (code)
-		return send_detail(c, (unsigned)code,
-				   "Could not connect to the backend sandbox: "
-				   "%s",
-				   id);
-	if (!ns || !*ns)
-		ns = "default";
-	if (!port || !*port)
-		port = "8888";
-	ok = 0;
-	pthread_mutex_lock(&S.lock);
-	sbx = find_obj(K_SANDBOX, ns, id);
-	rt = sbx ? find_runtime(ns, id) : NULL;
-	if (rt && rt->ready && !strcmp(port, "8888") &&
-	    !runtime_sockaddr(rt, &ss, &ss_len))
-		ok = 1;
-	pthread_mutex_unlock(&S.lock);
-	if (ok) {
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 &&
-		    connect(fd, (struct sockaddr *)&ss, ss_len) < 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0)
-		return send_detail(c, 502,
-				   "Could not connect to the backend sandbox: "
-				   "%s",
-				   id);
-	if (cfg.router_websocket && header(c, "Upgrade") &&
-	    !strcasecmp(header(c, "Upgrade"), "websocket"))
-		return router_upgrade(c, r, fd, method, id);
-	strbuf_addf(&out,
-		    "%s %s HTTP/1.0\r\nHost: %s.%s.svc.cluster.local:%s\r\n",
-		    method, r->uri, id, ns, port);
+	strbuf_addf(&out, "%s %s HTTP/1.0\r\nHost: %s\r\n", method, target,
+		    host);
 	MHD_get_connection_values(c, MHD_HEADER_KIND, add_fwd_header, &out);
 	strbuf_addf(&out, "Connection: close\r\nContent-Length: %zu\r\n\r\n",
 		    r->body.len);
@@ -3722,11 +3653,11 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 			return send_detail(c, 504,
 					   "Timed out waiting for the backend "
 					   "sandbox: %s",
-					   id);
+					   what);
 		return send_detail(c, 502,
 				   "Could not connect to the backend sandbox: "
 				   "%s",
-				   id);
+				   what);
 	}
 	in.buf[head_len - 2] = '\0';
 	if (sscanf(in.buf, "HTTP/%*d.%*d %d", &code) != 1)
@@ -3781,6 +3712,100 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	strbuf_release(&in);
 	ret = MHD_queue_response(c, code, resp);
 	MHD_destroy_response(resp);
+	return ret;
+}
+
+/*
+ * The router: requests carry X-Sandbox-ID (required: 400
+ * "X-Sandbox-ID header is required"), X-Sandbox-Namespace (default
+ * "default") and X-Sandbox-Port (default 8888). They are forwarded to
+ * the sandbox's gosbx-runtime; a missing or unready sandbox, another
+ * port or a refused connection answers 502 "Could not connect to the
+ * backend sandbox: <id>" (FastAPI style {"detail": ...}). With
+ * --router-token, "Authorization: Bearer <token>" is required (401).
+ * --router-timeout is an idle timeout: no answer head within it gives
+ * 504; a body that stays silent that long is cut (the connection is
+ * closed mid-body, as a proxy read timeout does), while a stream that
+ * keeps sending is not. GET /healthz answers 200.
+ */
+static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
+				      const char *url, const char *method,
+				      const char *version,
+				      const char *upload_data,
+				      size_t *upload_size, void **con_cls)
+{
+	struct req *r = *con_cls;
+	const char *id, *ns, *port, *auth;
+	struct strbuf host = STRBUF_INIT;
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
+	struct runtime *rt;
+	struct obj *sbx;
+	enum MHD_Result ret;
+	int fd = -1, ok = 0, code = 0;
+
+	if (!r->seen) {
+		/* first call: headers only */
+		r->seen = 1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		strbuf_add(&r->body, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/healthz"))
+		return send_detail(c, 200, "ok");
+	if (cfg.router_token) {
+		struct strbuf want = STRBUF_INIT;
+
+		auth = header(c, "Authorization");
+		strbuf_addf(&want, "Bearer %s", cfg.router_token);
+		ok = auth && !strcmp(auth, want.buf);
+		strbuf_release(&want);
+		if (!ok)
+			return send_detail(c, 401, "Unauthorized");
+	}
+	id = header(c, "X-Sandbox-ID");
+	ns = header(c, "X-Sandbox-Namespace");
+	port = header(c, "X-Sandbox-Port");
+	if (!id || !*id)
+		return send_detail(c, 400, "X-Sandbox-ID header is required");
+	pthread_mutex_lock(&S.lock);
+	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
+	if (code)
+		S.router_fail_count--;
+	pthread_mutex_unlock(&S.lock);
+	if (code)
+		return send_detail(c, (unsigned)code,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	if (!ns || !*ns)
+		ns = "default";
+	if (!port || !*port)
+		port = "8888";
+	ok = 0;
+	pthread_mutex_lock(&S.lock);
+	sbx = find_obj(K_SANDBOX, ns, id);
+	rt = sbx ? find_runtime(ns, id) : NULL;
+	if (rt && rt->ready && !strcmp(port, "8888") &&
+	    !runtime_sockaddr(rt, &ss, &ss_len))
+		ok = 1;
+	pthread_mutex_unlock(&S.lock);
+	if (ok)
+		fd = connect_sockaddr(&ss, ss_len);
+	if (fd < 0)
+		return send_detail(c, 502,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	if (cfg.router_websocket && header(c, "Upgrade") &&
+	    !strcasecmp(header(c, "Upgrade"), "websocket"))
+		return router_upgrade(c, r, fd, method, id);
+	strbuf_addf(&host, "%s.%s.svc.cluster.local:%s", id, ns, port);
+	ret = forward_request(c, r, fd, method, r->uri, host.buf, id);
+	strbuf_release(&host);
 	return ret;
 }
 
