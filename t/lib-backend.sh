@@ -21,6 +21,14 @@
 # exported so every gosbx the suite runs uses it, through the native
 # port-forward. Prerequisite KUBE is set.
 #
+# BACKEND_KUBE_UPSTREAM_ROUTER=<claim> (with GOSBX_TEST_UPSTREAM_ROUTER,
+# t/lib-kube.sh): the same through the upstream v0.4.6 sandbox-router
+# instead of fake-kube's imitation (kube_start --upstream-router); the
+# whole suite is skipped without it (prerequisite UPSTREAM_ROUTER). A
+# last test checks that the real router carried the requests: its log
+# shows requests proxied for the sandbox of <claim>, each to the pod's
+# IP (gosbx sends X-Sandbox-Pod-IP).
+#
 # LIMITS or NOLIMITS (test-lib.sh, test_limits_prereq): whether a
 # sandbox gets the limits it asks for (always on kube, where the template
 # has them).
@@ -66,13 +74,23 @@ kube)
 	BACKEND_WORKDIR=
 	test -z "${GOSBX_TEST_IMAGE:-}" || BACKEND_WORKDIR=/app
 	test_atexit "kube_stop kube"
+	set --
+	if test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}"; then
+		test_have_prereq UPSTREAM_ROUTER ||
+			test_skip_all 'missing UPSTREAM_ROUTER: set' \
+				'GOSBX_TEST_UPSTREAM_ROUTER to a directory with' \
+				'the v0.4.6 sandbox_router.py (python3-fastapi,' \
+				'-httpx, -uvicorn in /usr/bin/python3)'
+		set -- --upstream-router
+		test_at_done backend_upstream_router_check_
+	fi
 	# the template users apply, with another memory limit if asked
 	sed -e "s/^\( *memory:\) 2Gi\$/\1 ${BACKEND_KUBE_MEMORY_LIMIT:-2Gi}/" \
 		"$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml" \
 		>"$TRASH_DIRECTORY/sandbox-template.yaml" &&
-	set -- --load="$TRASH_DIRECTORY/sandbox-template.yaml"
+	set -- "$@" -- --load="$TRASH_DIRECTORY/sandbox-template.yaml"
 	# shellcheck disable=SC2086
-	kube_start -- "$@" ${BACKEND_KUBE_OPTS:-} || {
+	kube_start "$@" ${BACKEND_KUBE_OPTS:-} || {
 		echo >&4 "lib-backend.sh: fake-kube did not start"
 		test_skip_all 'fake-kube did not start (see the log)'
 	}
@@ -120,6 +138,18 @@ for c in json.load(sys.stdin)["items"]:
 EOF
 	;;
 esac
+
+# BACKEND_KUBE_UPSTREAM_ROUTER: the last test (test_at_done)
+backend_upstream_router_check_() {
+	test_expect_success 'the upstream router carried the requests' '
+		_bu_log=$TRASH_DIRECTORY/kube-router.log &&
+		grep "^Proxying request for sandbox " "$_bu_log" >proxied &&
+		grep "^Proxying request for sandbox .$BACKEND_KUBE_UPSTREAM_ROUTER. " \
+			proxied >proxied-claim &&
+		test -s proxied-claim &&
+		! grep -v " to URL: http://10\.244\.[0-9.]*:8888/" proxied
+	'
+}
 
 backend_claims() {
 	sh "$TRASH_DIRECTORY/backend-claims.sh"

@@ -8,10 +8,11 @@
 # (lib-runtime.sh is sourced too: json_get, json_is, rt_poll...)
 #
 # Servers: kube_start [--name=<n>] [--release=<v>] [--insecure]
-# [--no-runtime] [--] [fake-kube options...] starts fake-kube on a free
-# port with a fresh state directory, the CRDs of the release
-# (default v0.4.6), one gosbx-runtime per Sandbox and --ready-delay=100,
-# waits until it listens and writes a kind-style kubeconfig
+# [--no-runtime] [--upstream-router] [--] [fake-kube options...] starts
+# fake-kube on a free port with a fresh state directory, the CRDs of the
+# release (default v0.4.6), one gosbx-runtime per Sandbox and
+# --ready-delay=100, waits until it listens and writes a kind-style
+# kubeconfig
 # (certificate-authority-data, client-certificate-data, client-key-data).
 # Its files are named after the server (default "kube"):
 #
@@ -27,9 +28,25 @@
 # end) instead of a local gosbx-runtime: the router and port-forward
 # of fake-kube reach the runtime inside the container.
 #
+# GOSBX_TEST_UPSTREAM_ROUTER=<dir>, a directory holding the upstream
+# sandbox-router v0.4.6 (sandbox_router.py from kubernetes-sigs/
+# agent-sandbox, clients/python/agentic-sandbox-client/sandbox-router;
+# never committed here, so CI skips these tests): with it and a
+# /usr/bin/python3 that imports fastapi, httpx and uvicorn, the
+# prerequisite UPSTREAM_ROUTER is set and kube_start --upstream-router
+# runs that router (uvicorn on a free loopback port) in place of
+# fake-kube's imitation: the port-forward to the router pod's 8080
+# reaches it (--router-upstream) and it reaches the pods through
+# fake-kube's pod network (--pod-network-port, its HTTP_PROXY).
+#
+#	<n>.upstream    http://127.0.0.1:PORT, the real router
+#	<n>-router.log  its stdout and stderr ("Proxying request for
+#	                sandbox '<name>' to URL: ..." per request)
+#	<n>-router.pid  its pid
+#
 # Every server still running at the end is stopped (SIGTERM, which also
-# stops its runtimes; SIGKILL after 10 s) by an atexit handler;
-# kube_stop [<n>] stops one earlier.
+# stops its runtimes; SIGKILL after 10 s) by an atexit handler, and the
+# upstream router with it; kube_stop [<n>] stops one earlier.
 #
 # Certificates: kube_pki [<dir>] makes (once) a CA, a server
 # certificate for 127.0.0.1/localhost and a client certificate
@@ -87,6 +104,12 @@ if ! test -d "$KUBE_CRDS/v0.4.6"; then
 	test_skip_all "the agent-sandbox CRDs are not found (GOSBX_CRDS_DIR)"
 fi
 KUBE_PKI=$TRASH_DIRECTORY/pki
+
+if test -n "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
+	test -f "$GOSBX_TEST_UPSTREAM_ROUTER/sandbox_router.py" &&
+	/usr/bin/python3 -c 'import fastapi, httpx, uvicorn' 2>/dev/null; then
+	test_set_prereq UPSTREAM_ROUTER
+fi
 
 kube_pki() {
 	_kp=${1:-$KUBE_PKI}
@@ -164,12 +187,14 @@ kube_start() {
 	_ks_release=v0.4.6
 	_ks_insecure=
 	_ks_runtime=t
+	_ks_upstream=
 	while test $# -gt 0; do
 		case "$1" in
 		--name=*) _ks_name=${1#--name=} ;;
 		--release=*) _ks_release=${1#--release=} ;;
 		--insecure) _ks_insecure=t ;;
 		--no-runtime) _ks_runtime= ;;
+		--upstream-router) _ks_upstream=t ;;
 		--)
 			shift
 			break
@@ -200,6 +225,18 @@ kube_start() {
 			--key="$KUBE_PKI/server.key" \
 			--client-ca="$KUBE_PKI/ca.crt" "$@"
 	fi
+	if test -n "$_ks_upstream"; then
+		test_have_prereq UPSTREAM_ROUTER || {
+			echo >&4 "kube_start: no upstream router" \
+				"(GOSBX_TEST_UPSTREAM_ROUTER)"
+			return 1
+		}
+		_ks_rport=$(test_free_port) || return 1
+		echo "http://127.0.0.1:$_ks_rport" \
+			>"$TRASH_DIRECTORY/$_ks_name.upstream"
+		set -- --router-upstream="http://127.0.0.1:$_ks_rport" \
+			--pod-network-port=0 "$@"
+	fi
 	rm -rf "$TRASH_DIRECTORY/$_ks_name.info" \
 		"$TRASH_DIRECTORY/$_ks_name-state"
 	"$GOSBX_BUILD_DIR/t/helper/fake-kube" "$@" \
@@ -219,11 +256,45 @@ kube_start() {
 	if test -z "$_ks_insecure"; then
 		kube_kubeconfig "$(cat "$TRASH_DIRECTORY/$_ks_name.url")" \
 			"$TRASH_DIRECTORY/$_ks_name.kubeconfig"
+	fi &&
+	if test -n "$_ks_upstream"; then
+		kube_start_upstream_router_ "$_ks_name" "$_ks_rport"
+	fi
+}
+
+# kube_start_upstream_router_ <n> <port>: the upstream router on
+# 127.0.0.1:<port>, its HTTP_PROXY fake-kube's pod network (and nothing
+# else: no HTTPS_PROXY, ALL_PROXY, NO_PROXY); wait for GET /healthz
+kube_start_upstream_router_() {
+	_ksu_net=$(json_get "$TRASH_DIRECTORY/$1.info" podNetwork) || return 1
+	(
+		cd "$GOSBX_TEST_UPSTREAM_ROUTER" &&
+		unset HTTPS_PROXY https_proxy ALL_PROXY all_proxy \
+			NO_PROXY no_proxy PROXY_TIMEOUT_SECONDS &&
+		HTTP_PROXY=$_ksu_net http_proxy=$_ksu_net NO_PROXY='' \
+			PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 &&
+		export HTTP_PROXY http_proxy NO_PROXY PYTHONUNBUFFERED \
+			PYTHONDONTWRITEBYTECODE &&
+		exec /usr/bin/python3 -m uvicorn sandbox_router:app \
+			--host 127.0.0.1 --port "$2"
+	) >"$TRASH_DIRECTORY/$1-router.log" 2>&1 &
+	echo $! >"$TRASH_DIRECTORY/$1-router.pid"
+	if ! rt_poll 30 curl -sf -o /dev/null "http://127.0.0.1:$2/healthz"
+	then
+		echo >&4 "kube_start: the upstream router did not start:"
+		cat "$TRASH_DIRECTORY/$1-router.log" >&4
+		return 1
 	fi
 }
 
 kube_stop() {
-	_kst_pidf=$TRASH_DIRECTORY/${1:-kube}.pid
+	kube_stop_pid_ "$TRASH_DIRECTORY/${1:-kube}-router.pid"
+	kube_stop_pid_ "$TRASH_DIRECTORY/${1:-kube}.pid"
+}
+
+# SIGTERM the process of a pid file, SIGKILL after 10 s
+kube_stop_pid_() {
+	_kst_pidf=$1
 	test -f "$_kst_pidf" || return 0
 	_kst_pid=$(cat "$_kst_pidf")
 	kill "$_kst_pid" 2>/dev/null

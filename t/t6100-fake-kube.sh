@@ -492,6 +492,39 @@ test_expect_success 'router timeout: a silent answer is cut, a stream is not' '
 	test "$(grep -c "\"type\":\"stdout\"" out)" -ge 1
 '
 
+test_expect_success PYTHON 'pod network: a proxy to the pod IPs; --router-upstream' '
+	kube_start --name=kp --insecure --template=go --pod-network-port=0 \
+		--router-upstream="$(kube_router_url kt)" &&
+	KUBE=kp && export KUBE &&
+	json_get kp.info podNetwork >net &&
+	grep "^http://127\.0\.0\.1:[0-9]*\$" net &&
+	grep "^fake-kube: pod network on $(cat net)\$" kp.out &&
+	kube_apply $NS/sandboxclaims "$(claim_json go)" &&
+	json_get body metadata.name >cp &&
+	kube_wait_json 30 $NS/sandboxclaims/$(cat cp) \
+		"[c[\"status\"] for c in v.get(\"status\",{}).get(\"conditions\",[]) if c[\"type\"]==\"Ready\"]==[\"True\"]" &&
+	kube_expect 200 GET /api/v1/namespaces/default/pods/$(cat cp) &&
+	json_get body status.podIP >ip &&
+	curl -sS -x "$(cat net)" -d "{\"command\":\"echo via-pod-net\"}" \
+		"http://$(cat ip):8888/execute" >out &&
+	json_is out stdout via-pod-net &&
+	curl -sS -o out -w "%{http_code}" -x "$(cat net)" \
+		"http://$(cat ip):9999/" >status &&
+	test "$(cat status)" = 502 &&
+	curl -sS -o out -w "%{http_code}" -x "$(cat net)" \
+		"http://10.9.9.9:8888/" >status &&
+	test "$(cat status)" = 502 &&
+	curl -sS -o out -w "%{http_code}" "$(cat net)/" >status &&
+	test "$(cat status)" = 502 &&
+	kube_expect 200 GET "/api/v1/namespaces/default/pods?labelSelector=app%3Dsandbox-router" &&
+	json_get body items.0.metadata.name >rp &&
+	printf "GET / HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\nConnection: close\r\n\r\n" \
+		"$(cat ct)" >req &&
+	kube_ws "/api/v1/namespaces/default/pods/$(cat rp)/portforward?ports=8080" \
+		--send=req >out &&
+	head -n 1 out | grep "^HTTP/1.1 200"
+'
+
 test_expect_success 'watch-window: a watch older than the window gets 410' '
 	kube_start --name=kw --insecure --no-runtime --watch-window=3 &&
 	KUBE=kw && export KUBE &&
@@ -509,7 +542,7 @@ test_expect_success 'watch-window: a watch older than the window gets 410' '
 
 test_expect_success 'every fake exits cleanly (no sanitizer report)' '
 	kube_stop_all_ &&
-	for f in kube k5 kf kh kt kw; do
+	for f in kube k5 kf kh kt kp kw; do
 		test -f $f.log || return 1
 		! grep -E "Sanitizer|runtime error|fatal:" $f.log || return 1
 	done

@@ -289,7 +289,20 @@ test_skip_all() {
 	exit 0
 }
 
+# test_at_done <cmd>: run <cmd> (eval) when the script reaches
+# test_done, before the cleanups of test_atexit: the last tests that a
+# library adds to a suite it was sourced into (e.g. lib-backend.sh's
+# check that the upstream router carried the requests)
+test_at_done_cmds=
+test_at_done() {
+	test_at_done_cmds="$test_at_done_cmds$*
+"
+}
+
 test_done() {
+	_td_cmds=$test_at_done_cmds
+	test_at_done_cmds=
+	eval "$_td_cmds"
 	test_run_atexit
 	say "1..$test_count"
 	if test -n "${GOSBX_TEST_RESULTS:-}"; then

@@ -47,8 +47,8 @@
  * prints "fake-kube: listening on https://127.0.0.1:<port>" and
  * "fake-kube: router on http://127.0.0.1:<port>" on stdout; with
  * --info-file also writes {"url","router","pid","release","stateDir"}
- * there (atomically) once listening. SIGTERM/SIGINT stop it and its
- * runtimes.
+ * (and "podNetwork") there (atomically) once listening. SIGTERM/SIGINT
+ * stop it and its runtimes.
  *
  * REST: /api/v1 (pods, services, events; GET /api/v1/namespaces/<ns>
  * answers an Active Namespace for any name), /apis/discovery.k8s.io/v1
@@ -108,6 +108,17 @@
  * tunnel_main(); GET .../pods/<pod>/portforward?ports=<p> with a
  * WebSocket upgrade (v4.channel.k8s.io only) reaches the router on a
  * router pod's 8080 and the runtime on a sandbox pod's 8888.
+ *
+ * A real router in place of the imitation: --router-upstream=
+ * http://127.0.0.1:<port> makes the port-forward to a router pod's 8080
+ * connect there instead, and --pod-network-port=<port> (0 picks one)
+ * serves the pod network that router reaches the pods through: a plain
+ * HTTP forward proxy (the router's HTTP_PROXY) that takes requests in
+ * absolute form, "GET http://<podIP>:8888/<path>", to the runtime of
+ * the sandbox Pod with that IP (see pod_network_handler()). It is
+ * printed as "fake-kube: pod network on http://127.0.0.1:<port>" and
+ * is "podNetwork" in --info-file. t/lib-kube.sh runs the upstream
+ * v0.4.6 router this way (GOSBX_TEST_UPSTREAM_ROUTER).
  * Test knobs: see fake_handler().
  *
  * For gosbx doctor: GET /version says gitVersion --server-version
@@ -142,6 +153,8 @@ static const char *const usage_lines[] = {
 
 struct config {
 	int port, router_port;
+	int pod_network_port;	     /* --pod-network-port; -1: none */
+	const char *router_upstream; /* --router-upstream: the real router */
 	const char *cert, *key, *client_ca;
 	int insecure_http;
 	const char *api_token_file;
@@ -267,6 +280,8 @@ static struct {
 	char *router_url;
 	int api_port;
 	int router_port;
+	char *pod_network_url; /* NULL without --pod-network-port */
+	struct sockaddr_in router_upstream;
 	/* fault injection (POST /fake/fail, /fake/outage, /fake/router-fail) */
 	struct fault {
 		char *verb, *resource, *message;
@@ -2403,22 +2418,28 @@ static int runtime_sockaddr(const struct runtime *rt,
 	return 0;
 }
 
-static int runtime_connect(const struct runtime *rt)
+/* A blocking stream socket connected to ss, or -1. */
+static int connect_sockaddr(const struct sockaddr_storage *ss, socklen_t len)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (runtime_sockaddr(rt, &ss, &len) < 0)
-		return -1;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+	if (connect(fd, (const struct sockaddr *)ss, len) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int runtime_connect(const struct runtime *rt)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (runtime_sockaddr(rt, &ss, &len) < 0)
+		return -1;
+	return connect_sockaddr(&ss, len);
 }
 
 /*
@@ -3594,107 +3615,32 @@ static enum MHD_Result router_upgrade(struct MHD_Connection *c, struct req *r,
 }
 
 /*
- * The router: requests carry X-Sandbox-ID (required: 400
- * "X-Sandbox-ID header is required"), X-Sandbox-Namespace (default
- * "default") and X-Sandbox-Port (default 8888). They are forwarded to
- * the sandbox's gosbx-runtime; a missing or unready sandbox, another
- * port or a refused connection answers 502 "Could not connect to the
- * backend sandbox: <id>" (FastAPI style {"detail": ...}). With
- * --router-token, "Authorization: Bearer <token>" is required (401).
- * --router-timeout is an idle timeout: no answer head within it gives
- * 504; a body that stays silent that long is cut (the connection is
- * closed mid-body, as a proxy read timeout does), while a stream that
- * keeps sending is not. GET /healthz answers 200.
+ * Send the request of c (method, target, the body gathered in r->body)
+ * to a runtime on the connected socket fd with "Host: <host>" and the
+ * client's headers but the hop-by-hop ones, as HTTP/1.0 with
+ * Connection: close; queue its answer: the status and headers as the
+ * runtime sent them, the body streamed (proxy_reader(), which owns fd
+ * from then on; fd is closed on every path). No head within
+ * --router-timeout answers 504, a closed connection 502; both name
+ * what (the sandbox) in a FastAPI-style detail as the router does.
+ * Shared by the router and the pod network.
  */
-static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
-				      const char *url, const char *method,
-				      const char *version,
-				      const char *upload_data,
-				      size_t *upload_size, void **con_cls)
+static enum MHD_Result forward_request(struct MHD_Connection *c, struct req *r,
+				       int fd, const char *method,
+				       const char *target, const char *host,
+				       const char *what)
 {
-	struct req *r = *con_cls;
-	const char *id, *ns, *port, *auth;
 	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
-	struct sockaddr_storage ss;
-	socklen_t ss_len = 0;
 	struct MHD_Response *resp;
-	struct runtime *rt;
-	struct obj *sbx;
 	struct proxy *p;
 	enum MHD_Result ret;
 	size_t head_len = 0;
-	int fd = -1, ok = 0, code = 0, rc;
+	int code = 0, rc;
 	int64_t clen = -1;
 	char *line, *next;
 
-	if (!r->seen) {
-		/* first call: headers only */
-		r->seen = 1;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		strbuf_add(&r->body, upload_data, *upload_size);
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!strcmp(url, "/healthz"))
-		return send_detail(c, 200, "ok");
-	if (cfg.router_token) {
-		struct strbuf want = STRBUF_INIT;
-
-		auth = header(c, "Authorization");
-		strbuf_addf(&want, "Bearer %s", cfg.router_token);
-		ok = auth && !strcmp(auth, want.buf);
-		strbuf_release(&want);
-		if (!ok)
-			return send_detail(c, 401, "Unauthorized");
-	}
-	id = header(c, "X-Sandbox-ID");
-	ns = header(c, "X-Sandbox-Namespace");
-	port = header(c, "X-Sandbox-Port");
-	if (!id || !*id)
-		return send_detail(c, 400, "X-Sandbox-ID header is required");
-	pthread_mutex_lock(&S.lock);
-	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
-	if (code)
-		S.router_fail_count--;
-	pthread_mutex_unlock(&S.lock);
-	if (code)
-		return send_detail(c, (unsigned)code,
-				   "Could not connect to the backend sandbox: "
-				   "%s",
-				   id);
-	if (!ns || !*ns)
-		ns = "default";
-	if (!port || !*port)
-		port = "8888";
-	ok = 0;
-	pthread_mutex_lock(&S.lock);
-	sbx = find_obj(K_SANDBOX, ns, id);
-	rt = sbx ? find_runtime(ns, id) : NULL;
-	if (rt && rt->ready && !strcmp(port, "8888") &&
-	    !runtime_sockaddr(rt, &ss, &ss_len))
-		ok = 1;
-	pthread_mutex_unlock(&S.lock);
-	if (ok) {
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 &&
-		    connect(fd, (struct sockaddr *)&ss, ss_len) < 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0)
-		return send_detail(c, 502,
-				   "Could not connect to the backend sandbox: "
-				   "%s",
-				   id);
-	if (cfg.router_websocket && header(c, "Upgrade") &&
-	    !strcasecmp(header(c, "Upgrade"), "websocket"))
-		return router_upgrade(c, r, fd, method, id);
-	strbuf_addf(&out,
-		    "%s %s HTTP/1.0\r\nHost: %s.%s.svc.cluster.local:%s\r\n",
-		    method, r->uri, id, ns, port);
+	strbuf_addf(&out, "%s %s HTTP/1.0\r\nHost: %s\r\n", method, target,
+		    host);
 	MHD_get_connection_values(c, MHD_HEADER_KIND, add_fwd_header, &out);
 	strbuf_addf(&out, "Connection: close\r\nContent-Length: %zu\r\n\r\n",
 		    r->body.len);
@@ -3722,11 +3668,11 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 			return send_detail(c, 504,
 					   "Timed out waiting for the backend "
 					   "sandbox: %s",
-					   id);
+					   what);
 		return send_detail(c, 502,
 				   "Could not connect to the backend sandbox: "
 				   "%s",
-				   id);
+				   what);
 	}
 	in.buf[head_len - 2] = '\0';
 	if (sscanf(in.buf, "HTTP/%*d.%*d %d", &code) != 1)
@@ -3781,6 +3727,180 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	strbuf_release(&in);
 	ret = MHD_queue_response(c, code, resp);
 	MHD_destroy_response(resp);
+	return ret;
+}
+
+/*
+ * The router: requests carry X-Sandbox-ID (required: 400
+ * "X-Sandbox-ID header is required"), X-Sandbox-Namespace (default
+ * "default") and X-Sandbox-Port (default 8888). They are forwarded to
+ * the sandbox's gosbx-runtime; a missing or unready sandbox, another
+ * port or a refused connection answers 502 "Could not connect to the
+ * backend sandbox: <id>" (FastAPI style {"detail": ...}). With
+ * --router-token, "Authorization: Bearer <token>" is required (401).
+ * --router-timeout is an idle timeout: no answer head within it gives
+ * 504; a body that stays silent that long is cut (the connection is
+ * closed mid-body, as a proxy read timeout does), while a stream that
+ * keeps sending is not. GET /healthz answers 200.
+ */
+static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
+				      const char *url, const char *method,
+				      const char *version,
+				      const char *upload_data,
+				      size_t *upload_size, void **con_cls)
+{
+	struct req *r = *con_cls;
+	const char *id, *ns, *port, *auth;
+	struct strbuf host = STRBUF_INIT;
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
+	struct runtime *rt;
+	struct obj *sbx;
+	enum MHD_Result ret;
+	int fd = -1, ok = 0, code = 0;
+
+	if (!r->seen) {
+		/* first call: headers only */
+		r->seen = 1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		strbuf_add(&r->body, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/healthz"))
+		return send_detail(c, 200, "ok");
+	if (cfg.router_token) {
+		struct strbuf want = STRBUF_INIT;
+
+		auth = header(c, "Authorization");
+		strbuf_addf(&want, "Bearer %s", cfg.router_token);
+		ok = auth && !strcmp(auth, want.buf);
+		strbuf_release(&want);
+		if (!ok)
+			return send_detail(c, 401, "Unauthorized");
+	}
+	id = header(c, "X-Sandbox-ID");
+	ns = header(c, "X-Sandbox-Namespace");
+	port = header(c, "X-Sandbox-Port");
+	if (!id || !*id)
+		return send_detail(c, 400, "X-Sandbox-ID header is required");
+	pthread_mutex_lock(&S.lock);
+	code = S.router_fail_count > 0 ? S.router_fail_status : 0;
+	if (code)
+		S.router_fail_count--;
+	pthread_mutex_unlock(&S.lock);
+	if (code)
+		return send_detail(c, (unsigned)code,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	if (!ns || !*ns)
+		ns = "default";
+	if (!port || !*port)
+		port = "8888";
+	ok = 0;
+	pthread_mutex_lock(&S.lock);
+	sbx = find_obj(K_SANDBOX, ns, id);
+	rt = sbx ? find_runtime(ns, id) : NULL;
+	if (rt && rt->ready && !strcmp(port, "8888") &&
+	    !runtime_sockaddr(rt, &ss, &ss_len))
+		ok = 1;
+	pthread_mutex_unlock(&S.lock);
+	if (ok)
+		fd = connect_sockaddr(&ss, ss_len);
+	if (fd < 0)
+		return send_detail(c, 502,
+				   "Could not connect to the backend sandbox: "
+				   "%s",
+				   id);
+	if (cfg.router_websocket && header(c, "Upgrade") &&
+	    !strcasecmp(header(c, "Upgrade"), "websocket"))
+		return router_upgrade(c, r, fd, method, id);
+	strbuf_addf(&host, "%s.%s.svc.cluster.local:%s", id, ns, port);
+	ret = forward_request(c, r, fd, method, r->uri, host.buf, id);
+	strbuf_release(&host);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* The pod network (--pod-network-port) */
+
+/*
+ * A plain HTTP forward proxy that plays the cluster's pod network for
+ * a real router run outside (its HTTP_PROXY): a request in absolute
+ * form, "GET http://<podIP>:8888/<path> HTTP/1.1", goes to the runtime
+ * of the sandbox whose Pod has that IP, the one router_handler()
+ * reaches for that sandbox, through forward_request(). Anything else
+ * (not absolute form, an IP no sandbox Pod has, another port, a
+ * runtime not ready) answers 502, as a proxy that cannot connect.
+ */
+static enum MHD_Result pod_network_handler(void *cls, struct MHD_Connection *c,
+					   const char *url, const char *method,
+					   const char *version,
+					   const char *upload_data,
+					   size_t *upload_size, void **con_cls)
+{
+	struct req *r = *con_cls;
+	struct strbuf hostport = STRBUF_INIT, origin = STRBUF_INIT;
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
+	const char *target, *path;
+	enum MHD_Result ret;
+	char *colon;
+	int fd = -1;
+	size_t i;
+
+	if (!r->seen) {
+		r->seen = 1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		strbuf_add(&r->body, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strncasecmp(r->uri, "http://", 7))
+		return send_detail(c, 502,
+				   "pod network: not a proxy request: "
+				   "'%s'",
+				   r->uri);
+	target = r->uri + 7;
+	path = target + strcspn(target, "/?");
+	strbuf_add(&hostport, target, path - target);
+	colon = strrchr(hostport.buf, ':');
+	pthread_mutex_lock(&S.lock);
+	for (i = 0; colon && !strcmp(colon + 1, "8888") && i < S.nr_objs; i++) {
+		struct obj *pod = S.objs[i];
+		const char *ip = json_path_str(pod->body, "status.podIP");
+		struct runtime *rt;
+
+		if (pod->kind != K_POD || !ip ||
+		    strncmp(ip, hostport.buf, colon - hostport.buf) ||
+		    ip[colon - hostport.buf])
+			continue;
+		rt = find_obj(K_SANDBOX, pod->ns, pod->name)
+			     ? find_runtime(pod->ns, pod->name)
+			     : NULL;
+		if (rt && rt->ready && !runtime_sockaddr(rt, &ss, &ss_len))
+			fd = 0; /* connect below, unlocked */
+		break;
+	}
+	pthread_mutex_unlock(&S.lock);
+	if (!fd)
+		fd = connect_sockaddr(&ss, ss_len);
+	if (fd < 0) {
+		ret = send_detail(c, 502, "pod network: cannot connect to %s",
+				  hostport.buf);
+		strbuf_release(&hostport);
+		return ret;
+	}
+	strbuf_addf(&origin, "%s%s", *path == '/' ? "" : "/", path);
+	ret = forward_request(c, r, fd, method, origin.buf, hostport.buf,
+			      hostport.buf);
+	strbuf_release(&hostport);
+	strbuf_release(&origin);
 	return ret;
 }
 
@@ -4136,9 +4256,13 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 			struct sockaddr_in *sin =
 				(struct sockaddr_in *)&t->addr;
 
-			sin->sin_family = AF_INET;
-			sin->sin_port = htons(S.router_port);
-			sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (cfg.router_upstream) {
+				*sin = S.router_upstream;
+			} else {
+				sin->sin_family = AF_INET;
+				sin->sin_port = htons(S.router_port);
+				sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			}
 			t->addr_len = sizeof(*sin);
 		} else {
 			struct runtime *rt = find_runtime(ns, pod_name);
@@ -5014,6 +5138,9 @@ static int write_info_file(const char *scheme)
 			 cfg.release, "stateDir", cfg.state_dir);
 	strbuf_addf(&tmp, "%s://127.0.0.1:%d", scheme, S.api_port);
 	json_object_set_new(info, "url", json_string(tmp.buf));
+	if (S.pod_network_url)
+		json_object_set_new(info, "podNetwork",
+				    json_string(S.pod_network_url));
 	json_dump_into(&body, info);
 	strbuf_addch(&body, '\n');
 	json_decref(info);
@@ -5117,11 +5244,19 @@ int main(int argc, const char **argv)
 			"router idle timeout on backend answers (s)"),
 		OPT_STRING(0, "router-token", &cfg.router_token, "<token>",
 			   "router requires Authorization: Bearer <token>"),
+		OPT_STRING(0, "router-upstream", &cfg.router_upstream,
+			   "<http://127.0.0.1:port>",
+			   "port-forward to the router pod's 8080 reaches "
+			   "this router (e.g. the real one) instead"),
+		OPT_INT(0, "pod-network-port", &cfg.pod_network_port,
+			"serve the pod network, an HTTP forward proxy to "
+			"the pods' IPs, on 127.0.0.1 (0: pick)"),
 		OPT_BOOL(0, "router-websocket", &cfg.router_websocket,
 			 "router passes WebSocket upgrades (as v0.5.2+); "
 			 "default: plain HTTP only, as v0.4.6"),
 		OPT_STRING(0, "info-file", &cfg.info_file, "<path>",
-			   "write {\"url\",\"router\",\"pid\"} once listening"),
+			   "write {\"url\",\"router\",\"pid\",...} once "
+			   "listening"),
 		OPT_STRING(0, "server-version", &cfg.server_version,
 			   "<gitVersion>",
 			   "what GET /version says (default v1.31.0)"),
@@ -5133,11 +5268,12 @@ int main(int argc, const char **argv)
 	struct MHD_OptionItem tls_opts[4] = {
 		{ MHD_OPTION_END, 0, NULL },
 	};
-	struct MHD_Daemon *api = NULL, *router = NULL;
+	struct MHD_Daemon *api = NULL, *router = NULL, *pod_network = NULL;
 	char *pem_cert = NULL, *pem_key = NULL, *pem_ca = NULL;
 	struct strbuf url = STRBUF_INIT;
 	pthread_t controller;
-	int api_fd, router_fd, sig, rc = 1, controller_started = 0;
+	int api_fd, router_fd, pod_network_fd = -1, sig, rc = 1;
+	int controller_started = 0;
 	unsigned flags;
 	sigset_t set;
 	size_t i;
@@ -5147,6 +5283,7 @@ int main(int argc, const char **argv)
 	cfg.watch_window = 1000;
 	cfg.bookmark_ms = 2000;
 	cfg.router_timeout_s = 180;
+	cfg.pod_network_port = -1;
 	cfg.namespace = "default";
 	cfg.server_version = "v1.31.0";
 	cfg.state_dir = "fake-kube-state";
@@ -5177,6 +5314,31 @@ int main(int argc, const char **argv)
 		    "and --ready-delay must be positive");
 	for (i = 0; i < cfg.stuck.nr; i++)
 		strvec_push(&stuck_templates, cfg.stuck.v[i]);
+	if (cfg.router_upstream) {
+		const char *hp = cfg.router_upstream;
+		const char *colon;
+		char ip[INET_ADDRSTRLEN] = "", *end;
+		unsigned long port = 0;
+
+		if (skip_prefix(hp, "http://", &hp) &&
+		    (colon = strchr(hp, ':')) &&
+		    (size_t)(colon - hp) < sizeof(ip)) {
+			memcpy(ip, hp, colon - hp);
+			ip[colon - hp] = '\0';
+			port = strtoul(colon + 1, &end, 10);
+			if (*end && strcmp(end, "/"))
+				port = 0;
+		}
+		S.router_upstream.sin_family = AF_INET;
+		S.router_upstream.sin_port = htons((uint16_t)port);
+		if (!port || port > 65535 ||
+		    inet_pton(AF_INET, ip, &S.router_upstream.sin_addr) != 1)
+			die("bad --router-upstream '%s': want "
+			    "http://<IPv4>:<port>",
+			    cfg.router_upstream);
+	}
+	if (cfg.pod_network_port < -1 || cfg.pod_network_port > 65535)
+		die("bad --pod-network-port %d", cfg.pod_network_port);
 	if (cfg.controller) {
 		char *end;
 		long ready = strtol(cfg.controller, &end, 10), want = -1;
@@ -5254,6 +5416,18 @@ int main(int argc, const char **argv)
 	}
 	strbuf_addf(&url, "http://127.0.0.1:%d", S.router_port);
 	S.router_url = strbuf_detach(&url, NULL);
+	if (cfg.pod_network_port >= 0) {
+		int bound;
+
+		pod_network_fd = listen_tcp(cfg.pod_network_port, &bound);
+		if (pod_network_fd < 0) {
+			close(api_fd);
+			close(router_fd);
+			goto out;
+		}
+		strbuf_addf(&url, "http://127.0.0.1:%d", bound);
+		S.pod_network_url = strbuf_detach(&url, NULL);
+	}
 
 	pthread_mutex_lock(&S.lock);
 	rc = seed_objects();
@@ -5261,6 +5435,8 @@ int main(int argc, const char **argv)
 	if (rc) {
 		close(api_fd);
 		close(router_fd);
+		if (pod_network_fd >= 0)
+			close(pod_network_fd);
 		rc = 1;
 		goto out;
 	}
@@ -5284,6 +5460,8 @@ int main(int argc, const char **argv)
 		error("cannot start the API server");
 		close(api_fd);
 		close(router_fd);
+		if (pod_network_fd >= 0)
+			close(pod_network_fd);
 		goto out;
 	}
 	router = MHD_start_daemon(
@@ -5301,7 +5479,29 @@ int main(int argc, const char **argv)
 	if (!router) {
 		error("cannot start the router server");
 		close(router_fd);
+		if (pod_network_fd >= 0)
+			close(pod_network_fd);
 		goto out;
+	}
+	if (pod_network_fd >= 0) {
+		pod_network = MHD_start_daemon(
+			MHD_USE_INTERNAL_POLLING_THREAD |
+				MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+				MHD_USE_ERROR_LOG,
+			0, NULL, NULL, pod_network_handler, NULL,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+			MHD_OPTION_LISTEN_SOCKET, pod_network_fd,
+			MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
+			MHD_OPTION_NOTIFY_COMPLETED, req_completed, NULL,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
+			MHD_OPTION_CONNECTION_LIMIT, (unsigned int)500,
+			MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+			MHD_OPTION_END);
+		if (!pod_network) {
+			error("cannot start the pod network");
+			close(pod_network_fd);
+			goto out;
+		}
 	}
 	if (pthread_create(&controller, NULL, controller_main, NULL)) {
 		error("cannot start the controller thread");
@@ -5312,6 +5512,8 @@ int main(int argc, const char **argv)
 	printf("fake-kube: listening on %s://127.0.0.1:%d\n",
 	       cfg.insecure_http ? "http" : "https", S.api_port);
 	printf("fake-kube: router on %s\n", S.router_url);
+	if (S.pod_network_url)
+		printf("fake-kube: pod network on %s\n", S.pod_network_url);
 	fflush(stdout);
 	if (cfg.info_file &&
 	    write_info_file(cfg.insecure_http ? "http" : "https") < 0)
@@ -5343,6 +5545,8 @@ out:
 		MHD_stop_daemon(api);
 	if (router)
 		MHD_stop_daemon(router);
+	if (pod_network)
+		MHD_stop_daemon(pod_network);
 	pthread_mutex_lock(&S.lock);
 	for (i = 0; i < S.nr_rts; i++) {
 		if (!S.rts[i]->killed_ms && S.rts[i]->pid > 0) {
@@ -5378,6 +5582,7 @@ out:
 	if (S.state_dirfd >= 0)
 		close(S.state_dirfd);
 	free(S.router_url);
+	free(S.pod_network_url);
 	free(pem_cert);
 	free(pem_key);
 	free(pem_ca);

@@ -1,0 +1,7 @@
+#!/bin/sh
+# t2050 (gosbx cp) with --backend=kube through the upstream
+# sandbox-router v0.4.6 (GOSBX_TEST_UPSTREAM_ROUTER, see t/lib-kube.sh;
+# skipped without it), where t6233 has the imitation.
+GOSBX_TEST_BACKEND=kube
+BACKEND_KUBE_UPSTREAM_ROUTER=t2050
+. "$(dirname "$0")"/t2050-cp.sh
