@@ -3645,18 +3645,19 @@ static enum MHD_Result forward_request(struct MHD_Connection *c, struct req *r,
 	strbuf_addf(&out, "Connection: close\r\nContent-Length: %zu\r\n\r\n",
 		    r->body.len);
 	strbuf_addbuf(&out, &r->body);
-	if (send(fd, out.buf, out.len, MSG_NOSIGNAL) != (ssize_t)out.len) {
-		/* short writes: finish the rest blocking */
-		ssize_t done = 0, n;
+	{
+		/* short writes: go on from where the last one stopped */
+		size_t done = 0;
 
-		while ((size_t)done < out.len) {
-			n = send(fd, out.buf + done, out.len - done,
-				 MSG_NOSIGNAL);
+		while (done < out.len) {
+			ssize_t n = send(fd, out.buf + done, out.len - done,
+					 MSG_NOSIGNAL);
+
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0)
 				break;
-			done += n;
+			done += (size_t)n;
 		}
 	}
 	strbuf_release(&out);
