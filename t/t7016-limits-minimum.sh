@@ -44,8 +44,13 @@ test_expect_success 'gosbx exec: the same, exit status 125' '
 test_expect_success MEMCG,PIDSCG 'at the minimum a sandbox starts and runs' '
 	isolate-run --memory=8m --pids=8 -- sh -c "echo ran" >out &&
 	echo ran >expect &&
-	test_cmp expect out &&
+	test_cmp expect out
+'
+
+# a gosbx-runtime built with a sanitizer needs more than 8 MiB itself
+test_expect_success MEMCG,PIDSCG,NOT_SANITIZED 'at the minimum gosbx exec runs' '
 	gosbx exec --memory=8m --pids=8 -- "echo ran" >out &&
+	echo ran >expect &&
 	test_cmp expect out
 '
 
