@@ -68,11 +68,13 @@ EOF
 upstream_start() {
 	mkdir -p "$TRASH_DIRECTORY/upwork" &&
 	_up_port=$(test_free_port) || return 1
-	python3 -W ignore "$TRASH_DIRECTORY/upstream.py" "$_up_port" \
+	# exec: with test-lib.sh's EXIT trap dash would keep a shell
+	# between us and python, and $! would be that shell
+	(exec python3 -W ignore "$TRASH_DIRECTORY/upstream.py" "$_up_port" \
 		"$TRASH_DIRECTORY/upwork" 2>"$TRASH_DIRECTORY/up.log" \
-		</dev/null >/dev/null 3>&- 4>&- 5>&- &
+		</dev/null >/dev/null 3>&- 4>&- 5>&-) &
 	echo $! >"$TRASH_DIRECTORY/up.pid" &&
+	test_atexit "kill $!" &&
 	echo "http://127.0.0.1:$_up_port" >"$TRASH_DIRECTORY/up.url" &&
 	test_retry 100 0.1 curl -sf -o /dev/null "http://127.0.0.1:$_up_port/"
 }
-test_atexit 'kill $(cat "$TRASH_DIRECTORY/up.pid")'

@@ -151,7 +151,7 @@ test_expect_success 'every runtime request carries the router headers' '
 	name=$(cat name) &&
 	kube_curl "$CLAIMS/$name" >claim.json &&
 	kube_py claim.json "v[\"status\"][\"sandbox\"][\"name\"]" >sandbox &&
-	{ python3 recorder.py & echo $! >recorder.pid; } &&
+	{ (exec python3 recorder.py) & echo $! >recorder.pid; } &&
 	rt_poll 10 test -s recorder.port &&
 	gosbx --api-url="http://127.0.0.1:$(cat recorder.port)" \
 		exec --claim="$name" -- true >out &&
