@@ -9,24 +9,10 @@
 #include <sys/random.h>
 
 #include <curl/curl.h>
-#include <openssl/sha.h>
 
-#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 /* the answer's head, and the body of a refused upgrade that is kept */
 #define WS_MAX_HEAD (64 * 1024)
 #define WS_DEFAULT_TIMEOUT_MS 30000
-
-void ws_accept_key(const char *key, struct strbuf *out)
-{
-	struct strbuf in = STRBUF_INIT;
-	unsigned char sha[SHA_DIGEST_LENGTH];
-
-	strbuf_addstr(&in, key);
-	strbuf_addstr(&in, WS_GUID);
-	SHA1((const unsigned char *)in.buf, in.len, sha);
-	base64_encode_into(out, sha, sizeof(sha));
-	strbuf_release(&in);
-}
 
 static int fill_random(void *buf, size_t len)
 {
