@@ -96,6 +96,13 @@ set -eu
 root=$1
 work=$2
 install -m 0755 "$work/gosbx-runtime" "$root/usr/local/bin/gosbx-runtime"
+# every library the runtime is linked with is in the image (the list
+# above); else stop here, not when the first pod starts
+if chroot "$root" ldd /usr/local/bin/gosbx-runtime | grep "not found"; then
+	echo >&2 "build-debian: gosbx-runtime needs a library the image lacks" \
+		"(add its package to --include)"
+	exit 1
+fi
 echo 'sandbox:x:1000:' >>"$root/etc/group"
 echo 'sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh' >>"$root/etc/passwd"
 echo 'sandbox:!:19000:0:99999:7:::' >>"$root/etc/shadow"
@@ -116,7 +123,7 @@ for s in $SUITES; do
 done
 echo "build-debian: mmdebstrap bookworm with Go $GO"
 mmdebstrap --variant=essential \
-	--include="ca-certificates,libmicrohttpd12,libjansson4,libarchive13,golang-$GO-go,python3,nodejs,tzdata" \
+	--include="ca-certificates,libmicrohttpd12,libjansson4,libwslay1,libssl3,libarchive13,golang-$GO-go,python3,nodejs,tzdata" \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
