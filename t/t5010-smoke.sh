@@ -174,7 +174,7 @@ test_expect_success PYTHON 'a server without run_go_code fails at tools/list' '
 '
 
 test_expect_success PYTHON 'a call that gets no answer in time fails its flow' '
-	test_expect_code_err 1 gosbx smoke --timeout=1s --server="$(fake hang)" >out &&
+	test_expect_code_err 1 gosbx smoke --timeout=5s --server="$(fake hang)" >out &&
 	test_grep "flow .single-file go run. failed: no answer in time" err
 '
 
