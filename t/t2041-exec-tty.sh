@@ -23,18 +23,31 @@ screen_has() {
 	}
 }
 
-# gosbx_gone: no gosbx runs in the pane's shell any more
+# gosbx_gone: no gosbx runs in the pane's shell any more (waits up to 60 s)
 gosbx_gone() {
 	test_retry 600 0.1 sh -c \
-		"! pgrep -P \"\$(tmux -S '$TMUX_SOCK' list-panes -t t -F '#{pane_pid}')\" -x gosbx >/dev/null"
+		"! pgrep -P \"\$(tmux -S '$TMUX_SOCK' list-panes -t t -F '#{pane_pid}')\" -x gosbx >/dev/null" || {
+		echo >&4 "gosbx still runs in the pane:"
+		ps -o pid,ppid,stat,wchan:20,args \
+			--ppid "$(tm list-panes -t t -F "#{pane_pid}")" >&4
+		tm capture-pane -p -t t >&4
+		return 1
+	}
 }
 
 # A local shell in tmux (80x24) whose terminal settings we can compare.
+# tmux runs the command with its default shell's -c, which is the user's
+# login shell: dash there forks rather than execs, so the exec makes the
+# pane's process the shell itself, whichever shell that is (gosbx_gone
+# and the SIGTERM test look for gosbx among its children).
 test_expect_success 'setup: a claim and a tmux session' '
 	{ test_have_prereq URL || gosbx open -q --name=t2041 >/dev/null; } &&
 	tm -f /dev/null new-session -d -s t -x 80 -y 24 \
-		"env PS1=\"local\$ \" sh" &&
-	screen_has "local$"
+		"exec env PS1=\"local\$ \" sh" &&
+	screen_has "local$" &&
+	echo sh >expect.comm &&
+	ps -o comm= -p "$(tm list-panes -t t -F "#{pane_pid}")" >actual.comm &&
+	test_cmp expect.comm actual.comm
 '
 
 test_expect_success 'stty in the sandbox sees a terminal of the local size' '
@@ -83,7 +96,13 @@ test_expect_success 'the exit status comes back; the local terminal is restored'
 
 test_expect_success 'SIGTERM to gosbx restores the terminal too' '
 	tm send-keys -t t "gosbx exec -it --claim=t2041 -- sleep 1000.$$2" Enter &&
-	test_retry 600 0.1 pgrep -f "^sleep 1000.$$2" >/dev/null &&
+	{
+		test_retry 600 0.1 pgrep -f "^sleep 1000.$$2" >/dev/null || {
+			echo >&4 "the sandbox runs no sleep 1000.$$2:"
+			tm capture-pane -p -t t >&4
+			false
+		}
+	} &&
 	pkill -TERM -P "$(tm list-panes -t t -F "#{pane_pid}")" -x gosbx &&
 	gosbx_gone &&
 	rm -f after.stty &&
