@@ -57,7 +57,7 @@ if test -n "$scripts"; then
 				echo "$name: ok ($(grep -c "^ok " "trash/logs/$name.out") tests)"
 			else
 				echo "*** $name: FAILED"
-				grep -v "^ok " "trash/logs/$name.out" | head -60
+				grep -v "^ok " "trash/logs/$name.out" | head -120
 				grep -q "^$name " "$GOSBX_TEST_RESULTS" ||
 					echo "$name 0 1 0 0" >>"$GOSBX_TEST_RESULTS"
 			fi'

@@ -24,7 +24,7 @@ if test -d "$TRASH_DIRECTORY" && test "$(id -u)" = 0; then
 		umount -l "$mnt"
 	done
 fi
-rm -rf "$TRASH_DIRECTORY"
+rm -rf "$TRASH_DIRECTORY" "$TRASH_DIRECTORY.out"
 mkdir -p "$TRASH_DIRECTORY" || exit 1
 
 # Keep the tests away from the user's real state and caches.
@@ -140,10 +140,29 @@ test_have_prereq() {
 	return 0
 }
 
+# Without --verbose a test's output (stdout, stderr and the diagnostics
+# on fd 4) goes to one file per test, beside the trash directory, and a
+# failing test's last lines are printed after its body: a CI log says
+# why, not only which.
+test_output="$TRASH_DIRECTORY.out"
 test_run_() {
-	(
-		eval "$1"
-	) 2>&4 >&3
+	if test -n "$verbose"; then
+		(
+			eval "$1"
+		) 2>&4 >&3
+	else
+		: >"$test_output"
+		(
+			eval "$1"
+		) 3>>"$test_output" 4>>"$test_output" 2>&4 >&3
+	fi
+}
+
+# test_say_output_: the failed test's last 40 lines of output, as comments
+test_say_output_() {
+	test -z "$verbose" && test -s "$test_output" || return 0
+	echo "#	--- its output (the last 40 lines):" >&5
+	tail -n 40 "$test_output" | cut -c1-300 | sed -e 's/^/#	> /' >&5
 }
 
 # test_expect_success [PREREQ] 'title' 'commands'
@@ -169,6 +188,7 @@ test_expect_success() {
 		test_failure=$((test_failure + 1))
 		say "not ok $test_count - $1"
 		echo "$2" | sed -e 's/^/#	/' >&5
+		test_say_output_
 	fi
 }
 
