@@ -261,6 +261,26 @@ static int ws_open(struct interactive *ia)
 	return 0;
 }
 
+/*
+ * poll() our own nr_own descriptors (pfd[0..nr_own-1], room after them
+ * for n more) with the caller's n extra ones appended; the extras get
+ * their revents back (0 when poll() saw nothing or failed).
+ */
+static int poll_with_extra(struct pollfd *pfd, unsigned nr_own,
+			   struct pollfd *extra, unsigned n, int wait_ms)
+{
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		pfd[nr_own + i] = extra[i];
+		pfd[nr_own + i].revents = 0;
+	}
+	r = poll(pfd, nr_own + n, wait_ms);
+	for (unsigned i = 0; i < n; i++)
+		extra[i].revents = r > 0 ? pfd[nr_own + i].revents : 0;
+	return r;
+}
+
 static int ws_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 		   unsigned nr_extra)
 {
@@ -286,15 +306,9 @@ static int ws_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 	if (wslay_event_want_write(ia->ctx) || ia->ws.hold_len)
 		pfd[0].events |= POLLOUT;
 	pfd[0].revents = 0;
-	for (unsigned i = 0; i < n; i++) {
-		pfd[1 + i] = extra[i];
-		pfd[1 + i].revents = 0;
-	}
-	r = poll(pfd, 1 + n, wait_ms);
+	r = poll_with_extra(pfd, 1, extra, n, wait_ms);
 	if (r < 0 && errno != EINTR)
 		return error_errno("poll");
-	for (unsigned i = 0; i < n; i++)
-		extra[i].revents = r > 0 ? pfd[1 + i].revents : 0;
 	if (r > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 	    wslay_event_want_read(ia->ctx) && wslay_event_recv(ia->ctx) &&
 	    !ia->ws.eof)
@@ -593,15 +607,9 @@ static int http_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 	pfd[1].fd = ia->wake[0];
 	pfd[1].events = POLLIN;
 	pfd[1].revents = 0;
-	for (unsigned i = 0; i < n; i++) {
-		pfd[2 + i] = extra[i];
-		pfd[2 + i].revents = 0;
-	}
-	r = poll(pfd, 2 + n, wait_ms);
+	r = poll_with_extra(pfd, 2, extra, n, wait_ms);
 	if (r < 0 && errno != EINTR)
 		return error_errno("poll");
-	for (unsigned i = 0; i < n; i++)
-		extra[i].revents = r > 0 ? pfd[2 + i].revents : 0;
 	if (r > 0 && pfd[1].revents) {
 		char drain[64];
 

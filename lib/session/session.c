@@ -224,6 +224,22 @@ int session_result_head_tail(struct session_result *res)
 	return a || b;
 }
 
+/* The runtime's feature names (GET /, Documentation/gosbx-runtime.txt) */
+static const struct {
+	const char *name;
+	unsigned bit;
+} feature_names[] = {
+	{ "archive", SESSION_FEAT_ARCHIVE },
+	{ "exec-cancel", SESSION_FEAT_EXEC_CANCEL },
+	{ "exec-input", SESSION_FEAT_EXEC_INPUT },
+	{ "exec-interactive", SESSION_FEAT_EXEC_INTERACTIVE },
+	{ "exec-options", SESSION_FEAT_EXEC_OPTIONS },
+	{ "exec-stream", SESSION_FEAT_EXEC_STREAM },
+	{ "files", SESSION_FEAT_FILES },
+	{ "logs", SESSION_FEAT_LOGS },
+	{ "metrics", SESSION_FEAT_METRICS },
+};
+
 static void read_features(struct session *s, json_t *root)
 {
 	json_t *f = json_object_get(root, "features"), *v;
@@ -237,24 +253,9 @@ static void read_features(struct session *s, json_t *root)
 		const char *name = json_string_value(v);
 		if (!name)
 			continue;
-		if (!strcmp(name, "exec-options"))
-			s->features |= SESSION_FEAT_EXEC_OPTIONS;
-		else if (!strcmp(name, "exec-stream"))
-			s->features |= SESSION_FEAT_EXEC_STREAM;
-		else if (!strcmp(name, "archive"))
-			s->features |= SESSION_FEAT_ARCHIVE;
-		else if (!strcmp(name, "metrics"))
-			s->features |= SESSION_FEAT_METRICS;
-		else if (!strcmp(name, "logs"))
-			s->features |= SESSION_FEAT_LOGS;
-		else if (!strcmp(name, "files"))
-			s->features |= SESSION_FEAT_FILES;
-		else if (!strcmp(name, "exec-cancel"))
-			s->features |= SESSION_FEAT_EXEC_CANCEL;
-		else if (!strcmp(name, "exec-interactive"))
-			s->features |= SESSION_FEAT_EXEC_INTERACTIVE;
-		else if (!strcmp(name, "exec-input"))
-			s->features |= SESSION_FEAT_EXEC_INPUT;
+		for (size_t k = 0; k < ARRAY_SIZE(feature_names); k++)
+			if (!strcmp(name, feature_names[k].name))
+				s->features |= feature_names[k].bit;
 	}
 }
 
