@@ -2512,6 +2512,20 @@ static struct runtime *find_runtime(const char *ns, const char *name)
 	return NULL;
 }
 
+/*
+ * Where to reach the ready runtime of Sandbox ns/name (the router and
+ * the pod network both forward there); -1 when there is no such
+ * Sandbox or its runtime is not ready. Call with S.lock held.
+ */
+static int sandbox_runtime_addr(const char *ns, const char *name,
+				struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct runtime *rt =
+		find_obj(K_SANDBOX, ns, name) ? find_runtime(ns, name) : NULL;
+
+	return rt && rt->ready ? runtime_sockaddr(rt, ss, len) : -1;
+}
+
 static void runtime_start(const char *ns, const char *name)
 {
 	struct runtime *rt;
@@ -3755,8 +3769,6 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 	struct strbuf host = STRBUF_INIT;
 	struct sockaddr_storage ss;
 	socklen_t ss_len = 0;
-	struct runtime *rt;
-	struct obj *sbx;
 	enum MHD_Result ret;
 	int fd = -1, ok = 0, code = 0;
 
@@ -3803,10 +3815,8 @@ static enum MHD_Result router_handler(void *cls, struct MHD_Connection *c,
 		port = "8888";
 	ok = 0;
 	pthread_mutex_lock(&S.lock);
-	sbx = find_obj(K_SANDBOX, ns, id);
-	rt = sbx ? find_runtime(ns, id) : NULL;
-	if (rt && rt->ready && !strcmp(port, "8888") &&
-	    !runtime_sockaddr(rt, &ss, &ss_len))
+	if (!strcmp(port, "8888") &&
+	    !sandbox_runtime_addr(ns, id, &ss, &ss_len))
 		ok = 1;
 	pthread_mutex_unlock(&S.lock);
 	if (ok)
@@ -3875,16 +3885,12 @@ static enum MHD_Result pod_network_handler(void *cls, struct MHD_Connection *c,
 	for (i = 0; colon && !strcmp(colon + 1, "8888") && i < S.nr_objs; i++) {
 		struct obj *pod = S.objs[i];
 		const char *ip = json_path_str(pod->body, "status.podIP");
-		struct runtime *rt;
 
 		if (pod->kind != K_POD || !ip ||
 		    strncmp(ip, hostport.buf, colon - hostport.buf) ||
 		    ip[colon - hostport.buf])
 			continue;
-		rt = find_obj(K_SANDBOX, pod->ns, pod->name)
-			     ? find_runtime(pod->ns, pod->name)
-			     : NULL;
-		if (rt && rt->ready && !runtime_sockaddr(rt, &ss, &ss_len))
+		if (!sandbox_runtime_addr(pod->ns, pod->name, &ss, &ss_len))
 			fd = 0; /* connect below, unlocked */
 		break;
 	}
