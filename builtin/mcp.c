@@ -6,6 +6,7 @@
  */
 #include "compat.h"
 #include "builtin.h"
+#include "http-checks.h"
 #include "mcp/mcp.h"
 #include "parse-options.h"
 #include "session/sandbox-limits.h"
@@ -98,19 +99,6 @@ static int parse_tools(const char *list, const struct mcp_toolset **sets,
 		ret = error("--tools names no toolset (expected %s)",
 			    mcp_toolset_names());
 	return ret;
-}
-
-/* the token of --token-file (trimmed) into out; 0 or -1 */
-static int read_token(const char *path, struct strbuf *out)
-{
-	if (strbuf_read_file(out, path, 128) < 0)
-		return error_errno("cannot read token file '%s'", path);
-	strbuf_trim(out);
-	if (!out->len)
-		return error("token file '%s' is empty", path);
-	if (strchr(out->buf, '\n'))
-		return error("token file '%s' holds more than one line", path);
-	return 0;
 }
 
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
@@ -235,7 +223,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		env_token = getenv("GOSBX_MCP_TOKEN");
 		if (token_file) {
 			/* a file that cannot be used: not a usage error */
-			if (read_token(token_file, &token) < 0) {
+			if (http_token_read(token_file, &token) < 0) {
 				strbuf_release(&token);
 				return EXIT_OWN_FAILURE;
 			}

@@ -11,6 +11,7 @@
  * block until the next event, while other connections are served.
  */
 #include "compat.h"
+#include "http-checks.h"
 #include "http-guard.h"
 #include "json.h"
 #include "listen.h"
@@ -288,55 +289,6 @@ static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
 static const char *header(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-/* http(s)://localhost, 127.0.0.1 or [::1], any port */
-static int origin_ok(const char *o)
-{
-	static const char *const hosts[] = { "localhost", "127.0.0.1",
-					     "[::1]" };
-	const char *rest;
-
-	if (!skip_prefix(o, "http://", &rest) &&
-	    !skip_prefix(o, "https://", &rest))
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(hosts); i++) {
-		const char *p;
-
-		if (!skip_prefix(rest, hosts[i], &p))
-			continue;
-		if (*p == '/' && !p[1])
-			return 1;
-		if (!*p)
-			return 1;
-		if (*p != ':' || !p[1])
-			return 0;
-		for (p++; *p; p++)
-			if (*p < '0' || *p > '9')
-				return *p == '/' && !p[1];
-		return 1;
-	}
-	return 0;
-}
-
-static int token_ok(const char *auth, const char *token)
-{
-	size_t n, tn = strlen(token);
-	unsigned diff = 0;
-
-	if (!auth || strncasecmp(auth, "Bearer ", 7))
-		return 0;
-	auth += 7;
-	while (*auth == ' ')
-		auth++;
-	n = strlen(auth);
-	while (n && auth[n - 1] == ' ')
-		n--;
-	/* constant time over the token's length */
-	diff = n != tn;
-	for (size_t i = 0; i < tn; i++)
-		diff |= (unsigned)(token[i] ^ (i < n ? auth[i] : 0));
-	return !diff;
 }
 
 static int conn_fd(struct MHD_Connection *c)
@@ -688,13 +640,13 @@ static void precheck(struct MHD_Connection *c, struct http_server *hs,
 	const char *origin = header(c, "Origin");
 	const char *len = header(c, "Content-Length");
 
-	k->authorized = hs->h->dev ||
-			token_ok(header(c, "Authorization"), hs->h->token);
+	k->authorized = hs->h->dev || http_bearer_ok(header(c, "Authorization"),
+						     hs->h->token);
 	if (strcmp(url, "/mcp")) {
 		k->reject = 404;
 		k->reject_code = MCP_INVALID_REQUEST;
 		k->reject_msg = "Not Found: the MCP endpoint is /mcp";
-	} else if (origin && !origin_ok(origin)) {
+	} else if (origin && !http_origin_local(origin)) {
 		k->reject = 403;
 		k->reject_code = MCP_INVALID_REQUEST;
 		k->reject_msg = "Forbidden: Origin not allowed";
