@@ -220,8 +220,8 @@ int main(int argc, const char **argv)
 				 "(default 5m)",
 				 "GOSBX_OPEN_TIMEOUT"),
 		OPT_STRING(0, "router-token-file", &router_token_file, "<path>",
-			   "bearer token for the router (else "
-			   "$GOSBX_ROUTER_TOKEN)"),
+			   "bearer token for the router (kube) or the "
+			   "runtime (url) (else $GOSBX_ROUTER_TOKEN)"),
 		OPT_END(),
 	};
 	struct cmd_struct *c;

@@ -19,7 +19,7 @@
 struct conn {
 	struct conn *prev, *next; /* the pending list, oldest first */
 	int fd;
-	uint64_t accepted_ms;
+	uint64_t since_ms;     /* accept, or the body's last progress */
 	unsigned char key[16]; /* the client: IPv4/IPv6 address */
 	int pending;	       /* in the list */
 	int shut;	       /* shut down by us */
@@ -140,7 +140,7 @@ static void started(struct http_guard *g, struct MHD_Connection *c,
 	unsigned same = 0;
 
 	e->fd = ci ? ci->connect_fd : -1;
-	e->accepted_ms = monotonic_ms();
+	e->since_ms = monotonic_ms();
 	client_key(c, e->key);
 	*socket_context = e;
 
@@ -207,6 +207,29 @@ void http_guard_trust(struct http_guard *g, struct MHD_Connection *c)
 					  g->o.trusted_timeout_s);
 }
 
+void http_guard_progress(struct http_guard *g, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *e = ci ? ci->socket_context : NULL;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&g->mu);
+	if (e->pending && !e->shut && e != g->tail) {
+		/* to the tail: the list stays in order of since_ms */
+		unlink_locked(g, e);
+		g->live++;
+		e->pending = 1;
+		e->prev = g->tail;
+		g->tail->next = e;
+		g->tail = e;
+	}
+	if (e->pending)
+		e->since_ms = monotonic_ms();
+	pthread_mutex_unlock(&g->mu);
+}
+
 int http_guard_tick(struct http_guard *g)
 {
 	uint64_t now = monotonic_ms();
@@ -215,7 +238,7 @@ int http_guard_tick(struct http_guard *g)
 
 	pthread_mutex_lock(&g->mu);
 	/* accept order: stop at the first one still in time */
-	for (struct conn *e = g->head; e && now - e->accepted_ms >= limit;
+	for (struct conn *e = g->head; e && now - e->since_ms >= limit;
 	     e = e->next) {
 		if (e->shut)
 			continue;

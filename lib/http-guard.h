@@ -14,10 +14,12 @@
  *
  * A connection is "pending" from its accept until the server trusts
  * it: gosbx mcp once a request head carried the bearer token (or at
- * once with --dev), gosbx-runtime (no authentication) once a request
- * head is complete. A pending connection
- *   - has head_timeout_s seconds from its accept to be trusted, however
- *     slowly it sends (a total deadline, not an idle timeout), and an
+ * once with --dev), gosbx-runtime once a whole request (head and body)
+ * has arrived: a client that sends a head and stalls its body is as
+ * idle as one that never sends a head. A pending connection
+ *   - has head_timeout_s seconds from its accept to send its request
+ *     head, however slowly it sends (a total deadline, not an idle
+ *     timeout), and an
  *     idle timeout of head_timeout_s too (MHD_OPTION_CONNECTION_TIMEOUT,
  *     see http_guard_head_timeout());
  *   - counts against max_pending (all clients) and max_pending_per_client
@@ -25,6 +27,11 @@
  *     client): a new connection past either limit makes the server shut
  *     down the oldest pending one (of that client, for its limit), so
  *     idle connections cannot keep a new honest one out.
+ * A body that arrives moves its connection's deadline: each chunk
+ * (http_guard_progress()) gives it head_timeout_s more and makes it the
+ * newest pending connection, so the limits evict the connections that
+ * stalled longest first, and one that stalls for head_timeout_s is shut
+ * down.
  * A trusted connection gets trusted_timeout_s of idle time (the slots
  * the pending limit leaves free are theirs).
  *
@@ -70,6 +77,14 @@ void http_guard_notify(void *cls, struct MHD_Connection *c,
  * trusted_timeout_s. Trusting it again does nothing.
  */
 void http_guard_trust(struct http_guard *g, struct MHD_Connection *c);
+
+/*
+ * A pending connection c made progress (a chunk of its request body
+ * arrived, from the access handler): its head_timeout_s starts again
+ * and it becomes the newest pending connection. Does nothing for a
+ * trusted connection.
+ */
+void http_guard_progress(struct http_guard *g, struct MHD_Connection *c);
 
 /*
  * Shut down the pending connections whose head_timeout_s since accept

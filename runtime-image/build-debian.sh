@@ -80,6 +80,7 @@ CGO_ENABLED=0
 GOFLAGS=-buildvcs=false
 PATH=$SBX_PATH
 SANDBOX_ADDR=:8888
+SANDBOX_ALLOW_HOSTS=*.svc,*.svc.cluster.local
 SANDBOX_WORKDIR=/app"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gosbx-image.XXXXXX")

@@ -22,6 +22,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "exec.h"
+#include "http-checks.h"
 #include "http-guard.h"
 #include "json.h"
 #include "listen.h"
@@ -29,6 +30,7 @@
 #include "parse-options.h"
 #include "runtime.h"
 #include "strbuf.h"
+#include "strvec.h"
 #include "usage.h"
 
 #include <ctype.h>
@@ -55,6 +57,17 @@ static atomic_uint_fast64_t last_activity_ms;
  * instead (thread per connection: the handler runs in this thread).
  */
 static __thread int url_had_nul;
+
+/*
+ * Who else may talk to us (lib/http-checks.h): on a TCP listener any
+ * program of the machine, and through the browser any web page the
+ * user has open. The checks of check_web().
+ */
+static struct {
+	int tcp;		   /* a TCP listener: Host is checked */
+	struct strvec allow_hosts; /* --allow-host, lower case */
+	struct strbuf token;	   /* --token-file; empty: none */
+} web = { 0, STRVEC_INIT, STRBUF_INIT };
 
 /* Percent-decoding of the path (RFC 3986 section 2.1), refusing %00. */
 static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
@@ -85,7 +98,8 @@ static const char *const runtime_usage[] = {
 	"[--shutdown-grace=<duration>]",
 	"              [--idle-timeout=<duration> [--expired-file=<path>] "
 	"[--expired-fd=<n>]] [--heartbeat=<duration>]",
-	"              [--owner-fd=<n>] [--ready-fd=<n>]",
+	"              [--owner-fd=<n>] [--ready-fd=<n>] "
+	"[--allow-host=<names>] [--token-file=<path>]",
 	NULL,
 };
 
@@ -245,6 +259,76 @@ static const char *route_path(const char *url, const char *prefix)
 	return rest;
 }
 
+/*
+ * A body type that a web page can send without a CORS preflight (WHATWG
+ * Fetch: CORS-safelisted Content-Type), or none at all: such a body is
+ * not one of our clients'.
+ */
+static int simple_body_type(const char *ct)
+{
+	return !ct || !*ct || http_content_type_is(ct, "text/plain") ||
+	       http_content_type_is(ct, "application/x-www-form-urlencoded") ||
+	       http_content_type_is(ct, "multipart/form-data");
+}
+
+/*
+ * Refuse what a web page could send (lib/http-checks.h): an Origin not
+ * of this machine, on a TCP listener a Host that is neither an address
+ * nor an allowed name (DNS rebinding), a missing bearer token (with
+ * --token-file), a command body that is not application/json, an
+ * archive or input body of a type a page can send. Returns 0, or the
+ * HTTP status with the message in msg.
+ */
+static unsigned check_web(struct MHD_Connection *c, const struct request *r,
+			  struct strbuf *msg)
+{
+	const char *origin =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	const char *ct =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+	if (origin && !http_origin_local(origin)) {
+		strbuf_addf(msg,
+			    "origin '%.200s' is not allowed: "
+			    "gosbx-runtime takes no requests from web pages",
+			    origin);
+		return 403;
+	}
+	if (web.tcp && !http_host_allowed(host, web.allow_hosts.v)) {
+		strbuf_addf(msg,
+			    "host '%.200s' is not allowed: use an "
+			    "address, or start gosbx-runtime with "
+			    "--allow-host=<name>",
+			    host);
+		return 403;
+	}
+	if (web.token.len &&
+	    !http_bearer_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							"Authorization"),
+			    web.token.buf)) {
+		strbuf_addstr(msg, "unauthorized: Authorization: Bearer "
+				   "<token> is required");
+		return 401;
+	}
+	if ((r->route == R_EXECUTE || r->route == R_EXEC_STREAM) &&
+	    !http_content_type_is(ct, "application/json")) {
+		strbuf_addstr(msg, "Content-Type must be application/json");
+		return 415;
+	}
+	if ((r->route == R_ARCHIVE_IN || r->route == R_EXEC_INPUT) &&
+	    simple_body_type(ct)) {
+		strbuf_addf(msg, "Content-Type must be %s",
+			    r->route == R_ARCHIVE_IN
+				    ? "application/x-tar (or gzip, zstd)"
+				    : "application/octet-stream (stdin) or "
+				      "application/json (control)");
+		return 415;
+	}
+	return 0;
+}
+
 static int wants_spool(enum route route)
 {
 	return route == R_UPLOAD || route == R_ARCHIVE_IN ||
@@ -298,6 +382,41 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 	return MHD_NO;
 }
 
+/*
+ * check_web() on a new request: on a refusal, answer at once (the body,
+ * if any, is never read: libmicrohttpd closes the connection after the
+ * answer) and return 1.
+ */
+static int check_web_or_reply(struct MHD_Connection *c, struct request *r)
+{
+	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
+	unsigned status = check_web(c, r, &msg);
+	struct MHD_Response *resp;
+	size_t len;
+	char *buf;
+
+	if (!status)
+		return 0;
+	r->route = R_NONE;
+	r->refused = 1;
+	strbuf_addstr(&body, "{\"detail\":");
+	json_add_string(&body, msg.buf, msg.len);
+	strbuf_addch(&body, '}');
+	strbuf_release(&msg);
+	buf = strbuf_detach(&body, &len);
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(buf);
+		return 1;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	/* RFC 6750 section 3: the scheme a 401 asks for */
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	reply(c, r, status, resp);
+	return 1;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -306,8 +425,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct request *r = *con_cls;
 
 	if (!r) {
-		/* a request head: no head timeout any more */
-		http_guard_trust(guard, c);
 		r = xcalloc(1, sizeof(*r));
 		r->start_us = monotonic_us();
 		r->url = xstrdup(url);
@@ -324,16 +441,24 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		*con_cls = r;
 		atomic_fetch_add(&inflight, 1);
 		atomic_store(&last_activity_ms, monotonic_ms());
+		if (check_web_or_reply(c, r))
+			return MHD_YES;
 		if (wants_spool(r->route) && upload_begin(c, r) < 0)
 			r->write_failed = 1;
 		if (r->route == R_EXEC_INPUT)
 			exec_input_begin(c, r);
 		return MHD_YES;
 	}
+	if (r->refused) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
+		/* a body that moves keeps its connection (http-guard.h) */
+		http_guard_progress(guard, c);
 		if (r->route == R_EXECUTE || r->route == R_EXEC_STREAM) {
 			if (r->body.len + n > UPSTREAM_JSON_LIMIT)
 				r->too_large = 1;
@@ -346,6 +471,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		}
 		return MHD_YES;
 	}
+	/* a whole request: no head and body deadline any more */
+	http_guard_trust(guard, c);
 	return dispatch(c, r);
 }
 
@@ -491,7 +618,8 @@ int main(int argc, const char **argv)
 {
 	const char *addr = "127.0.0.1:8888", *workdir = "/app", *level = NULL;
 	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
-	const char *expired_file = NULL;
+	const char *expired_file = NULL, *allow_host = NULL;
+	const char *token_file = NULL;
 	int show_version = 0, owner_fd = -1, ready_fd = -1, expired_fd = -1;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
@@ -522,6 +650,16 @@ int main(int argc, const char **argv)
 		OPT_DURATION(0, "heartbeat", &heartbeat_ms,
 			     "/v1/exec: a heartbeat event after this much "
 			     "silence (default 20s)"),
+		OPT_STRING_ENV(0, "allow-host", &allow_host, "<names>",
+			       "on TCP, also answer requests whose Host is "
+			       "one of these names (comma-separated, "
+			       "*.suffix for subdomains); addresses and "
+			       "localhost always",
+			       "SANDBOX_ALLOW_HOSTS"),
+		OPT_STRING_ENV(0, "token-file", &token_file, "<path>",
+			       "require Authorization: Bearer <the token in "
+			       "this file> on every request",
+			       "SANDBOX_TOKEN_FILE"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
@@ -548,6 +686,10 @@ int main(int argc, const char **argv)
 		      level);
 		return 129;
 	}
+	if (allow_host && http_host_list_parse(allow_host, &web.allow_hosts))
+		return 129;
+	if (token_file && http_token_read(token_file, &web.token) < 0)
+		return 1;
 	/* GET /v1/logs: the last MiB of our log lines */
 	log_ring_enable(1 << 20);
 
@@ -620,6 +762,7 @@ int main(int argc, const char **argv)
 		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
 		return 1;
 	}
+	web.tcp = li.ss.ss_family == AF_INET || li.ss.ss_family == AF_INET6;
 	/* 600 s of idle time once a request came, as before */
 	guard = http_guard_new(&(struct http_guard_opts){ 0, 600, 0, 0 });
 	d = MHD_start_daemon(
@@ -696,6 +839,8 @@ int main(int argc, const char **argv)
 	if (li.unix_path)
 		unlink(li.unix_path);
 	listen_info_release(&li);
+	strvec_clear(&web.allow_hosts);
+	strbuf_release(&web.token);
 	free(rt.root);
 	return 0;
 }

@@ -61,6 +61,7 @@ struct request {
 	struct strbuf body;
 	int too_large;
 	int bad_path; /* the path held %00 */
+	int refused;  /* check_web() answered already */
 	/* bodies spooled to a file: upload, archive, PUT */
 	int spool_fd; /* -1 if none */
 	uint64_t spooled;

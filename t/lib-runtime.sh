@@ -196,6 +196,34 @@ rt_curl() {
 		_rt_url=http://localhost
 		;;
 	esac
+	# the body type gosbx sends, unless the caller names one: the
+	# server refuses a body type that a web page can send
+	# (gosbx-runtime(1), WEB PAGES)
+	case " $* " in
+	*[Cc]ontent-[Tt]ype:* | *" -F "* | *" --form "*) ;;
+	*)
+		case "$_rt_path" in
+		/execute | /v1/exec | /v1/exec/*/control)
+			set -- -H "Content-Type: application/json" "$@"
+			;;
+		/v1/exec/*/stdin)
+			set -- -H "Content-Type: application/octet-stream" "$@"
+			;;
+		/v1/archive*)
+			set -- -H "Content-Type: application/x-tar" "$@"
+			;;
+		esac
+		;;
+	esac
+	# a server started with --token-file=<trash>/<name>.token
+	_rt_tok=$TRASH_DIRECTORY/${RT:-rt}.token
+	case " $* " in
+	*Authorization:*) ;;
+	*)
+		test -f "$_rt_tok" &&
+			set -- -H "Authorization: Bearer $(cat "$_rt_tok")" "$@"
+		;;
+	esac
 	curl -sS --path-as-is --max-time "${RT_MAX_TIME:-120}" "$@" \
 		"$_rt_url$_rt_path"
 }

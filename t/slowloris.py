@@ -1,9 +1,11 @@
 # Slowloris against one of gosbx's HTTP servers (t7041):
 #
-#   python3 slowloris.py <host> <port> <honest request file> <n>
+#   python3 slowloris.py <host> <port> <honest request file> <n> [<head>]
 #
-# Opens <n> TCP connections that send nothing, and one that sends a
-# request head one byte a second; while all of them are held, sends the
+# Opens <n> TCP connections that send nothing (or, given <head>, a file
+# holding a whole request head that announces a body: each sends the
+# head and then stalls its body), and one that sends a request head one
+# byte a second; while all of them are held, sends the
 # honest request (the bytes of the file, a whole HTTP/1.1 request with
 # "Connection: close") on a new connection and expects an answer within
 # 8 s (the server's head timeout is 10 s: it must be served while the
@@ -20,6 +22,7 @@ import resource, select, socket, sys, time
 host, port, req_file, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], \
     int(sys.argv[4])
 honest = open(req_file, "rb").read()
+head = open(sys.argv[5], "rb").read() if len(sys.argv) > 5 else b""
 
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 want = n + 64
@@ -57,6 +60,8 @@ for i in range(n):
     s.settimeout(5)
     try:
         s.connect((host, port))
+        if head:
+            s.sendall(head)
     except OSError:
         s.close()
         continue
@@ -66,7 +71,7 @@ print("idle_open %d" % len(idle))
 
 slow = socket.create_connection((host, port), timeout=5)
 slow_start = time.monotonic()
-slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
 slow.setblocking(False)
 
 status = ask(8)

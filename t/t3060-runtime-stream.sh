@@ -175,7 +175,8 @@ test_expect_success 'DELETE /v1/exec/<request id> cancels while the client waits
 		DELETE /v1/exec/t3060-held &&
 	rt_expect 400 DELETE /v1/exec &&
 	rt_expect 400 DELETE /v1/exec/a/b &&
-	rt_expect 404 POST /v1/exec/t3060-held -d x
+	rt_expect 404 POST /v1/exec/t3060-held -d x \
+		-H "Content-Type: application/octet-stream"
 '
 
 test_expect_success 'DELETE /v1/exec/<request id> cancels a plain /execute too' '

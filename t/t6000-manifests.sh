@@ -152,7 +152,8 @@ assert c[\"ports\"] == [{\"name\": \"http\", \"containerPort\": 8888, \"protocol
 assert c[\"readinessProbe\"][\"httpGet\"] == {\"path\": \"/\", \"port\": 8888}
 assert c[\"workingDir\"] == \"/app\"
 env = {e[\"name\"]: e[\"value\"] for e in c[\"env\"]}
-assert env == {\"SANDBOX_ADDR\": \":8888\", \"SANDBOX_WORKDIR\": \"/app\"}
+assert env == {\"SANDBOX_ADDR\": \":8888\", \"SANDBOX_WORKDIR\": \"/app\",
+               \"SANDBOX_ALLOW_HOSTS\": \"*.svc,*.svc.cluster.local\"}
 assert p[\"securityContext\"][\"runAsUser\"] == 1000
 # no API token for code in the sandbox; disk asked for (GKE Autopilot
 # gives 1 GiB otherwise); a readiness probe as tight as upstream\u2019s

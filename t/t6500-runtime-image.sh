@@ -64,6 +64,7 @@ test_expect_success 'the image: user 1000, workdir /app, port 8888, the runtime'
 	podman image inspect --format "{{range .Config.Env}}{{println .}}{{end}}" \
 		"$IMAGE" >env &&
 	for v in SANDBOX_ADDR=:8888 SANDBOX_WORKDIR=/app HOME=/home/sandbox \
+		"SANDBOX_ALLOW_HOSTS=*.svc,*.svc.cluster.local" \
 		GOCACHE=/home/sandbox/.cache/go-build GOTOOLCHAIN=local \
 		CGO_ENABLED=0 GOFLAGS=-buildvcs=false; do
 		grep -qx "$v" env || {

@@ -11,11 +11,12 @@ and keeps serving. gosbx-runtime listens on loopback unless told.'
 
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 
-# slowloris <port> <request file>: run t/slowloris.py, its facts in
-# "facts"; skips (returns 0 with SKIPPED) when the fd limit is too low
+# slowloris <port> <request file> [<head file>]: run t/slowloris.py,
+# its facts in "facts"; skips (returns 0 with SKIPPED) when the fd
+# limit is too low
 slowloris() {
 	python3 "$TEST_DIRECTORY/slowloris.py" 127.0.0.1 "$1" "$2" 1000 \
-		>facts
+		${3:+"$3"} >facts
 	_rc=$?
 	cat facts >&4
 	if test $_rc = 2; then
@@ -33,13 +34,26 @@ fact() {
 test_expect_success 'gosbx-runtime on TCP: served while 1,000 idle connections stand' '
 	rt_start &&
 	port=$(sed "s/.*://" rt.url) &&
-	printf "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >req &&
+	printf "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >req &&
 	slowloris $port req &&
 	test "$(fact honest_status)" = 200 &&
 	test "$(fact idle_closed)" = 1000 &&
 	test "$(fact honest_after)" = 200 &&
 	curl -sf "$(cat rt.url)/" >out &&
 	test_grep "\"status\":\"ok\"" out
+'
+
+test_expect_success 'gosbx-runtime: served while 1,000 connections stall their bodies' '
+	rt_start --name=body &&
+	port=$(sed "s/.*://" body.url) &&
+	printf "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >req &&
+	printf "POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"command\":" >head &&
+	slowloris $port req head &&
+	test "$(fact honest_status)" = 200 &&
+	test "$(fact idle_closed)" = 1000 &&
+	test "$(fact honest_after)" = 200 &&
+	RT=body rt_exec "{\"command\":\"echo still\"}" &&
+	test "$(json_get body stdout)" = still
 '
 
 test_expect_success 'gosbx mcp --http: the token gets through 1,000 idle connections' '

@@ -18,6 +18,9 @@ static int url_open(struct session *s, const struct session_opts *opts)
 	if (!url || !*url)
 		return error("the url backend needs a runtime URL (--url or "
 			     "GOSBX_URL)");
+	/* a runtime started with --token-file (gosbx-runtime(1)) */
+	if (opts->router_token && *opts->router_token)
+		ho.bearer_token = opts->router_token;
 	if (skip_prefix(url, "unix:", &path)) {
 		ho.unix_socket = path;
 		s->http = http_client_new("http://localhost", &ho);

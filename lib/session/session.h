@@ -75,7 +75,8 @@ struct session_opts {
 	const char *gateway; /* reach the router at http://<addr> */
 	const char *api_url; /* reach the router at this URL */
 	/* NULL: a native port-forward to a ready router pod */
-	const char *router_token; /* Authorization: Bearer to the router */
+	const char *router_token; /* Authorization: Bearer to the router
+				   * (kube) or the runtime (url) */
 	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
 	volatile sig_atomic_t *cancel;
 
