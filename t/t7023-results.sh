@@ -101,4 +101,30 @@ c.close()
 	grep "run_go_code: claim=[^ ]* exit=-1 reason=signaled signal=9 duration_ms=[0-9]* cpu_ms=" server.err
 '
 
+# run_go_code: a command that was cut short is an error, whatever the
+# exit status of its shell (issue 17, "results that tell the truth")
+test_expect_success PYTHON 'run_go_code: a timeout is isError even when the shell said 0' '
+	mcp_run "
+c = Client(\"--call-timeout=2s\")
+# the shell exits 0 at once; a process it left holds stdout open
+res, text = err(c.call(\"run_go_code\",
+    command=\"sh -c \\\"exec sleep 7023.5\\\" & echo started\"))
+assert \"  [timed out after 2s]\" in text.splitlines()[0], text
+assert res[\"structuredContent\"][\"reason\"] == \"timeout\", res
+c.close()
+"
+'
+
+test_expect_success PYTHON,MEMLIMIT 'run_go_code: the memory limit names itself' '
+	mcp_run "
+c = Client(\"--memory=256m\")
+res, text = err(c.call(\"run_go_code\",
+    command=\"head -c 600000000 /dev/zero | tail -c 600000000 >/dev/null\"))
+first = text.splitlines()[0]
+assert \"  [out of memory: limit 256 MiB]\" in first, text
+assert res[\"structuredContent\"][\"reason\"] == \"oom\", res
+c.close()
+"
+'
+
 test_done

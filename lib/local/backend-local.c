@@ -627,6 +627,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 		ls->have_handle = 0;
 		goto out;
 	}
+	/* what an out-of-memory result names (session.h) */
+	if (ls->h.limits & ISOLATE_LIMIT_MEMORY)
+		s->memory_limit_bytes = cfg.memory_bytes;
 	isolate_config_release(&cfg);
 	/* theirs now: EOF on the ready pipe means the runtime is gone */
 	close_fds(child_fds, ARRAY_SIZE(child_fds));

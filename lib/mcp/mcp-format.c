@@ -87,6 +87,11 @@ void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
 		mcp_format_duration(out, r->timed_out_ms);
 		strbuf_addch(out, ']');
 	}
+	if (r->oom && r->oom_limit_bytes > 0)
+		strbuf_addf(out, "  [out of memory: limit %" PRId64 " MiB]",
+			    r->oom_limit_bytes >> 20);
+	else if (r->oom)
+		strbuf_addstr(out, "  [out of memory]");
 	if (r->out_truncated && r->err_truncated)
 		strbuf_addstr(out, "  [truncated: stdout, stderr]");
 	else if (r->out_truncated)

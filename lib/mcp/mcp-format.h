@@ -89,6 +89,13 @@ struct mcp_run_text {
 	 * says "  [timed out after <limit>]" right after the duration.
 	 */
 	int64_t timed_out_ms;
+	/*
+	 * The memory limit killed the command (reason "oom"): the header
+	 * says "  [out of memory: limit <N> MiB]", or "  [out of memory]"
+	 * when oom_limit_bytes is 0 (unknown).
+	 */
+	int oom;
+	int64_t oom_limit_bytes;
 };
 
 /*

@@ -468,6 +468,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	text.duration_ms = sr.duration_ms;
 	if (sr.reason && !strcmp(sr.reason, "timeout"))
 		text.timed_out_ms = e.timeout_ms;
+	text.oom = sr.reason && !strcmp(sr.reason, "oom");
+	text.oom_limit_bytes = st->sbx.memory_limit_bytes;
 	/* the seed's head and tail of ALL the output, not of what was kept */
 	session_result_head_tail(&sr);
 	utf8_sanitize_into(&out, sr.out.buf, sr.out.len);
@@ -480,7 +482,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	text.err_len = err.len;
 	strbuf_reset(&res->text);
 	mcp_format_result(&res->text, &text);
-	res->is_error = sr.exit_code != 0;
+	/* a command that was cut short failed, whatever its shell said */
+	res->is_error = sr.exit_code != 0 || text.timed_out_ms > 0 || text.oom;
 	json_decref(res->structured);
 	res->structured = structured(&sr, &out, &err, text.out_truncated,
 				     text.err_truncated);

@@ -114,6 +114,12 @@ struct session {
 	char *server; /* "gosbx-runtime" or "" for upstream servers */
 	int keep;     /* close() disconnects instead of deleting */
 	struct session_keepalive *keepalive; /* see session_keepalive_start */
+	/*
+	 * The memory limit the backend applied to the sandbox, in bytes,
+	 * for results that say what an out-of-memory kill hit; 0: unknown
+	 * (a reattached claim, a template's limit) or none.
+	 */
+	int64_t memory_limit_bytes;
 };
 
 /* One file to write under /app before a command. */
