@@ -35,6 +35,7 @@
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
+#include "utf8.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -606,11 +607,8 @@ static void make_prompt(struct repl *r, struct strbuf *prompt)
 		strbuf_addstr(prompt, "/app");
 		dir = rest;
 	}
-	/* the sandbox names the directory: no control characters */
-	for (; *dir; dir++)
-		strbuf_addch(prompt, (unsigned char)*dir < 0x20 || *dir == 0x7f
-					     ? '?'
-					     : *dir);
+	/* the sandbox names the directory: no C0 or C1 control in it */
+	utf8_escape_into(prompt, dir, strlen(dir), 0);
 	strbuf_addstr(prompt, "$ ");
 }
 

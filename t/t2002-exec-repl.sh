@@ -247,6 +247,21 @@ test_expect_success 'one live shell: cd, variables, functions and sourced files 
 	test_grep "/sub$" log
 '
 
+test_expect_success 'a directory named with C0 and C1 controls shows escaped' '
+	# U+009B (CSI) and ESC in a name the sandbox made: the prompt
+	# must not pass them to the terminal
+	cat >s9c <<-\EOF &&
+	expect t2002:/app$ 
+	send d=$(printf "x\302\233\033y"); mkdir -p "$d"; cd "$d"
+	expect t2002:/app/x\u009b\x1by$ 
+	send cd ..; rmdir "$d"
+	expect t2002:/app$ 
+	send :quit
+	EOF
+	repl s9c &&
+	! grep -q "$(printf "\302\233")" pty.log
+'
+
 test_expect_success 'a syntax error or exit does not lose the REPL' '
 	cat >s10 <<-\EOF &&
 	expect t2002:/app$ 

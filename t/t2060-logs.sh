@@ -43,8 +43,19 @@ test_expect_success LOCAL 'control characters in the log do not reach the termin
 		>>"$XDG_STATE_HOME/gosbx/claims/t2060/runtime.log" &&
 	gosbx logs t2060 >out &&
 	! grep -q "$(printf "\033")" out &&
-	printf "x?]0;owned? y\tz\n" >expect &&
+	printf "x\\\\x1b]0;owned\\\\a y\tz\n" >expect &&
 	grep owned out >last &&
+	test_cmp expect last
+'
+
+test_expect_success LOCAL 'C1 controls and invalid UTF-8 in the log are escaped' '
+	# U+009B (CSI) and U+009D (OSC) as UTF-8, a raw 0x9b byte (CSI on
+	# an 8-bit terminal), and valid text kept as it is
+	printf "c1 \302\2332J \302\2350;t\007 raw \2332J caf\303\251\n" \
+		>>"$XDG_STATE_HOME/gosbx/claims/t2060/runtime.log" &&
+	gosbx logs t2060 >out &&
+	grep "^c1 " out >last &&
+	printf "c1 \\\\u009b2J \\\\u009d0;t\\\\a raw \\\\x9b2J caf\303\251\n" >expect &&
 	test_cmp expect last
 '
 

@@ -860,7 +860,7 @@ static int local_logs(struct session *s, int follow, int fd,
 		      volatile sig_atomic_t *cancel)
 {
 	struct local_state *ls = s->backend;
-	struct strbuf p = STRBUF_INIT;
+	struct strbuf p = STRBUF_INIT, pend = STRBUF_INIT;
 	char buf[65536];
 	int in, ret = 0;
 
@@ -886,12 +886,9 @@ static int local_logs(struct session *s, int follow, int fd,
 			break;
 		}
 		if (n > 0) {
-			for (ssize_t i = 0; i < n; i++)
-				if (((unsigned char)buf[i] < 0x20 &&
-				     buf[i] != '\n' && buf[i] != '\t') ||
-				    buf[i] == 0x7f)
-					buf[i] = '?';
-			if (write_in_full(fd, buf, n) < 0) {
+			/* the sandbox can write into the log: no control */
+			strbuf_add(&pend, buf, (size_t)n);
+			if (session_write_sandbox_text(fd, &pend, 0) < 0) {
 				ret = error_errno("cannot write the log");
 				break;
 			}
@@ -904,6 +901,9 @@ static int local_logs(struct session *s, int follow, int fd,
 		if (cancel && *cancel)
 			break;
 	}
+	if (!ret && pend.len && session_write_sandbox_text(fd, &pend, 1) < 0)
+		ret = error_errno("cannot write the log");
+	strbuf_release(&pend);
 	close(in);
 	return ret;
 }

@@ -1148,12 +1148,7 @@ int session_http_logs(struct session *s, int follow, int fd,
 		json_decref(m);
 		since = (uint64_t)next;
 		/* the sandbox can write into the log: no terminal control */
-		for (size_t i = 0; i < text.len; i++)
-			if (((unsigned char)text.buf[i] < 0x20 &&
-			     text.buf[i] != '\n' && text.buf[i] != '\t') ||
-			    text.buf[i] == 0x7f)
-				text.buf[i] = '?';
-		if (write_in_full(fd, text.buf, text.len) < 0) {
+		if (session_write_sandbox_text(fd, &text, 1) < 0) {
 			ret = error_errno("cannot write the log");
 			break;
 		}
@@ -1163,6 +1158,21 @@ int session_http_logs(struct session *s, int follow, int fd,
 	}
 	strbuf_release(&path);
 	strbuf_release(&text);
+	return ret;
+}
+
+int session_write_sandbox_text(int fd, struct strbuf *pend, int final)
+{
+	struct strbuf esc = STRBUF_INIT;
+	size_t keep = final ? 0 : utf8_incomplete_tail(pend->buf, pend->len);
+	int ret = 0;
+
+	utf8_escape_into(&esc, pend->buf, pend->len - keep,
+			 UTF8_ESCAPE_KEEP_LINES);
+	if (write_in_full(fd, esc.buf, esc.len) < 0)
+		ret = -1;
+	strbuf_remove(pend, 0, pend->len - keep);
+	strbuf_release(&esc);
 	return ret;
 }
 

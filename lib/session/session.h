@@ -246,7 +246,7 @@ int session_logs(struct session *s, int follow, int fd,
  * The logs op of the backends that reach the runtime over HTTP (url,
  * kube): GET /v1/logs of the runtime's `logs` extension
  * (Documentation/gosbx-runtime.txt), the last MiB it logged, written
- * to fd with control characters but newline and tab as '?'; with
+ * to fd through session_write_sandbox_text(); with
  * follow, asked again every 200 ms from where the last answer ended
  * until *cancel is set (cancel may be NULL without follow). Returns 0,
  * or -1 with error(): a runtime without the extension (named), a
@@ -254,6 +254,18 @@ int session_logs(struct session *s, int follow, int fd,
  */
 int session_http_logs(struct session *s, int follow, int fd,
 		      volatile sig_atomic_t *cancel);
+
+/*
+ * Write text that a sandbox could have written (a runtime's log) to fd
+ * so that a terminal shows it and acts on none of it: C0 and C1
+ * controls (CSI, OSC as U+009B, U+009D too), DEL and invalid UTF-8
+ * escaped by utf8_escape_into() (lib/utf8.h), newlines and tabs kept.
+ * pend holds what is not written yet: the caller appends each chunk
+ * to it and calls this; an incomplete UTF-8 sequence at its end waits
+ * for the next chunk unless final. Returns 0, or -1 with errno set
+ * when the write failed.
+ */
+int session_write_sandbox_text(int fd, struct strbuf *pend, int final);
 
 /*
  * Fetch one file of the sandbox (path relative to /app) into out.
