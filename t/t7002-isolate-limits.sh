@@ -41,6 +41,10 @@ gone() {
 	sed "s/.*) //" /proc/$1/stat | grep -q "^[ZX]"
 }
 
+no_sleep_7004() {
+	! pgrep -x -f "sleep 7004" >/dev/null
+}
+
 wait_file() {
 	test_retry 600 0.1 test -e "$1"
 }
@@ -188,9 +192,14 @@ test_expect_success 'another process can kill and clean a sandbox' '
 	kill -0 $child &&
 	isolate-run --kill=st &&
 	test_expect_code 137 wait $pid &&
-	gone $child &&
+	# the kernel ends the rest of a pid namespace after its pid 1,
+	# not before wait returns: wait for that, and say what is left
+	{ test_retry 100 0.1 gone $child ||
+		{ echo >&4 "pid 1 $child still there:" &&
+			cat /proc/$child/stat >&4; false; }; } &&
 	groups_gone st &&
-	! pgrep -x -f "sleep 7004"
+	{ test_retry 100 0.1 no_sleep_7004 ||
+		{ pgrep -a -f "sleep 7004" >&4; false; }; }
 '
 
 test_expect_success 'the sandbox dies with its parent (--die-with-parent)' '
