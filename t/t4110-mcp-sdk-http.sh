@@ -203,8 +203,8 @@ test_expect_success '20 sessions at once, all answered, all cleaned up' '
 	wait_no_claims
 '
 
-# (2026-07-28 requests without a session share one per server, whose
-# sandbox lives until the server stops: after the claim checks)
+# (a 2026-07-28 request without a session has a sandbox of its own,
+# deleted once it is answered: t7033)
 test_expect_success '2026-07-28: the v2 client pinned to it, no session' '
 	http --protocol=2026-07-28 info list \
 		call run_go_code "{\"command\":\"echo modern\"}" >out 2>err &&

@@ -20,6 +20,7 @@
 #include "usage.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <microhttpd.h>
 #include <poll.h>
 #include <sys/random.h>
@@ -42,10 +43,9 @@ struct http_server {
 	struct mcp_server *srv;
 	const struct mcp_http_opts *h;
 	int64_t idle_ms;
-	pthread_mutex_t mu; /* sessions, stateless */
+	pthread_mutex_t mu; /* sessions */
 	struct hsess *sessions;
-	int nr_sessions;
-	struct mcp_session *stateless;
+	int nr_sessions; /* handshake sessions and named stateless ones */
 	atomic_int stopping;
 	struct http_guard *guard; /* pre-authentication limits */
 };
@@ -56,6 +56,7 @@ struct exchange {
 	struct mcp_chan ch;
 	struct http_server *hs;
 	struct mcp_session *s; /* busy reference, dropped at the end */
+	int own_session;       /* s is this exchange's own: ended with it */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	int owed;	   /* final sends still expected */
@@ -173,6 +174,9 @@ static void x_finish(struct exchange *x)
 	if (owed > 0)
 		mcp_session_cancel_chan(x->s, &x->ch);
 	mcp_session_put(x->s);
+	/* a stateless request's state: its sandboxes go with it */
+	if (x->own_session)
+		mcp_session_end(x->s, 0);
 	x->s = NULL;
 	mcp_chan_unref(&x->ch);
 }
@@ -317,16 +321,47 @@ static struct mcp_session *get_session(struct http_server *hs, const char *id)
 	return s;
 }
 
-static struct mcp_session *get_stateless(struct http_server *hs)
+/* a name of MCP_META_SESSION: [A-Za-z0-9._-]{1,64} */
+static int valid_state_name(const char *name)
 {
-	struct mcp_session *s;
+	size_t n = strlen(name);
 
+	if (!n || n > 64)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return 0;
+	return 1;
+}
+
+/*
+ * The state a 2026-07-28 request names (MCP_META_SESSION): the
+ * session whose id is "~<name>", made on first use. NULL when the
+ * session table is full.
+ */
+static struct mcp_session *get_named_state(struct http_server *hs,
+					   const char *name)
+{
+	struct strbuf id = STRBUF_INIT;
+	struct mcp_session *s = NULL;
+
+	strbuf_addf(&id, "~%s", name);
 	pthread_mutex_lock(&hs->mu);
-	if (!hs->stateless)
-		hs->stateless = mcp_session_new(hs->srv, NULL, "stateless", 1);
-	s = hs->stateless;
-	mcp_session_get(s);
+	for (struct hsess *e = hs->sessions; e && !s; e = e->next)
+		if (!strcmp(mcp_session_id(e->s), id.buf))
+			s = e->s;
+	if (!s && hs->nr_sessions < MAX_SESSIONS) {
+		struct hsess *e = xcalloc(1, sizeof(*e));
+
+		s = e->s = mcp_session_new(hs->srv, id.buf, id.buf, 1);
+		e->next = hs->sessions;
+		hs->sessions = e;
+		hs->nr_sessions++;
+	}
+	if (s)
+		mcp_session_get(s);
 	pthread_mutex_unlock(&hs->mu);
+	strbuf_release(&id);
 	return s;
 }
 
@@ -488,7 +523,7 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 	struct mcp_session *s = NULL;
 	struct exchange *x;
 	char new_sid[33] = "", label[9];
-	int is_init = 0, batch;
+	int is_init = 0, batch, own = 0;
 	enum MHD_Result ret;
 	const char *method;
 	json_t *v;
@@ -539,8 +574,30 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 			ret = reply_error(c, 400, MCP_HEADER_MISMATCH, why.buf);
 			goto out;
 		}
-		if (!sid || !(s = get_session(hs, sid)))
-			s = get_stateless(hs);
+		const char *name = mcp_message_meta_string(v, MCP_META_SESSION);
+
+		if (sid && (s = get_session(hs, sid))) {
+			; /* a session the client has */
+		} else if (name && !valid_state_name(name)) {
+			ret = reply_error(
+				c, 400, MCP_INVALID_PARAMS,
+				"Bad Request: _meta \"" MCP_META_SESSION
+				"\" must be 1 to 64 of A-Z a-z 0-9 . _ "
+				"-");
+			goto out;
+		} else if (name) {
+			if (!(s = get_named_state(hs, name))) {
+				ret = reply_error(c, 503, MCP_INTERNAL_ERROR,
+						  "Service Unavailable: too "
+						  "many sessions");
+				goto out;
+			}
+		} else {
+			/* no two clients share state they did not name */
+			s = mcp_session_new(hs->srv, NULL, "stateless", 1);
+			mcp_session_get(s);
+			own = 1;
+		}
 	} else {
 		if (!sid) {
 			ret = reply_error(
@@ -576,6 +633,7 @@ static enum MHD_Result handle_post(struct MHD_Connection *c,
 	}
 
 	x = x_new(hs, s, conn_fd(c));
+	x->own_session = own;
 	if (batch) {
 		x->owed = 1;
 		mcp_handle_batch(s, v, &x->ch);
@@ -764,7 +822,7 @@ static int listen_on(const char *addr, struct strbuf *url)
 static void reap_sessions(struct http_server *hs, int all)
 {
 	uint64_t now = monotonic_ms();
-	struct mcp_session *done[MAX_SESSIONS + 1];
+	struct mcp_session *done[MAX_SESSIONS];
 	int nr = 0;
 
 	pthread_mutex_lock(&hs->mu);
@@ -781,13 +839,6 @@ static void reap_sessions(struct http_server *hs, int all)
 			continue;
 		}
 		p = &e->next;
-	}
-	if (hs->stateless &&
-	    (all || (!mcp_session_busy(hs->stateless) &&
-		     now - mcp_session_last_used(hs->stateless) >=
-			     (uint64_t)hs->idle_ms))) {
-		done[nr++] = hs->stateless;
-		hs->stateless = NULL;
 	}
 	pthread_mutex_unlock(&hs->mu);
 	for (int i = 0; i < nr; i++) {

@@ -31,6 +31,12 @@ const char *mcp_rev_name(int rev);
 #define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 #define MCP_META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+/*
+ * gosbx's own _meta key for 2026-07-28 requests on HTTP: the name of
+ * the state (sandboxes) a stateless client keeps across requests;
+ * without it each request has state of its own (gosbx-mcp(1)).
+ */
+#define MCP_META_SESSION "dev.gosbx/session"
 
 /*
  * Where the answers to messages go: stdout (stdio), one HTTP exchange
@@ -67,9 +73,10 @@ void mcp_chan_unref(struct mcp_chan *ch);
 
 /*
  * A new session of srv; id is the HTTP session id (copied) or NULL
- * for stdio; label as mcp_session_label(). shared: the one session of
- * all 2026-07-28 HTTP traffic (notifications/cancelled is ignored
- * there: its request ids are not unique). Returns a session nobody
+ * for stdio; label as mcp_session_label(). shared: a session of
+ * 2026-07-28 HTTP traffic (one request's, or the named one of
+ * MCP_META_SESSION; notifications/cancelled is ignored there: its
+ * request ids are not unique). Returns a session nobody
  * holds (busy 0).
  */
 struct mcp_session *mcp_session_new(struct mcp_server *srv, const char *id,
@@ -113,6 +120,11 @@ void mcp_handle_batch(struct mcp_session *s, json_t *arr, struct mcp_chan *ch);
 int mcp_message_expects_answer(const json_t *msg);
 /* 1 if msg is a request carrying the 2026-07-28 _meta version key */
 int mcp_message_is_modern(const json_t *msg);
+/*
+ * The string value of key in msg's params._meta, or NULL (no such key,
+ * not a string). Points into msg.
+ */
+const char *mcp_message_meta_string(const json_t *msg, const char *key);
 /* the method of msg or NULL */
 const char *mcp_message_method(const json_t *msg);
 /*

@@ -1160,6 +1160,13 @@ static json_t *msg_meta(const json_t *msg)
 	return json_is_object(meta) ? meta : NULL;
 }
 
+const char *mcp_message_meta_string(const json_t *msg, const char *key)
+{
+	json_t *meta = json_is_object(msg) ? msg_meta(msg) : NULL;
+
+	return meta ? json_string_value(json_object_get(meta, key)) : NULL;
+}
+
 int mcp_message_is_modern(const json_t *msg)
 {
 	json_t *meta = json_is_object(msg) ? msg_meta(msg) : NULL;

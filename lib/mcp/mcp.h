@@ -18,8 +18,9 @@
  * lib/mcp/mcp-tools-jobs.c).
  *
  * An MCP session is one stdio connection, or one HTTP session
- * (Mcp-Session-Id) of a handshake revision; 2026-07-28 traffic on HTTP
- * without a session shares one "stateless" session per server.
+ * (Mcp-Session-Id) of a handshake revision; a 2026-07-28 request on
+ * HTTP without one has a session of its own, ended with the request,
+ * unless it names a state (_meta "dev.gosbx/session", gosbx-mcp(1)).
  * Toolsets keep their per-session state (the lazy sandbox, named
  * sandboxes, jobs) in mcp_session.state[], created on first use and
  * freed when the session ends (client gone, DELETE, SIGTERM).
