@@ -19,7 +19,7 @@ apt-get install -y --no-install-recommends \
 	libcurl4-openssl-dev libwslay-dev libmicrohttpd-dev libjansson-dev \
 	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev libssl-dev \
 	bubblewrap \
-	golang-go python3 $node \
+	golang-go python3 python3-yaml $node \
 	libcmocka-dev curl openssl procps strace iproute2 tmux \
 	clang-format cppcheck \
 	clang libclang-rt-dev \

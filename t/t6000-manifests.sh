@@ -17,10 +17,12 @@ if command -v kubectl >/dev/null 2>&1 &&
 	test_set_prereq KUBECTL
 fi
 
-# render <kustomization dir>: kubectl kustomize, one JSON document a line
+# render <kustomization dir>: kubectl kustomize, the SandboxTemplate as
+# one JSON line (the NetworkPolicy beside it is checked on its own)
 render() {
 	kubectl kustomize "$1" >rendered.yaml &&
-	crd-validate --json rendered.yaml
+	crd-validate --json rendered.yaml >rendered.json &&
+	grep "^{\"apiVersion\":\"extensions.agents.x-k8s.io/[^\"]*\",\"kind\":\"SandboxTemplate\"" rendered.json
 }
 
 test_expect_success 'every manifest parses and has a basic shape' '
@@ -138,6 +140,37 @@ for k in (\"image\", \"ports\", \"env\", \"readinessProbe\",
     assert c.get(k) == bc[k], k
 assert p[\"automountServiceAccountToken\"] is False
 "
+'
+
+# the runtime runs what it is asked: only the router may connect
+test_expect_success KUBECTL,PYTHON 'a NetworkPolicy admits only the router to the runtime' '
+	for k in base overlays/gvisor overlays/gke-gvisor; do
+		kubectl kustomize "$M/$k" >np.yaml &&
+		python3 -c "
+import json, yaml
+docs = [d for d in yaml.safe_load_all(open(\"np.yaml\")) if d]
+nps = [d for d in docs if d[\"kind\"] == \"NetworkPolicy\"]
+assert len(nps) == 1, nps
+np = nps[0]
+assert np[\"apiVersion\"] == \"networking.k8s.io/v1\", np
+s = np[\"spec\"]
+tpl = [d for d in docs if d[\"kind\"] == \"SandboxTemplate\"][0]
+pod = tpl[\"spec\"][\"podTemplate\"][\"metadata\"][\"labels\"]
+# it selects the template pods
+assert all(pod.get(k) == v for k, v in s[\"podSelector\"][\"matchLabels\"].items()), (s, pod)
+assert s[\"podSelector\"][\"matchLabels\"], s
+assert s[\"policyTypes\"] == [\"Ingress\"], s
+(rule,) = s[\"ingress\"]
+assert rule[\"ports\"] == [{\"protocol\": \"TCP\", \"port\": 8888}], rule
+peers = rule[\"from\"]
+# every peer is a sandbox-router pod: no ipBlock, no empty selector
+for p in peers:
+    assert set(p) <= {\"podSelector\", \"namespaceSelector\"}, p
+    assert p[\"podSelector\"] == {\"matchLabels\": {\"app\": \"sandbox-router\"}}, p
+assert {\"podSelector\": {\"matchLabels\": {\"app\": \"sandbox-router\"}}} in peers
+assert any(p.get(\"namespaceSelector\") == {\"matchLabels\": {\"kubernetes.io/metadata.name\": \"agent-sandbox-system\"}} for p in peers)
+" || return 1
+	done
 '
 
 test_expect_success KUBECTL,PYTHON 'the base template runs the runtime as the spec says' '
