@@ -101,6 +101,28 @@ static int parse_tools(const char *list, const struct mcp_toolset **sets,
 	return ret;
 }
 
+/* the backend's check_limits (session.h), with what to do about it */
+static int check_limits(const struct session_opts *o)
+{
+	const struct backend_ops *ops = backend_lookup(o->backend);
+	const char *allow = getenv("GOSBX_ALLOW_NO_LIMITS");
+
+	if (!ops || !ops->check_limits)
+		return 0;
+	if (allow && !strcmp(allow, "1")) {
+		/* the operator's opt-out: the sandboxes warn once, as exec */
+		return 0;
+	}
+	if (!ops->check_limits(o))
+		return 0;
+	return error("gosbx mcp runs an agent's code and will not run it "
+		     "without the limits above: let this user apply them "
+		     "(see 'gosbx doctor'), or say so: --memory=0, --pids=0 "
+		     "or --cpus=0 for the ones it cannot have, or "
+		     "GOSBX_ALLOW_NO_LIMITS=1 to run without every default "
+		     "limit this host cannot apply");
+}
+
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct mcp_options o;
@@ -244,6 +266,16 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 				   "--dev and --token-file need --http");
 	}
 
+	/*
+	 * An agent's code never runs unbounded unless the operator says
+	 * so: every limit a new sandbox gets, the defaults too, must be
+	 * one this host can apply, or given as 0 (issue 17; `gosbx exec`
+	 * only warns).
+	 */
+	if (check_limits(&o.sandbox) < 0) {
+		strbuf_release(&token);
+		return EXIT_OWN_FAILURE;
+	}
 	if (!(srv = mcp_server_new(&o, sets, nr))) {
 		strbuf_release(&token);
 		return EXIT_OWN_FAILURE;

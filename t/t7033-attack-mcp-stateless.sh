@@ -11,6 +11,7 @@ Mcp-Session-Id ~<name> ends it.'
 
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
 test_have_prereq BWRAP || test_skip_all 'bwrap is not installed'
+test_limits_prereq
 
 claims="$XDG_STATE_HOME/gosbx/claims"
 
@@ -100,6 +101,30 @@ test_expect_success 'a malformed state name is refused' '
 	call bad "echo x" "../x y" &&
 	test "$(cat bad.status)" = 400 &&
 	test_grep "dev.gosbx/session" bad.json
+'
+
+# a normal user whose sandboxes cannot have their limits (CI's
+# unprivileged run): an agent's code must not run unbounded unless the
+# operator says so
+test_expect_success NOLIMITS 'gosbx mcp will not start without its limits' '
+	(
+		unset GOSBX_ALLOW_NO_LIMITS &&
+		test_expect_code_err 125 gosbx mcp </dev/null &&
+		test_grep "will not run it without the limits" err &&
+		test_grep "gosbx doctor" err &&
+		test_expect_code_err 125 gosbx mcp --http=127.0.0.1:0 --dev \
+			</dev/null &&
+		test_grep "will not run it without the limits" err &&
+		gosbx mcp --memory=0 --pids=0 --cpus=0 </dev/null 2>err &&
+		GOSBX_ALLOW_NO_LIMITS=1 gosbx mcp </dev/null 2>err
+	)
+'
+
+test_expect_success LIMITS 'gosbx mcp starts where its limits apply' '
+	(
+		unset GOSBX_ALLOW_NO_LIMITS &&
+		gosbx mcp </dev/null 2>err
+	)
 '
 
 test_done

@@ -907,6 +907,25 @@ static int local_logs(struct session *s, int follow, int fd,
 	close(in);
 	return ret;
 }
+/* backend_ops.check_limits: the limits create_claim() would ask for */
+static int local_check_limits(const struct session_opts *o)
+{
+	struct isolate_config cfg;
+	int ret;
+
+	isolate_config_init(&cfg);
+	cfg.memory_bytes = o->memory_bytes < 0 ? 0
+			   : o->memory_bytes   ? o->memory_bytes
+					       : SESSION_DEFAULT_MEMORY;
+	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : SESSION_DEFAULT_PIDS;
+	cfg.cpus = o->cpus < 0	 ? 0
+		   : o->cpus > 0 ? o->cpus
+				 : SESSION_DEFAULT_CPUS;
+	ret = isolate_limits_check(&cfg);
+	isolate_config_release(&cfg);
+	return ret;
+}
+
 static int local_op_delete(const struct session_opts *opts, const char *name);
 static int local_op_keep(const struct session_opts *opts, const char *name);
 static int local_op_delete_all(const struct session_opts *opts,
@@ -924,6 +943,7 @@ const struct backend_ops backend_local = {
 	.touch = local_touch,
 	.exec_hook = local_exec_hook,
 	.logs = local_logs,
+	.check_limits = local_check_limits,
 	.list = local_claims_print,
 	.prune = local_claims_prune,
 	.doctor = doctor_local,

@@ -421,6 +421,23 @@ out:
 	return ret;
 }
 
+int isolate_limits_check(const struct isolate_config *cfg)
+{
+	struct isolate_config c = *cfg; /* read only: nothing released */
+	struct cgroup_host host;
+	struct limit_plan pl;
+	int ret;
+
+	c.memory_explicit = c.memory_bytes > 0;
+	c.pids_explicit = c.pids > 0;
+	c.cpus_explicit = c.cpus > 0;
+	c.default_skipped = NULL;
+	cgroup_host_detect(&host);
+	ret = plan_limits(&c, &host, &pl);
+	cgroup_host_release(&host);
+	return ret;
+}
+
 /* --- the bwrap command line --------------------------------------- */
 
 static void add_root_dir(struct strvec *args, const char *dir)

@@ -257,6 +257,15 @@ void isolate_handle_init(struct isolate_handle *h);
 int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h);
 
 /*
+ * Could isolate_spawn() apply every limit of cfg (memory_bytes, pids,
+ * cpus), the defaults as if they were explicit? Reads the host's
+ * cgroups, changes nothing. Returns 0, or -1 with error("cannot create
+ * sandbox: <why>; use --memory=0 to run without a memory limit") for
+ * the first one that cannot be applied.
+ */
+int isolate_limits_check(const struct isolate_config *cfg);
+
+/*
  * Wait for bwrap (only in the process that spawned it). timeout_ms -1
  * waits forever, 0 polls. Returns 1 with *status (a wait status) when
  * it ended, 0 if still running, -1 with error() on failure.

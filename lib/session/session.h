@@ -466,13 +466,23 @@ struct backend_ops {
 	 * The runtime's request log (gosbx-runtime(1)): write what it
 	 * holds to fd, then with follow keep writing what is added until
 	 * *cancel is set (cancel may be NULL without follow). Control
-	 * characters but newline and tab become '?' (the sandbox can put
-	 * text in the log; it must not drive the reader's terminal).
-	 * 0, or -1 with error(). NULL: the backend cannot show it (see
-	 * session_logs()).
+	 * characters are escaped (session_write_sandbox_text(): the
+	 * sandbox can put text in the log; it must not drive the reader's
+	 * terminal). 0, or -1 with error(). NULL: the backend cannot show
+	 * it (see session_logs()).
 	 */
 	int (*logs)(struct session *s, int follow, int fd,
 		    volatile sig_atomic_t *cancel);
+	/*
+	 * Can a new sandbox of opts get every limit it would get, the
+	 * defaults included, on this host? 0, or -1 with error() naming
+	 * the limit, why not, and the option that runs without it. For
+	 * `gosbx mcp`, which runs an agent's code and must not do so
+	 * unbounded unless the operator says so (DESIGN.md "Backends").
+	 * NULL: the backend's limits are not this host's to check (url;
+	 * kube: the template's).
+	 */
+	int (*check_limits)(const struct session_opts *opts);
 };
 
 extern const struct backend_ops backend_local;
