@@ -240,6 +240,7 @@ void exec_result_release(struct exec_result *res)
 {
 	strbuf_release(&res->out);
 	strbuf_release(&res->err);
+	free(res->held_output);
 	exec_result_init(res);
 }
 
@@ -1746,6 +1747,112 @@ static int check_done(struct exec_proc *p, uint64_t now)
 	return 1;
 }
 
+/* ---- output held by what the command left (wait_delay_ms) ---- */
+
+struct held_copy {
+	int fd[2];  /* stdout, stderr read ends; -1 when closed */
+	int out;    /* the file, or -1: read and drop */
+	off_t left; /* bytes the file may still take */
+};
+
+/* Copy what the left processes write until they close (a thread). */
+static void *held_copy_run(void *arg)
+{
+	struct held_copy *h = arg;
+	char buf[16384];
+
+	while (h->fd[0] >= 0 || h->fd[1] >= 0) {
+		struct pollfd pfd[2] = { { h->fd[0], POLLIN, 0 },
+					 { h->fd[1], POLLIN, 0 } };
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (h->fd[i] < 0 || !pfd[i].revents)
+				continue;
+			n = read(h->fd[i], buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				close_fd(&h->fd[i]);
+				continue;
+			}
+			if (h->out >= 0 && h->left > 0) {
+				size_t k = (size_t)n < (size_t)h->left
+						   ? (size_t)n
+						   : (size_t)h->left;
+
+				if (xwrite(h->out, buf, k) < 0)
+					close_fd(&h->out);
+				else
+					h->left -= (off_t)k;
+			}
+		}
+	}
+	close_fd(&h->fd[0]);
+	close_fd(&h->fd[1]);
+	close_fd(&h->out);
+	free(h);
+	return NULL;
+}
+
+/*
+ * The shell exited wait_delay_ms ago and a process it left still holds
+ * its output: finish without it, and let a thread of our own copy what
+ * it writes later to held_output_path (lib/exec.h).
+ */
+static void hand_off_output(struct exec_proc *p)
+{
+	const struct exec_request *req = p->req;
+	struct held_copy *h = xcalloc(1, sizeof(*h));
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	h->fd[0] = p->fd_out;
+	h->fd[1] = p->fd_err;
+	p->fd_out = p->fd_err = -1;
+	h->out = -1;
+	h->left = EXEC_HELD_OUTPUT_MAX;
+	if (req->held_output_path) {
+		h->out = open(req->held_output_path,
+			      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+				      O_NOFOLLOW,
+			      0644);
+		if (h->out >= 0)
+			p->res.held_output = xstrdup(req->held_output_path);
+	}
+	p->res.output_held = 1;
+	for (int i = 0; i < 2; i++)
+		if (h->fd[i] >= 0)
+			fcntl(h->fd[i], F_SETFL, 0); /* the thread blocks */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (pthread_create(&tid, &attr, held_copy_run, h)) {
+		/* no thread: close them, a later write fails (EPIPE) */
+		close_fd(&h->fd[0]);
+		close_fd(&h->fd[1]);
+		close_fd(&h->out);
+		free(p->res.held_output);
+		p->res.held_output = NULL;
+		free(h);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* the shell ended wait_delay_ms ago and its output is still held */
+static int output_overdue(const struct exec_proc *p, uint64_t now)
+{
+	return p->req->wait_delay_ms > 0 && !p->draining &&
+	       load_int(&p->reaped) && (p->fd_out >= 0 || p->fd_err >= 0) &&
+	       now >= p->reaped_us + (uint64_t)p->req->wait_delay_ms * 1000;
+}
+
 static int poll_ms(uint64_t now, uint64_t until)
 {
 	uint64_t d;
@@ -1797,6 +1904,8 @@ int exec_step(struct exec_proc *p, int wait_ms)
 		p->shim_killed = 1;
 		kill(p->shim, SIGKILL);
 	}
+	if (output_overdue(p, now))
+		hand_off_output(p);
 	if (check_done(p, now))
 		return 0;
 
@@ -1845,6 +1954,12 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	 */
 	if (load_int(&p->reaped) && !p->draining)
 		timeout = min_timeout(timeout, EXEC_ORPHAN_PIPES_POLL_MS);
+	if (load_int(&p->reaped) && !p->draining && p->req->wait_delay_ms > 0)
+		timeout = min_timeout(
+			timeout,
+			poll_ms(now,
+				p->reaped_us + (uint64_t)p->req->wait_delay_ms *
+						       1000));
 	if (p->draining) {
 		uint64_t until = p->drain_end_us;
 
@@ -1880,6 +1995,8 @@ int exec_step(struct exec_proc *p, int wait_ms)
 	now = monotonic_us();
 	if (p->deadline_us && now >= p->deadline_us)
 		exec_cancel(p, "timeout");
+	if (output_overdue(p, now))
+		hand_off_output(p);
 
 	return check_done(p, now) ? 0 : 1;
 }

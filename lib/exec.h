@@ -116,7 +116,24 @@ struct exec_request {
 	 */
 	struct pollfd *poll_extra;
 	unsigned nr_poll_extra;
+	/*
+	 * Once the shell has exited, how long (ms) to wait for its output
+	 * pipes to close; 0: until they close (a process the command left
+	 * running that holds them, e.g. `server &`, then holds the
+	 * command, up to its timeout). After it the command is finished
+	 * with res.output_held set; the processes left keep running below
+	 * their shim (lingering), and what they write later goes to
+	 * held_output_path (created, appended to, at most
+	 * EXEC_HELD_OUTPUT_MAX bytes) or, if that is NULL or cannot be
+	 * opened, nowhere (the pipes are closed: a write fails with EPIPE).
+	 * As Go's exec.Cmd.WaitDelay.
+	 */
+	int64_t wait_delay_ms;
+	const char *held_output_path;
 };
+
+/* What a held output file may grow to (bytes); the rest is dropped. */
+#define EXEC_HELD_OUTPUT_MAX ((off_t)64 << 20)
 
 /*
  * Start the spawner that forks the shims of later commands (see
@@ -160,6 +177,14 @@ struct exec_result {
 	size_t err_total;
 	int out_truncated; /* bytes were dropped from out */
 	int err_truncated;
+	/*
+	 * The shell exited but a process it left still held stdout or
+	 * stderr after wait_delay_ms: its later output goes to
+	 * held_output (a copy of the request's held_output_path; NULL:
+	 * dropped).
+	 */
+	int output_held;
+	char *held_output;
 };
 
 /* empty buffers, exit_code -1, reason NULL, all counters 0 */

@@ -63,6 +63,37 @@ void exec_params_release(struct exec_params *p)
 	free(p->tag);
 	strvec_clear(&p->env);
 	strbuf_release(&p->cwd);
+	strbuf_release(&p->held);
+}
+
+/*
+ * wait_delay_ms (default RUNTIME_WAIT_DELAY_MS; 0 waits for the output
+ * to close) and the file later output of what the command left goes
+ * to: <TMPDIR or /tmp>/gosbx-output-<time>-<n>.log. 0 or the status.
+ */
+static unsigned parse_wait_delay(struct exec_params *p, struct strbuf *err)
+{
+	static unsigned counter;
+	const char *tmp = getenv("TMPDIR");
+	int64_t v;
+	int rc = json_object_int(p->json, "wait_delay_ms", &v);
+
+	if (rc < 0 || (rc > 0 && v < 0)) {
+		strbuf_addstr(err,
+			      "wait_delay_ms must be a non-negative integer");
+		return 400;
+	}
+	/* a terminal's session ends when its output does */
+	p->req.wait_delay_ms = rc > 0	    ? v
+			       : p->req.tty ? 0
+					    : RUNTIME_WAIT_DELAY_MS;
+	if (!tmp || *tmp != '/')
+		tmp = "/tmp";
+	strbuf_addf(&p->held, "%s/gosbx-output-%lld-%u.log", tmp,
+		    (long long)time(NULL),
+		    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+	p->req.held_output_path = p->held.buf;
+	return 0;
 }
 
 /*
@@ -81,6 +112,7 @@ unsigned parse_exec_body(struct request *r, struct exec_params *p,
 	exec_request_init(&p->req);
 	strvec_init(&p->env);
 	strbuf_init(&p->cwd, 0);
+	strbuf_init(&p->held, 0);
 	p->json = NULL;
 	p->tag = NULL;
 	p->input = NULL;
@@ -173,6 +205,9 @@ unsigned parse_exec_body(struct request *r, struct exec_params *p,
 		p->req.stdin_len = json_string_length(stdin_v);
 	}
 	rc = parse_interactive_fields(p, err);
+	if (rc)
+		return rc;
+	rc = parse_wait_delay(p, err);
 	if (rc)
 		return rc;
 
@@ -288,6 +323,14 @@ void add_result_fields(struct strbuf *out, const struct exec_result *res,
 	strbuf_addf(out, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s",
 		    with_truncation && res->out_truncated ? "true" : "false",
 		    with_truncation && res->err_truncated ? "true" : "false");
+	if (res->output_held) {
+		strbuf_addstr(out, ",\"output_held\":true");
+		if (res->held_output) {
+			strbuf_addstr(out, ",\"held_output\":");
+			json_add_string(out, res->held_output,
+					strlen(res->held_output));
+		}
+	}
 }
 
 /* Name the command after the request's X-Request-ID, for cancel. */

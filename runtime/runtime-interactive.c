@@ -666,6 +666,8 @@ static void ws_start(struct ws_sess *s, const char *buf, size_t len)
 		s->p.req.tag = s->p.tag;
 	}
 	s->p.req.stdin_stream = 1;
+	/* a session ends when its output does, as a terminal's */
+	s->p.req.wait_delay_ms = 0;
 	s->p.req.stream_cap = 1; /* everything goes out, keep nothing */
 	s->p.req.on_output = ws_output;
 	s->p.req.data = s;

@@ -19,6 +19,12 @@
 #define UPSTREAM_JSON_LIMIT (1 << 20)	     /* POST /execute body */
 #define UPSTREAM_UPLOAD_LIMIT (256ULL << 20) /* upload, archive, PUT */
 #define UPSTREAM_STREAM_CAP (8 << 20)	     /* per stream */
+/*
+ * After the shell exited, how long a command's output may stay held by
+ * a process it left (`server &`) before the answer goes without it
+ * (exec-options "wait_delay_ms", lib/exec.h), ms
+ */
+#define RUNTIME_WAIT_DELAY_MS 2000
 
 struct runtime {
 	const char *workdir; /* as given */
@@ -98,8 +104,9 @@ struct exec_params {
 	struct strvec env;
 	struct strbuf cwd;
 	int64_t oom_before;
-	char *tag;   /* the request's X-Request-ID, or NULL */
-	void *input; /* runtime-interactive.c: stdin by other requests */
+	struct strbuf held; /* req.held_output_path */
+	char *tag;	    /* the request's X-Request-ID, or NULL */
+	void *input;	    /* runtime-interactive.c: stdin by other requests */
 };
 
 /*

@@ -277,6 +277,31 @@ test_expect_success 'the server logs exec begin and exec done' '
 	test_grep "msg=\"exec begin\" command=\"printf abc; printf de >&2; exit 2\"" rt.log
 '
 
+# exec-options wait_delay_ms: a process the command left that holds its
+# output (`server &`) holds the answer only that long (default 2 s)
+test_expect_success 'wait_delay_ms: a background process does not hold the answer' '
+	rt_exec "{\"command\":\"(echo early; while ! test -e go-t3010; do sleep 0.05; done; echo late-t3010; exec sleep 3010.3) & echo now\",\"wait_delay_ms\":200}" &&
+	json_is body stdout "now
+early" &&
+	json_is body reason exited &&
+	json_is body output_held true &&
+	held=$(json_get body held_output) &&
+	case "$held" in /tmp/gosbx-output-*.log) ;; *) false ;; esac &&
+	touch "$(rt_workdir)/go-t3010" &&
+	rt_poll 100 grep -q late-t3010 "$held" &&
+	rt_wait_process "sleep 3010\.3" &&
+	pkill -f "sleep 3010\.3"
+'
+
+test_expect_success 'wait_delay_ms 0 waits for the output to close; bad values' '
+	rt_exec "{\"command\":\"(sleep 0.5; echo late) & echo now\",\"wait_delay_ms\":0}" &&
+	json_is body stdout "now
+late" &&
+	! grep -q output_held body &&
+	rt_expect_error 400 "wait_delay_ms must be a non-negative integer" \
+		POST /execute --data-binary "{\"command\":\"true\",\"wait_delay_ms\":-1}"
+'
+
 test_expect_success 'the servers stop cleanly, no sanitizer report' '
 	rt_stop_check
 '

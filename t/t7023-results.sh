@@ -105,11 +105,12 @@ c.close()
 # exit status of its shell (issue 17, "results that tell the truth")
 test_expect_success PYTHON 'run_go_code: a timeout is isError even when the shell said 0' '
 	mcp_run "
-c = Client(\"--call-timeout=2s\")
-# the shell exits 0 at once; a process it left holds stdout open
+c = Client(\"--call-timeout=1s\")
+# the shell exits 0 at once; a process it left holds stdout open, and
+# the time limit comes before the runtime gives up waiting for it (2 s)
 res, text = err(c.call(\"run_go_code\",
     command=\"sh -c \\\"exec sleep 7023.5\\\" & echo started\"))
-assert \"  [timed out after 2s]\" in text.splitlines()[0], text
+assert \"  [timed out after 1s]\" in text.splitlines()[0], text
 assert res[\"structuredContent\"][\"reason\"] == \"timeout\", res
 c.close()
 "
@@ -123,6 +124,26 @@ res, text = err(c.call(\"run_go_code\",
 first = text.splitlines()[0]
 assert \"  [out of memory: limit 256 MiB]\" in first, text
 assert res[\"structuredContent\"][\"reason\"] == \"oom\", res
+c.close()
+"
+'
+
+test_expect_success PYTHON 'run_go_code: a background process holding the output does not hold the call' '
+	mcp_run "
+c = Client(\"--call-timeout=60s\")
+# go run server.go & in small: the shell exits, the process it left
+# keeps stdout open, writes later and keeps running
+res, text = ok(c.call(\"run_go_code\",
+    command=\"(sleep 3; echo late-7023; exec sleep 7023.7) & echo now-7023\"))
+first = text.splitlines()[0]
+assert first.startswith(\"exit=0  (\"), text
+assert \"timed out\" not in first, text
+assert \"  [a background process still holds the output; its later output goes to /tmp/gosbx-output-\" in first, text
+assert \"now-7023\" in text, text
+held = first.split(\"goes to \")[1].rstrip(\"]\")
+res, text = ok(c.call(\"run_go_code\",
+    command=\"i=0; until grep -q late-7023 %s; do i=\$((i+1)); test \$i -lt 300 || exit 9; sleep 0.1; done; cat %s; pgrep -f \\\"sleep 7023.7\\\" >/dev/null && echo still-running\" % (held, held)))
+assert \"late-7023\" in text and \"still-running\" in text, text
 c.close()
 "
 '

@@ -92,6 +92,14 @@ void mcp_format_result(struct strbuf *out, const struct mcp_run_text *r)
 			    r->oom_limit_bytes >> 20);
 	else if (r->oom)
 		strbuf_addstr(out, "  [out of memory]");
+	if (r->output_held && r->held_output)
+		strbuf_addf(out,
+			    "  [a background process still holds the output; "
+			    "its later output goes to %s]",
+			    r->held_output);
+	else if (r->output_held)
+		strbuf_addstr(out, "  [a background process still holds the "
+				   "output; its later output is dropped]");
 	if (r->out_truncated && r->err_truncated)
 		strbuf_addstr(out, "  [truncated: stdout, stderr]");
 	else if (r->out_truncated)

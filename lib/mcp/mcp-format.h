@@ -96,6 +96,14 @@ struct mcp_run_text {
 	 */
 	int oom;
 	int64_t oom_limit_bytes;
+	/*
+	 * A process the command left held its output (session.h): the
+	 * header says "  [a background process still holds the output;
+	 * its later output goes to <held_output>]" (or "... is dropped]"
+	 * when held_output is NULL).
+	 */
+	int output_held;
+	const char *held_output;
 };
 
 /*

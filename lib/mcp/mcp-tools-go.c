@@ -470,6 +470,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 		text.timed_out_ms = e.timeout_ms;
 	text.oom = sr.reason && !strcmp(sr.reason, "oom");
 	text.oom_limit_bytes = st->sbx.memory_limit_bytes;
+	text.output_held = sr.output_held;
+	text.held_output = sr.held_output.len ? sr.held_output.buf : NULL;
 	/* the seed's head and tail of ALL the output, not of what was kept */
 	session_result_head_tail(&sr);
 	utf8_sanitize_into(&out, sr.out.buf, sr.out.len);

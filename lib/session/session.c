@@ -52,6 +52,7 @@ void session_result_init(struct session_result *res)
 	strbuf_init(&res->err, 0);
 	strbuf_init(&res->out_tail, 0);
 	strbuf_init(&res->err_tail, 0);
+	strbuf_init(&res->held_output, 0);
 }
 
 void session_result_release(struct session_result *res)
@@ -60,6 +61,7 @@ void session_result_release(struct session_result *res)
 	strbuf_release(&res->err);
 	strbuf_release(&res->out_tail);
 	strbuf_release(&res->err_tail);
+	strbuf_release(&res->held_output);
 }
 
 /* every backend, the default first */
@@ -478,6 +480,15 @@ void session_result_from_json(struct session_result *res, const void *o)
 		res->out_truncated = 1;
 	if (json_object_bool(o, "stderr_truncated", &b) > 0 && b)
 		res->err_truncated = 1;
+	if (json_object_bool(o, "output_held", &b) > 0 && b) {
+		const char *f = json_object_str(o, "held_output");
+
+		res->output_held = 1;
+		strbuf_reset(&res->held_output);
+		/* a path in the sandbox, shown to people: no controls */
+		if (f)
+			utf8_escape_into(&res->held_output, f, strlen(f), 0);
+	}
 }
 
 static int stream_event(struct stream_state *st, const char *line, size_t len)

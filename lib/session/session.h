@@ -169,6 +169,15 @@ struct session_result {
 	size_t err_total;
 	struct strbuf out_tail; /* the last 8,192 to 16,384 bytes received */
 	struct strbuf err_tail;
+	/*
+	 * The shell exited, but a process it left (`server &`) held the
+	 * output past the runtime's wait delay: the result came without
+	 * waiting for it, and what it writes later goes to the sandbox
+	 * file held_output (empty: dropped). The runtime's output_held and
+	 * held_output (gosbx-runtime(1), exec-options).
+	 */
+	int output_held;
+	struct strbuf held_output;
 };
 
 void session_result_init(struct session_result *res);
