@@ -41,7 +41,7 @@ int http_origin_local(const char *o)
 /* the host of a Host value (no port, no trailing dot) into out; 0 or -1 */
 static int host_name(const char *host, char *out, size_t size)
 {
-	const char *end;
+	const char *end, *port;
 	size_t n;
 
 	if (*host == '[') {
@@ -55,6 +55,12 @@ static int host_name(const char *host, char *out, size_t size)
 	}
 	if (!n || n >= size)
 		return -1;
+	/* RFC 9110 section 7.2: Host = uri-host [ ":" port ], port digits */
+	port = host + n;
+	if (*port == ':')
+		for (port++; *port; port++)
+			if (*port < '0' || *port > '9')
+				return -1;
 	memcpy(out, host, n);
 	out[n] = '\0';
 	if (n > 1 && out[n - 1] == '.')

@@ -41,7 +41,7 @@ int http_origin_local(const char *origin);
  * "localhost", or a name that matches an entry of allowed (a NULL
  * terminated list, may be NULL): an exact name, or "*.suffix" for the
  * names below suffix. Names compare case-insensitively, a trailing dot
- * ignored; any ":port" is ignored.
+ * ignored; a ":port" must be digits (and is otherwise ignored).
  */
 int http_host_allowed(const char *host, const char *const *allowed);
 
