@@ -25,11 +25,15 @@
 #include <libgen.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 static const char *const cp_usage[] = {
-	"gosbx cp [-v] <src> <dest>",
+	"gosbx cp [-v] [--max-size=<size>] <src> <dest>",
 	NULL,
 };
+
+/* the most a copy out of a sandbox takes by default: 16 GiB */
+#define CP_DEFAULT_MAX ((int64_t)16 << 30)
 
 static volatile sig_atomic_t got_sigint;
 
@@ -154,8 +158,31 @@ static int copy_in(struct session *s, const char *src, const char *dest,
 	return ret;
 }
 
+/*
+ * What a copy out may take, in archive bytes: max_bytes, and no more
+ * than half of what is free where the stage is (the archive is kept
+ * there while its files are written beside it). *by_space is set when
+ * the free space is the bound.
+ */
+static uint64_t copy_out_bound(const char *stage, uint64_t max_bytes,
+			       int *by_space)
+{
+	struct statvfs vfs;
+	uint64_t room;
+
+	*by_space = 0;
+	if (statvfs(stage, &vfs) < 0)
+		return max_bytes;
+	room = (uint64_t)vfs.f_bavail * vfs.f_frsize / 2;
+	if (room < max_bytes) {
+		*by_space = 1;
+		return room;
+	}
+	return max_bytes;
+}
+
 static int copy_out(struct session *s, const char *rel, const char *dest,
-		    int into)
+		    int into, uint64_t max_bytes)
 {
 	struct strbuf target = STRBUF_INIT, stage = STRBUF_INIT,
 		      err = STRBUF_INIT, from = STRBUF_INIT;
@@ -163,7 +190,8 @@ static int copy_out(struct session *s, const char *rel, const char *dest,
 	struct tar_stats st;
 	struct stat sb;
 	char *real = NULL, *tmp;
-	int fd = -1, ret = -1, rc;
+	int fd = -1, ret = -1, rc, by_space;
+	uint64_t bound;
 
 	if (!*base)
 		base = "app";
@@ -190,10 +218,19 @@ static int copy_out(struct session *s, const char *rel, const char *dest,
 			    stage.buf);
 		goto out_stage;
 	}
-	rc = session_fetch_archive(s, rel, fd, &got_sigint);
+	bound = copy_out_bound(real, max_bytes, &by_space);
+	rc = session_fetch_archive(s, rel, fd, bound, &got_sigint);
 	if (rc) {
 		if (rc > 0)
 			error("cancelled");
+		else if (by_space && !got_sigint)
+			error("'%s' has room for %" PRIu64 " MiB of archive "
+			      "(half of what is free there): not enough for "
+			      "'/app/%s'; nothing was written",
+			      stage.buf, bound >> 20, rel);
+		else if (!got_sigint)
+			error("nothing was written; --max-size=<size> allows a "
+			      "larger copy");
 		goto out_stage;
 	}
 	if (tar_extract_safe(fd, real, NULL, 0, &st, &err) < 0) {
@@ -236,12 +273,16 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session_opts o = { 0 };
 	struct session s;
 	struct strbuf rel = STRBUF_INIT;
-	struct sigaction sa = { 0 }, old;
+	struct sigaction sa = { 0 }, old, old_term, old_hup;
 	char *claim_src = NULL, *claim_dst = NULL;
 	const char *rsrc, *rdst;
 	int verbose = 0, into = 0, ret;
+	int64_t max_size = CP_DEFAULT_MAX;
 	struct option opts[] = {
 		OPT_BOOL('v', "verbose", &verbose, "say what was copied"),
+		OPT_SIZE(0, "max-size", &max_size,
+			 "the most a copy out of a sandbox may write, e.g. "
+			 "100m (default 16g; holes are free)"),
 		OPT_END(),
 	};
 
@@ -289,18 +330,27 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		ret = 1;
 		goto out;
 	}
+	/*
+	 * SIGINT, SIGTERM and SIGHUP stop the transfer and leave no
+	 * staging directory behind; the status then says which (128+N)
+	 */
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
 	if (rsrc)
-		ret = copy_out(&s, rel.buf, argv[1], into);
+		ret = copy_out(&s, rel.buf, argv[1], into,
+			       max_size > 0 ? (uint64_t)max_size : 0);
 	else
 		ret = copy_in(&s, argv[0], rel.buf, into);
 	sigaction(SIGINT, &old, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	if (!ret && verbose)
 		fprintf(stderr, "copied '%s' to '%s'\n", argv[0], argv[1]);
 	session_disconnect(&s);
-	ret = ret ? 1 : 0;
+	ret = got_sigint ? 128 + got_sigint : ret ? 1 : 0;
 out:
 	strbuf_release(&rel);
 	free(claim_src);

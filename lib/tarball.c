@@ -760,6 +760,8 @@ static int extract_archive(struct extract *x, int fd, struct tar_stats *st,
 		disk,
 		ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 			ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+			/* holes stay holes; runs of zeros become holes */
+			ARCHIVE_EXTRACT_SPARSE |
 			(flags & TAR_EXTRACT_TOUCH ? 0 : ARCHIVE_EXTRACT_TIME) |
 			ARCHIVE_EXTRACT_PERM);
 	for (;; i++) {
@@ -1069,10 +1071,116 @@ out:
 	return ret;
 }
 
+/*
+ * The data regions of a file with holes, found with SEEK_DATA and
+ * SEEK_HOLE, as the entry's sparse map (pax GNU.sparse 1.0, which
+ * libarchive writes and every tar reads): a 1 TiB file of holes is a
+ * few blocks of tar, not 1 TiB of zeros. Returns the number of regions
+ * (0: no hole, or the file system cannot say: write it whole), or -1
+ * when it has more than TAR_SPARSE_MAX regions (written whole too: a
+ * map that size is a burden to every reader).
+ */
+#define TAR_SPARSE_MAX 4096
+struct sparse_region {
+	off_t off, len;
+};
+
+static int sparse_regions(int fd, off_t size, struct sparse_region **out)
+{
+	struct sparse_region *r = NULL;
+	size_t nr = 0, alloc = 0;
+	off_t pos = 0, data, hole;
+
+	*out = NULL;
+	hole = lseek(fd, 0, SEEK_HOLE);
+	if (hole < 0 || hole >= size)
+		return 0;
+	while (pos < size) {
+		data = lseek(fd, pos, SEEK_DATA);
+		if (data < 0 || data >= size)
+			break; /* ENXIO: holes up to the end */
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > size)
+			hole = size;
+		if (nr == TAR_SPARSE_MAX) {
+			free(r);
+			return -1;
+		}
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr].off = data;
+		r[nr++].len = hole - data;
+		pos = hole;
+	}
+	/* a last empty region at the end: the size of a file that ends in a
+	 * hole */
+	ALLOC_GROW(r, nr + 1, alloc);
+	r[nr].off = size;
+	r[nr++].len = 0;
+	*out = r;
+	return (int)nr;
+}
+
+/* Write len bytes of fd from off as entry data (archive_write_data). */
+static int copy_region(struct tar_out *o, int fd, off_t off, off_t len,
+		       const char *path)
+{
+	if (lseek(fd, off, SEEK_SET) < 0)
+		return fail(o->err, "cannot read '%s': %s", path,
+			    strerror(errno));
+	while (len > 0) {
+		size_t want = len < TAR_BLOCK ? (size_t)len : TAR_BLOCK;
+		ssize_t n = xread(fd, o->buf, want);
+
+		if (n < 0)
+			return fail(o->err, "cannot read '%s': %s", path,
+				    strerror(errno));
+		if (!n)
+			return 1; /* shrunk: finish_entry pads with zeros */
+		if (archive_write_data(o->a, o->buf, n) < 0)
+			return out_fail(o, path), -1;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * The data of a sparse entry: libarchive's pax writer takes the whole
+ * file's bytes in order and keeps those of the data regions, so a hole
+ * is passed as zeros that it skips (never reads); a static zero block
+ * goes in for it, 1 MiB a call.
+ */
+static int write_sparse(struct tar_out *o, int fd,
+			const struct sparse_region *r, int nr, const char *path)
+{
+	static const char zeros[1 << 20];
+	off_t pos = 0;
+
+	for (int i = 0; i < nr; i++) {
+		int rc;
+
+		while (pos < r[i].off) {
+			off_t gap = r[i].off - pos;
+			size_t k = gap < (off_t)sizeof(zeros) ? (size_t)gap
+							      : sizeof(zeros);
+
+			if (archive_write_data(o->a, zeros, k) < 0)
+				return out_fail(o, path), -1;
+			pos += (off_t)k;
+		}
+		rc = copy_region(o, fd, r[i].off, r[i].len, path);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		pos = r[i].off + r[i].len;
+	}
+	return 0;
+}
+
 static int add_file(struct tar_out *o, int dirfd, const char *name,
 		    const char *path)
 {
 	struct archive_entry *e;
+	struct sparse_region *regions = NULL;
+	int nr_regions;
 	struct stat st;
 	off_t left;
 	int fd, ret = -1;
@@ -1092,11 +1200,23 @@ static int add_file(struct tar_out *o, int dirfd, const char *name,
 	}
 	e = new_entry(o, path, &st, AE_IFREG);
 	archive_entry_set_size(e, st.st_size);
+	nr_regions = sparse_regions(fd, st.st_size, &regions);
+	for (int i = 0; i < nr_regions; i++)
+		archive_entry_sparse_add_entry(e, regions[i].off,
+					       regions[i].len);
 	if (archive_write_header(o->a, e) < ARCHIVE_WARN) {
 		out_fail(o, path);
 		goto out;
 	}
-	for (left = st.st_size; left > 0;) {
+	if (nr_regions > 0) {
+		if (write_sparse(o, fd, regions, nr_regions, path) < 0)
+			goto out;
+		left = 0;
+	} else if (lseek(fd, 0, SEEK_SET) < 0) {
+		fail(o->err, "cannot read '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	for (left = nr_regions > 0 ? 0 : st.st_size; left > 0;) {
 		size_t want = left < TAR_BLOCK ? (size_t)left : TAR_BLOCK;
 		ssize_t n = xread(fd, o->buf, want);
 
@@ -1119,6 +1239,7 @@ static int add_file(struct tar_out *o, int dirfd, const char *name,
 	}
 	ret = 0;
 out:
+	free(regions);
 	close(fd);
 	return ret;
 }

@@ -3,6 +3,7 @@
 # answers some commands with bodies that never end.
 #
 #   python3 hostile-runtime.py <port file> <log file> [--stream]
+#                                                       [--archive]
 #
 # Listens on 127.0.0.1 (a free port, written to <port file>). GET /
 # lists the features exec-options and exec-stream with --stream (so the
@@ -13,18 +14,22 @@
 #   flood-error  500, an error body that never ends
 #   bad-line     200, a /v1/exec line that is not JSON
 #   anything else: an honest answer, stdout "<command>\n", exit 0
-# GET /download/<path> sends a file that never ends.
+# GET /download/<path> sends a file that never ends. With --archive
+# (feature "archive"), GET /v1/archive?path=flood sends a tar entry of a
+# 1 TiB file whose data never ends, and ?path=stall the start of one,
+# then nothing until the client hangs up.
 #
 # "Never ends" is LIMIT bytes (1 GiB): then the connection is closed.
 # Each answer appends "<what> sent=<bytes>" to the log file when it
 # ends, so that a test sees how much the client read before it hung up.
-import json, os, sys, threading
+import io, json, os, sys, tarfile, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LIMIT = 1 << 30
 CHUNK = 1 << 20
 port_file, log_file = sys.argv[1], sys.argv[2]
 stream = "--stream" in sys.argv[3:]
+archive = "--archive" in sys.argv[3:]
 log_lock = threading.Lock()
 
 
@@ -70,8 +75,24 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/":
             feats = ["exec-options", "exec-stream"] if stream else []
+            feats += ["archive"] if archive else []
             self.honest({"status": "ok", "server": "hostile",
                          "features": feats})
+        elif archive and self.path.startswith("/v1/archive?path="):
+            name = self.path.split("=", 1)[1]
+            ti = tarfile.TarInfo(name)
+            ti.size = 1 << 40
+            head = ti.tobuf(format=tarfile.PAX_FORMAT)
+            self.start(200, "application/x-tar")
+            if name == "stall":
+                self.wfile.write(head + b"s" * CHUNK)
+                self.wfile.flush()
+                log("stall sent")
+                self.rfile.read(1)  # until the client hangs up
+                log("stall ended")
+                self.close_connection = True
+            else:
+                self.flood("archive", head, b"\0")
         elif self.path.startswith("/download/"):
             self.start(200, "application/octet-stream")
             self.flood("download", b"", b"d")

@@ -86,6 +86,38 @@ test_expect_success 'a sandbox symlink that leaves the copy is refused, nothing 
 	test_grep ! gosbx-cp out
 '
 
+# a sandbox decides what a copy out writes here: holes stay holes
+test_expect_success 'a 1 TiB file with holes comes out sparse' '
+	sx "rm -f holes && truncate -s 1T holes && printf hello-2050 | dd of=holes bs=1 seek=5000000 conv=notrunc 2>/dev/null" &&
+	gosbx cp --max-size=100m t2050:/app/holes holes &&
+	test "$(stat -c %s holes)" = 1099511627776 &&
+	test "$(du -k holes | cut -f1)" -lt 1024 &&
+	test "$(tail -c +5000001 holes | head -c 10)" = hello-2050 &&
+	rm holes &&
+	sx "rm holes"
+'
+
+test_expect_success 'runs of zeros come out as holes' '
+	sx "head -c 50000000 /dev/zero >zeros && echo end >>zeros" &&
+	gosbx cp t2050:/app/zeros zeros &&
+	test "$(stat -c %s zeros)" = 50000004 &&
+	test "$(du -k zeros | cut -f1)" -lt 1024 &&
+	test "$(tail -c 4 zeros)" = end &&
+	rm zeros &&
+	sx "rm zeros"
+'
+
+test_expect_success '--max-size bounds a copy out; nothing is written past it' '
+	sx "head -c 3000000 /dev/urandom >dense3m" &&
+	test_expect_code_err 1 gosbx cp --max-size=1m t2050:/app/dense3m d3 &&
+	test_grep "is larger than 1048576 bytes" err &&
+	! test -e d3 &&
+	ls -A >out &&
+	test_grep ! gosbx-cp out &&
+	gosbx cp --max-size=10m t2050:/app/dense3m d3 &&
+	test "$(stat -c %s d3)" = 3000000
+'
+
 test_expect_success 'paths outside /app, both or neither remote, missing sources' '
 	test_expect_code_err 1 gosbx cp t2050:/etc/passwd x &&
 	test_grep "outside /app" err &&

@@ -57,6 +57,16 @@ below() {
 	}
 }
 
+# staged <dir>: a .gosbx-cp-* staging directory is in dir
+staged() {
+	ls -A "$1" | grep -q "^\.gosbx-cp-"
+}
+
+# test_must_be_empty_file <file>
+test_must_be_empty_file() {
+	test ! -s "$1" || { cat "$1" >&4; return 1; }
+}
+
 # sent_below <log> <what>: every answer of that kind stopped early
 sent_below() {
 	grep "^$2 sent=" "$1" >sent &&
@@ -102,6 +112,35 @@ test_expect_success 'a /v1/exec line that is no event is an error, not a cancel'
 	test_expect_code_err 125 gosbx --backend=url --url="$(cat st.url)" \
 		exec -- bad-line &&
 	test_grep "the runtime sent a line that is not an event" err
+'
+
+# gosbx cp out of a sandbox: the sandbox decides what is sent
+test_expect_success 'cp: an endless archive stops at --max-size, nothing written' '
+	start_hostile ar --archive &&
+	test_expect_code_err 1 gosbx --backend=url --url="$(cat ar.url)" \
+		cp --max-size=8m x:/app/flood flood-out &&
+	test_grep "is larger than 8388608 bytes" err &&
+	test_grep "max-size" err &&
+	! test -e flood-out &&
+	ls -A >out &&
+	test_grep ! gosbx-cp out &&
+	sent_below ar.log archive
+'
+
+test_expect_success 'cp: SIGTERM mid-transfer leaves no staging directory' '
+	mkdir term &&
+	{
+		gosbx --backend=url --url="$(cat ar.url)" cp x:/app/stall \
+			term/stall-out 2>term.err &
+	} &&
+	pid=$! &&
+	test_retry 300 0.1 grep -q "stall sent" ar.log &&
+	test_retry 300 0.1 staged term &&
+	kill -TERM $pid &&
+	test_expect_code 143 wait $pid &&
+	ls -A term >out &&
+	test_must_be_empty_file out &&
+	test_retry 300 0.1 grep -q "stall ended" ar.log
 '
 
 test_expect_success 'an endless error body: its start is the message' '

@@ -43,6 +43,7 @@
 	X(archive_entry_set_symlink)                                           \
 	X(archive_entry_set_uid)                                               \
 	X(archive_entry_size)                                                  \
+	X(archive_entry_sparse_add_entry)                                      \
 	X(archive_entry_symlink)                                               \
 	X(archive_entry_uid)                                                   \
 	X(archive_entry_uname)                                                 \
@@ -211,6 +212,9 @@ SHIM_VOID(archive_entry_set_symlink, (struct archive_entry *e, const char *l),
 SHIM_VOID(archive_entry_set_uid, (struct archive_entry *e, la_int64_t u),
 	  (e, u))
 SHIM(la_int64_t, archive_entry_size, (struct archive_entry *e), (e), 0)
+SHIM_VOID(archive_entry_sparse_add_entry,
+	  (struct archive_entry *e, la_int64_t off, la_int64_t len),
+	  (e, off, len))
 SHIM(const char *, archive_entry_symlink, (struct archive_entry *e), (e),
      NULL)
 SHIM(la_int64_t, archive_entry_uid, (struct archive_entry *e), (e), 0)

@@ -1065,17 +1065,31 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 	return ret;
 }
 
+struct fd_sink {
+	int fd;
+	uint64_t written, max; /* bytes; max 0: no bound */
+	int over;
+};
+
 static int fd_write(const char *buf, size_t len, void *data)
 {
-	return write_in_full(*(int *)data, buf, len) < 0 ? -1 : 0;
+	struct fd_sink *k = data;
+
+	if (k->max && len > k->max - k->written) {
+		k->over = 1;
+		return -1;
+	}
+	k->written += len;
+	return write_in_full(k->fd, buf, len) < 0 ? -1 : 0;
 }
 
 int session_fetch_archive(struct session *s, const char *path, int fd,
-			  volatile sig_atomic_t *cancel)
+			  uint64_t max_bytes, volatile sig_atomic_t *cancel)
 {
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	struct strbuf query = STRBUF_INIT;
+	struct fd_sink sink = { fd, 0, max_bytes, 0 };
 	int ret = 0, rc;
 
 	if (!(s->features & SESSION_FEAT_ARCHIVE))
@@ -1089,11 +1103,15 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 	req.path = "/v1/archive";
 	req.query = query.buf;
 	req.on_data = fd_write;
-	req.on_data_arg = &fd;
+	req.on_data_arg = &sink;
 	req.cancel = cancel;
 	rc = http_request(s->http, &req, &resp);
 	if (rc == HTTP_ABORTED && cancel && *cancel) {
 		ret = 1;
+	} else if (rc == HTTP_ABORTED && sink.over) {
+		ret = error("the archive of '%s' is larger than %" PRIu64
+			    " bytes",
+			    path && *path ? path : ".", max_bytes);
 	} else if (rc == HTTP_ABORTED) {
 		ret = error_errno("cannot write the archive of '%s'", path);
 	} else if (rc < 0) {

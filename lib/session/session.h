@@ -235,13 +235,16 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
  * Stream a tar of path (a file or a tree, relative to /app; "" or "."
  * is /app) from the sandbox into fd, as it arrives (GET /v1/archive,
  * extension `archive`; entry names are relative to /app, symlinks kept
- * as symlinks, modes & 0777 and mtimes kept). cancel as in struct
- * http_req (may be NULL). Returns 0, 1 when cancelled, or -1 with
- * error(): no `archive` extension ("the runtime of claim 'x' cannot
- * send archives"), a bad or missing path, a write to fd failing.
+ * as symlinks, modes & 0777 and mtimes kept; files with holes as pax
+ * sparse entries). cancel as in struct http_req (may be NULL).
+ * max_bytes: the most archive bytes to take (0: no bound); a longer
+ * archive stops the transfer there. Returns 0, 1 when cancelled, or -1
+ * with error(): no `archive` extension ("the runtime of claim 'x'
+ * cannot send archives"), a bad or missing path, a write to fd
+ * failing, an archive over max_bytes ("... is larger than N bytes").
  */
 int session_fetch_archive(struct session *s, const char *path, int fd,
-			  volatile sig_atomic_t *cancel);
+			  uint64_t max_bytes, volatile sig_atomic_t *cancel);
 
 /*
  * `gosbx logs`: the runtime's request log of the claim through the
