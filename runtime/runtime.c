@@ -502,6 +502,20 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	atomic_fetch_sub(&inflight, 1);
 }
 
+/*
+ * As pid 1 of the sandbox's pid namespace (the local backend, a pod's
+ * container), a signal whose sender has a pid here came from code in
+ * the sandbox (`kill -TERM 1`): the sandbox would end itself and every
+ * file of it with the owner's session. Whoever owns us signals from
+ * outside the namespace (the kernel gives such a sender pid 0: gosbx,
+ * the kubelet), or closes --owner-fd. Not pid 1: anyone who may signal
+ * us is trusted.
+ */
+static int from_sandbox(const struct signalfd_siginfo *si)
+{
+	return getpid() == 1 && si->ssi_pid != 0;
+}
+
 /* SIGABRT handler of pid 1 (see main): end as abort() would. */
 static void exit_on_abort(int sig)
 {
@@ -803,8 +817,22 @@ int main(int argc, const char **argv)
 		if (r > 0 && pfd[0].revents &&
 		    read(sfd, &si, sizeof(si)) == sizeof(si) &&
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
-			log_msg(LOG_INFO, "shutting down", "signal",
-				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			const char *name =
+				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
+
+			if (from_sandbox(&si)) {
+				struct log_line l;
+
+				if (log_begin(&l, LOG_WARN,
+					      "ignoring a signal from the "
+					      "sandbox")) {
+					log_str(&l, "signal", name);
+					log_int(&l, "pid", si.ssi_pid);
+					log_end(&l);
+				}
+				continue;
+			}
+			log_msg(LOG_INFO, "shutting down", "signal", name);
 			break;
 		}
 		if (r > 0 && owner_fd >= 0 && pfd[1].revents) {

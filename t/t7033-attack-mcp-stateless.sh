@@ -6,7 +6,7 @@ of its own (deleted once answered): client B cannot read what client A
 wrote, and one client killing its sandbox'"'"'s runtime (kill -TERM 1)
 breaks nobody else. A client keeps state by naming it in _meta
 "dev.gosbx/session"; other names do not see it, and DELETE with
-Mcp-Session-Id ~<name> ends it.'
+Mcp-Session-Id ~<name> ends it. kill -TERM 1 in a sandbox ends nothing.'
 . "$(dirname "$0")"/test-lib.sh
 
 test_have_prereq PYTHON || test_skip_all 'python3 is not installed'
@@ -85,6 +85,14 @@ test_expect_success 'a named state is kept, and only for its name' '
 	test_grep ! kept-7033 n3 &&
 	call n4 "cat /app/n.txt" &&
 	test_grep ! kept-7033 n4
+'
+
+test_expect_success 'kill -TERM 1 in a sandbox ends neither it nor its files' '
+	call t1 "echo survives-7033 >/app/s.txt; kill -TERM 1; kill -INT 1; echo sent" a-7033-x1 &&
+	test_grep sent t1 &&
+	call t2 "cat /app/s.txt" a-7033-x1 &&
+	test "$(cat t2.status)" = 200 &&
+	test_grep survives-7033 t2
 '
 
 test_expect_success 'DELETE ~<name> ends a named state and its sandbox' '
