@@ -148,4 +148,29 @@ c.close()
 "
 '
 
+# a sandbox that died under its owner: the next call says so first
+test_expect_success PYTHON 'run_go_code: a dead sandbox is replaced, with a death certificate' '
+	: >server.err &&
+	mcp_run "
+import os, re, signal, time
+c = Client()
+res, text = ok(c.call(\"run_go_code\", command=\"echo kept >/app/k.txt\"))
+claim = re.search(r\"sandbox open: claim=(\\S+)\", open(\"server.err\").read()).group(1)
+meta = open(os.path.join(\"$claims\", claim, \"meta\")).read()
+pid = int(re.search(r\"^child-pid (\\d+)\", meta, re.M).group(1))
+os.kill(pid, signal.SIGKILL)
+res, text = c.call(\"run_go_code\", command=\"cat /app/k.txt; echo new-sandbox\")
+first = text.splitlines()[0]
+assert first.startswith(\"[sandbox %r died: \" % claim), text
+assert \"killed by signal 9\" in first and \"its files are gone\" in first, text
+assert \"new-sandbox\" in text and \"kept\" not in text.split(\"stdout\")[-1], text
+new = re.search(r\"new sandbox .([a-z0-9-]+).\", first).group(1)
+assert new != claim, text
+res, text = ok(c.call(\"run_go_code\", command=\"echo again\"))
+assert text.startswith(\"exit=0\"), text
+c.close()
+" &&
+	grep "died: its runtime was killed by signal 9" server.err
+'
+
 test_done

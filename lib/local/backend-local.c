@@ -35,6 +35,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <time.h>
 
@@ -51,6 +52,7 @@ struct local_state {
 	int lock_fd;	   /* run/owner, locked while we own it, or -1 */
 	struct isolate_handle h;
 	int have_handle;
+	int spawned; /* h.pid is our child (create_claim()), not reattached */
 	uint64_t oom_before;
 };
 
@@ -627,6 +629,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 		ls->have_handle = 0;
 		goto out;
 	}
+	ls->spawned = 1;
 	/* what an out-of-memory result names (session.h) */
 	if (ls->h.limits & ISOLATE_LIMIT_MEMORY)
 		s->memory_limit_bytes = cfg.memory_bytes;
@@ -907,6 +910,46 @@ static int local_logs(struct session *s, int follow, int fd,
 	close(in);
 	return ret;
 }
+/* backend_ops.gone: the sandbox's pid 1 ended; say how */
+static int local_gone(struct session *s, struct strbuf *why)
+{
+	struct local_state *ls = s->backend;
+	struct strbuf p = STRBUF_INIT, end = STRBUF_INIT;
+	uint64_t ooms = 0;
+	int status = 0, reaped;
+
+	if (!ls || !ls->have_handle)
+		return 0;
+	/*
+	 * A request failed: bwrap may take a moment to follow its pid 1
+	 * (ours to wait for when we spawned it; else it must be gone)
+	 */
+	reaped = ls->spawned && isolate_wait(&ls->h, 500, &status) == 1;
+	if (!reaped && isolate_alive(&ls->h))
+		return 0;
+	strbuf_addf(&p, "%s/run/end", ls->dir.buf);
+	if (strbuf_read_file(&end, p.buf, 64) >= 0 &&
+	    starts_with(end.buf, "expired")) {
+		strbuf_addstr(why, "it expired after being idle for its TTL");
+	} else if (reaped && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
+		/* bwrap passes on its pid 1's death by signal as 128+N */
+		int sig = WEXITSTATUS(status) - 128;
+
+		strbuf_addf(why, "its runtime was killed by signal %d (%s)",
+			    sig, strsignal(sig));
+	} else if (reaped && WIFSIGNALED(status)) {
+		strbuf_addf(why, "it was killed by signal %d (%s)",
+			    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else {
+		strbuf_addstr(why, "its runtime exited");
+	}
+	if (!isolate_oom_kills(&ls->h, &ooms) && ooms > ls->oom_before)
+		strbuf_addstr(why, " after the memory limit was hit");
+	strbuf_release(&p);
+	strbuf_release(&end);
+	return 1;
+}
+
 /* backend_ops.check_limits: the limits create_claim() would ask for */
 static int local_check_limits(const struct session_opts *o)
 {
@@ -944,6 +987,7 @@ const struct backend_ops backend_local = {
 	.exec_hook = local_exec_hook,
 	.logs = local_logs,
 	.check_limits = local_check_limits,
+	.gone = local_gone,
 	.list = local_claims_print,
 	.prune = local_claims_prune,
 	.doctor = doctor_local,

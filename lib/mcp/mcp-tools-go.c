@@ -355,6 +355,50 @@ static int open_sandbox(struct mcp_session *s, struct go_state *st,
 	return 0;
 }
 
+/*
+ * After a failed command: when the backend says the sandbox is gone
+ * (session_gone()), delete what is left of it and open a new one, with
+ * a death certificate in died ("[sandbox 'x' died: <why>; its files
+ * are gone: this call ran in a new sandbox 'y']\n") for the result.
+ * Returns 0 (died empty: the sandbox lives, the failure stands), or -1
+ * with res set when no new sandbox could be opened.
+ */
+static int reopen_dead(struct mcp_session *s, struct go_state *st,
+		       struct strbuf *died, struct mcp_result *res)
+{
+	struct strbuf why = STRBUF_INIT;
+	char *old;
+
+	if (!session_gone(&st->sbx, &why)) {
+		strbuf_release(&why);
+		return 0;
+	}
+	old = xstrdup(st->sbx.claim ? st->sbx.claim : "");
+	mcp_log_stderr("sandbox %s died: %s; opening a new one", old, why.buf);
+	st->sbx.keep = 0;
+	session_close(&st->sbx);
+	st->open = 0;
+	if (open_sandbox(s, st, res) < 0) {
+		struct strbuf cert = STRBUF_INIT;
+
+		strbuf_addf(&cert,
+			    "sandbox '%s' died: %s; its files are gone. ", old,
+			    why.buf);
+		strbuf_insert(&res->text, 0, cert.buf, cert.len);
+		strbuf_release(&cert);
+		free(old);
+		strbuf_release(&why);
+		return -1;
+	}
+	strbuf_addf(died,
+		    "[sandbox '%s' died: %s; its files are gone: this call "
+		    "ran in a new sandbox '%s']\n",
+		    old, why.buf, st->sbx.claim);
+	free(old);
+	strbuf_release(&why);
+	return 0;
+}
+
 static json_t *structured(const struct session_result *sr,
 			  const struct strbuf *out, const struct strbuf *err,
 			  int out_trunc, int err_trunc)
@@ -407,6 +451,7 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	struct progress p = { 0 };
 	struct mcp_run_text text = { 0 };
 	struct go_state *st;
+	struct strbuf died = STRBUF_INIT;
 	int ret;
 
 	session_result_init(&sr);
@@ -452,9 +497,20 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	/* --call-timeout: 5 min, the seed's defaultExecuteTimeout */
 	e.timeout_ms = o->call_timeout_ms;
 	ret = session_execute(&st->sbx, &e, &sr);
+	if (ret < 0 && reopen_dead(call->session, st, &died, res) < 0) {
+		progress_finish(&p);
+		goto unlock;
+	}
+	if (ret < 0 && died.len) {
+		/* the command again, in the new sandbox */
+		session_result_release(&sr);
+		session_result_init(&sr);
+		ret = session_execute(&st->sbx, &e, &sr);
+	}
 	progress_finish(&p);
 	if (ret < 0) {
-		mcp_result_error(res, "execute failed: %s", last_error());
+		mcp_result_error(res, "%sexecute failed: %s", died.buf,
+				 last_error());
 		goto unlock;
 	}
 	if (ret > 0) {
@@ -483,6 +539,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	text.err = err.buf;
 	text.err_len = err.len;
 	strbuf_reset(&res->text);
+	/* the death certificate first: the agent's files are gone */
+	strbuf_addbuf(&res->text, &died);
 	mcp_format_result(&res->text, &text);
 	/* a command that was cut short failed, whatever its shell said */
 	res->is_error = sr.exit_code != 0 || text.timed_out_ms > 0 || text.oom;
@@ -493,6 +551,7 @@ unlock:
 	pthread_mutex_unlock(&st->lock);
 done:
 	free(files);
+	strbuf_release(&died);
 	strbuf_release(&why);
 	strbuf_release(&out);
 	strbuf_release(&err);

@@ -1190,6 +1190,13 @@ int session_http_logs(struct session *s, int follow, int fd,
 	return ret;
 }
 
+int session_gone(struct session *s, struct strbuf *why)
+{
+	if (!s->ops || !s->ops->gone)
+		return 0;
+	return s->ops->gone(s, why) > 0;
+}
+
 int session_write_sandbox_text(int fd, struct strbuf *pend, int final)
 {
 	struct strbuf esc = STRBUF_INIT;

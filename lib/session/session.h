@@ -268,6 +268,13 @@ int session_http_logs(struct session *s, int follow, int fd,
 		      volatile sig_atomic_t *cancel);
 
 /*
+ * The backend's answer to "is the sandbox of s gone, and why"
+ * (backend_ops.gone): 1 with why filled (appended), 0 when it runs or
+ * the backend cannot tell.
+ */
+int session_gone(struct session *s, struct strbuf *why);
+
+/*
  * Write text that a sandbox could have written (a runtime's log) to fd
  * so that a terminal shows it and acts on none of it: C0 and C1
  * controls (CSI, OSC as U+009B, U+009D too), DEL and invalid UTF-8
@@ -495,6 +502,14 @@ struct backend_ops {
 	 * kube: the template's).
 	 */
 	int (*check_limits)(const struct session_opts *opts);
+	/*
+	 * Is the sandbox of s gone (its runtime no longer runs)? 1 with
+	 * the reason in why ("its runtime was killed by signal 9
+	 * (Killed)", "it expired after being idle for its TTL"), else 0.
+	 * For the death certificate of a sandbox that died under its
+	 * owner (session_gone()). NULL: the backend cannot tell.
+	 */
+	int (*gone)(struct session *s, struct strbuf *why);
 };
 
 extern const struct backend_ops backend_local;
