@@ -40,6 +40,24 @@ test_expect_success 'writing under /usr and /etc fails' '
 	test ! -e /usr/lib/gosbx-t7000
 '
 
+# bwrap's root and /dev are tmpfs mounts with no size: writable, they
+# held up to half of the host's memory with no memory limit (issue 17)
+test_expect_success 'the root and /dev are read-only; /dev/shm has a size' '
+	test_must_fail isolate-run -- touch /gosbx-t7000 &&
+	test_must_fail isolate-run -- mkdir /gosbx-t7000d &&
+	test_must_fail isolate-run -- touch /dev/gosbx-t7000 &&
+	isolate-run -- sh -c "echo x >/dev/null && touch /dev/shm/ok /tmp/ok" &&
+	isolate-run -- df -k /dev/shm >df.out &&
+	size=$(awk "NR == 2 { print \$2 }" df.out) &&
+	test "$size" -le $((1 << 20)) || { cat df.out >&4; false; }
+'
+
+test_expect_success 'the host boot line is not shown in /proc' '
+	test -s /proc/cmdline &&
+	isolate-run -- sh -c "cat /proc/cmdline 2>/dev/null; true" >cmdline &&
+	test ! -s cmdline
+'
+
 test_expect_success 'the root is fresh: only the expected top directories' '
 	isolate-run -- sh -c "ls -A /" >actual &&
 	for d in app dev etc home proc tmp usr; do

@@ -782,6 +782,12 @@ static int64_t tmpfs_bytes(const struct isolate_config *cfg)
 	return n > 4096 ? n : 4096;
 }
 
+/*
+ * files of /proc that tell of the host: /dev/null over them (on a nodev
+ * bind it cannot even be opened)
+ */
+static const char *const proc_masked[] = { "/proc/cmdline", "/proc/config.gz" };
+
 static int build_bwrap_args(const struct isolate_config *cfg,
 			    struct strvec *args, int seccomp_fd, int info_fd)
 {
@@ -821,6 +827,14 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strvec_pushv(args, (const char *[]){ "--proc", "/proc", "--dev", "/dev",
 					     NULL });
 	/*
+	 * /dev/shm: a tmpfs of its own size, not the one of /dev (bwrap
+	 * sizes neither its root nor /dev: each could take half of the
+	 * host's memory when there is no memory limit); / and /dev are
+	 * made read-only below, once everything is mounted on them
+	 */
+	strvec_pushv(args, (const char *[]){ "--size", tmpfs_size, "--tmpfs",
+					     "/dev/shm", NULL });
+	/*
 	 * /tmp and HOME (with the Go caches): the claim's own storage, or
 	 * tmpfs mounts that stop at their size, so that filling them gives
 	 * ENOSPC instead of taking the whole memory limit.
@@ -842,6 +856,12 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	/* sysctls: host-global ones must never be written from inside */
 	strvec_pushv(args, (const char *[]){ "--ro-bind", "/proc/sys",
 					     "/proc/sys", NULL });
+	/* the host's boot line and kernel config are not the sandbox's */
+	for (i = 0; i < ARRAY_SIZE(proc_masked); i++)
+		if (!access(proc_masked[i], F_OK))
+			strvec_pushv(args,
+				     (const char *[]){ "--ro-bind", "/dev/null",
+						       proc_masked[i], NULL });
 	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
 	add_host_go(cfg, args, &path_env);
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
@@ -889,6 +909,13 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 						     "off", NULL });
 	for (i = 0; i < cfg->env.nr; i++)
 		setenv_arg(args, cfg->env.v[i]);
+	/*
+	 * Every place the sandbox can write is its storage (/app, /tmp,
+	 * HOME: the disk quota) or a sized tmpfs (/dev/shm): the root and
+	 * /dev, tmpfs mounts of bwrap's with no size, are read-only
+	 */
+	strvec_pushv(args, (const char *[]){ "--remount-ro", "/dev",
+					     "--remount-ro", "/", NULL });
 	strvec_push(args, "--");
 	strvec_pushv(args, cfg->argv.v);
 	ret = 0;
