@@ -3,6 +3,8 @@
 # then print one summary line: "N passed, N failed".
 # Arguments: shell-test globs relative to t/ (default: all).
 # GOSBX_TEST_JOBS: scripts run in parallel (default 2).
+# GOSBX_TEST_UNIT=1: the unit tests too when globs are given (they
+# always run without).
 cd "$(dirname "$0")" || exit 1
 : "${GOSBX_BUILD_DIR:=$(cd .. && pwd)/build}"
 export GOSBX_BUILD_DIR
@@ -16,7 +18,7 @@ mkdir -p "$logdir"
 
 unit_pass=0
 unit_fail=0
-if test $# = 0; then
+if test $# = 0 || test "${GOSBX_TEST_UNIT:-}" = 1; then
 	for u in "$GOSBX_BUILD_DIR"/t/unit/u-*; do
 		test -x "$u" || continue
 		name=$(basename "$u")
@@ -37,8 +39,8 @@ if test $# = 0; then
 			echo "unit $name: $p passed"
 		fi
 	done
-	set -- t[0-9]*.sh
 fi
+test $# = 0 && set -- t[0-9]*.sh
 
 scripts=
 for g in "$@"; do
@@ -52,11 +54,11 @@ if test -n "$scripts"; then
 	# xargs -P runs scripts in parallel; each writes its own log
 	printf '%s\n' $scripts |
 		xargs -P "$jobs" -I{} sh -c '
-			s={}; name=$(basename "$s" .sh)
+			s={}; name=$(basename "$s" .sh); start=$(date +%s)
 			if sh "$s" >"trash/logs/$name.out" 2>&1; then
-				echo "$name: ok ($(grep -c "^ok " "trash/logs/$name.out") tests)"
+				echo "$name: ok ($(grep -c "^ok " "trash/logs/$name.out") tests, $(($(date +%s) - start)) s)"
 			else
-				echo "*** $name: FAILED"
+				echo "*** $name: FAILED after $(($(date +%s) - start)) s"
 				grep -v "^ok " "trash/logs/$name.out" | head -120
 				grep -q "^$name " "$GOSBX_TEST_RESULTS" ||
 					echo "$name 0 1 0 0" >>"$GOSBX_TEST_RESULTS"
