@@ -4,6 +4,7 @@
  */
 #include "compat.h"
 #include "builtin.h"
+#include "http-checks.h"
 #include "parse-options.h"
 #include "session/session.h"
 #include "strbuf.h"
@@ -94,15 +95,7 @@ static int read_router_token(const char *path, struct strbuf *out)
 			strbuf_addstr(out, env);
 		return 0;
 	}
-	if (strbuf_read_file(out, path, 0) < 0)
-		return error_errno("cannot read router token file '%s'", path);
-	strbuf_trim(out);
-	if (!out->len)
-		return error("router token file '%s' is empty", path);
-	if (strchr(out->buf, '\n'))
-		return error("router token file '%s' holds more than one line",
-			     path);
-	return 0;
+	return http_token_read(path, out);
 }
 
 static const char *const gosbx_usage[] = {

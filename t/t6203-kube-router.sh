@@ -137,7 +137,7 @@ test_expect_success 'GOSBX_ROUTER_TOKEN and --router-token-file are sent' '
 test_expect_success 'an empty token file is an error' '
 	: >empty &&
 	test_expect_code_err 125 gosbx --router-token-file=empty exec -- true &&
-	test_grep "router token file .empty. is empty" err
+	test_grep "token file .empty. is empty" err
 '
 
 GOSBX_ROUTER_TOKEN=s3cret
