@@ -200,7 +200,7 @@ test_expect_success 'the router: headers pick the sandbox runtime' '
 	curl -sS -D hdrs -o /dev/null -H "X-Sandbox-ID: $c1" \
 		"$(kube_router_url)/" &&
 	grep -i "^Content-Type: application/json" hdrs &&
-	curl -sS -H "X-Sandbox-ID: $c1" \
+	curl -sS -H "X-Sandbox-ID: $c1" -H "Content-Type: application/json" \
 		-d "{\"command\":\"echo routed >f && cat f\"}" \
 		"$(kube_router_url)/execute" >out &&
 	json_is out stdout routed &&
@@ -236,7 +236,7 @@ test_expect_success PYTHON 'port-forward to the router reaches the runtime' '
 test_expect_success PYTHON 'port-forward: two requests on one tunnel, and to a sandbox pod' '
 	c1=$(cat claim1) &&
 	printf "GET / HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\n\r\n" "$c1" >req &&
-	printf "POST /execute HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\nContent-Length: 24\r\nConnection: close\r\n\r\n{\"command\":\"echo twice\"}" "$c1" >>req &&
+	printf "POST /execute HTTP/1.1\r\nHost: r\r\nX-Sandbox-ID: %s\r\nContent-Type: application/json\r\nContent-Length: 24\r\nConnection: close\r\n\r\n{\"command\":\"echo twice\"}" "$c1" >>req &&
 	kube_ws "/api/v1/namespaces/default/pods/$(cat router-pod)/portforward?ports=8080" \
 		--send=req >out &&
 	test "$(grep -o "HTTP/1.1 200" out | wc -l)" = 2 &&
@@ -481,11 +481,11 @@ test_expect_success 'router timeout: a silent answer is cut, a stream is not' '
 	kube_wait_json 30 $NS/sandboxclaims/$(cat ct) \
 		"[c[\"status\"] for c in v.get(\"status\",{}).get(\"conditions\",[]) if c[\"type\"]==\"Ready\"]==[\"True\"]" &&
 	curl -sS -o out -w "%{http_code}" -H "X-Sandbox-ID: $(cat ct)" \
-		-d "{\"command\":\"sleep 8\"}" \
+		-H "Content-Type: application/json" -d "{\"command\":\"sleep 8\"}" \
 		"$(kube_router_url kt)/execute" >status &&
 	test "$(cat status)" = 504 &&
 	grep "Timed out waiting for the backend sandbox" out &&
-	curl -sS -N -H "X-Sandbox-ID: $(cat ct)" \
+	curl -sS -N -H "X-Sandbox-ID: $(cat ct)" -H "Content-Type: application/json" \
 		-d "{\"command\":\"for i in 1 2 3 4 5 6 7 8; do echo \$i; sleep 0.5; done\"}" \
 		"$(kube_router_url kt)/v1/exec" >out &&
 	grep "\"type\":\"exit\"" out &&
@@ -505,7 +505,8 @@ test_expect_success PYTHON 'pod network: a proxy to the pod IPs; --router-upstre
 		"[c[\"status\"] for c in v.get(\"status\",{}).get(\"conditions\",[]) if c[\"type\"]==\"Ready\"]==[\"True\"]" &&
 	kube_expect 200 GET /api/v1/namespaces/default/pods/$(cat cp) &&
 	json_get body status.podIP >ip &&
-	curl -sS -x "$(cat net)" -d "{\"command\":\"echo via-pod-net\"}" \
+	curl -sS -x "$(cat net)" -H "Content-Type: application/json" \
+		-d "{\"command\":\"echo via-pod-net\"}" \
 		"http://$(cat ip):8888/execute" >out &&
 	json_is out stdout via-pod-net &&
 	curl -sS -o out -w "%{http_code}" -x "$(cat net)" \
