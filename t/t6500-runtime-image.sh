@@ -67,7 +67,7 @@ test_expect_success 'the image: user 1000, workdir /app, port 8888, the runtime'
 		"SANDBOX_ALLOW_HOSTS=*.svc,*.svc.cluster.local" \
 		GOCACHE=/home/sandbox/.cache/go-build GOTOOLCHAIN=local \
 		CGO_ENABLED=0 GOFLAGS=-buildvcs=false; do
-		grep -qx "$v" env || {
+		grep -qxF "$v" env || {
 			echo >&4 "missing ENV $v" && return 1
 		}
 	done
