@@ -177,7 +177,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 			     "CPU time a client's jobs may use per minute "
 			     "(default 10s)"),
 		OPT_INT(0, "jobs-max-concurrent", &jobs_max,
-			"jobs a client may run at once (default 2)"),
+			"jobs a client may run at once, more are queued "
+			"(default 2)"),
 		OPT_GROUP("sandbox toolset, per client"),
 		OPT_INT(0, "max-sandboxes", &max_sbx,
 			"sandboxes a client may hold at once (default 4)"),

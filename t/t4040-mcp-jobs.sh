@@ -218,22 +218,117 @@ c.close()
 	no_claims
 '
 
-test_expect_success LIMITS 'concurrency limit: one job at a time; session end cancels it' '
-	GOSBX_JOBS_MAX_CONCURRENT=1 mcp_run "
-import time
+# Queued jobs (issue 17). A job running BLOCK waits until the file "go"
+# appears in its workdir; release() puts it there with gosbx exec in the
+# job's sandbox (its claim is "job-" and the first 8 digits of its id).
+cat >lib_blocking.py <<\EOF
+import re, subprocess, time
+from lib_mcp_raw import ok
+BLOCK = "echo started; while ! test -e go; do sleep 0.1; done; echo done"
+
+def status(c, jid):
+    res, text = ok(c.call("check_job_status", job_id=jid))
+    return res["structuredContent"]["status"]
+
+def until_started(c, jid):
+    for i in range(600):
+        res, text = ok(c.call("get_job_logs", job_id=jid))
+        if res["structuredContent"]["stdout"] == "started\n":
+            return
+        time.sleep(0.1)
+    raise AssertionError("job %s did not start: %s" % (jid, res))
+
+def poll(cond):
+    for i in range(600):
+        r = cond()
+        if r:
+            return r
+        time.sleep(0.1)
+    raise AssertionError("condition not met")
+
+def logged(what):
+    # job ids the server logged as "job <id> <what> (<language>)"
+    with open("server.err") as f:
+        return re.findall(r"^job ([0-9a-f]{16}) %s " % what, f.read(), re.M)
+
+def release(jid):
+    subprocess.run(["gosbx", "exec", "--claim=job-" + jid[:8], "--",
+                    "touch", "go"], check=True)
+EOF
+
+test_expect_success LIMITS 'over the concurrency limit jobs queue and start in order' '
+	MCP_SERVER="$MCP_SERVER --jobs-max-concurrent=1" mcp_run "
+from lib_blocking import *
 c = Client()
-res, text = ok(c.call(\"execute_bash\", script=\"echo started; sleep 600\", wait=False))
-jid = res[\"structuredContent\"][\"job_id\"]
-res, text = err(c.call(\"execute_python\", code=\"print(1)\"))
+res, text = ok(c.call(\"execute_bash\", script=BLOCK, wait=False))
+a = res[\"structuredContent\"][\"job_id\"]
+until_started(c, a)
+assert status(c, a) == \"running\"
+res, text = ok(c.call(\"execute_bash\", script=BLOCK, wait=False))
+b = res[\"structuredContent\"][\"job_id\"]
+assert res[\"structuredContent\"][\"status\"] == \"queued\", res
+assert \"queued behind 1 job (at most 1 run at once)\" in text, text
+res, text = ok(c.call(\"execute_python\", code=\"print(7)\", wait=False))
+cj = res[\"structuredContent\"][\"job_id\"]
+assert \"queued behind 2 jobs\" in text, text
+# wait=true waits through the queue
+d = c.start(\"tools/call\", {\"name\": \"execute_bash\",
+                            \"arguments\": {\"script\": \"echo d\"}})
+assert status(c, b) == \"queued\" and status(c, cj) == \"queued\"
+res, text = ok(c.call(\"get_job_logs\", job_id=b))
+assert res[\"structuredContent\"][\"stdout\"] == \"\", res
+# A ends: B, the first queued, starts; C still waits
+release(a)
+until_started(c, b)
+assert status(c, a) == \"completed\"
+assert status(c, b) == \"running\" and status(c, cj) == \"queued\"
+# B ends: C, then D run; D answers when done, after C
+release(b)
+r = c.wait(d)[\"result\"]
+assert not r.get(\"isError\"), r
+assert r[\"structuredContent\"][\"status\"] == \"completed\", r
+assert r[\"structuredContent\"][\"stdout\"] == \"d\n\", r
+res, text = ok(c.call(\"get_job_logs\", job_id=cj))
+assert res[\"structuredContent\"][\"status\"] == \"completed\", res
+assert res[\"structuredContent\"][\"stdout\"] == \"7\n\", res
+assert status(c, b) == \"completed\"
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success LIMITS 'the queue is bounded; a cancelled or left queued job never starts' '
+	MCP_SERVER="$MCP_SERVER --jobs-max-concurrent=1" mcp_run "
+from lib_blocking import *
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=BLOCK, wait=False))
+a = res[\"structuredContent\"][\"job_id\"]
+until_started(c, a)
+# a waiting call cancelled while its job is queued: the job never runs
+# (a cancelled call has no answer: the server logs its job_id)
+n = len(logged(\"queued\"))
+q = c.start(\"tools/call\", {\"name\": \"execute_bash\",
+                            \"arguments\": {\"script\": \"echo ran\"}})
+qid = poll(lambda: logged(\"queued\")[n:])[0]
+c.send({\"jsonrpc\": \"2.0\", \"method\": \"notifications/cancelled\",
+        \"params\": {\"requestId\": q}})
+poll(lambda: status(c, qid) == \"failed\")
+res, text = ok(c.call(\"get_job_logs\", job_id=qid))
+s = res[\"structuredContent\"]
+assert s[\"error\"] == \"cancelled before it started\", s
+assert s[\"stdout\"] == \"\", s
+assert status(c, a) == \"running\"
+queued = []
+for i in range(16):
+    res, text = ok(c.call(\"execute_bash\", script=\"echo ran\", wait=False))
+    assert res[\"structuredContent\"][\"status\"] == \"queued\", res
+    queued.append(res[\"structuredContent\"][\"job_id\"])
+res, text = err(c.call(\"execute_bash\", script=\"echo ran\", wait=False))
 assert \"rate limit exceeded, retry after \" in text, text
-assert \"limit 1\" in text, text
-for i in range(600):
-    res, text = ok(c.call(\"get_job_logs\", job_id=jid))
-    if res[\"structuredContent\"][\"stdout\"] == \"started\n\":
-        break
-    time.sleep(0.1)
-assert res[\"structuredContent\"][\"status\"] == \"running\", res
-assert res[\"structuredContent\"][\"stdout\"] == \"started\n\", res
+assert \"1 job is running and 16 queued (limit 1 running and 16 queued per client)\" in text, text
+assert all(status(c, j) == \"queued\" for j in queued)
+assert status(c, a) == \"running\"
+# the session ends: the running job is cancelled, the queued never start
 c.close()
 " &&
 	no_claims

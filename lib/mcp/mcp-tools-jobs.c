@@ -18,17 +18,26 @@
  * limit) that is deleted after the job; check_job_status and
  * get_job_logs look at jobs of this MCP session.
  *
- * Status: "queued" (accepted, sandbox not asked for yet), "running",
- * "completed" (the program ran and exited, whatever its exit code:
- * exit_code says how), "failed" (it could not run: the sandbox did not
- * open, the transport failed; or it was killed: timeout, oom,
- * cancelled, signal; reason says which).
+ * Status: "queued" (accepted, waiting for its turn; sandbox not asked
+ * for yet), "running", "completed" (the program ran and exited,
+ * whatever its exit code: exit_code says how), "failed" (it could not
+ * run: the sandbox did not open, the transport failed, it was cancelled
+ * while queued; or it was killed: timeout, oom, cancelled, signal;
+ * reason says which).
  *
- * Limits per MCP session: at most jobs_max_concurrent jobs queued or
- * running, and a CPU budget of jobs_cpu_budget_ms CPU-ms over the
- * finished jobs of the last 60 s. Over either: "rate limit exceeded,
- * retry after N s". GOSBX_JOBS_CPU_BUDGET_MS and
- * GOSBX_JOBS_MAX_CONCURRENT override the options (tests).
+ * Limits per MCP session: at most jobs_max_concurrent jobs running;
+ * more wait "queued", up to JOB_QUEUE_MAX of them, and start in the
+ * order they came when a running one ends (as sandrun queues, issue
+ * 17); a queued job that is cancelled, or whose session ends, never
+ * starts. A CPU budget of jobs_cpu_budget_ms CPU-ms over the finished
+ * jobs of the last 60 s, checked when a job is submitted. Over the
+ * queue or the budget: "rate limit exceeded, retry after N s".
+ * GOSBX_JOBS_CPU_BUDGET_MS and GOSBX_JOBS_MAX_CONCURRENT override the
+ * options (tests).
+ *
+ * Every job has its thread from the start; a queued one waits on
+ * st->cond for its turn (may_start_locked), so a queued job costs a
+ * thread but no sandbox.
  */
 
 #define JOB_MEMORY_BYTES ((int64_t)512 << 20)
@@ -36,6 +45,11 @@
 #define WINDOW_MS 60000
 #define KEEP_FINISHED 100
 #define END_WAIT_MS 30000
+/* jobs that may wait "queued" per MCP session, besides those running */
+#define JOB_QUEUE_MAX 16
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#define JOB_QUEUE_MAX_TEXT STRINGIFY(JOB_QUEUE_MAX) /* for RUN_DESC */
 /*
  * Output of a running job kept for get_job_logs: its first LIVE_HEAD
  * bytes and the newest up to LIVE_MAX in all, so that a job that
@@ -85,6 +99,7 @@ struct jobs_state {
 	struct cpu_use *uses; /* finished jobs of the window */
 	size_t nr_uses, alloc_uses;
 	int active;  /* queued or running */
+	int running; /* of those, running (at most max_concurrent) */
 	int waiters; /* callers waiting for a job */
 	int ending;
 	/* what the options say, read once */
@@ -210,12 +225,13 @@ static int64_t rate_check_locked(struct jobs_state *st, uint64_t now,
 	st->nr_uses = keep;
 	for (size_t i = 0; i < st->nr_uses; i++)
 		sum += st->uses[i].cpu_ms;
-	if (st->active >= st->max_concurrent) {
+	if (st->active >= st->max_concurrent + JOB_QUEUE_MAX) {
 		strbuf_addf(msg,
-			    "%d job%s already running (limit %d per "
-			    "client)",
-			    st->active, st->active == 1 ? " is" : "s are",
-			    st->max_concurrent);
+			    "%d job%s running and %d queued (limit %d "
+			    "running and %d queued per client)",
+			    st->running, st->running == 1 ? " is" : "s are",
+			    st->active - st->running, st->max_concurrent,
+			    JOB_QUEUE_MAX);
 		return 1;
 	}
 	if (sum >= st->budget_ms) {
@@ -282,6 +298,20 @@ static int on_output(int stream, const char *buf, size_t len, void *data)
 	return j->cancel ? -1 : 0;
 }
 
+/*
+ * Whether queued job j may start now: a running slot is free and no job
+ * submitted before it still waits (st->jobs is in submission order).
+ */
+static int may_start_locked(const struct jobs_state *st, const struct job *j)
+{
+	if (st->running >= st->max_concurrent)
+		return 0;
+	for (size_t i = 0; i < st->nr && st->jobs[i] != j; i++)
+		if (st->jobs[i]->status == JOB_QUEUED && !st->jobs[i]->cancel)
+			return 0;
+	return 1;
+}
+
 static void run_job(struct job *j)
 {
 	struct jobs_state *st = j->st;
@@ -294,11 +324,18 @@ static void run_job(struct job *j)
 	static const char *const files[] = { "main.py", "main.js", "main.sh" };
 	static const char *const cmds[] = { "python3 main.py", "node main.js",
 					    "bash main.sh" };
-	int ret;
+	int ret, ran;
 
 	session_result_init(&r);
 	pthread_mutex_lock(&st->lock);
-	j->status = JOB_RUNNING;
+	/* a cancel (session end, the caller's) broadcasts on st->cond */
+	while (!j->cancel && !may_start_locked(st, j))
+		pthread_cond_wait(&st->cond, &st->lock);
+	ran = !j->cancel;
+	if (ran) {
+		st->running++;
+		j->status = JOB_RUNNING;
+	}
 	pthread_mutex_unlock(&st->lock);
 
 	/* "job-" and half the id: short for the local socket path */
@@ -369,7 +406,10 @@ static void run_job(struct job *j)
 		st->uses[st->nr_uses].cpu_ms = j->cpu_ms;
 		st->nr_uses++;
 	}
+	if (ran)
+		st->running--;
 	st->active--;
+	/* wakes the callers, and the next queued job */
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
 	session_result_release(&r);
@@ -539,7 +579,7 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	struct strbuf why = STRBUF_INIT;
 	json_t *v;
 	struct job *j;
-	int wait = 1;
+	int wait = 1, ahead;
 	int64_t retry;
 
 	if (check_args(res, call->args, code_key) < 0)
@@ -590,10 +630,14 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 		mcp_result_error(res, "cannot start a job thread");
 		return 0;
 	}
+	/* jobs before it that still run or wait: it waits when they fill
+	 * the running slots */
+	ahead = st->active;
 	st->active++;
 	ALLOC_GROW(st->jobs, st->nr + 1, st->alloc);
 	st->jobs[st->nr++] = j;
-	mcp_call_log(call, "info", "job %s started (%s)", j->id,
+	mcp_call_log(call, "info", "job %s %s (%s)", j->id,
+		     ahead >= st->max_concurrent ? "queued" : "started",
 		     lang == LANG_PYTHON ? "python"
 		     : lang == LANG_JS	 ? "javascript"
 					 : "bash");
@@ -601,21 +645,30 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	if (!wait) {
 		res->structured = job_json_locked(j, 0);
 		strbuf_reset(&res->text);
-		strbuf_addf(&res->text,
-			    "job %s submitted; poll it with check_job_status "
-			    "and read its output with get_job_logs",
-			    j->id);
+		strbuf_addf(&res->text, "job %s submitted", j->id);
+		if (ahead >= st->max_concurrent)
+			strbuf_addf(&res->text,
+				    " and queued behind %d job%s (at most %d "
+				    "run at once)",
+				    ahead, ahead == 1 ? "" : "s",
+				    st->max_concurrent);
+		strbuf_addstr(&res->text,
+			      "; poll it with check_job_status and read its "
+			      "output with get_job_logs");
 		pthread_mutex_unlock(&st->lock);
 		return 0;
 	}
 
-	/* wait for it, passing on a cancellation of this call */
+	/* wait for it (through the queue), passing on a cancellation of
+	 * this call; the broadcast wakes it if it is still queued */
 	st->waiters++;
 	j->held = 1;
 	while (!j->finished_ms) {
 		struct timespec ts;
-		if (call->cancelled)
+		if (call->cancelled && !j->cancel) {
 			j->cancel = 1;
+			pthread_cond_broadcast(&st->cond);
+		}
 		deadline_in_ms(&ts, CLOCK_REALTIME, 200);
 		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
 	}
@@ -727,6 +780,8 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	for (size_t i = 0; i < st->nr; i++)
 		if (!st->jobs[i]->finished_ms)
 			st->jobs[i]->cancel = 1;
+	/* queued jobs wake, and end without starting */
+	pthread_cond_broadcast(&st->cond);
 	/* jobs and callers that wait for them end soon after a cancel */
 	while ((st->active || st->waiters) && monotonic_ms() < deadline) {
 		struct timespec ts;
@@ -768,8 +823,11 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	"check_job_status and read get_job_logs. status is completed when "            \
 	"the program exited (any exit code), failed when it could not run "            \
 	"or was killed (timeout, oom). Each client may run a limited "                 \
-	"number of jobs at a time and has a CPU budget per minute; over "              \
-	"either the answer is \"rate limit exceeded, retry after N s\"."
+	"number of jobs at a time; more wait with status queued (a wait "              \
+	"true call waits through the queue) and start in order as "                    \
+	"running ones end. Past " JOB_QUEUE_MAX_TEXT " queued jobs, or "               \
+	"over the client's CPU budget per minute, the answer is \"rate "               \
+	"limit exceeded, retry after N s\"."
 
 #define RUN_SCHEMA(key, what)                                                  \
 	"{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":"          \
@@ -816,7 +874,8 @@ static const struct mcp_tool jobs_tools[] = {
 		"check_job_status",
 		"Check job status",
 		"Status of a job of this client: JSON {job_id, status "
-		"(queued|running|completed|failed), and when done exit_code, "
+		"(queued: waiting for a running job of this client to end; "
+		"running|completed|failed), and when done exit_code, "
 		"reason, signal (when one ended it), cpu_seconds, "
 		"peak_memory_mb, duration_ms; error when "
 		"it could not run}. completed means the program exited, "

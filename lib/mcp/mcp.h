@@ -71,7 +71,7 @@ struct mcp_options {
 	int structured_content;
 	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
 	int64_t jobs_cpu_budget_ms; /* default 10,000 */
-	int jobs_max_concurrent;    /* default 2 */
+	int jobs_max_concurrent;    /* running at once; default 2 */
 	/* sandbox toolset: sandboxes one MCP session may hold at once */
 	int max_sandboxes; /* default 4 */
 };
