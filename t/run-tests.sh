@@ -44,9 +44,15 @@ test $# = 0 && set -- t[0-9]*.sh
 
 scripts=
 for g in "$@"; do
+	found=
 	for s in $g; do
-		test -f "$s" && scripts="$scripts $s"
+		test -f "$s" && scripts="$scripts $s" && found=1
 	done
+	if test -z "$found"; then
+		# a selection that runs nothing is a mistake, not a pass
+		echo "*** no test script matches '$g'"
+		echo "$g 0 1 0 0" >>"$results"
+	fi
 done
 
 
@@ -74,5 +80,11 @@ while read -r name p f s b; do
 	skipped=$((skipped + s))
 done <"$results"
 rm -f "$results"
+# Skips are never silent: each one, with the prerequisite it lacked.
+if test "$skipped" -gt 0; then
+	echo "skipped:"
+	grep -H '^ok [0-9]* # skip ' "$logdir"/t*.out 2>/dev/null |
+		sed -e 's|^.*/\(t[0-9]*\)[^/]*\.out:ok \([0-9]*\) # skip |  \1 #\2: |'
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 test "$failed" = 0
