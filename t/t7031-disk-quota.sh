@@ -129,6 +129,52 @@ test_expect_success QUOTA 'a quota below the minimum is refused, nothing left' '
 	! test -e "$claims/tiny"
 '
 
+# Issue 17: images were sparse, so a host whose disk filled lost what a
+# sandbox had written (the loop device's writes failed after the
+# sandbox's write() had succeeded) and corrupted the image. Here the
+# host file system of the claims is a tmpfs of 96 MiB of the test's.
+small="$TRASH_DIRECTORY/small"
+on_small() {
+	env XDG_STATE_HOME="$small/state" "$@"
+}
+
+test_expect_success QUOTA 'setup: claims on a host file system of 96 MiB' '
+	mkdir "$small" &&
+	mount -t tmpfs -o size=96m gosbx-t7031 "$small" &&
+	test_atexit "env XDG_STATE_HOME=\"$small/state\" gosbx close --all; umount \"$small\""
+'
+
+test_expect_success QUOTA 'a disk the host cannot hold is refused at open, with what is free' '
+	test_must_fail with_err on_small gosbx open --name=big --disk=200m &&
+	grep "^error: cannot create sandbox: disk quota: the claim'"'"'s disk of 200 MiB is reserved on the host, and the file system of '"'"'$small/state/gosbx/claims/big'"'"' has 9[0-6] MiB free; pass a smaller --disk=<size>, or free space there" err &&
+	! test -e "$small/state/gosbx/claims/big"
+'
+
+test_expect_success QUOTA 'the whole disk of a claim is reserved on the host at open' '
+	on_small gosbx open -q --name=r --disk=48m >/dev/null &&
+	test $(kb "$small/state/gosbx/claims/r/disk.img") -ge $((48 << 10))
+'
+
+test_expect_success QUOTA 'a full host disk loses nothing a sandbox writes, ENOSPC stays at its quota' '
+	test_must_fail with_err dd if=/dev/zero of="$small/filler" bs=1M &&
+	grep "No space left on device" err &&
+	on_small gosbx exec --claim=r "dd if=/dev/urandom of=/app/data bs=1M count=30 conv=fsync status=none && sha256sum </app/data" >sum &&
+	test_must_fail with_err on_small gosbx exec --claim=r \
+		"dd if=/dev/zero of=/app/more bs=1M count=40 conv=fsync status=none" &&
+	grep "No space left on device" err &&
+	! grep -i "input/output" err &&
+	on_small gosbx exec --claim=r "rm /app/more; sha256sum </app/data" >sum2 &&
+	test_cmp sum sum2 &&
+	sha256sum <"$small/state/gosbx/claims/r/fs/app/data" >sum3 &&
+	test_cmp sum sum3
+'
+
+test_expect_success QUOTA 'closing the claim gives its reservation back' '
+	rm "$small/filler" &&
+	on_small gosbx close r &&
+	test $(df -k --output=used "$small" | tail -1) -lt 1024
+'
+
 # Without a quota mechanism: as a normal user, or as root told to
 # behave as one (GOSBX_NO_LOOP).
 if test_have_prereq NOQUOTA; then

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 
 #define MKFS_TIMEOUT_MS 60000
@@ -356,14 +357,71 @@ static int make_dir(const char *path, mode_t mode, const struct storage_opts *o)
 	return 0;
 }
 
+/* bytes the file system of path can still give an unprivileged user */
+static int64_t free_bytes(const char *path)
+{
+	struct statvfs vfs;
+
+	if (statvfs(path, &vfs) < 0)
+		return -1;
+	return (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+}
+
+static int refuse_space(const char *dir, int64_t bytes, int64_t avail)
+{
+	return error("cannot create sandbox: disk quota: the claim's disk of "
+		     "%" PRId64 " MiB is reserved on the host, and the file "
+		     "system of '%s' has %" PRId64 " MiB free; pass a smaller "
+		     "--disk=<size>, or free space there",
+		     bytes >> 20, dir, avail >> 20);
+}
+
+/*
+ * Reserve every block of the image on the host (fallocate: unwritten
+ * extents, nothing is written). A sparse image promises more than the
+ * host holds: when the host's file system fills, the loop device's
+ * writes fail after the sandbox's write() succeeded and what it wrote
+ * is lost (issue 17). Reserved, the sandbox's file system is full when
+ * its quota is, and its writer gets ENOSPC; the host's free space is
+ * no longer its business. A file system without fallocate (EOPNOTSUPP)
+ * keeps the image sparse once the free space was checked.
+ */
+static int reserve_image(const char *img, const char *dir, int64_t bytes,
+			 int64_t avail)
+{
+	int fd = open(img, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return error_errno("cannot create sandbox: disk quota: "
+				   "cannot open '%s'",
+				   img);
+	if (fallocate(fd, 0, 0, (off_t)bytes) < 0 && errno != EOPNOTSUPP) {
+		if (errno == ENOSPC || errno == EDQUOT)
+			ret = refuse_space(dir, bytes, avail);
+		else
+			ret = error_errno("cannot create sandbox: disk quota: "
+					  "cannot reserve %" PRId64 " MiB for "
+					  "'%s'",
+					  bytes >> 20, img);
+	}
+	close(fd);
+	return ret;
+}
+
 static int mount_image(struct storage *st, const char *dir,
 		       const char *template_dir)
 {
 	struct strbuf img = STRBUF_INIT, dev = STRBUF_INIT;
+	int64_t avail = free_bytes(dir);
 	int fd = -1, ret = -1;
 
 	strbuf_addf(&img, "%s/disk.img", dir);
-	if (make_image(img.buf, st->disk_bytes, template_dir))
+	if (avail >= 0 && avail < st->disk_bytes) {
+		refuse_space(dir, st->disk_bytes, avail);
+		goto out;
+	}
+	if (make_image(img.buf, st->disk_bytes, template_dir) ||
+	    reserve_image(img.buf, dir, st->disk_bytes, avail))
 		goto out;
 	fd = loop_attach(img.buf, &dev);
 	if (fd < 0)

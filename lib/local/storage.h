@@ -10,8 +10,8 @@
  * writes only its own cache layer; issue 9 findings 4 and 10).
  *
  * Layout under the claim directory <dir>:
- *   disk.img   the claim's file system image (quota "loop" only): a
- *              sparse ext4 image of --disk bytes, made with mkfs.ext4
+ *   disk.img   the claim's file system image (quota "loop" only): an
+ *              ext4 image of --disk bytes, made with mkfs.ext4
  *              (or copied from such an image made once, see
  *              storage_opts.template_dir)
  *   fs/        the storage: the image mounted (nosuid, nodev) on the
@@ -31,8 +31,14 @@
  * Quota kinds (storage_quota_available()):
  *   loop: as root, where /dev/loop-control and mkfs.ext4 exist: /app,
  *         /tmp and HOME (so the caches) share one file system of
- *         disk_bytes; a full disk gives ENOSPC to the writer. The image
- *         is sparse: it takes host space only for what was written.
+ *         disk_bytes; a full disk gives ENOSPC to the writer. Every
+ *         block of the image is reserved on the host when the claim is
+ *         made (fallocate, nothing written; issue 17: a sparse image
+ *         lost what a sandbox wrote once the host's disk filled), so
+ *         the host's free space never reaches into a sandbox; a claim
+ *         whose disk the host cannot hold is refused at open with how
+ *         much is free. On a file system without fallocate the image
+ *         stays sparse after that check.
  *   none: elsewhere (a normal user cannot mount a block file system):
  *         /app and HOME are directories on the host's file system
  *         without a limit; /tmp is a tmpfs inside the sandbox of the
@@ -106,7 +112,9 @@ enum storage_quota storage_quota_available(struct strbuf *why);
  * "loop": make disk.img (a copy of the template of its size, else
  * truncated to the quota and formatted with mkfs.ext4), attach it to a
  * free loop device (LOOP_CONFIGURE, autoclear) and mount it on fs/
- * nosuid,nodev. A default quota this process cannot apply (kind
+ * nosuid,nodev. The image is reserved first: "the claim's disk of N MiB
+ * is reserved on the host, and the file system of '<dir>' has M MiB
+ * free" when it cannot be. A default quota this process cannot apply (kind
  * "none") is described in st->skipped for the caller's one warning; an
  * explicit one fails. Returns 0, or -1 with error("cannot create
  * sandbox: disk quota: <cause>"); on failure nothing stays mounted
