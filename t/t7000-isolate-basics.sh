@@ -180,4 +180,41 @@ test_expect_success GO 'go run builds and runs a program in /app' '
 	! test -e "$XDG_CACHE_HOME/gosbx/go-build"
 '
 
+test_expect_success PYTHON 'a sandbox gets 32 inotify instances, not all of its user'"'"'s' '
+	cat >inotify.py <<-\EOT &&
+	import ctypes, os
+	libc = ctypes.CDLL(None, use_errno=True)
+	n = 0
+	while libc.inotify_init1(0) >= 0:
+	    n += 1
+	print(n, os.strerror(ctypes.get_errno()))
+	EOT
+	mkdir inotify &&
+	cp inotify.py inotify/ &&
+	isolate-run --claim-dir="$PWD/inotify" -- python3 inotify.py >out &&
+	echo "32 Too many open files" >expect &&
+	test_cmp expect out
+'
+
+# Issue 17: flock(2) needs no write access, and the host'"'"'s /usr and
+# /etc were the same files inside. As root they are overlays of
+# themselves (other inodes); a normal user'"'"'s bwrap 0.8 cannot do that.
+test_expect_success ROOT 'a lock on a file of /usr or /etc stays in the sandbox' '
+	mkdir lock &&
+	mkfifo lock/ready lock/go &&
+	chmod 666 lock/ready lock/go &&
+	{
+		isolate-run --claim-dir="$PWD/lock" -- flock /usr/bin/env \
+			flock /etc/hostname sh -c "echo locked >ready; read x <go" &
+	} &&
+	read state <lock/ready &&
+	test "$state" = locked &&
+	ok=t &&
+	{ flock -n /usr/bin/env true || ok=; } &&
+	{ flock -n /etc/hostname true || ok=; } &&
+	echo >lock/go &&
+	wait &&
+	test -n "$ok"
+'
+
 test_done

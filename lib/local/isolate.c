@@ -789,7 +789,8 @@ static int64_t tmpfs_bytes(const struct isolate_config *cfg)
 static const char *const proc_masked[] = { "/proc/cmdline", "/proc/config.gz" };
 
 static int build_bwrap_args(const struct isolate_config *cfg,
-			    struct strvec *args, int seccomp_fd, int info_fd)
+			    struct strvec *args, int seccomp_fd, int info_fd,
+			    int block_fd)
 {
 	static const char *const root_dirs[] = {
 		"/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin",
@@ -818,6 +819,9 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strvec_pushf(args, "%d", seccomp_fd);
 	strvec_push(args, "--info-fd");
 	strvec_pushf(args, "%d", info_fd);
+	/* the command waits until ns_limits_apply() is done */
+	strvec_push(args, "--block-fd");
+	strvec_pushf(args, "%d", block_fd);
 
 	strvec_pushv(args,
 		     (const char *[]){ "--ro-bind", "/usr", "/usr", "--ro-bind",
@@ -935,6 +939,8 @@ out:
  */
 struct stage {
 	struct strvec src, dst;
+	/* per source: overlay mount options, or "" to bind it */
+	struct strvec overlay;
 	int *is_dir;
 	size_t alloc;
 	/* to create first, parents first: the dst directories and theirs */
@@ -1005,6 +1011,7 @@ static void stage_init(struct stage *st)
 	memset(st, 0, sizeof(*st));
 	strvec_init(&st->src);
 	strvec_init(&st->dst);
+	strvec_init(&st->overlay);
 	strvec_init(&st->dirs);
 }
 
@@ -1012,9 +1019,63 @@ static void stage_release(struct stage *st)
 {
 	strvec_clear(&st->src);
 	strvec_clear(&st->dst);
+	strvec_clear(&st->overlay);
 	strvec_clear(&st->dirs);
 	free(st->is_dir);
 	stage_init(st);
+}
+
+/*
+ * The host's shared directories whose files a sandbox could lock for
+ * everyone (flock(2), fcntl(2) read locks need no write access): as
+ * root they are staged as a read-only overlay of themselves, whose
+ * files are other inodes, so a lock taken inside stays inside (issue
+ * 17). Not where something is mounted below them (an overlay does not
+ * show its lower layer's mounts: a container's /etc/resolv.conf, a
+ * separate /usr/local): those keep the bind, as do normal users
+ * (Debian's bwrap 0.8 cannot mount overlays).
+ */
+static const char *const lock_private[] = { "/usr", "/etc" };
+
+static int has_submounts(const char *dir)
+{
+	struct strbuf info = STRBUF_INIT;
+	size_t len = strlen(dir);
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (strbuf_read_file(&info, "/proc/self/mountinfo", 4096) < 0) {
+		strbuf_release(&info);
+		return 1;
+	}
+	for (line = strtok_r(info.buf, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save)) {
+		/* "id parent major:minor root mountpoint ..." */
+		char *f = line;
+		int field;
+
+		for (field = 0; field < 4 && f; field++) {
+			f = strchr(f, ' ');
+			if (f)
+				f++;
+		}
+		if (f && !strncmp(f, dir, len) && f[len] == '/')
+			found = 1;
+	}
+	strbuf_release(&info);
+	return found;
+}
+
+static const char *overlay_options(const char *opt, const char *src)
+{
+	size_t k;
+
+	if (strcmp(opt, "--ro-bind"))
+		return "";
+	for (k = 0; k < ARRAY_SIZE(lock_private); k++)
+		if (!strcmp(src, lock_private[k]))
+			return has_submounts(src) ? "" : src;
+	return "";
 }
 
 /*
@@ -1053,6 +1114,13 @@ static int stage_sources(struct strvec *args, size_t from, struct stage *st)
 						   src);
 			ALLOC_GROW(st->is_dir, st->src.nr + 1, st->alloc);
 			st->is_dir[st->src.nr] = S_ISDIR(sb.st_mode);
+			if (*overlay_options(opt, src))
+				strvec_pushf(&st->overlay,
+					     "lowerdir=%s:" ISOLATE_STAGE_DIR
+					     "/empty",
+					     src);
+			else
+				strvec_push(&st->overlay, "");
 			strvec_push(&st->src, src);
 			if (*src != '/')
 				return error("cannot create sandbox: bind "
@@ -1135,7 +1203,7 @@ struct child_ctx {
 	const struct cgroup *join; /* NULL: none */
 	struct rlimit nofile, fsize;
 	int set_fsize;
-	int keep_fds[2 + ISOLATE_MAX_PASS_FDS];
+	int keep_fds[3 + ISOLATE_MAX_PASS_FDS];
 	int nr_keep_fds;
 	const char *exe;
 	char *const *argv;
@@ -1169,7 +1237,8 @@ static void child_drop(const struct child_ctx *ctx)
 	if (unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("gosbx-stage", ISOLATE_STAGE_DIR, "tmpfs",
-		  MS_NOSUID | MS_NODEV, "mode=0755,size=64k"))
+		  MS_NOSUID | MS_NODEV, "mode=0755,size=64k") ||
+	    mkdir(ISOLATE_STAGE_DIR "/empty", 0755))
 		child_fail(ctx, STAGE_MOUNTNS);
 	for (i = 0; i < st->dirs.nr; i++)
 		if (mkdir(st->dirs.v[i], 0755) && errno != EEXIST)
@@ -1183,6 +1252,12 @@ static void child_drop(const struct child_ctx *ctx)
 			goto fail;
 		if (fd >= 0)
 			close(fd);
+		/* an overlay that cannot be had is the plain bind */
+		if (*st->overlay.v[i] &&
+		    !mount("gosbx-ro", st->dst.v[i], "overlay",
+			   MS_RDONLY | MS_NOSUID | MS_NODEV,
+			   st->overlay.v[i]))
+			continue;
 		if (mount(st->src.v[i], st->dst.v[i], NULL, MS_BIND | MS_REC,
 			  NULL))
 			goto fail;
@@ -1269,6 +1344,91 @@ static const char *stage_name(int stage)
 	default:
 		return "cannot run bwrap";
 	}
+}
+
+/*
+ * Per-user kernel counts capped in the sandbox's own user namespace
+ * (isolate.h, ISOLATE_INOTIFY_*). A file of /proc/sys/user is the
+ * writer's user namespace's, and writable there with CAP_SYS_RESOURCE:
+ * a child of ours joins the sandbox's namespace (we own it, or are
+ * root: setns gives every capability inside it) and writes them while
+ * bwrap waits on its --block-fd, before the command runs.
+ */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static const struct {
+	const char *path;
+	const char *value;
+} ns_limits[] = {
+	{ "/proc/sys/user/max_inotify_instances",
+	  STR(ISOLATE_INOTIFY_INSTANCES) },
+	{ "/proc/sys/user/max_inotify_watches", STR(ISOLATE_INOTIFY_WATCHES) },
+};
+
+static int ns_limits_apply(pid_t child)
+{
+	int report[2] = { -1, 0 }; /* the ns_limits index (-1: setns), errno */
+	int p[2], status, fd;
+	char ns[64];
+	ssize_t n;
+	size_t i;
+	pid_t pid;
+
+	xsnprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)child);
+	fd = open(ns, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno("cannot create sandbox: namespaces: "
+				   "cannot open '%s'",
+				   ns);
+	if (pipe2(p, O_CLOEXEC)) {
+		close(fd);
+		return error_errno("cannot create sandbox: pipe");
+	}
+	pid = fork();
+	if (!pid) {
+		/* async-signal-safe calls only; a failure is reported */
+		if (setns(fd, CLONE_NEWUSER) < 0)
+			goto fail;
+		for (i = 0; i < ARRAY_SIZE(ns_limits); i++) {
+			size_t len = strlen(ns_limits[i].value);
+			int f;
+
+			report[0] = (int)i;
+			f = open(ns_limits[i].path, O_WRONLY | O_CLOEXEC);
+			if (f < 0 || write(f, ns_limits[i].value, len) !=
+					     (ssize_t)len)
+				goto fail;
+			close(f);
+		}
+		_exit(0);
+fail:
+		report[1] = errno;
+		n = write(p[1], report, sizeof(report));
+		_exit(n == sizeof(report) ? 1 : 2);
+	}
+	close(fd);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return error_errno("cannot create sandbox: fork");
+	}
+	n = read_in_full(p[0], report, sizeof(report));
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return error_errno("cannot create sandbox: waitpid");
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	errno = n == sizeof(report) ? report[1] : 0;
+	if (n == sizeof(report) && report[0] >= 0 &&
+	    (size_t)report[0] < ARRAY_SIZE(ns_limits))
+		return error_errno("cannot create sandbox: limits: cannot set "
+				   "'%s' to %s in the sandbox's user "
+				   "namespace",
+				   ns_limits[report[0]].path,
+				   ns_limits[report[0]].value);
+	return error_errno("cannot create sandbox: limits: cannot join the "
+			   "sandbox's user namespace");
 }
 
 /*
@@ -1452,7 +1612,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	struct stage stage;
 	struct child_ctx ctx;
 	struct child_report report;
-	int seccomp_fd = -1, info[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	int seccomp_fd = -1, info[2] = { -1, -1 }, rep[2] = { -1, -1 },
+	    block[2] = { -1, -1 };
 	int ret = -1, status = 0, own_ids = 0;
 	size_t bwrap_from;
 	ssize_t n;
@@ -1512,7 +1673,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	seccomp_fd = seccomp_filter_fd();
 	if (seccomp_fd < 0)
 		goto out;
-	if (pipe2(info, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
+	if (pipe2(info, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) ||
+	    pipe2(block, O_CLOEXEC)) {
 		error_errno("cannot create sandbox: pipe");
 		goto out;
 	}
@@ -1555,7 +1717,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 			ctx.join = &h->cg;
 	}
 	bwrap_from = args.nr;
-	if (build_bwrap_args(cfg, &args, seccomp_fd, info[1]))
+	if (build_bwrap_args(cfg, &args, seccomp_fd, info[1], block[0]))
 		goto out;
 	if (drops_ids()) {
 		if (stage_sources(&args, bwrap_from, &stage))
@@ -1566,6 +1728,7 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	ctx.cfg = cfg;
 	ctx.keep_fds[ctx.nr_keep_fds++] = seccomp_fd;
 	ctx.keep_fds[ctx.nr_keep_fds++] = info[1];
+	ctx.keep_fds[ctx.nr_keep_fds++] = block[0];
 	for (int i = 0; i < cfg->nr_pass_fds; i++)
 		ctx.keep_fds[ctx.nr_keep_fds++] = cfg->pass_fds[i];
 	ctx.exe = exe.buf;
@@ -1585,6 +1748,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	rep[1] = -1;
 	close(info[1]);
 	info[1] = -1;
+	close(block[0]);
+	block[0] = -1;
 
 	n = read_in_full(rep[0], &report, sizeof(report));
 	if (n == sizeof(report) && report.stage == STAGE_BIND) {
@@ -1615,6 +1780,14 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 		      WIFSIGNALED(status) ? "signal" : "exit status",
 		      WIFSIGNALED(status) ? WTERMSIG(status)
 					  : WEXITSTATUS(status));
+		goto fail;
+	}
+	if (ns_limits_apply(h->child_pid))
+		goto fail;
+	/* the command may start now: its limits are in place */
+	if (write(block[1], "", 1) != 1) {
+		error_errno("cannot create sandbox: namespaces: cannot "
+			    "release bwrap");
 		goto fail;
 	}
 	h->start = proc_start_time(pid);
@@ -1657,6 +1830,11 @@ out:
 		close(rep[0]);
 	if (rep[1] >= 0)
 		close(rep[1]);
+	/* closed unwritten on failure: bwrap goes on, and is killed */
+	if (block[0] >= 0)
+		close(block[0]);
+	if (block[1] >= 0)
+		close(block[1]);
 	strvec_clear(&args);
 	strvec_clear(&envp);
 	strbuf_release(&exe);

@@ -79,6 +79,15 @@
 #define ISOLATE_MIN_MEMORY ((int64_t)8 << 20) /* bytes */
 #define ISOLATE_MIN_PIDS 8
 #define ISOLATE_TMPFS_MAX ((int64_t)1 << 30) /* bytes, default tmpfs size */
+/*
+ * Kernel objects the kernel counts per user, capped per sandbox in its
+ * user namespace (/proc/sys/user, user_namespaces(7)): a sandbox used
+ * to be able to take all of its host user's inotify instances (128 by
+ * default), and the user's own programs then failed (issue 17). Its
+ * counts still go to its host user as well.
+ */
+#define ISOLATE_INOTIFY_INSTANCES 32
+#define ISOLATE_INOTIFY_WATCHES 16384
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
