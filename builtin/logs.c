@@ -44,6 +44,7 @@ int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = argv[0];
 	o.purpose = "logs";
+	o.allow_dead = 1; /* a dead claim's log is the one worth reading */
 	if (session_open(&s, &o) < 0)
 		return 1;
 	/* Ctrl-C or SIGTERM end -f: a clean end, status 0 */

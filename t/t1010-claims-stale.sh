@@ -34,6 +34,15 @@ for c in json.load(sys.stdin):
         print(c["status"])' "$1"
 }
 
+# reason NAME: why the claim no longer runs, as `gosbx claims -o json` says
+reason() {
+	gosbx claims -o json |
+	python3 -c 'import json, sys
+for c in json.load(sys.stdin):
+    if c["name"] == sys.argv[1]:
+        print(c.get("reason", "-"))' "$1"
+}
+
 # status_is NAME STATUS
 status_is() {
 	test "$(status "$1")" = "$2"
@@ -111,6 +120,39 @@ test_expect_success SANDBOX,PYTHON 'a killed sandbox is listed dead, never repla
 	expect_code_err 125 gosbx open --name=victim &&
 	grep "already exists" err &&
 	status_is victim dead
+'
+
+# Issue 17: how a claim ended is said wherever it is listed or used,
+# from bwrap's record (run/status), by any process.
+test_expect_success SANDBOX,PYTHON 'how each claim ended: in claims -o json, under the table' '
+	test "$(reason listed)" = - &&
+	test "$(reason brief)" = "it expired after being idle for its TTL" &&
+	test "$(reason victim)" = "its runtime is gone (how it ended was not recorded: bwrap was killed too)" &&
+	gosbx open -q --name=shot >/dev/null &&
+	child=$(awk "\$1 == \"child-pid\" { print \$2 }" "$claims_dir/shot/meta") &&
+	kill -9 $child &&
+	test_retry 60 0.5 status_is shot dead &&
+	test "$(reason shot)" = "its runtime was killed by signal 9 (Killed)" &&
+	gosbx claims >list 2>list.err &&
+	grep "^shot  *local  *dead " list &&
+	grep -x "shot: dead: its runtime was killed by signal 9 (Killed)" list.err &&
+	grep -x "brief: expired: it expired after being idle for its TTL" list.err &&
+	! grep "^listed:" list.err
+'
+
+test_expect_success SANDBOX 'using a dead claim says how it died' '
+	expect_code_err 125 gosbx exec --claim=shot -- true &&
+	grep "^error: claim .shot. is dead: its runtime was killed by signal 9 (Killed), last log: " err
+'
+
+test_expect_success SANDBOX 'gosbx logs shows a dead claim'"'"'s log, then how it died' '
+	gosbx logs shot >log 2>err &&
+	grep "msg=listening\|level=INFO" log &&
+	echo "gosbx: claim '"'"'shot'"'"' is dead: its runtime was killed by signal 9 (Killed)" >expect &&
+	test_cmp expect err &&
+	gosbx logs -f brief >log 2>err &&
+	grep -x "gosbx: claim .brief. is expired: it expired after being idle for its TTL" err &&
+	gosbx close shot
 '
 
 test_expect_success SANDBOX 'doctor warns about the stale claims' '

@@ -37,6 +37,12 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 		       local_claim_status_name(c->status), age.buf, idle.buf,
 		       size.buf);
 	}
+	/* how each claim that no longer runs ended: under the table */
+	for (size_t i = 0; i < nr; i++)
+		if (list[i].reason)
+			fprintf(stderr, "%s: %s: %s\n", list[i].name,
+				local_claim_status_name(list[i].status),
+				list[i].reason);
 	strbuf_release(&age);
 	strbuf_release(&idle);
 	strbuf_release(&size);
@@ -57,6 +63,9 @@ static int print_json(const struct local_claim_info *list, size_t nr,
 		json_object_set_new(
 			o, "status",
 			json_string(local_claim_status_name(c->status)));
+		if (c->reason)
+			json_object_set_new(o, "reason",
+					    json_string(c->reason));
 		strbuf_reset(&t);
 		claims_add_rfc3339(&t, c->created);
 		json_object_set_new(o, "created", json_string(t.buf));

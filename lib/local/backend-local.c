@@ -53,6 +53,7 @@ struct local_state {
 	struct isolate_handle h;
 	int have_handle;
 	int spawned; /* h.pid is our child (create_claim()), not reattached */
+	int dead;    /* reattached for its log only: the runtime is gone */
 	uint64_t oom_before;
 };
 
@@ -286,6 +287,61 @@ static int connect_runtime(struct session *s, struct local_state *ls)
 }
 
 /*
+ * Why the sandbox of the claim in dir ended (issue 17: a death
+ * certificate in `gosbx claims`, `gosbx logs` and the next result),
+ * appended to why; for anyone, not only the process that spawned it:
+ * run/end says "expired" when the runtime ended at its idle TTL, and
+ * bwrap's monitor writes the runtime's end into run/status
+ * (isolate_config.status_fd). h, when parsed, has the cgroup whose
+ * out-of-memory kills are counted; oom_before is that count when the
+ * caller first saw the sandbox (0 when it did not). wait_status: what
+ * waitpid() said of bwrap to the process that spawned it, or NULL.
+ */
+static void death_reason(const char *dir, const struct isolate_handle *h,
+			 uint64_t oom_before, const int *wait_status,
+			 struct strbuf *why)
+{
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT;
+	const char *v;
+	uint64_t ooms = 0;
+	long code = -1;
+
+	strbuf_addf(&p, "%s/run/end", dir);
+	if (strbuf_read_file(&text, p.buf, 64) >= 0 &&
+	    starts_with(text.buf, "expired")) {
+		strbuf_addstr(why, "it expired after being idle for its TTL");
+		goto out;
+	}
+	strbuf_reset(&p);
+	strbuf_reset(&text);
+	strbuf_addf(&p, "%s/run/status", dir);
+	if (strbuf_read_file(&text, p.buf, 4096) >= 0 &&
+	    (v = strstr(text.buf, "\"exit-code\":")))
+		code = strtol(v + strlen("\"exit-code\":"), NULL, 10);
+	/* without a record, bwrap's own end, if we saw it */
+	if (code < 0 && wait_status && WIFSIGNALED(*wait_status))
+		code = 128 + WTERMSIG(*wait_status);
+	else if (code < 0 && wait_status && WIFEXITED(*wait_status))
+		code = WEXITSTATUS(*wait_status);
+	if (code > 128 && code < 128 + NSIG)
+		strbuf_addf(why, "its runtime was killed by signal %ld (%s)",
+			    code - 128, strsignal((int)(code - 128)));
+	else if (code == 0)
+		strbuf_addstr(why, "its runtime exited");
+	else if (code > 0)
+		strbuf_addf(why, "its runtime exited with status %ld", code);
+	else
+		strbuf_addstr(why, "its runtime is gone (how it ended was "
+				   "not recorded: bwrap was killed too)");
+	if (code == 128 + SIGKILL && !isolate_oom_kills(h, &ooms) &&
+	    ooms > oom_before)
+		strbuf_addstr(why, " after the memory limit was hit");
+out:
+	strbuf_release(&p);
+	strbuf_release(&text);
+}
+
+/*
  * READY while the runtime (the sandbox's pid 1) lives; else EXPIRED if
  * it wrote "expired" into run/end (only it holds that file open; older
  * claims: the file run/expired exists), else DEAD.
@@ -316,7 +372,12 @@ out:
 	return st;
 }
 
-static int reattach(struct session *s, struct local_state *ls, const char *name)
+/*
+ * Connect to the runtime of the existing claim name. allow_dead: a dead
+ * or expired claim is opened too, unconnected (ls->dead), for its log.
+ */
+static int reattach(struct session *s, struct local_state *ls, const char *name,
+		    int allow_dead)
 {
 	struct strbuf meta = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = -1;
@@ -335,19 +396,36 @@ static int reattach(struct session *s, struct local_state *ls, const char *name)
 	case LOCAL_CLAIM_READY:
 		break;
 	case LOCAL_CLAIM_EXPIRED:
+		if (allow_dead) {
+			s->claim = xstrdup(name);
+			ls->dead = 1;
+			ret = 0;
+			goto out;
+		}
 		error("claim '%s' expired after being idle for its TTL; "
 		      "remove it with 'gosbx close %s'",
 		      name, name);
 		goto out;
 	default: {
-		struct strbuf log = STRBUF_INIT, tail = STRBUF_INIT;
+		struct strbuf log = STRBUF_INIT, tail = STRBUF_INIT,
+			      why = STRBUF_INIT;
+
+		if (allow_dead) {
+			s->claim = xstrdup(name);
+			ls->dead = 1;
+			ret = 0;
+			goto out;
+		}
+		death_reason(ls->dir.buf, &ls->h, 0, NULL, &why);
 		strbuf_addf(&log, "%s/runtime.log", ls->dir.buf);
 		log_tail(log.buf, &tail);
-		error("claim '%s' is dead: its runtime is gone%s%s; remove it "
-		      "with 'gosbx close %s'",
-		      name, tail.len ? ", last log: " : "", tail.buf, name);
+		error("claim '%s' is dead: %s%s%s; remove it with 'gosbx "
+		      "close %s'",
+		      name, why.buf, tail.len ? ", last log: " : "", tail.buf,
+		      name);
 		strbuf_release(&log);
 		strbuf_release(&tail);
+		strbuf_release(&why);
 		goto out;
 	}
 	}
@@ -493,7 +571,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	/* what the runtime gets: socket, end report, ready, owner, log */
 	int child_fds[5] = { -1, -1, -1, -1, -1 };
-	int ready_fd = -1, ret = -1, created = 0, ready[2];
+	int ready_fd = -1, ret = -1, created = 0, ready[2], status_fd = -1;
 	enum { C_SOCK, C_END, C_READY, C_OWNER, C_LOG };
 
 	storage_init(&st);
@@ -529,6 +607,16 @@ static int create_claim(struct session *s, struct local_state *ls,
 	child_fds[C_END] =
 		open(p.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (child_fds[C_END] < 0) {
+		error_errno("cannot create '%s'", p.buf);
+		goto out;
+	}
+	/* bwrap's record of how the runtime ended (death_reason()) */
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/run/status", ls->dir.buf);
+	status_fd = open(p.buf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+					O_CLOEXEC,
+			 0600);
+	if (status_fd < 0) {
 		error_errno("cannot create '%s'", p.buf);
 		goto out;
 	}
@@ -614,6 +702,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.stdin_fd = -1;
 	cfg.stdout_fd = child_fds[C_LOG];
 	cfg.stderr_fd = child_fds[C_LOG];
+	cfg.status_fd = status_fd;
 	/* sanitizer builds: keep their reports in the log */
 	if (getenv("ASAN_OPTIONS"))
 		strvec_pushf(&cfg.env, "ASAN_OPTIONS=%s",
@@ -658,6 +747,8 @@ out:
 	close_fds(child_fds, ARRAY_SIZE(child_fds));
 	if (ready_fd >= 0)
 		close(ready_fd);
+	if (status_fd >= 0)
+		close(status_fd);
 	listen_info_release(&li);
 	if (ret < 0 && created) {
 		if (ls->have_handle)
@@ -766,7 +857,7 @@ static int local_open(struct session *s, const struct session_opts *o)
 		prune_orphaned(ls->dir.buf);
 	strbuf_addf(&ls->dir, "/%s", name.buf);
 	if (o->claim)
-		ret = reattach(s, ls, name.buf);
+		ret = reattach(s, ls, name.buf, o->allow_dead);
 	else
 		ret = create_claim(s, ls, o, name.buf);
 out:
@@ -858,9 +949,9 @@ static void local_exec_hook(struct session *s, int after,
 		res->reason = "oom";
 }
 
-/* Copy the claim's runtime.log to fd; with follow, what is added too. */
-static int local_logs(struct session *s, int follow, int fd,
-		      volatile sig_atomic_t *cancel)
+/* the claim's runtime.log to fd; with follow, what is added too */
+static int copy_log(struct session *s, int follow, int fd,
+		    volatile sig_atomic_t *cancel)
 {
 	struct local_state *ls = s->backend;
 	struct strbuf p = STRBUF_INIT, pend = STRBUF_INIT;
@@ -910,43 +1001,48 @@ static int local_logs(struct session *s, int follow, int fd,
 	close(in);
 	return ret;
 }
+
+/* Copy the claim's runtime.log to fd; with follow, what is added too. */
+static int local_logs(struct session *s, int follow, int fd,
+		      volatile sig_atomic_t *cancel)
+{
+	struct local_state *ls = s->backend;
+	struct strbuf why = STRBUF_INIT;
+	int ret;
+
+	/* the log of a dead claim is all there will be: no following */
+	ret = copy_log(s, ls->dead ? 0 : follow, fd, cancel);
+	if (ls->dead) {
+		death_reason(ls->dir.buf, &ls->h, 0, NULL, &why);
+		fprintf(stderr, "gosbx: claim '%s' is %s: %s\n", s->claim,
+			starts_with(why.buf, "it expired") ? "expired" : "dead",
+			why.buf);
+		strbuf_release(&why);
+	}
+	return ret;
+}
 /* backend_ops.gone: the sandbox's pid 1 ended; say how */
 static int local_gone(struct session *s, struct strbuf *why)
 {
 	struct local_state *ls = s->backend;
-	struct strbuf p = STRBUF_INIT, end = STRBUF_INIT;
-	uint64_t ooms = 0;
-	int status = 0, reaped;
+	int status = 0, reaped = 0;
 
 	if (!ls || !ls->have_handle)
 		return 0;
+	if (ls->dead)
+		goto gone;
 	/*
 	 * A request failed: bwrap may take a moment to follow its pid 1
-	 * (ours to wait for when we spawned it; else it must be gone)
+	 * (ours to wait for when we spawned it; else it must be gone).
+	 * bwrap's record in run/status says how it ended either way.
 	 */
 	reaped = ls->spawned && isolate_wait(&ls->h, 500, &status) == 1;
 	if (!reaped && isolate_alive(&ls->h))
 		return 0;
-	strbuf_addf(&p, "%s/run/end", ls->dir.buf);
-	if (strbuf_read_file(&end, p.buf, 64) >= 0 &&
-	    starts_with(end.buf, "expired")) {
-		strbuf_addstr(why, "it expired after being idle for its TTL");
-	} else if (reaped && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
-		/* bwrap passes on its pid 1's death by signal as 128+N */
-		int sig = WEXITSTATUS(status) - 128;
-
-		strbuf_addf(why, "its runtime was killed by signal %d (%s)",
-			    sig, strsignal(sig));
-	} else if (reaped && WIFSIGNALED(status)) {
-		strbuf_addf(why, "it was killed by signal %d (%s)",
-			    WTERMSIG(status), strsignal(WTERMSIG(status)));
-	} else {
-		strbuf_addstr(why, "its runtime exited");
-	}
-	if (!isolate_oom_kills(&ls->h, &ooms) && ooms > ls->oom_before)
-		strbuf_addstr(why, " after the memory limit was hit");
-	strbuf_release(&p);
-	strbuf_release(&end);
+gone:
+	death_reason(ls->dir.buf, &ls->h,
+		     ls->oom_before == UINT64_MAX ? 0 : ls->oom_before,
+		     reaped ? &status : NULL, why);
 	return 1;
 }
 
@@ -1076,6 +1172,12 @@ int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 		strbuf_addf(&p, "%s/%s", dir.buf, de->d_name);
 		isolate_handle_init(&h);
 		c->status = claim_status(p.buf, meta.buf, &h);
+		if (c->status != LOCAL_CLAIM_READY) {
+			struct strbuf why = STRBUF_INIT;
+
+			death_reason(p.buf, &h, 0, NULL, &why);
+			c->reason = strbuf_detach(&why, NULL);
+		}
 		isolate_handle_free(&h);
 		strbuf_addstr(&p, "/last-used");
 		c->last_used = !stat(p.buf, &st) ? st.st_mtime : c->created;
@@ -1109,6 +1211,7 @@ void local_claims_free(struct local_claim_info *c, size_t nr)
 	for (size_t i = 0; i < nr; i++) {
 		free(c[i].name);
 		free(c[i].purpose);
+		free(c[i].reason);
 	}
 	free(c);
 }

@@ -47,6 +47,7 @@ struct local_claim_info {
 	int network;
 	int keep; /* opened with --keep */
 	char *purpose;
+	char *reason; /* not ready: how it ended (NULL while ready) */
 };
 
 /* "ready", "expired", "dead" */

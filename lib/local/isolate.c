@@ -36,6 +36,7 @@ void isolate_config_init(struct isolate_config *cfg)
 	cfg->pids = ISOLATE_DEFAULT_PIDS;
 	cfg->nofile = ISOLATE_DEFAULT_NOFILE;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	cfg->status_fd = -1;
 	cfg->host_uid = geteuid();
 	cfg->host_gid = getegid();
 }
@@ -819,6 +820,10 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 	strvec_pushf(args, "%d", seccomp_fd);
 	strvec_push(args, "--info-fd");
 	strvec_pushf(args, "%d", info_fd);
+	if (cfg->status_fd >= 0) {
+		strvec_push(args, "--json-status-fd");
+		strvec_pushf(args, "%d", cfg->status_fd);
+	}
 	/* the command waits until ns_limits_apply() is done */
 	strvec_push(args, "--block-fd");
 	strvec_pushf(args, "%d", block_fd);
@@ -1203,7 +1208,7 @@ struct child_ctx {
 	const struct cgroup *join; /* NULL: none */
 	struct rlimit nofile, fsize;
 	int set_fsize;
-	int keep_fds[3 + ISOLATE_MAX_PASS_FDS];
+	int keep_fds[4 + ISOLATE_MAX_PASS_FDS];
 	int nr_keep_fds;
 	const char *exe;
 	char *const *argv;
@@ -1729,6 +1734,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 	ctx.keep_fds[ctx.nr_keep_fds++] = seccomp_fd;
 	ctx.keep_fds[ctx.nr_keep_fds++] = info[1];
 	ctx.keep_fds[ctx.nr_keep_fds++] = block[0];
+	if (cfg->status_fd >= 0)
+		ctx.keep_fds[ctx.nr_keep_fds++] = cfg->status_fd;
 	for (int i = 0; i < cfg->nr_pass_fds; i++)
 		ctx.keep_fds[ctx.nr_keep_fds++] = cfg->pass_fds[i];
 	ctx.exe = exe.buf;

@@ -183,6 +183,14 @@ struct isolate_config {
 	int pass_fds[ISOLATE_MAX_PASS_FDS];
 	int nr_pass_fds;
 	/*
+	 * Where bwrap writes the command's end, or -1: bwrap's
+	 * --json-status-fd, a line `{ "exit-code": N }` (128+N for
+	 * signal N) when the command ends. Only bwrap's monitor outside
+	 * the sandbox holds it, so the record outlives whoever spawned
+	 * the sandbox and code inside cannot forge it.
+	 */
+	int status_fd;
+	/*
 	 * The command is pid 1 of the sandbox (bwrap --as-pid-1) instead
 	 * of a child of bwrap's reaper: when it exits the kernel ends
 	 * every process of the sandbox (bwrap's reaper waits for all of

@@ -82,6 +82,11 @@ struct session_opts {
 
 	/* a label that says who opened it, e.g. "mcp" or "exec" */
 	const char *purpose;
+	/*
+	 * local: reattach to a dead or expired claim too, unconnected,
+	 * to read its log (gosbx logs); session_gone() then says why
+	 */
+	int allow_dead;
 };
 
 /* The SandboxTemplate of the kube backend when none is given. */
