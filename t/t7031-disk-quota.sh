@@ -175,6 +175,21 @@ test_expect_success QUOTA 'closing the claim gives its reservation back' '
 	test $(df -k --output=used "$small" | tail -1) -lt 1024
 '
 
+test_expect_success QUOTA 'a default disk is half of what the host has free, 256 MiB at least' '
+	test_must_fail with_err on_small gosbx open --name=tight &&
+	grep "disk of 256 MiB is reserved on the host, and the file system of .* has 9[0-6] MiB free" err &&
+	mkdir "$small/big" &&
+	mount -t tmpfs -o size=1g gosbx-t7031 "$small/big" &&
+	test_atexit "env XDG_STATE_HOME=\"$small/big/state\" gosbx close --all; umount \"$small/big\"" &&
+	env XDG_STATE_HOME="$small/big/state" gosbx open -q --name=half >/dev/null 2>err &&
+	grep "^warning: the claim'"'"'s disk is 51[0-2] MiB, not the default 10240 MiB: half of what the file system of .* has free" err &&
+	env XDG_STATE_HOME="$small/big/state" gosbx exec --claim=half "stat -f -c \"%b %S\" /app" >out &&
+	read blocks bsize <out &&
+	test $((blocks * bsize)) -gt $((400 << 20)) &&
+	test $((blocks * bsize)) -le $((512 << 20)) &&
+	env XDG_STATE_HOME="$small/big/state" gosbx close half
+'
+
 # Without a quota mechanism: as a normal user, or as root told to
 # behave as one (GOSBX_NO_LOOP).
 if test_have_prereq NOQUOTA; then

@@ -443,6 +443,28 @@ out:
 	return ret;
 }
 
+/*
+ * The disk of a claim that asked for none: STORAGE_DEFAULT_DISK, or
+ * half of what the host file system of dir has free when that is less
+ * (it is reserved: see reserve_image()), with a warning; never less
+ * than STORAGE_MIN_DEFAULT_DISK (then the refusal says what is free).
+ */
+static int64_t default_disk(const char *dir)
+{
+	int64_t avail = free_bytes(dir), half;
+
+	if (avail < 0 || avail / 2 >= STORAGE_DEFAULT_DISK)
+		return STORAGE_DEFAULT_DISK;
+	half = (avail / 2) & ~(((int64_t)1 << 20) - 1);
+	if (half < STORAGE_MIN_DEFAULT_DISK)
+		return STORAGE_MIN_DEFAULT_DISK;
+	warning("the claim's disk is %" PRId64 " MiB, not the default %" PRId64
+		" MiB: half of what the file system of '%s' has free; "
+		"--disk=<size> asks for a size",
+		half >> 20, STORAGE_DEFAULT_DISK >> 20, dir);
+	return half;
+}
+
 int storage_create(struct storage *st, const char *dir,
 		   const struct storage_opts *o)
 {
@@ -471,7 +493,7 @@ int storage_create(struct storage *st, const char *dir,
 		if (avail == STORAGE_QUOTA_LOOP) {
 			st->quota = STORAGE_QUOTA_LOOP;
 			st->disk_bytes = o->disk_bytes ? o->disk_bytes
-						       : STORAGE_DEFAULT_DISK;
+						       : default_disk(dir);
 			if (mount_image(st, dir, o->template_dir))
 				goto out;
 		} else if (o->disk_explicit) {

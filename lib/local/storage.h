@@ -37,7 +37,9 @@
  *         lost what a sandbox wrote once the host's disk filled), so
  *         the host's free space never reaches into a sandbox; a claim
  *         whose disk the host cannot hold is refused at open with how
- *         much is free. On a file system without fallocate the image
+ *         much is free. A claim that asked for no size gets
+ *         STORAGE_DEFAULT_DISK, or half of the free space when that is
+ *         less (with a warning), and STORAGE_MIN_DEFAULT_DISK at least. On a file system without fallocate the image
  *         stays sparse after that check.
  *   none: elsewhere (a normal user cannot mount a block file system):
  *         /app and HOME are directories on the host's file system
@@ -53,6 +55,8 @@
 
 #define STORAGE_DEFAULT_DISK ((int64_t)10 << 30) /* bytes */
 #define STORAGE_MIN_DISK ((int64_t)16 << 20)	 /* bytes */
+/* a default disk is half the host's free space at most, and this at least */
+#define STORAGE_MIN_DEFAULT_DISK ((int64_t)256 << 20) /* bytes */
 
 enum storage_quota {
 	STORAGE_QUOTA_NONE, /* plain directories, no quota */
