@@ -31,7 +31,7 @@
 # GOSBX_TEST_UPSTREAM_ROUTER=<dir>, a directory holding the upstream
 # sandbox-router v0.4.6 (sandbox_router.py from kubernetes-sigs/
 # agent-sandbox, clients/python/agentic-sandbox-client/sandbox-router;
-# never committed here, so CI skips these tests): with it and a
+# by default from the Go module of that version, see below): with it and a
 # /usr/bin/python3 that imports fastapi, httpx and uvicorn, the
 # prerequisite UPSTREAM_ROUTER is set and kube_start --upstream-router
 # runs that router (uvicorn on a free loopback port) in place of
@@ -105,10 +105,35 @@ if ! test -d "$KUBE_CRDS/v0.4.6"; then
 fi
 KUBE_PKI=$TRASH_DIRECTORY/pki
 
+# The upstream router comes with the Go module sigs.k8s.io/agent-sandbox
+# v0.4.6 (the module holds the whole repository): from the module cache
+# when GOSBX_TEST_UPSTREAM_ROUTER does not name a directory, downloaded
+# through the go command's proxy (GOPROXY) the first time.
+# GOSBX_TEST_UPSTREAM_ROUTER_REQUIRED=1 (CI) fails the scripts that
+# need it, instead of skipping them, when it cannot be had.
+if test -z "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
+	test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}" &&
+	command -v go >/dev/null 2>&1; then
+	_ku_dir=$(cd "$TRASH_DIRECTORY" && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
+		go mod download -json sigs.k8s.io/agent-sandbox@v0.4.6 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("Dir", ""))' \
+		2>/dev/null)
+	_ku_dir=$_ku_dir/clients/python/agentic-sandbox-client/sandbox-router
+	test -f "$_ku_dir/sandbox_router.py" &&
+		GOSBX_TEST_UPSTREAM_ROUTER=$_ku_dir
+fi
 if test -n "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
 	test -f "$GOSBX_TEST_UPSTREAM_ROUTER/sandbox_router.py" &&
 	/usr/bin/python3 -c 'import fastapi, httpx, uvicorn' 2>/dev/null; then
 	test_set_prereq UPSTREAM_ROUTER
+elif test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}" &&
+	test "${GOSBX_TEST_UPSTREAM_ROUTER_REQUIRED:-}" = 1; then
+	echo "not ok 1 - the upstream sandbox-router v0.4.6 is required" \
+		"(GOSBX_TEST_UPSTREAM_ROUTER_REQUIRED=1): not in the Go module" \
+		"cache, or /usr/bin/python3 lacks fastapi, httpx or uvicorn" \
+		"(contrib/install-deps.sh)"
+	echo "1..1"
+	exit 1 # run-tests.sh counts a script that ends so as one failure
 fi
 
 kube_pki() {

@@ -12,6 +12,12 @@ sx() {
 	gosbx exec --claim=t2050 -- "$@"
 }
 
+# the dense file of zeros that must come out sparse; the kube variants
+# make it smaller (fake-kube relays port-forwards at about 400 KB/s:
+# libmicrohttpd 0.9.75 relays an upgraded TLS connection 4 bytes at a
+# time when the connection's memory pool is used up, as it always is)
+: "${T2050_ZEROS_BYTES:=50000000}"
+
 test_expect_success 'setup: a kept claim and an odd tree' '
 	if ! test_have_prereq URL
 	then
@@ -98,9 +104,9 @@ test_expect_success 'a 1 TiB file with holes comes out sparse' '
 '
 
 test_expect_success 'runs of zeros come out as holes' '
-	sx "head -c 50000000 /dev/zero >zeros && echo end >>zeros" &&
+	sx "head -c $T2050_ZEROS_BYTES /dev/zero >zeros && echo end >>zeros" &&
 	gosbx cp t2050:/app/zeros zeros &&
-	test "$(stat -c %s zeros)" = 50000004 &&
+	test "$(stat -c %s zeros)" = $((T2050_ZEROS_BYTES + 4)) &&
 	test "$(du -k zeros | cut -f1)" -lt 1024 &&
 	test "$(tail -c 4 zeros)" = end &&
 	rm zeros &&

@@ -4,5 +4,5 @@
 # do): the interactive channel is one WebSocket inside the port-forward.
 GOSBX_TEST_BACKEND=kube
 BACKEND_KUBE_OPTS=--router-websocket
-: "${T2010_STDIN_MIB:=64}"
+T2010_STDIN_MIB=16 # fake-kube relays port-forwards slowly (t2050-cp.sh)
 . "$(dirname "$0")"/t2040-exec-stdin.sh

@@ -4,5 +4,5 @@
 # upgrade is refused on the way and gosbx falls back to exec-input (the
 # output streams while the input goes through requests of its own).
 GOSBX_TEST_BACKEND=kube
-: "${T2010_STDIN_MIB:=64}"
+T2010_STDIN_MIB=16 # fake-kube relays port-forwards slowly (t2050-cp.sh)
 . "$(dirname "$0")"/t2040-exec-stdin.sh

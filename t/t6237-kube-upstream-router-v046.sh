@@ -5,5 +5,5 @@
 # imitation of it: plain HTTP only, so gosbx falls back to exec-input.
 GOSBX_TEST_BACKEND=kube
 BACKEND_KUBE_UPSTREAM_ROUTER=t2040
-: "${T2010_STDIN_MIB:=64}"
+T2010_STDIN_MIB=16 # fake-kube relays port-forwards slowly (t2050-cp.sh)
 . "$(dirname "$0")"/t2040-exec-stdin.sh

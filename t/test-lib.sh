@@ -27,7 +27,10 @@ fi
 rm -rf "$TRASH_DIRECTORY" "$TRASH_DIRECTORY.out"
 mkdir -p "$TRASH_DIRECTORY" || exit 1
 
-# Keep the tests away from the user's real state and caches.
+# Keep the tests away from the user's real state and caches (the real
+# home stays known for the Go module cache, which holds what tests
+# fetch through GOPROXY: t/lib-kube.sh).
+TEST_REAL_HOME=${HOME:-}
 HOME="$TRASH_DIRECTORY/home"
 XDG_STATE_HOME="$HOME/.local/state"
 XDG_CACHE_HOME="$HOME/.cache"
