@@ -613,9 +613,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	/* bwrap's record of how the runtime ended (death_reason()) */
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/run/status", ls->dir.buf);
-	status_fd = open(p.buf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-					O_CLOEXEC,
-			 0600);
+	status_fd =
+		open(p.buf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+		     0600);
 	if (status_fd < 0) {
 		error_errno("cannot create '%s'", p.buf);
 		goto out;

@@ -1260,8 +1260,7 @@ static void child_drop(const struct child_ctx *ctx)
 		/* an overlay that cannot be had is the plain bind */
 		if (*st->overlay.v[i] &&
 		    !mount("gosbx-ro", st->dst.v[i], "overlay",
-			   MS_RDONLY | MS_NOSUID | MS_NODEV,
-			   st->overlay.v[i]))
+			   MS_RDONLY | MS_NOSUID | MS_NODEV, st->overlay.v[i]))
 			continue;
 		if (mount(st->src.v[i], st->dst.v[i], NULL, MS_BIND | MS_REC,
 			  NULL))
@@ -1400,13 +1399,13 @@ static int ns_limits_apply(pid_t child)
 
 			report[0] = (int)i;
 			f = open(ns_limits[i].path, O_WRONLY | O_CLOEXEC);
-			if (f < 0 || write(f, ns_limits[i].value, len) !=
-					     (ssize_t)len)
+			if (f < 0 ||
+			    write(f, ns_limits[i].value, len) != (ssize_t)len)
 				goto fail;
 			close(f);
 		}
 		_exit(0);
-fail:
+	fail:
 		report[1] = errno;
 		n = write(p[1], report, sizeof(report));
 		_exit(n == sizeof(report) ? 1 : 2);

@@ -39,8 +39,9 @@
  *         whose disk the host cannot hold is refused at open with how
  *         much is free. A claim that asked for no size gets
  *         STORAGE_DEFAULT_DISK, or half of the free space when that is
- *         less (with a warning), and STORAGE_MIN_DEFAULT_DISK at least. On a file system without fallocate the image
- *         stays sparse after that check.
+ *         less (with a warning), and STORAGE_MIN_DEFAULT_DISK at
+ *         least. On a file system without fallocate the image stays
+ *         sparse after that check.
  *   none: elsewhere (a normal user cannot mount a block file system):
  *         /app and HOME are directories on the host's file system
  *         without a limit; /tmp is a tmpfs inside the sandbox of the
