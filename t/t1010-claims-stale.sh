@@ -127,7 +127,14 @@ test_expect_success SANDBOX,PYTHON 'a killed sandbox is listed dead, never repla
 test_expect_success SANDBOX,PYTHON 'how each claim ended: in claims -o json, under the table' '
 	test "$(reason listed)" = - &&
 	test "$(reason brief)" = "it expired after being idle for its TTL" &&
-	test "$(reason victim)" = "its runtime is gone (how it ended was not recorded: bwrap was killed too)" &&
+	gosbx open -q --name=twice >/dev/null &&
+	pid=$(awk "\$1 == \"pid\" { print \$2 }" "$claims_dir/twice/meta") &&
+	child=$(awk "\$1 == \"child-pid\" { print \$2 }" "$claims_dir/twice/meta") &&
+	kill -9 $pid &&
+	kill -9 $child &&
+	test_retry 60 0.5 status_is twice dead &&
+	test "$(reason twice)" = "its runtime is gone (how it ended was not recorded: bwrap was killed too)" &&
+	gosbx close twice &&
 	gosbx open -q --name=shot >/dev/null &&
 	child=$(awk "\$1 == \"child-pid\" { print \$2 }" "$claims_dir/shot/meta") &&
 	kill -9 $child &&
