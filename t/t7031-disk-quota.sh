@@ -182,7 +182,7 @@ test_expect_success QUOTA 'a default disk is half of what the host has free, 256
 	mount -t tmpfs -o size=1g gosbx-t7031 "$small/big" &&
 	test_atexit "env XDG_STATE_HOME=\"$small/big/state\" gosbx close --all; umount \"$small/big\"" &&
 	env XDG_STATE_HOME="$small/big/state" gosbx open -q --name=half >/dev/null 2>err &&
-	grep "^warning: the claim'"'"'s disk is 51[0-2] MiB, not the default 10240 MiB: half of what the file system of .* has free" err &&
+	grep "^warning: the claim'"'"'s disk is 51[0-2] MiB, not the default 2048 MiB: half of what the file system of .* has free" err &&
 	env XDG_STATE_HOME="$small/big/state" gosbx exec --claim=half "stat -f -c \"%b %S\" /app" >out &&
 	read blocks bsize <out &&
 	test $((blocks * bsize)) -gt $((400 << 20)) &&

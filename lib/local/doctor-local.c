@@ -119,7 +119,8 @@ static void check_storage(struct check_list *cl)
 		strbuf_addf(&msg,
 			    "enforced per claim: /app, /tmp and HOME (the Go "
 			    "caches) share one loop-mounted ext4 image of "
-			    "--disk bytes (default %" PRId64 " GiB, sparse); "
+			    "--disk bytes (default %" PRId64 " GiB, reserved "
+			    "on the host at open); "
 			    "a full disk gives ENOSPC to the writing command",
 			    STORAGE_DEFAULT_DISK >> 30);
 		check_add(cl, "disk quota", ISOLATE_CHECK_OK, msg.buf, NULL);

@@ -37,7 +37,7 @@ struct limit_args {
 			"limit of processes (default 512, 0: none)"),          \
 		OPT_SIZE(0, "disk", &(la)->disk,                               \
 			 "disk quota of /app, /tmp and the Go caches, e.g. "   \
-			 "1g (default 10g as root, 0: none)"),                 \
+			 "1g (default 2g as root, 0: none)"),                  \
 		OPT_BOOL(0, "network", &(la)->network, "allow network access")
 
 /* True if any limit option was given (network included). */

@@ -46,7 +46,7 @@ struct session_opts {
 	int cpus_set;
 	/*
 	 * local: quota of the claim's storage (/app, /tmp, HOME with the
-	 * Go caches; lib/local/storage.h), bytes; 0: default 10 GiB where a
+	 * Go caches; lib/local/storage.h), bytes; 0: default 2 GiB where a
 	 * quota can be applied; <0: none; > 0 is asked explicitly and
 	 * never degrades
 	 */
