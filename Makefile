@@ -10,7 +10,8 @@
 #                             clang (into build-fuzz/) and run each for
 #                             FUZZ_SECONDS (default 10) on its seed corpus
 #   make image                the runtime image from Debian packages
-#                             (IMAGE=<tag>, IMAGE_GO=1.23|1.19; podman)
+#                             and a Go release (IMAGE=<tag>,
+#                             IMAGE_GO=<x.y.z>|1.23|1.19; podman)
 #   DEVELOPER=1               warnings are errors
 #   SANITIZE=address,undefined  build with sanitizers (into build-<name>/)
 #   V=1                       show the commands
@@ -157,11 +158,14 @@ perf: all
 # The runtime image without Docker: mmdebstrap + podman import
 # (runtime-image/build-debian.sh; runtime-image/Dockerfile is the
 # Docker way). Test it: GOSBX_TEST_IMAGE=$(IMAGE) make test T=t65*.sh
+# IMAGE_GO empty: the Go release build-debian.sh chooses (that of the go
+# on PATH if 1.26 or later, else the one runtime-image/go-toolchain.sh
+# pins).
 IMAGE ?= localhost/gosbx-runtime:debian
-IMAGE_GO ?= 1.23
+IMAGE_GO ?=
 image: $(O)/gosbx-runtime
 	./runtime-image/build-debian.sh --runtime=$(O)/gosbx-runtime \
-		--tag=$(IMAGE) --go=$(IMAGE_GO)
+		--tag=$(IMAGE) $(if $(IMAGE_GO),--go=$(IMAGE_GO))
 
 install: all
 	$(INSTALL) -d -m 755 $(DESTDIR)$(bindir)

@@ -1,15 +1,22 @@
 #!/bin/sh
-# Build the gosbx runtime image from Debian packages only: no Docker
-# engine, no registry. mmdebstrap makes a bookworm root file system with
-# gosbx-runtime, Go and its pre-warmed build cache; `podman import`
-# turns it into an image with the same configuration as
-# runtime-image/Dockerfile (user 1000, workdir /app, gosbx-runtime on
-# all interfaces, port 8888). `make image` runs it.
+# Build the gosbx runtime image from Debian packages and a Go release:
+# no Docker engine, no container registry. mmdebstrap makes a bookworm
+# root file system with gosbx-runtime, Go (runtime-image/go-toolchain.sh,
+# the same release as runtime-image/Dockerfile's) and its pre-warmed
+# build cache; `podman import` turns it into an image with the same
+# configuration as the Dockerfile (user 1000, workdir /app,
+# gosbx-runtime on all interfaces, port 8888). `make image` runs it.
 #
-# Usage: runtime-image/build-debian.sh [--go=1.19|1.23] [--tag=<image>]
-#            [--runtime=<gosbx-runtime>] [--tar=<file>] [--mirror=<url>]
+# Usage: runtime-image/build-debian.sh [--go=<x.y.z>|1.23|1.19]
+#            [--tag=<image>] [--runtime=<gosbx-runtime>] [--tar=<file>]
+#            [--mirror=<url>]
 #
-#   --go       Go toolchain: 1.23 (default; golang-1.23-go from
+#   --go       Go toolchain: a Go release x.y.z in /usr/local/go, from
+#              the Go module golang.org/toolchain, fetched and checked
+#              by runtime-image/go-toolchain.sh (default: the release
+#              of the go on PATH when it is 1.26 or later, else the
+#              one go-toolchain.sh pins, as runtime-image/Dockerfile);
+#              or Debian's packages: 1.23 (golang-1.23-go from
 #              bookworm-backports) or 1.19 (bookworm's own golang-go)
 #   --tag      the image to make (default localhost/gosbx-runtime:debian)
 #   --runtime  the gosbx-runtime to put in (default build/gosbx-runtime,
@@ -20,11 +27,13 @@
 #   --mirror   Debian mirror (default http://deb.debian.org/debian)
 #
 # Needs (as root, or as a user with subuid ranges for mmdebstrap's
-# unshare mode): mmdebstrap and podman (contrib/install-deps.sh). Takes
-# a few minutes, mostly downloading packages and `go build std`.
+# unshare mode): mmdebstrap and podman (contrib/install-deps.sh), and a
+# go command to fetch a Go release with. Takes a few minutes, mostly
+# downloading packages and `go build std`; the toolchain is kept in
+# ${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/image-go between runs.
 set -eu
 
-GO=1.23
+GO=
 TAG=localhost/gosbx-runtime:debian
 RUNTIME=
 TAR=
@@ -43,7 +52,7 @@ for arg; do
 	--tar=*) TAR=${arg#--tar=} ;;
 	--mirror=*) MIRROR=${arg#--mirror=} ;;
 	-h | --help)
-		sed -n '/^# Usage/,/^# a few/p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '/^# Usage/,/between runs\.$/p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) die "unknown argument '$arg' (see --help)" ;;
@@ -52,10 +61,13 @@ done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 : "${RUNTIME:=$ROOT/build/gosbx-runtime}"
+# Debian's Go in /usr/lib/go-<x.y>, or a Go release in /usr/local/go
+# (go-toolchain.sh, below)
 case "$GO" in
-1.19) SUITES="bookworm" ;;
-1.23) SUITES="bookworm bookworm-backports" ;;
-*) die "unsupported --go '$GO' (1.19 or 1.23)" ;;
+1.19) SUITES="bookworm" GOROOT=/usr/lib/go-$GO GOPKG=,golang-$GO-go ;;
+1.23) SUITES="bookworm bookworm-backports" GOROOT=/usr/lib/go-$GO \
+	GOPKG=,golang-$GO-go ;;
+*) SUITES="bookworm" GOROOT=/usr/local/go GOPKG= ;;
 esac
 for tool in mmdebstrap podman; do
 	command -v "$tool" >/dev/null 2>&1 ||
@@ -67,7 +79,6 @@ if ldd "$RUNTIME" 2>/dev/null | grep -q 'lib[at]san'; then
 	die "'$RUNTIME' is built with sanitizers; use a plain build"
 fi
 
-GOROOT=/usr/lib/go-$GO
 SBX_PATH=/home/sandbox/go/bin:$GOROOT/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # The environment of runtime-image/Dockerfile, one variable a line
 # (podman import takes one --change ENV=... per variable).
@@ -87,10 +98,15 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/gosbx-image.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cp "$RUNTIME" "$WORK/gosbx-runtime"
 printf '%s\n' "$ENVS" >"$WORK/env"
+if [ -z "$GOPKG" ]; then
+	"$ROOT/runtime-image/go-toolchain.sh" ${GO:+"--go=$GO"} "$WORK/go"
+	GO=$(sed -n '1s/^go//p' "$WORK/go/VERSION")
+fi
 
 # The customize hook runs on the host with the new root in $1: the
-# runtime, the user sandbox (uid and gid 1000) owning /app and its
-# home, and `go build std` as that user to warm the build cache.
+# runtime, the Go release (if not Debian's), the user sandbox (uid and
+# gid 1000) owning /app and its home, and `go build std` as that user to
+# warm the build cache.
 cat >"$WORK/customize.sh" <<'EOF'
 #!/bin/sh
 set -eu
@@ -103,6 +119,9 @@ if chroot "$root" ldd /usr/local/bin/gosbx-runtime | grep "not found"; then
 	echo >&2 "build-debian: gosbx-runtime needs a library the image lacks" \
 		"(add its package to --include)"
 	exit 1
+fi
+if [ -d "$work/go" ]; then
+	cp -R --preserve=mode "$work/go" "$root/usr/local/go"
 fi
 echo 'sandbox:x:1000:' >>"$root/etc/group"
 echo 'sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh' >>"$root/etc/passwd"
@@ -124,7 +143,7 @@ for s in $SUITES; do
 done
 echo "build-debian: mmdebstrap bookworm with Go $GO"
 mmdebstrap --variant=essential \
-	--include="ca-certificates,libmicrohttpd12,libjansson4,libwslay1,libssl3,libarchive13,golang-$GO-go,python3,nodejs,tzdata" \
+	--include="ca-certificates,libmicrohttpd12,libjansson4,libwslay1,libssl3,libarchive13,python3,nodejs,tzdata$GOPKG" \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
