@@ -89,6 +89,7 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
 
@@ -107,6 +108,8 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig);
 
 /* flags in the commands[] table */
 #define NEED_BACKEND (1 << 0)
+/* an internal command (netd): not listed, no man page */
+#define HIDDEN_COMMAND (1 << 1)
 
 /*
  * Exit statuses: one rule for every command, written once in gosbx(1)

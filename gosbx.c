@@ -36,6 +36,8 @@ static struct cmd_struct commands[] = {
 	  "show (or follow) the request log of a sandbox's runtime" },
 	{ "mcp", cmd_mcp, NEED_BACKEND,
 	  "the MCP server (stdio, or streamable HTTP)" },
+	{ "netd", cmd_netd, HIDDEN_COMMAND,
+	  "the host side of a local sandbox's network (internal)" },
 	{ "open", cmd_open, NEED_BACKEND,
 	  "open a kept sandbox, print its name" },
 	{ "push", cmd_push, NEED_BACKEND,
@@ -141,7 +143,8 @@ static void list_commands(FILE *fp, const struct option *opts)
 	usage_with_options_to(fp, gosbx_usage, opts);
 	fprintf(fp, "commands:\n");
 	for (struct cmd_struct *c = commands; c->name; c++)
-		fprintf(fp, "   %-10s %s\n", c->name, c->summary);
+		if (!(c->flags & HIDDEN_COMMAND))
+			fprintf(fp, "   %-10s %s\n", c->name, c->summary);
 	fprintf(fp, "   %-10s %s\n", "help", "show help for a command");
 	fprintf(fp, "\n'gosbx help <command>' or 'gosbx <command> -h' "
 		    "shows a command's options\n");

@@ -23,7 +23,8 @@ static const char *const mcp_usage[] = {
 	"[--claim=<name>] [--persistent] [--ephemeral] "
 	"[--open-timeout=<duration>] [--call-timeout=<duration>] "
 	"[--structured-content] [--memory=<size>] [--cpus=<n>] "
-	"[--pids=<n>] [--disk=<size>] [--network] "
+	"[--pids=<n>] [--disk=<size>] [--allow-net=<hosts>] "
+	"[--modules=<on|off>] [--go=<path>] [--network] "
 	"[--jobs-cpu-budget=<duration>] [--jobs-max-concurrent=<n>] "
 	"[--max-sandboxes=<n>]",
 	NULL,

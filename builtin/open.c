@@ -12,7 +12,9 @@
 
 static const char *const open_usage[] = {
 	"gosbx open [--name=<name>] [--memory=<size>] [--cpus=<n>] "
-	"[--pids=<n>] [--disk=<size>] [--network] [--ttl=<duration>] [-q]",
+	"[--pids=<n>] [--disk=<size>] [--allow-net=<hosts>] "
+	"[--modules=<on|off>] [--go=<path>] [--network] [--ttl=<duration>] "
+	"[-q]",
 	NULL,
 };
 

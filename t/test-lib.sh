@@ -39,6 +39,11 @@ XDG_RUNTIME_DIR="$TRASH_DIRECTORY/run"
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR"
 export HOME XDG_STATE_HOME XDG_CACHE_HOME XDG_CONFIG_HOME XDG_RUNTIME_DIR
 unset GOSBX_BACKEND GOSBX_URL GOSBX_MCP_TOKEN KUBECONFIG
+# the standard library's build cache of local sandboxes (lib/local/gostd.h):
+# built once for the whole run, in the background by the first sandbox,
+# instead of once a script
+: "${GOSBX_GOSTD_DIR:=$GOSBX_BUILD_DIR/t/gostd}"
+export GOSBX_GOSTD_DIR
 LC_ALL=C
 export LC_ALL
 # The sanitizers: abort on the first report so a test fails visibly.

@@ -20,8 +20,12 @@
 #include "local/backend-local.h"
 #include "dir.h"
 #include "http.h"
+#include "local/egress.h"
+#include "local/gostd.h"
 #include "local/isolate.h"
+#include "local/netd-run.h"
 #include "listen.h"
+#include "run-command.h"
 #include "session/session.h"
 #include "local/storage.h"
 #include "usage.h"
@@ -31,6 +35,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -557,13 +562,201 @@ static void close_fds(int *fds, int n)
 		}
 }
 
+/*
+ * The gosbx binary that runs netd: ourselves when we are gosbx, else
+ * the one next to the runtime (a test program linking lib/).
+ */
+static void find_gosbx(const char *runtime, struct strbuf *out)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *slash;
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash && !strcmp(slash + 1, "gosbx")) {
+			strbuf_addstr(out, self);
+			return;
+		}
+	}
+	slash = strrchr(runtime, '/');
+	if (slash)
+		strbuf_add(out, runtime, slash - runtime + 1);
+	strbuf_addstr(out, "gosbx");
+}
+
+/*
+ * The standard library's shared build cache under the sandbox's own
+ * (gostd.h): the directories of the overlay in its HOME, its own, and
+ * the layer, once built. Nothing to do without a Go or a layer yet.
+ */
+static void plan_gocache(struct isolate_config *cfg, const char *home,
+			 const char *go, struct strbuf *layer)
+{
+	static const char *const dirs[] = { "/.cache", "/.cache/go-build",
+					    "/.cache/.go-build-upper",
+					    "/.cache/.go-build-work" };
+	struct strbuf p = STRBUF_INIT;
+	size_t i;
+
+	if (!*go || gostd_layer(go, layer) <= 0)
+		return;
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s%s", home, dirs[i]);
+		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST)
+			goto out;
+	}
+	/*
+	 * The cache's 256 subdirectories in the sandbox's own layer: a
+	 * merged directory takes its owner and mode from the upper one,
+	 * so the sandbox adds entries there (the layer's are not its own)
+	 */
+	for (i = 0; i < 256; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/.cache/.go-build-upper/%02x", home,
+			    (unsigned)i);
+		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST)
+			goto out;
+	}
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/.cache", home);
+	if (isolate_chown_tree(cfg, p.buf) < 0)
+		goto out;
+	cfg->gocache_lower = layer->buf;
+out:
+	strbuf_release(&p);
+}
+
+/*
+ * `go env` of the four names of vars, one value a line, into out; one
+ * run per process and go binary (an MCP server opens many sandboxes).
+ * Returns 0, or -1 when go env failed.
+ */
+static int go_env(const char *go, const char *const vars[4], struct strbuf *out)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
+	const char *argv[] = { go,	"env",	 vars[0], vars[1],
+			       vars[2], vars[3], NULL };
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!cached_go.len || strcmp(cached_go.buf, go)) {
+		strbuf_reset(&cached);
+		strbuf_reset(&cached_go);
+		if (exited_ok(run_capture(argv, &cached, 10000)))
+			strbuf_addstr(&cached_go, go);
+		else
+			ret = -1;
+	}
+	if (!ret)
+		strbuf_addbuf(out, &cached);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+/*
+ * The network of a new claim (spec/network.md): none, the host's
+ * (--network), or netd's proxy (allow-list and/or Go modules). For
+ * the proxy: check the allow-list before anything is created, give
+ * the sandbox the user's checksum database settings and a
+ * resolv.conf that names netd's DNS.
+ */
+static int plan_network(struct local_state *ls, const struct session_opts *o,
+			struct isolate_config *cfg, struct strbuf *go,
+			struct strbuf *resolv)
+{
+	static const char *const go_vars[] = { "GOSUMDB", "GOPRIVATE",
+					       "GONOSUMDB", "GONOPROXY" };
+	struct egress_policy policy;
+	struct strbuf p = STRBUF_INIT, env = STRBUF_INIT;
+	struct stat st;
+	size_t i;
+	int ret = -1;
+
+	/* the go that fetches modules is the sandbox's (isolate.c) */
+	if (isolate_host_go(o->go, go, &p) < 0 && o->go) {
+		error("cannot create sandbox: go: %s", p.buf);
+		strbuf_release(&p);
+		return -1;
+	}
+	strbuf_reset(&p);
+	cfg->go = o->go;
+	strbuf_release(&p);
+	if (o->network || (!o->allow_net && o->modules_off))
+		return 0;
+	egress_policy_init(&policy);
+	if (o->allow_net && egress_policy_add(&policy, o->allow_net) < 0)
+		goto out;
+	cfg->net_proxy = 1;
+	cfg->modules = !o->modules_off;
+	/* the user's checksum database settings, for the go inside */
+	if (cfg->modules && go->len && !go_env(go->buf, go_vars, &env)) {
+		const char *line = env.buf;
+
+		for (i = 0; i < ARRAY_SIZE(go_vars) && *line; i++) {
+			const char *nl = strchrnul(line, '\n');
+
+			if (nl > line)
+				strvec_pushf(&cfg->env, "%s=%.*s", go_vars[i],
+					     (int)(nl - line), line);
+			line = *nl ? nl + 1 : nl;
+		}
+	}
+	/* a host whose resolv.conf is a symlink keeps it (no DNS inside) */
+	if (!lstat("/etc/resolv.conf", &st) && S_ISREG(st.st_mode)) {
+		strbuf_addf(&p, "%s/run/resolv.conf", ls->dir.buf);
+		if (write_file_atomic(p.buf, "nameserver 127.0.0.1\n", 21) < 0)
+			goto out;
+		chmod(p.buf, 0644);
+		strbuf_addbuf(resolv, &p);
+		cfg->resolv_conf = resolv->buf;
+	}
+	ret = 0;
+out:
+	egress_policy_release(&policy);
+	strbuf_release(&p);
+	strbuf_release(&env);
+	return ret;
+}
+
+/* netd for a claim whose sandbox has the sockets (plan_network()) */
+static int start_netd(struct local_state *ls, const struct session_opts *o,
+		      const char *runtime, const char *go)
+{
+	struct netd_spawn n = { 0 };
+	struct strbuf gosbx = STRBUF_INIT, log = STRBUF_INIT;
+	int ret;
+
+	find_gosbx(runtime, &gosbx);
+	strbuf_addf(&log, "%s/runtime.log", ls->dir.buf);
+	n.gosbx = gosbx.buf;
+	n.log_path = log.buf;
+	n.fds[0] = ls->h.net_fds[0];
+	n.fds[1] = ls->h.net_fds[1];
+	n.sandbox_pid = ls->h.pid;
+	n.allow_net = o->allow_net;
+	n.modules = !o->modules_off;
+	n.go = *go ? go : NULL;
+	ret = netd_spawn(&n);
+	close(ls->h.net_fds[0]);
+	close(ls->h.net_fds[1]);
+	ls->h.net_fds[0] = ls->h.net_fds[1] = -1;
+	strbuf_release(&gosbx);
+	strbuf_release(&log);
+	return ret;
+}
+
 static int create_claim(struct session *s, struct local_state *ls,
 			const struct session_opts *o, const char *name)
 {
 	struct isolate_config cfg;
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
-	struct strbuf cgname = STRBUF_INIT;
+	struct strbuf cgname = STRBUF_INIT, go = STRBUF_INIT;
+	struct strbuf resolv = STRBUF_INIT, gostd = STRBUF_INIT;
 	struct storage_opts so = STORAGE_OPTS_INIT;
 	struct strbuf templates = STRBUF_INIT;
 	struct storage st;
@@ -674,6 +867,11 @@ static int create_claim(struct session *s, struct local_state *ls,
 	cfg.tmp_dir = st.tmp.len ? st.tmp.buf : NULL;
 	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
 	cfg.network = o->network;
+	if (plan_network(ls, o, &cfg, &go, &resolv) < 0) {
+		isolate_config_release(&cfg);
+		goto out;
+	}
+	plan_gocache(&cfg, st.home.buf, go.buf, &gostd);
 	cfg.die_with_parent = 0;
 	cfg.as_init = 1;
 	cfg.memory_bytes = o->memory_bytes < 0 ? 0
@@ -719,6 +917,10 @@ static int create_claim(struct session *s, struct local_state *ls,
 		goto out;
 	}
 	ls->spawned = 1;
+	if (cfg.net_proxy && start_netd(ls, o, runtime.buf, go.buf) < 0) {
+		isolate_config_release(&cfg);
+		goto out;
+	}
 	/* what an out-of-memory result names (session.h) */
 	if (ls->h.limits & ISOLATE_LIMIT_MEMORY)
 		s->memory_limit_bytes = cfg.memory_bytes;
@@ -729,9 +931,11 @@ static int create_claim(struct session *s, struct local_state *ls,
 	strbuf_addf(&meta,
 		    "name %s\ncreated %lld\nttl_ms %" PRId64
 		    "\nnetwork %d\nkeep %d\npurpose %s\nowner %d\n" META_CHANNEL
-		    "\n",
+		    "\nallow_net %s\nmodules %d\n",
 		    name, (long long)time(NULL), ttl, o->network, o->keep,
-		    o->purpose ? o->purpose : "", ls->owner_fd >= 0);
+		    o->purpose ? o->purpose : "", ls->owner_fd >= 0,
+		    o->allow_net ? o->allow_net : "",
+		    !o->network && !o->modules_off);
 	isolate_state_format(&ls->h, &meta);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/meta", ls->dir.buf);
@@ -764,6 +968,9 @@ out:
 	strbuf_release(&meta);
 	strbuf_release(&sock);
 	strbuf_release(&cgname);
+	strbuf_release(&go);
+	strbuf_release(&resolv);
+	strbuf_release(&gostd);
 	return ret;
 }
 
@@ -1073,6 +1280,7 @@ static int local_op_delete_all(const struct session_opts *opts,
 
 const struct backend_ops backend_local = {
 	.name = "local",
+	.caps = BACKEND_ALLOW_NET | BACKEND_GO,
 	.delete_claim = local_op_delete,
 	.keep_claim = local_op_keep,
 	.delete_all = local_op_delete_all,

@@ -1,6 +1,8 @@
 #include "compat.h"
 #include "dir.h"
 #include "local/isolate.h"
+#include "local/gostd.h"
+#include "local/netd.h"
 #include "run-command.h"
 #include "local/seccomp-filter.h"
 #include "local/uidpool.h"
@@ -13,8 +15,15 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,11 +120,16 @@ void isolate_handle_init(struct isolate_handle *h)
 	h->child_pid = -1;
 	h->host_uid = (uid_t)-1;
 	h->host_gid = (gid_t)-1;
+	h->net_fds[0] = h->net_fds[1] = -1;
 	cgroup_init(&h->cg);
 }
 
 void isolate_handle_free(struct isolate_handle *h)
 {
+	if (h->net_fds[0] >= 0)
+		close(h->net_fds[0]);
+	if (h->net_fds[1] >= 0)
+		close(h->net_fds[1]);
 	cgroup_release(&h->cg);
 	isolate_handle_init(h);
 }
@@ -548,15 +562,16 @@ out:
 }
 
 /*
- * The host's Go, as sandboxes see it: `go env GOROOT` of the `go` on
- * our PATH (a wrapper script such as ~/bin/go included; for a real go
- * binary the same answer without running it, goroot_of_binary()),
- * trusted only when it is an absolute directory holding an executable
- * bin/go that keeps the rules. Returns 1 with the resolved GOROOT in out, 0
- * when there is no `go` on PATH, -1 with the reason in why.
+ * The host's Go, as sandboxes see it: `go env GOROOT` of want (--go: a
+ * go binary or a GOROOT), else of the `go` on our PATH (a wrapper script such
+ * as ~/bin/go included; for a real go binary the same answer without running
+ * it, goroot_of_binary()), trusted only when it is an absolute directory
+ * holding an executable bin/go that keeps the rules. Returns 1 with the
+ * resolved GOROOT in out, 0 when there is no `go` on PATH, -1 with the reason
+ * in why.
  */
-static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
-		       struct strbuf *why)
+static int host_goroot(const struct goroot_rules *rules, const char *want,
+		       struct strbuf *out, struct strbuf *why)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
@@ -567,7 +582,21 @@ static int host_goroot(const struct goroot_rules *rules, struct strbuf *out,
 	int ret = -1;
 
 	strbuf_reset(out);
-	if (find_on_path("go", &go)) {
+	if (want) {
+		/* --go: a GOROOT or a go binary */
+		if (is_dir(want))
+			strbuf_addf(&go, "%s/bin/go", want);
+		else
+			strbuf_addstr(&go, want);
+		if (go.buf[0] != '/' || access(go.buf, X_OK)) {
+			strbuf_addf(why,
+				    "--go='%s' is neither an executable go "
+				    "(an absolute path) nor a GOROOT",
+				    want);
+			strbuf_release(&go);
+			return -1;
+		}
+	} else if (find_on_path("go", &go)) {
 		strbuf_release(&go);
 		return 0;
 	}
@@ -702,39 +731,67 @@ static void goroot_rules_release(struct goroot_rules *r)
 	strvec_clear(&r->writable);
 }
 
-/*
- * The host's Go in the sandbox: its GOROOT (host_goroot()) bound
- * read-only at the same path unless it is under /usr (visible anyway),
- * and GOROOT/bin added to the sandbox PATH. Without a trusted GOROOT
- * the sandbox gets no Go of ours (a warning says why, once).
- */
-static void add_host_go(const struct isolate_config *cfg, struct strvec *args,
-			struct strbuf *path_env)
+int isolate_host_go(const char *want, struct strbuf *out, struct strbuf *why)
 {
-	struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
-	struct strbuf list = STRBUF_INIT, pat = STRBUF_INIT;
 	struct goroot_rules rules;
 	int r;
 
+	goroot_rules(NULL, &rules);
+	r = host_goroot(&rules, want, out, why);
+	if (r > 0)
+		strbuf_addstr(out, "/bin/go");
+	goroot_rules_release(&rules);
+	return r;
+}
+
+/*
+ * The host's Go in the sandbox: its GOROOT (host_goroot()) bound
+ * read-only at the same path unless it is under /usr (visible anyway),
+ * and GOROOT/bin first on the sandbox PATH, so that no other go (e.g.
+ * Debian's /usr/bin/go) shadows it. Without a trusted GOROOT the
+ * sandbox gets no Go of ours (a warning says why, once); with --go
+ * (cfg->go) that is an error: an explicit choice never degrades.
+ * Returns 0 or -1 with error().
+ */
+static int add_host_go(const struct isolate_config *cfg, struct strvec *args,
+		       struct strbuf *path_env)
+{
+	struct strbuf goroot = STRBUF_INIT, why = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, bin = STRBUF_INIT;
+	struct goroot_rules rules;
+	const char *p;
+	int r, ret = 0;
+
 	goroot_rules(cfg, &rules);
-	r = host_goroot(&rules, &goroot, &why);
-	if (r < 0)
+	r = host_goroot(&rules, cfg->go, &goroot, &why);
+	if (r < 0 && cfg->go)
+		ret = error("cannot create sandbox: go: %s", why.buf);
+	else if (r < 0)
 		warn_goroot_once(why.buf);
 	if (r <= 0)
 		goto out;
-	strbuf_addf(&list, ":%s:", path_env->buf);
-	strbuf_addf(&pat, ":%s/bin:", goroot.buf);
-	if (!strstr(list.buf, pat.buf))
-		strbuf_addf(path_env, ":%s/bin", goroot.buf);
+	strbuf_addf(&bin, "%s/bin", goroot.buf);
+	strbuf_addbuf(&path, &bin);
+	for (p = path_env->buf; *p;) {
+		const char *colon = strchrnul(p, ':');
+
+		if ((size_t)(colon - p) != bin.len ||
+		    memcmp(p, bin.buf, bin.len))
+			strbuf_addf(&path, ":%.*s", (int)(colon - p), p);
+		p = *colon ? colon + 1 : colon;
+	}
+	strbuf_reset(path_env);
+	strbuf_addbuf(path_env, &path);
 	if (!starts_with(goroot.buf, "/usr/"))
 		strvec_pushv(args, (const char *[]){ "--ro-bind", goroot.buf,
 						     goroot.buf, NULL });
 out:
 	strbuf_release(&goroot);
 	strbuf_release(&why);
-	strbuf_release(&list);
-	strbuf_release(&pat);
+	strbuf_release(&path);
+	strbuf_release(&bin);
 	goroot_rules_release(&rules);
+	return ret;
 }
 
 static int add_binds(struct strvec *args, const struct strvec *binds,
@@ -788,6 +845,48 @@ static int64_t tmpfs_bytes(const struct isolate_config *cfg)
  * bind it cannot even be opened)
  */
 static const char *const proc_masked[] = { "/proc/cmdline", "/proc/config.gz" };
+
+/*
+ * What names netd to the sandbox (netd.h): the proxy variables curl,
+ * pip, npm, git and Go read, and GOPROXY; GOTOOLCHAIN=auto when the
+ * module path is open, so a go.mod that asks for a newer Go gets that
+ * toolchain (golang.org/toolchain) through it. Without netd: no
+ * proxy, GOPROXY=off, GOTOOLCHAIN=local (set before).
+ */
+static void add_net_env(const struct isolate_config *cfg, struct strvec *args)
+{
+	static const char *const proxy_vars[] = {
+		"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+		"http_proxy", "https_proxy", "all_proxy",
+	};
+	char url[64];
+	size_t i;
+
+	if (!cfg->net_proxy || !cfg->modules)
+		strvec_pushv(args, (const char *[]){ "--setenv", "GOPROXY",
+						     "off", NULL });
+	if (!cfg->net_proxy)
+		return;
+	xsnprintf(url, sizeof(url), "http://127.0.0.1:%d", NETD_PORT);
+	for (i = 0; i < ARRAY_SIZE(proxy_vars); i++)
+		strvec_pushv(args, (const char *[]){ "--setenv", proxy_vars[i],
+						     url, NULL });
+	strvec_pushv(args, (const char *[]){ "--setenv", "NO_PROXY",
+					     "localhost,127.0.0.1,::1",
+					     "--setenv", "no_proxy",
+					     "localhost,127.0.0.1,::1", NULL });
+	if (cfg->modules) {
+		strvec_pushv(args,
+			     (const char *[]){ "--setenv", "GOPROXY", NULL });
+		strvec_pushf(args, "%s" NETD_GOPROXY_PATH, url);
+		strvec_pushv(args, (const char *[]){ "--setenv", "GOTOOLCHAIN",
+						     "auto", NULL });
+	}
+	if (cfg->resolv_conf)
+		strvec_pushv(args,
+			     (const char *[]){ "--ro-bind", cfg->resolv_conf,
+					       "/etc/resolv.conf", NULL });
+}
 
 static int build_bwrap_args(const struct isolate_config *cfg,
 			    struct strvec *args, int seccomp_fd, int info_fd,
@@ -872,7 +971,12 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 				     (const char *[]){ "--ro-bind", "/dev/null",
 						       proc_masked[i], NULL });
 	strbuf_addstr(&path_env, SANDBOX_PATH ":" ISOLATE_HOME "/go/bin");
-	add_host_go(cfg, args, &path_env);
+	if (add_host_go(cfg, args, &path_env) < 0)
+		goto out;
+	if (cfg->gocache_lower)
+		strvec_pushv(args,
+			     (const char *[]){ "--ro-bind", cfg->gocache_lower,
+					       GOSTD_SANDBOX_DIR, NULL });
 	if (add_binds(args, &cfg->ro_binds, "--ro-bind") ||
 	    add_binds(args, &cfg->rw_binds, "--bind"))
 		goto out;
@@ -914,8 +1018,7 @@ static int build_bwrap_args(const struct isolate_config *cfg,
 					     "C.UTF-8",
 					     NULL });
 	if (!cfg->network)
-		strvec_pushv(args, (const char *[]){ "--setenv", "GOPROXY",
-						     "off", NULL });
+		add_net_env(cfg, args);
 	for (i = 0; i < cfg->env.nr; i++)
 		setenv_arg(args, cfg->env.v[i]);
 	/*
@@ -1369,60 +1472,300 @@ static const struct {
 	{ "/proc/sys/user/max_inotify_watches", STR(ISOLATE_INOTIFY_WATCHES) },
 };
 
-static int ns_limits_apply(pid_t child)
+/* the sockets of netd.h, made in the sandbox's network namespace */
+static int make_net_sockets(int fds[2])
 {
-	int report[2] = { -1, 0 }; /* the ns_limits index (-1: setns), errno */
-	int p[2], status, fd;
-	char ns[64];
-	ssize_t n;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int one = 1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fds[0] < 0)
+		return -1;
+	a.sin_port = htons(NETD_PORT);
+	if (setsockopt(fds[0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fds[0], (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fds[0], 128))
+		return -1;
+	fds[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fds[1] < 0)
+		return -1;
+	a.sin_port = htons(53);
+	return bind(fds[1], (struct sockaddr *)&a, sizeof(a));
+}
+
+/* the child's answer: a report, and with NS_REPORT_OK the net sockets */
+#define NS_REPORT_SETNS (-1)
+#define NS_REPORT_NET (-2)
+#define NS_REPORT_OK (-3)
+
+/*
+ * The overlay of isolate_config.gocache_lower, mounted in the sandbox's
+ * mount namespace by a process with every capability of its user
+ * namespace. As the sandbox user: the mounter's credentials are the
+ * ones overlayfs copies up and creates with, and as root our own uid
+ * has no rights on the sandbox's files (it is not even mapped there).
+ * Returns 0 or -1 with errno; async-signal-safe.
+ */
+/*
+ * The first id of /proc/self/uid_map or gid_map: in the user namespace
+ * of the sandbox's mounts (its first), the id that is the sandbox's
+ * host uid (bwrap maps one). Async-signal-safe. -1 when unreadable.
+ */
+static long first_mapped_id(const char *path)
+{
+	char buf[64];
+	long id = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, i;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (i = 0; i < n && buf[i] == ' '; i++)
+		;
+	for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		id = (id < 0 ? 0 : id * 10) + (buf[i] - '0');
+	return id;
+}
+
+static int mount_gocache(int mntns)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3,
+						0 };
+	struct __user_cap_data_struct caps[2];
+	long uid = first_mapped_id("/proc/self/uid_map");
+	long gid = first_mapped_id("/proc/self/gid_map");
+
+	if (setns(mntns, CLONE_NEWNS) < 0)
+		return -1;
+	if (uid < 0 || gid < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (geteuid() != (uid_t)uid) {
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+		    setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0 ||
+		    syscall(SYS_capget, &hdr, caps) < 0)
+			return -1;
+		caps[0].effective = caps[0].permitted;
+		caps[1].effective = caps[1].permitted;
+		if (syscall(SYS_capset, &hdr, caps) < 0)
+			return -1;
+	}
+	return mount(
+		"overlay", ISOLATE_GOCACHE, "overlay", MS_NOSUID | MS_NODEV,
+		"lowerdir=" GOSTD_SANDBOX_DIR ",upperdir=" ISOLATE_GOCACHE_UPPER
+		",workdir=" ISOLATE_GOCACHE_WORK ",userxattr");
+}
+
+static NORETURN void ns_child(int userns, int netns, int mntns, int out)
+{
+	/* async-signal-safe calls only; a failure is reported */
+	int report[3] = { NS_REPORT_SETNS, 0, 0 }; /* stage, errno, overlay */
+	int fds[2] = { -1, -1 };
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { .iov_base = report, .iov_len = sizeof(report) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t i;
+
+	if (setns(userns, CLONE_NEWUSER) < 0)
+		goto fail;
+	for (i = 0; i < ARRAY_SIZE(ns_limits); i++) {
+		size_t len = strlen(ns_limits[i].value);
+		int f;
+
+		report[0] = (int)i;
+		f = open(ns_limits[i].path, O_WRONLY | O_CLOEXEC);
+		if (f < 0 || write(f, ns_limits[i].value, len) != (ssize_t)len)
+			goto fail;
+		close(f);
+	}
+	report[0] = NS_REPORT_NET;
+	if (netns >= 0 &&
+	    (setns(netns, CLONE_NEWNET) < 0 || make_net_sockets(fds) < 0))
+		goto fail;
+	report[0] = NS_REPORT_OK;
+	/* last: it may drop to the sandbox's uid */
+	if (mntns >= 0 && mount_gocache(mntns) < 0)
+		report[2] = errno ? errno : EINVAL;
+	if (netns >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	}
+	_exit(sendmsg(out, &msg, MSG_NOSIGNAL) == sizeof(report) ? 0 : 2);
+fail:
+	report[1] = errno;
+	_exit(sendmsg(out, &msg, MSG_NOSIGNAL) == sizeof(report) ? 1 : 2);
+}
+
+/* receive the child's report (and sockets) into report and net_fds */
+static ssize_t ns_receive(int fd, int report[3], int net_fds[2])
+{
+	int fds[2];
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { .iov_base = report, .iov_len = 3 * sizeof(int) };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	do
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm;
+	     cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(fds))) {
+			memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+			net_fds[0] = fds[0];
+			net_fds[1] = fds[1];
+		}
+	return n;
+}
+
+static int ns_open(pid_t child, const char *ns)
+{
+	char path[64];
+	int fd;
+
+	xsnprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)child, ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		error_errno("cannot create sandbox: namespaces: "
+			    "cannot open '%s'",
+			    path);
+	return fd;
+}
+
+/*
+ * Wait until bwrap's pid 1 has set the sandbox up: its mounts are all
+ * there once it drops its capabilities (CapEff 0 in /proc/<pid>/status,
+ * bwrap's drop_privs()), just before it waits on --block-fd. bwrap says
+ * nothing at that point; its --info-fd comes right after the clone.
+ * Returns 0, or -1 with error() when it died or took over 10 s.
+ */
+static int wait_setup_done(pid_t child)
+{
+	struct strbuf path = STRBUF_INIT, sb = STRBUF_INIT;
+	int ret = -1, i;
+
+	strbuf_addf(&path, "/proc/%d/status", (int)child);
+	for (i = 0; i < 10000; i++) {
+		const char *cap;
+		int fd = open(path.buf, O_RDONLY | O_CLOEXEC);
+
+		strbuf_reset(&sb);
+		if (fd < 0 || strbuf_read_fd(&sb, fd, 4096) < 0) {
+			if (fd >= 0)
+				close(fd);
+			error("cannot create sandbox: namespaces: bwrap "
+			      "ended while setting the sandbox up");
+			goto out;
+		}
+		close(fd);
+		cap = strstr(sb.buf, "\nCapEff:");
+		if (cap && strtoull(cap + 8, NULL, 16) == 0) {
+			ret = 0;
+			goto out;
+		}
+		sleep_ms(1);
+	}
+	error("cannot create sandbox: namespaces: bwrap took over 10 s to "
+	      "set the sandbox up");
+out:
+	strbuf_release(&path);
+	strbuf_release(&sb);
+	return ret;
+}
+
+/*
+ * want_net: also make the sockets of netd.h in the sandbox's network
+ * namespace (isolate_config.net_proxy) into h->net_fds
+ */
+static int ns_limits_apply(pid_t child, int want_net, int want_gocache,
+			   struct isolate_handle *h)
+{
+	int report[3] = { NS_REPORT_SETNS, 0, 0 };
+	int p[2], status, userns, netns = -1, mntns = -1;
+	ssize_t n;
 	pid_t pid;
 
-	xsnprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)child);
-	fd = open(ns, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error_errno("cannot create sandbox: namespaces: "
-				   "cannot open '%s'",
-				   ns);
-	if (pipe2(p, O_CLOEXEC)) {
-		close(fd);
-		return error_errno("cannot create sandbox: pipe");
+	/*
+	 * The user namespace that owns the sandbox's mounts and network,
+	 * bwrap's first: its second, nested one (that maps the sandbox
+	 * uid) may not exist yet, and has no say over either.
+	 */
+	if (want_gocache && wait_setup_done(child) < 0)
+		return -1;
+	mntns = ns_open(child, "mnt");
+	if (mntns < 0)
+		return -1;
+	userns = ioctl(mntns, NS_GET_USERNS);
+	if (userns < 0) {
+		error_errno("cannot create sandbox: namespaces: cannot find "
+			    "the user namespace of pid %d's mounts",
+			    (int)child);
+		close(mntns);
+		return -1;
+	}
+	if (!want_gocache) {
+		close(mntns);
+		mntns = -1;
+	}
+	if ((want_net && (netns = ns_open(child, "net")) < 0) ||
+	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) &&
+	     error_errno("cannot create sandbox: socketpair"))) {
+		close(userns);
+		if (netns >= 0)
+			close(netns);
+		if (mntns >= 0)
+			close(mntns);
+		return -1;
 	}
 	pid = fork();
-	if (!pid) {
-		/* async-signal-safe calls only; a failure is reported */
-		if (setns(fd, CLONE_NEWUSER) < 0)
-			goto fail;
-		for (i = 0; i < ARRAY_SIZE(ns_limits); i++) {
-			size_t len = strlen(ns_limits[i].value);
-			int f;
-
-			report[0] = (int)i;
-			f = open(ns_limits[i].path, O_WRONLY | O_CLOEXEC);
-			if (f < 0 ||
-			    write(f, ns_limits[i].value, len) != (ssize_t)len)
-				goto fail;
-			close(f);
-		}
-		_exit(0);
-	fail:
-		report[1] = errno;
-		n = write(p[1], report, sizeof(report));
-		_exit(n == sizeof(report) ? 1 : 2);
-	}
-	close(fd);
+	if (!pid)
+		ns_child(userns, netns, mntns, p[1]);
+	close(userns);
+	if (netns >= 0)
+		close(netns);
+	if (mntns >= 0)
+		close(mntns);
 	close(p[1]);
 	if (pid < 0) {
 		close(p[0]);
 		return error_errno("cannot create sandbox: fork");
 	}
-	n = read_in_full(p[0], report, sizeof(report));
+	n = ns_receive(p[0], report, h->net_fds);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return error_errno("cannot create sandbox: waitpid");
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
+	if (WIFEXITED(status) && !WEXITSTATUS(status) &&
+	    report[0] == NS_REPORT_OK &&
+	    (!want_net || (h->net_fds[0] >= 0 && h->net_fds[1] >= 0))) {
+		if (report[2]) {
+			errno = report[2];
+			warning_errno("the sandbox builds the standard library "
+				      "itself: cannot mount the shared build "
+				      "cache (" GOSTD_SANDBOX_DIR ") under "
+				      "its own");
+		}
 		return 0;
+	}
 	errno = n == sizeof(report) ? report[1] : 0;
 	if (n == sizeof(report) && report[0] >= 0 &&
 	    (size_t)report[0] < ARRAY_SIZE(ns_limits))
@@ -1431,6 +1774,11 @@ static int ns_limits_apply(pid_t child)
 				   "namespace",
 				   ns_limits[report[0]].path,
 				   ns_limits[report[0]].value);
+	if (n == sizeof(report) && report[0] == NS_REPORT_NET)
+		return error_errno("cannot create sandbox: network: cannot "
+				   "listen on 127.0.0.1:%d and :53 in the "
+				   "sandbox's network namespace",
+				   NETD_PORT);
 	return error_errno("cannot create sandbox: limits: cannot join the "
 			   "sandbox's user namespace");
 }
@@ -1788,7 +2136,8 @@ int isolate_spawn(const struct isolate_config *cfg, struct isolate_handle *h)
 					  : WEXITSTATUS(status));
 		goto fail;
 	}
-	if (ns_limits_apply(h->child_pid))
+	if (ns_limits_apply(h->child_pid, cfg->net_proxy && !cfg->network,
+			    cfg->gocache_lower != NULL, h))
 		goto fail;
 	/* the command may start now: its limits are in place */
 	if (write(block[1], "", 1) != 1) {
@@ -2048,7 +2397,7 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 
 		first_line(&out);
 		goroot_rules(NULL, &rules);
-		if (host_goroot(&rules, &goroot, &why) > 0) {
+		if (host_goroot(&rules, NULL, &goroot, &why) > 0) {
 			strbuf_addf(&out, " (%s, GOROOT %s)", path.buf,
 				    goroot.buf);
 			add_check(v, nr, alloc, tool, ISOLATE_CHECK_OK, out.buf,

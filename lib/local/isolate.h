@@ -91,6 +91,10 @@
 #define ISOLATE_SANDBOX_UID 1000
 #define ISOLATE_HOME "/home/sandbox"
 #define ISOLATE_WORKDIR "/app"
+/* the sandbox's GOCACHE, and its own layer over the shared one */
+#define ISOLATE_GOCACHE ISOLATE_HOME "/.cache/go-build"
+#define ISOLATE_GOCACHE_UPPER ISOLATE_HOME "/.cache/.go-build-upper"
+#define ISOLATE_GOCACHE_WORK ISOLATE_HOME "/.cache/.go-build-work"
 /* the whole environment bwrap and systemd-run are started with */
 #define ISOLATE_EXEC_PATH "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 /* as root: where the child stages bind sources (see above) */
@@ -131,6 +135,34 @@ struct isolate_config {
 	struct strvec rw_binds;
 	/* allow network (share the host's network namespace) */
 	int network;
+	/*
+	 * With network 0: make the sockets of netd.h in the sandbox's own
+	 * network namespace, before the command runs (a TCP socket
+	 * listening on 127.0.0.1:NETD_PORT, a UDP socket bound to
+	 * 127.0.0.1:53), for isolate_handle.net_fds, and give the sandbox
+	 * the environment that names them (HTTP_PROXY and the rest,
+	 * GOPROXY when modules is 1; netd.h). resolv_conf: a host file
+	 * bound read-only at /etc/resolv.conf ("nameserver 127.0.0.1"),
+	 * or NULL.
+	 */
+	int net_proxy;
+	int modules;
+	const char *resolv_conf;
+	/*
+	 * The Go of the sandbox: a go binary or a GOROOT (--go); NULL:
+	 * the `go` on PATH (isolate.c, host_goroot())
+	 */
+	const char *go;
+	/*
+	 * The standard library's build cache of that Go (gostd.h), or
+	 * NULL: bound read-only at GOSTD_SANDBOX_DIR and mounted, before
+	 * the command runs, as the lower layer of an overlay on
+	 * ISOLATE_HOME/.cache/go-build whose upper layer is
+	 * ISOLATE_GOCACHE_UPPER (with ISOLATE_GOCACHE_WORK) in HOME:
+	 * home_dir must hold those three directories, writable by the
+	 * sandbox. A failed overlay leaves a plain cache, with a warning.
+	 */
+	const char *gocache_lower;
 	/*
 	 * Kill the sandbox when the spawning thread's process dies
 	 * (bwrap --die-with-parent). A resident runtime that must outlive
@@ -235,6 +267,14 @@ int isolate_reserve_ids(struct isolate_config *cfg);
  */
 int isolate_chown_tree(const struct isolate_config *cfg, const char *path);
 
+/*
+ * The go binary a sandbox of cfg would get (want: --go, a go binary or
+ * a GOROOT; NULL: the `go` on PATH): <GOROOT>/bin/go of the GOROOT that
+ * isolate binds (the same checks), into out. Returns 1, 0 when there
+ * is no go, -1 with the reason in why.
+ */
+int isolate_host_go(const char *want, struct strbuf *out, struct strbuf *why);
+
 /* bits of isolate_handle.limits: what was really applied */
 #define ISOLATE_LIMIT_MEMORY (1u << 0)
 #define ISOLATE_LIMIT_PIDS (1u << 1)
@@ -251,6 +291,13 @@ struct isolate_handle {
 	gid_t host_gid;
 	int reaped; /* isolate_wait() collected the status */
 	int status; /* wait status once reaped */
+	/*
+	 * With cfg->net_proxy: the TCP listening socket and the UDP
+	 * socket made in the sandbox's network namespace (close-on-exec),
+	 * the caller's to hand to netd and close; else -1. Not part of
+	 * isolate_state_format().
+	 */
+	int net_fds[2];
 };
 
 /* Zero the handle (pid -1). */

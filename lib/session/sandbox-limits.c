@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "local/egress.h"
 #include "session/sandbox-limits.h"
 #include "session/session.h"
 #include "usage.h"
@@ -11,7 +12,8 @@
 int limit_args_given(const struct limit_args *la)
 {
 	return la->memory >= 0 || la->cpus || la->pids != INT_MIN ||
-	       la->disk >= 0 || la->network;
+	       la->disk >= 0 || la->network || la->allow_net || la->modules ||
+	       la->go;
 }
 
 int limit_args_apply(const struct limit_args *la, struct session_opts *o)
@@ -46,5 +48,35 @@ int limit_args_apply(const struct limit_args *la, struct session_opts *o)
 		o->disk_bytes = la->disk ? la->disk : -1;
 	if (la->network)
 		o->network = 1;
+	if (la->allow_net && !*la->allow_net)
+		return error("option '--allow-net' expects hosts such as "
+			     "'proxy.golang.org,*.pypi.org', not ''");
+	if (la->allow_net && la->network)
+		return error("options '--allow-net' and '--network' cannot be "
+			     "used together: --network is the whole host "
+			     "network");
+	if (la->allow_net) {
+		/* the list's syntax is checked here, before any backend */
+		struct egress_policy check;
+		int bad;
+
+		egress_policy_init(&check);
+		bad = egress_policy_add(&check, la->allow_net) < 0;
+		egress_policy_release(&check);
+		if (bad)
+			return -1;
+		o->allow_net = la->allow_net;
+	}
+	if (la->modules && strcmp(la->modules, "on") &&
+	    strcmp(la->modules, "off"))
+		return error("option '--modules' expects 'on' or 'off', "
+			     "not '%s'",
+			     la->modules);
+	if (la->modules)
+		o->modules_off = !strcmp(la->modules, "off");
+	if (la->go && !*la->go)
+		return error("option '--go' expects a go binary or a GOROOT");
+	if (la->go)
+		o->go = la->go;
 	return 0;
 }

@@ -21,11 +21,14 @@ struct limit_args {
 	int pids;	  /* INT_MIN not given, 0 none */
 	int64_t disk;	  /* disk quota in bytes; -1 not given, 0 none */
 	int network;
+	const char *allow_net; /* --allow-net list; NULL not given */
+	const char *modules;   /* "on"/"off"; NULL not given */
+	const char *go;	       /* --go; NULL not given */
 };
 
 #define LIMIT_ARGS_INIT                                                        \
 	{                                                                      \
-		-1, NULL, INT_MIN, -1, 0                                       \
+		-1, NULL, INT_MIN, -1, 0, NULL, NULL, NULL                     \
 	}
 
 #define OPT_SANDBOX_LIMITS(la)                                                 \
@@ -38,7 +41,19 @@ struct limit_args {
 		OPT_SIZE(0, "disk", &(la)->disk,                               \
 			 "disk quota of /app, /tmp and the Go caches, e.g. "   \
 			 "1g (default 2g as root, 0: none)"),                  \
-		OPT_BOOL(0, "network", &(la)->network, "allow network access")
+		OPT_STRING(0, "allow-net", &(la)->allow_net,                   \
+			   "<host>[:<port>][,...]",                            \
+			   "hosts the sandbox may reach through gosbx's "      \
+			   "proxy (*.example.org: subdomains)"),               \
+		OPT_STRING(0, "modules", &(la)->modules, "<on|off>",           \
+			   "Go modules through the host's verified cache "     \
+			   "(default on)"),                                    \
+		OPT_STRING(0, "go", &(la)->go, "<path>",                       \
+			   "the Go of the sandbox: a go binary or a GOROOT "   \
+			   "(default the go on PATH)"),                        \
+		OPT_BOOL(0, "network", &(la)->network,                         \
+			 "UNSAFE: the host's whole network (loopback, LAN, "   \
+			 "cloud metadata); prefer --allow-net")
 
 /* True if any limit option was given (network included). */
 int limit_args_given(const struct limit_args *la);

@@ -380,6 +380,18 @@ int session_open(struct session *s, const struct session_opts *opts)
 	    session_check_claim_name(opts->claim) < 0)
 		return -1;
 	s->keep = opts->keep;
+	if (!opts->claim && opts->allow_net &&
+	    !(s->ops->caps & BACKEND_ALLOW_NET))
+		return error("the %s backend cannot enforce --allow-net: its "
+			     "sandboxes' network is the cluster's or the "
+			     "runtime's (an egress NetworkPolicy decides "
+			     "there, see gosbx-mcp(1) and "
+			     "Documentation/technical/network.txt)",
+			     s->ops->name);
+	if (!opts->claim && opts->go && !(s->ops->caps & BACKEND_GO))
+		return error("the %s backend cannot run the Go of --go: its "
+			     "sandboxes run the image's Go",
+			     s->ops->name);
 	if (s->ops->open(s, opts) < 0) {
 		session_free(s);
 		return -1;

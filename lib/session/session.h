@@ -51,7 +51,21 @@ struct session_opts {
 	 * never degrades
 	 */
 	int64_t disk_bytes;
-	int network;	/* allow network access */
+	int network; /* the host's network namespace (unsafe) */
+	/*
+	 * Hosts a new sandbox may reach through the host-side proxy,
+	 * Deno's --allow-net list (spec/network.md); NULL: none. A backend
+	 * without BACKEND_ALLOW_NET refuses it.
+	 */
+	const char *allow_net;
+	/*
+	 * Go modules through the host's verified cache (spec/network.md):
+	 * 0 on (the default), 1 off (--modules=off)
+	 */
+	int modules_off;
+	/* --go: the Go of a new sandbox, a go binary or a GOROOT; NULL:
+	 * the `go` on PATH. A backend without BACKEND_GO refuses it. */
+	const char *go;
 	int64_t ttl_ms; /* idle TTL of a kept claim (kube: of every
 			 * claim, its shutdownTime); 0: 1 h */
 	int keep;	/* the claim outlives this process (open --keep) */
@@ -393,6 +407,14 @@ int session_check_claim_name(const char *name);
 #define BACKEND_FREE_NAMES (1u << 1)
 /* Sandboxes have a namespace and a template (kube; demo's log line) */
 #define BACKEND_NAMESPACES (1u << 2)
+/*
+ * The backend enforces session_opts.allow_net (local: a host-side proxy
+ * that is the sandbox's only way out) and serves Go modules (modules_off
+ * means something)
+ */
+#define BACKEND_ALLOW_NET (1u << 3)
+/* The backend runs the Go that session_opts.go names (local) */
+#define BACKEND_GO (1u << 4)
 
 /*
  * What a backend decides when the caller leaves it NULL in

@@ -8,7 +8,7 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime local mcp kube
+# Sections: runtime local mcp kube net
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
@@ -34,7 +34,7 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime local mcp kube"
+all_sections="runtime local mcp kube net"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
@@ -1366,6 +1366,165 @@ print_table() {
 	END {
 		printf "%d goals met, %d missed, %d errors\n", p, m, e
 	}' "$results"
+}
+
+# ---------------------------------------------------------------------
+# Section "net": what issue 18 promised, on the local backend with the
+# local section's temporary state.
+#   1. the first `go run` of a net/http program in a new sandbox, once
+#      the standard library's shared layer is built (lib/local/gostd.h):
+#      <= 1 s; the same without the layer, info
+#   2. a module version through netd's verified cache: first fetch (the
+#      cache empty) and cached, vs `go mod download` on the host, info
+#      (cached <= the host's own download, a goal)
+#   3. the allow-list proxy: throughput of one CONNECT tunnel from a host
+#      origin (>= 100 MB/s) and the time a connection through the proxy
+#      adds to a small request (median, <= 5 ms)
+
+# median of the numbers on stdin
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+net_gostd_bench() {
+	GOSBX_GOSTD_DIR=$local_root/gostd
+	export GOSBX_GOSTD_DIR
+	cat >"$local_root/nh.go" <<-\GO
+	package main
+
+	import (
+		"fmt"
+		"net/http"
+		"net/http/httptest"
+	)
+
+	func main() {
+		s := httptest.NewServer(http.NotFoundHandler())
+		defer s.Close()
+		r, _ := http.Get(s.URL)
+		fmt.Println(r.StatusCode)
+	}
+	GO
+	cat >"$local_root/time-run.sh" <<-\SH
+	s=$(date +%s%N); go run nh.go >/dev/null || exit 1; e=$(date +%s%N)
+	echo $(((e - s) / 1000000))
+	SH
+	lgosbx exec -- true >/dev/null 2>&1
+	i=0
+	while ! ls -d "$GOSBX_GOSTD_DIR"/go*-*-*-* 2>/dev/null |
+		grep -qv '\.\(lock\|log\|tmp\)$'; do
+		if test $i -ge 6000; then
+			perf_error "net: the std layer was not built in 10 minutes"
+			return
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ms=$(cd "$local_root" && GOSBX_GOSTD_DIR=off lgosbx exec \
+		--file=nh.go --file=time-run.sh -- sh time-run.sh)
+	say "# bench=gostd layer=off first_go_run_ms=$ms"
+	perf_info "net: go run net/http, new sandbox, no layer" "$ms ms"
+	for n in 1 2 3 4 5; do
+		(cd "$local_root" && lgosbx exec --file=nh.go \
+			--file=time-run.sh -- sh time-run.sh)
+	done >"$tmp/gostd.ms"
+	say "# bench=gostd layer=on first_go_run_ms=$(tr '\n' ' ' <"$tmp/gostd.ms")"
+	perf_goal "net: go run net/http, new sandbox (median)" \
+		"$(median <"$tmp/gostd.ms")" ms "<=" 1000
+}
+
+net_modules_bench() {
+	mod=github.com/google/uuid@v1.6.0
+	s=$(date +%s%N)
+	GOMODCACHE=$tmp/host-modcache GOFLAGS=-modcacherw go mod download \
+		"$mod" || { perf_error "net: go mod download on the host"; return; }
+	e=$(date +%s%N)
+	host=$(((e - s) / 1000000))
+	rm -rf "$tmp/host-modcache"
+	cat >"$local_root/fetch.sh" <<-SH
+	s=\$(date +%s%N); go mod download $mod || exit 1; e=\$(date +%s%N)
+	echo \$(((e - s) / 1000000))
+	SH
+	first=$(cd "$local_root" && lgosbx exec --file=fetch.sh -- sh fetch.sh)
+	cached=$(cd "$local_root" && lgosbx exec --file=fetch.sh -- sh fetch.sh)
+	say "# bench=modules host_ms=$host first_ms=$first cached_ms=$cached"
+	perf_info "net: go mod download, host (direct)" "$host ms"
+	perf_info "net: go mod download, sandbox, first" "$first ms"
+	perf_goal "net: go mod download, sandbox, cached" "$cached" ms "<=" \
+		"$host"
+}
+
+net_proxy_bench() {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	bytes=$((perf_stream_bytes))
+	python3 - "$port" "$bytes" >"$tmp/origin.log" 2>&1 <<-\PY &
+	import socket, sys, threading
+	port, total = int(sys.argv[1]), int(sys.argv[2])
+	buf = b"\0" * (1 << 20)
+	def serve(c):
+	    req = b""
+	    while b"\r\n\r\n" not in req:
+	        d = c.recv(4096)
+	        if not d:
+	            return
+	        req += d
+	    n = total if b"GET /big" in req else 2
+	    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % n)
+	    while n > 0:
+	        k = min(n, len(buf))
+	        c.sendall(buf[:k])
+	        n -= k
+	    c.close()
+	s = socket.socket()
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind(("127.0.0.1", port))
+	s.listen(64)
+	while True:
+	    c, _ = s.accept()
+	    threading.Thread(target=serve, args=(c,), daemon=True).start()
+	PY
+	origin=$!
+	i=0
+	until curl -s -o /dev/null "http://127.0.0.1:$port/small"; do
+		i=$((i + 1))
+		test $i -lt 100 || { perf_error "net: no origin"; kill $origin; return; }
+		sleep 0.1
+	done
+	cat >"$local_root/proxy.sh" <<-SH
+	curl --noproxy "" -sS -p -o /dev/null -w "%{size_download} %{time_total}\n" http://127.0.0.1:$port/big || exit 1
+	for i in \$(seq 20); do
+		curl --noproxy "" -sS -p -o /dev/null -w "%{time_total}\n" http://127.0.0.1:$port/small || exit 1
+	done
+	SH
+	out=$(cd "$local_root" && lgosbx exec --allow-net="127.0.0.1:$port" \
+		--file=proxy.sh -- sh proxy.sh) ||
+		{ perf_error "net: curl through the proxy failed"; kill $origin; return; }
+	direct=$(for i in $(seq 20); do
+		curl -sS -o /dev/null -w "%{time_total}\n" \
+			"http://127.0.0.1:$port/small"
+	done | median)
+	kill $origin
+	set -- $(printf '%s\n' "$out" | head -n 1)
+	mbs=$(awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f", b / t / 1e6 }')
+	via=$(printf '%s\n' "$out" | tail -n 20 | median)
+	added=$(awk -v a="$via" -v b="$direct" 'BEGIN { printf "%.2f", (a - b) * 1000 }')
+	say "# bench=proxy bytes=$1 seconds=$2 small_via_ms=$via small_direct_s=$direct"
+	perf_goal "net: proxy CONNECT tunnel throughput" "$mbs" MB/s ">=" 100
+	perf_goal "net: proxy added latency a connection" "$added" ms "<=" 5
+}
+
+section_net() {
+	for f in "$GOSBX" "$GOSBX_BUILD_DIR/gosbx-runtime"; do
+		if ! test -x "$f"; then
+			perf_error "net: no '$f' (make it first)"
+			return
+		fi
+	done
+	local_setup
+	net_gostd_bench
+	net_modules_bench
+	net_proxy_bench
+	local_cleanup
 }
 
 sections=${*:-$all_sections}

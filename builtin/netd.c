@@ -1,0 +1,111 @@
+/*
+ * gosbx netd: the host side of one local sandbox's network (an
+ * internal command: lib/local/netd.h). The local backend starts it
+ * with the sockets it made in the sandbox's network namespace; it
+ * serves the allow-list proxy and the module proxy until the sandbox
+ * ends. Not listed in `gosbx -h`.
+ */
+#include "compat.h"
+#include "builtin.h"
+#include "local/netd-run.h"
+#include "log.h"
+#include "parse-options.h"
+#include "usage.h"
+
+#include <fcntl.h>
+
+static const char *const netd_usage[] = {
+	"gosbx netd --listen-fd=<fd> [--dns-fd=<fd>] [--watch-fd=<fd>] "
+	"[--ready-fd=<fd>] [--log=<path>] [--allow-net=<hosts>] "
+	"[--modules=<on|off>] [--go=<go>]",
+	NULL,
+};
+
+static int check_fd(int fd, const char *what)
+{
+	if (fd >= 0 && fcntl(fd, F_GETFD) < 0)
+		return error_errno("netd: %s %d", what, fd);
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx)
+{
+	struct netd_config c = { .listen_fd = -1 };
+	const char *log_path = NULL, *allow = NULL, *modules = "on";
+	const char *go = NULL;
+	int ready_fd = -1, ret = EXIT_OWN_FAILURE;
+	struct option opts[] = {
+		OPT_INT(0, "listen-fd", &c.listen_fd, "listening TCP socket"),
+		OPT_INT(0, "dns-fd", &c.dns_fd, "UDP socket for DNS"),
+		OPT_INT(0, "watch-fd", &c.watch_fd, "pidfd of the sandbox"),
+		OPT_INT(0, "ready-fd", &ready_fd, "say 'ok' here once ready"),
+		OPT_STRING(0, "log", &log_path, "<path>",
+			   "append the log here"),
+		OPT_STRING(0, "allow-net", &allow, "<hosts>", "allow-list"),
+		OPT_STRING(0, "modules", &modules, "<on|off>",
+			   "serve Go modules"),
+		OPT_STRING(0, "go", &go, "<go>", "the go that fetches modules"),
+		OPT_END(),
+	};
+
+	(void)ctx;
+	netd_config_init(&c);
+	argc = parse_options(argc, argv, opts, netd_usage, 0);
+	if (argc < 0)
+		return parse_options_status(argc);
+	if (argc || c.listen_fd < 0)
+		return usage_error(netd_usage, opts, "--listen-fd is required");
+	if (check_fd(c.listen_fd, "--listen-fd") < 0 ||
+	    check_fd(c.dns_fd, "--dns-fd") < 0 ||
+	    check_fd(c.watch_fd, "--watch-fd") < 0 ||
+	    check_fd(ready_fd, "--ready-fd") < 0)
+		goto out;
+	if (log_path) {
+		int fd = open(log_path,
+			      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+				      O_NOFOLLOW,
+			      0600);
+
+		if (fd < 0) {
+			error_errno("netd: cannot open '%s'", log_path);
+			goto out;
+		}
+		log_fd = fd;
+		/* error() lines too: the log is where they can be read */
+		dup2(fd, 2);
+	}
+	if (chdir("/") < 0) {
+		error_errno("netd: chdir /");
+		goto out;
+	}
+	if (allow && egress_policy_add(&c.policy, allow) < 0)
+		goto out;
+	if (ready_fd >= 0) {
+		if (write_in_full(ready_fd, "ok", 2) != 2) {
+			error_errno("netd: cannot say it is ready");
+			goto out;
+		}
+		close(ready_fd);
+		ready_fd = -1;
+	}
+	/*
+	 * after "ok": the sandbox's connections wait in the backlog while
+	 * `go env` and the checksum database's probe run
+	 */
+	c.modules = !strcmp(modules, "on");
+	if (c.modules &&
+	    modproxy_config_load(&c.mod, go ? go : "go", NULL) < 0) {
+		/* the proxy still serves; module requests get the reason */
+		log_msg(LOG_WARN, "net: Go modules are off", "why",
+			last_error());
+		c.modules = 0;
+	}
+	ret = netd_run(&c) < 0 ? EXIT_OWN_FAILURE : 0;
+out:
+	if (ready_fd >= 0)
+		close(ready_fd);
+	netd_config_release(&c);
+	return ret;
+}

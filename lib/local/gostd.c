@@ -1,0 +1,192 @@
+/*
+ * The shared, read-only build cache of the standard library (gostd.h).
+ */
+#include "compat.h"
+#include "local/gostd.h"
+#include "run-command.h"
+#include "strvec.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/*
+ * The trusted step: std built with the sandboxes' settings (isolate.c
+ * build_bwrap_args(): CGO_ENABLED=0, GOFLAGS=-buildvcs=false, no go
+ * env file) into <dir>.tmp, readable by every sandbox uid, then moved
+ * into place in one rename. $1 the layer directory, $2 the go binary.
+ */
+static const char build_script[] = "set -e\n"
+				   "rm -rf \"$1.tmp\"\n"
+				   "mkdir -p \"$1.tmp\"\n"
+				   "GOCACHE=\"$1.tmp\" \"$2\" build std\n"
+				   "chmod -R a+rX \"$1.tmp\"\n"
+				   "mv \"$1.tmp\" \"$1\"\n";
+
+/* 32-bit FNV-1a, to name a GOROOT path in a directory name */
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* the layer's name for go: "<GOVERSION>-<GOOS>-<GOARCH>-<hash>" */
+static int layer_name(const char *go, struct strbuf *out)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct strbuf for_go = STRBUF_INIT, name = STRBUF_INIT;
+	const char *argv[] = { go,	 "env",	   "GOVERSION", "GOOS",
+			       "GOARCH", "GOROOT", NULL };
+	struct strbuf sb = STRBUF_INIT;
+	struct strvec lines = STRVEC_INIT;
+	int ret = -1;
+
+	pthread_mutex_lock(&lock);
+	if (for_go.len && !strcmp(for_go.buf, go)) {
+		strbuf_addbuf(out, &name);
+		ret = name.len ? 0 : -1;
+		goto out;
+	}
+	strbuf_reset(&name);
+	strbuf_reset(&for_go);
+	strbuf_addstr(&for_go, go);
+	if (exited_ok(run_capture(argv, &sb, 10000))) {
+		char *p = sb.buf, *nl;
+
+		while ((nl = strchr(p, '\n'))) {
+			*nl = '\0';
+			strvec_push(&lines, p);
+			p = nl + 1;
+		}
+	}
+	if (lines.nr == 4 && starts_with(lines.v[0], "go") &&
+	    lines.v[3][0] == '/' && !strchr(lines.v[0], '/') &&
+	    !strchr(lines.v[1], '/') && !strchr(lines.v[2], '/'))
+		strbuf_addf(&name, "%s-%s-%s-%08x", lines.v[0], lines.v[1],
+			    lines.v[2], fnv1a(lines.v[3]));
+	strbuf_addbuf(out, &name);
+	ret = name.len ? 0 : -1;
+out:
+	pthread_mutex_unlock(&lock);
+	strbuf_release(&sb);
+	strvec_clear(&lines);
+	return ret;
+}
+
+static int base_dir(struct strbuf *out)
+{
+	const char *c = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *env = getenv("GOSBX_GOSTD_DIR");
+
+	if (env && !strcmp(env, "off"))
+		return -1;
+	if (env && *env == '/')
+		strbuf_addstr(out, env);
+	else if (c && *c == '/')
+		strbuf_addf(out, "%s/gosbx/gostd", c);
+	else if (home && *home == '/')
+		strbuf_addf(out, "%s/.cache/gosbx/gostd", home);
+	else
+		return -1;
+	return 0;
+}
+
+static int mkdirs(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = path;
+	int ret = 0;
+
+	while ((p = strchr(p + 1, '/'))) {
+		strbuf_reset(&sb);
+		strbuf_add(&sb, path, p - path);
+		if (mkdir(sb.buf, 0755) < 0 && errno != EEXIST)
+			ret = -1;
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		ret = -1;
+	strbuf_release(&sb);
+	return ret;
+}
+
+/*
+ * The build, in a grandchild of its own session (nobody waits for
+ * it), at a low priority, holding <dir>.lock so that one runs at once.
+ * Async-signal-safe calls only after fork.
+ */
+static void start_build(const char *go, const char *dir)
+{
+	struct strbuf lock = STRBUF_INIT, log = STRBUF_INIT;
+	const char *argv[] = { "/bin/sh", "-c", build_script, "sh",
+			       dir,	  go,	NULL };
+	static const char *const envp[] = { "PATH=/usr/bin:/bin",
+					    "HOME=/nonexistent",
+					    "GOENV=off",
+					    "CGO_ENABLED=0",
+					    "GOFLAGS=-buildvcs=false",
+					    "GOTOOLCHAIN=local",
+					    "LANG=C.UTF-8",
+					    NULL };
+	int status;
+	pid_t pid;
+
+	strbuf_addf(&lock, "%s.lock", dir);
+	strbuf_addf(&log, "%s.log", dir);
+	pid = fork();
+	if (!pid) {
+		int lfd, out;
+
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		lfd = open(lock.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+			_exit(0);
+		/* held across exec: the lock lives as long as the build */
+		fcntl(lfd, F_SETFD, 0);
+		out = open(log.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0)
+			_exit(1);
+		dup2(out, 1);
+		dup2(out, 2);
+		close(0);
+		open("/dev/null", O_RDONLY);
+		umask(022);
+		setpriority(PRIO_PROCESS, 0, 10);
+		execve(argv[0], (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	strbuf_release(&lock);
+	strbuf_release(&log);
+}
+
+int gostd_layer(const char *go, struct strbuf *dir)
+{
+	struct strbuf name = STRBUF_INIT, base = STRBUF_INIT;
+	struct stat st;
+	int ret = 0;
+
+	strbuf_reset(dir);
+	if (layer_name(go, &name) < 0 || base_dir(&base) < 0)
+		goto out;
+	strbuf_addf(dir, "%s/%s", base.buf, name.buf);
+	if (!stat(dir->buf, &st) && S_ISDIR(st.st_mode)) {
+		ret = 1;
+		goto out;
+	}
+	if (!mkdirs(base.buf))
+		start_build(go, dir->buf);
+	strbuf_reset(dir);
+out:
+	strbuf_release(&name);
+	strbuf_release(&base);
+	return ret;
+}
