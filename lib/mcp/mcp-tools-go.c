@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "json.h"
 #include "mcp/mcp-format.h"
@@ -596,6 +597,7 @@ static const struct mcp_tool go_tools[] = {
 		/* it runs any command in /app, rm -rf included */
 		.hints = MCP_HINT_DESTRUCTIVE,
 		.call = run_go_code,
+		.describe = mcp_describe_environment,
 	},
 };
 

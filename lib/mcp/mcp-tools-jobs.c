@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "json.h"
+#include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
 #include "session/session.h"
@@ -809,7 +810,8 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 }
 
 #define RUN_DESC(what, lang)                                                           \
-	"Execute " what " in a fresh, isolated sandbox (no network, 512 MB "           \
+	"Execute " what                                                                \
+	" in a fresh, isolated sandbox (the network below, 512 MB "                    \
 	"memory, 5 minute limit, deleted afterwards) with " lang ". With "             \
 	"wait true (the default) the answer comes when the job is done: "              \
 	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "                  \
@@ -851,6 +853,7 @@ static const struct mcp_tool jobs_tools[] = {
 		NULL,
 		MCP_HINT_NOT_DESTRUCTIVE,
 		tool_python,
+		mcp_describe_environment_nolimits,
 	},
 	{
 		"execute_javascript",
@@ -860,6 +863,7 @@ static const struct mcp_tool jobs_tools[] = {
 		NULL,
 		MCP_HINT_NOT_DESTRUCTIVE,
 		tool_javascript,
+		mcp_describe_environment_nolimits,
 	},
 	{
 		"execute_bash",
@@ -869,6 +873,7 @@ static const struct mcp_tool jobs_tools[] = {
 		NULL,
 		MCP_HINT_NOT_DESTRUCTIVE,
 		tool_bash,
+		mcp_describe_environment_nolimits,
 	},
 	{
 		"check_job_status",

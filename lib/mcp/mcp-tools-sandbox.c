@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "json.h"
+#include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
 #include "quote.h"
@@ -1116,7 +1117,8 @@ static const struct mcp_tool sandbox_tools[] = {
 		"Run code in a sandbox that was started with sandbox_start "
 		"(running in a sandbox that is not running fails). language: "
 		"python (python3), nodejs (node), go (a main package, built "
-		"with go 1.19 in a module of its own) or bash. The code is "
+		"with the sandbox's Go in a module of its own) or bash. The "
+		"code is "
 		"written to a temporary directory under /app, removed after "
 		"the run; it runs with /app as its working directory, so "
 		"files under /app persist between calls." RUN_RESULT_DOC,
@@ -1131,6 +1133,7 @@ static const struct mcp_tool sandbox_tools[] = {
 		RUN_OUTPUT_SCHEMA,
 		MCP_HINT_NOT_DESTRUCTIVE,
 		tool_run_code,
+		mcp_describe_environment_nolimits,
 	},
 	{
 		"sandbox_run_command",
