@@ -20,7 +20,7 @@ apt-get install -y --no-install-recommends \
 	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev libssl-dev \
 	bubblewrap \
 	golang-go python3 python3-yaml $node \
-	python3-fastapi python3-httpx python3-uvicorn \
+	python3-fastapi python3-httpx python3-uvicorn python3-pip python3-venv \
 	libcmocka-dev curl openssl procps strace iproute2 tmux \
 	clang-format cppcheck \
 	clang libclang-rt-dev \
@@ -28,6 +28,8 @@ apt-get install -y --no-install-recommends \
 # python3-fastapi, -httpx, -uvicorn: what the upstream sandbox-router
 # (agent-sandbox v0.4.6, from the Go module proxy) runs on, for the
 # tests that put it between gosbx and the runtime (t6237-t6240).
+# python3-pip, -venv: `pip install` in a venv through the allow-list
+# proxy (t7103).
 # mmdebstrap, podman, runc, slirp4netns: `make image` (the runtime image
 # from Debian packages) and the tests that run it (t65xx, .ci/run).
 # kubectl is not a Debian package: t6000 renders the manifests with

@@ -120,16 +120,20 @@ int egress_host_allowed(const struct egress_policy *p, const char *host,
  * allowed name, else 0. IPv4: 0/8 (unspecified), 10/8, 100.64/10
  * (CGNAT, with the metadata address 100.100.100.200), 127/8, 169.254/16
  * (link-local, with the metadata address 169.254.169.254), 172.16/12,
- * 192.0.0/24, 192.0.2/24, 192.88.99/24 (6to4 relays), 192.168/16,
- * 198.18/15, 198.51.100/24, 203.0.113/24, 224/4 (multicast) and 240/4
- * (with the broadcast address): RFC 6890 and its updates. IPv6: ::/96
- * (unspecified, loopback and the IPv4-compatible form), 64:ff9b:1::/48,
- * 100::/64, 2001::/32 (Teredo), 2001:2::/48, 2001:db8::/32, 2002::/16
- * (6to4), 3fff::/20, fc00::/7 (unique-local, with the metadata address
+ * 192.0.0/24, 192.88.99/24 (6to4 relays), 192.168/16, 198.18/15,
+ * 224/4 (multicast) and 240/4 (with the broadcast address): RFC 6890
+ * and its updates. IPv6: ::/96 (unspecified, loopback and the
+ * IPv4-compatible form), 64:ff9b:1::/48, 100::/64, 2001::/32 (Teredo),
+ * 2001:2::/48, 2002::/16 (6to4), fc00::/7 (unique-local, with the
+ * metadata address
  * fd00:ec2::254), fe80::/10 and fec0::/10, ff00::/8 (multicast); and
  * the IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96)
  * and NAT64 (64:ff9b::/96, RFC 6052) forms of a special IPv4 address.
- * Any other family is special (fails closed).
+ * Any other family is special (fails closed). The documentation
+ * ranges (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32,
+ * 3fff::/20) are not: no host service lives there, and some networks
+ * give real services such addresses (this project's CI reaches its
+ * package registries at one).
  */
 int egress_addr_special(const struct sockaddr *sa);
 
