@@ -15,7 +15,7 @@ GOSBX_GOSTD_DIR=$PWD/gostd
 export GOSBX_GOSTD_DIR
 layer_of() {
 	ls -d "$GOSBX_GOSTD_DIR"/go*-*-*-* 2>/dev/null |
-	grep -v "\.\(lock\|log\|tmp\)\$"
+	grep -v "\.\(lock\|log\|tmp\|home\)\$"
 }
 
 cat >main.go <<\EOF || exit 1
@@ -40,7 +40,7 @@ EOF
 
 test_expect_success 'the first sandbox starts the build of the layer' '
 	gosbx exec -- true &&
-	test_retry 1800 0.1 sh -c "test -n \"\$(ls -d \"$GOSBX_GOSTD_DIR\"/go*-*-*-* 2>/dev/null | grep -v \"\\.\\(lock\\|log\\|tmp\\)\$\")\"" &&
+	test_retry 1800 0.1 sh -c "test -n \"\$(ls -d \"$GOSBX_GOSTD_DIR\"/go*-*-*-* 2>/dev/null | grep -v \"\\.\\(lock\\|log\\|tmp\\|home\\)\$\")\"" &&
 	layer=$(layer_of) &&
 	case "$layer" in
 	*/$(go env GOVERSION)-$(go env GOOS)-$(go env GOARCH)-*) ;;

@@ -19,12 +19,14 @@
  * env file) into <dir>.tmp, readable by every sandbox uid, then moved
  * into place in one rename. $1 the layer directory, $2 the go binary.
  */
-static const char build_script[] = "set -e\n"
-				   "rm -rf \"$1.tmp\"\n"
-				   "mkdir -p \"$1.tmp\"\n"
-				   "GOCACHE=\"$1.tmp\" \"$2\" build std\n"
-				   "chmod -R a+rX \"$1.tmp\"\n"
-				   "mv \"$1.tmp\" \"$1\"\n";
+static const char build_script[] =
+	"set -e\n"
+	"rm -rf \"$1.tmp\" \"$1.home\"\n"
+	"mkdir -p \"$1.tmp\" \"$1.home\"\n"
+	"HOME=\"$1.home\" GOCACHE=\"$1.tmp\" \"$2\" build std\n"
+	"rm -rf \"$1.home\"\n"
+	"chmod -R a+rX \"$1.tmp\"\n"
+	"mv \"$1.tmp\" \"$1\"\n";
 
 /* 32-bit FNV-1a, to name a GOROOT path in a directory name */
 static uint32_t fnv1a(const char *s)
@@ -126,7 +128,6 @@ static void start_build(const char *go, const char *dir)
 	const char *argv[] = { "/bin/sh", "-c", build_script, "sh",
 			       dir,	  go,	NULL };
 	static const char *const envp[] = { "PATH=/usr/bin:/bin",
-					    "HOME=/nonexistent",
 					    "GOENV=off",
 					    "CGO_ENABLED=0",
 					    "GOFLAGS=-buildvcs=false",

@@ -1709,7 +1709,8 @@ static int ns_limits_apply(pid_t child, int want_net, int want_gocache,
 	 * bwrap's first: its second, nested one (that maps the sandbox
 	 * uid) may not exist yet, and has no say over either.
 	 */
-	if (want_gocache && wait_setup_done(child) < 0)
+	/* the net sockets need its lo up, the overlay its mounts */
+	if ((want_net || want_gocache) && wait_setup_done(child) < 0)
 		return -1;
 	mntns = ns_open(child, "mnt");
 	if (mntns < 0)
