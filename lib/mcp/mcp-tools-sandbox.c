@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "json.h"
+#include "local/egress.h"
 #include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
@@ -444,12 +445,114 @@ static int check_env(const char *kv)
  * and env; what was clamped to the operator's limits is said in notes.
  * -1 with res set.
  */
+/*
+ * 1 if the operator's list op allows everything rule r does (egress.h):
+ * a name or literal on every port r names, a wildcard under one of the
+ * operator's wildcards with the same ports
+ */
+static int rule_covered(const struct egress_policy *op,
+			const struct egress_rule *r)
+{
+	static const int web[] = { 80, 443 };
+	size_t i;
+
+	if (!r->wildcard) {
+		if (r->port)
+			return egress_host_allowed(op, r->host, r->port);
+		return egress_host_allowed(op, r->host, web[0]) &&
+		       egress_host_allowed(op, r->host, web[1]);
+	}
+	for (i = 0; i < op->nr; i++) {
+		const struct egress_rule *w = &op->rules[i];
+		size_t hl = strlen(r->host), wl = strlen(w->host);
+		int under = !strcmp(r->host, w->host) ||
+			    (hl > wl && r->host[hl - wl - 1] == '.' &&
+			     !strcmp(r->host + hl - wl, w->host));
+
+		if (w->wildcard && under &&
+		    (w->port == r->port ||
+		     (!w->port && (r->port == 80 || r->port == 443))))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * config.allow_net: hosts for this sandbox, each within the operator's
+ * --allow-net (a model may narrow the list, never widen it); the list
+ * goes to opts->allow_net through allow (the caller's, kept until the
+ * sandbox is open)
+ */
+static int config_allow_net(struct mcp_result *res, const json_t *v,
+			    struct session_opts *opts, struct strbuf *allow)
+{
+	struct egress_policy want, op;
+	size_t i;
+	int ret = -1;
+
+	egress_policy_init(&want);
+	egress_policy_init(&op);
+	if (!json_is_array(v)) {
+		mcp_result_error(res, "config.allow_net must be an array of "
+				      "hosts such as \"pypi.org\"");
+		goto out;
+	}
+	for (i = 0; i < json_array_size(v); i++) {
+		const char *h = json_string_value(json_array_get(v, i));
+
+		if (!h || !*h || strchr(h, ',')) {
+			mcp_result_error(res,
+					 "config.allow_net[%zu] must be "
+					 "one host, e.g. \"pypi.org\", "
+					 "\"*.example.org\" or "
+					 "\"example.org:8080\"",
+					 i);
+			goto out;
+		}
+		strbuf_addf(allow, "%s%s", i ? "," : "", h);
+	}
+	if (!allow->len) {
+		ret = 0;
+		goto out;
+	}
+	if (egress_policy_add(&want, allow->buf) < 0) {
+		mcp_result_error(res, "config.allow_net: %s", last_error());
+		goto out;
+	}
+	if (opts->allow_net)
+		egress_policy_add(&op, opts->allow_net);
+	for (i = 0; i < want.nr; i++)
+		if (!rule_covered(&op, &want.rules[i])) {
+			struct strbuf one = STRBUF_INIT;
+			struct egress_policy single = { &want.rules[i], 1, 1 };
+
+			egress_policy_format(&single, &one);
+			mcp_result_error(res,
+					 "config.allow_net: '%s' is not "
+					 "within what this server allows "
+					 "(gosbx mcp --allow-net=%s)",
+					 one.buf,
+					 opts->allow_net ? opts->allow_net
+							 : "<none>");
+			strbuf_release(&one);
+			goto out;
+		}
+	opts->allow_net = allow->buf;
+	ret = 0;
+out:
+	egress_policy_release(&want);
+	egress_policy_release(&op);
+	return ret;
+}
+
 static int parse_config(struct mcp_result *res, const json_t *cfg,
 			struct session_opts *opts, const char **image,
-			struct strvec *env, struct strbuf *notes)
+			struct strvec *env, struct strbuf *notes,
+			struct strbuf *allow)
 {
 	static const char *const keys[] = {
-		"image", "memory", "cpus", "volumes", "ports", "envs",
+		"image", "memory", "cpus",	"volumes",
+		"ports", "envs",   "allow_net",
 	};
 	json_t *v;
 
@@ -509,6 +612,10 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 			opts->memory_set = 1;
 		}
 	}
+
+	v = json_object_get(cfg, "allow_net");
+	if (v && !json_is_null(v) && config_allow_net(res, v, opts, allow) < 0)
+		return -1;
 
 	v = json_object_get(cfg, "cpus");
 	if (v && !json_is_null(v)) {
@@ -588,6 +695,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	struct session_opts opts = mo->sandbox;
 	struct strvec env = STRVEC_INIT;
 	struct strbuf claim = STRBUF_INIT, notes = STRBUF_INIT;
+	struct strbuf allow = STRBUF_INIT;
 	const char *ns, *name, *image = NULL;
 	struct sbx_state *st;
 	struct sbx *b;
@@ -598,9 +706,10 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0 ||
 	    parse_config(res, json_object_get(call->args, "config"), &opts,
-			 &image, &env, &notes) < 0) {
+			 &image, &env, &notes, &allow) < 0) {
 		strvec_clear(&env);
 		strbuf_release(&notes);
+		strbuf_release(&allow);
 		return 0;
 	}
 
@@ -624,6 +733,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 				 "with sandbox_stop first",
 				 ns, name);
 		strbuf_release(&notes);
+		strbuf_release(&allow);
 		return 0;
 	}
 	if (st->nr >= (size_t)max_sandboxes(mo)) {
@@ -638,6 +748,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 				 "stop one with sandbox_stop first",
 				 ns, name, max_sandboxes(mo));
 		strbuf_release(&notes);
+		strbuf_release(&allow);
 		return 0;
 	}
 	ALLOC_GROW(st->v, st->nr + 1, st->alloc);
@@ -672,6 +783,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 		mcp_session_unlock(call->session);
 		strbuf_release(&claim);
 		strbuf_release(&notes);
+		strbuf_release(&allow);
 		return 0;
 	}
 	b->opened = 1;
@@ -697,6 +809,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	sbx_unref(call->session, b);
 	strbuf_release(&claim);
 	strbuf_release(&notes);
+	strbuf_release(&allow);
 	return 0;
 }
 
@@ -1090,7 +1203,12 @@ static const struct mcp_tool sandbox_tools[] = {
 		"on the local backend)\"},"
 		"\"envs\":{\"type\":\"array\",\"items\":{\"type\":"
 		"\"string\"},\"description\":\"Environment variables as "
-		"NAME=value\"}},\"additionalProperties\":false}},"
+		"NAME=value\"},"
+		"\"allow_net\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Hosts the sandbox may reach "
+		"through its proxy, within what this server allows, e.g. "
+		"[\\\"pypi.org\\\",\\\"files.pythonhosted.org\\\"]; "
+		"default: all of them\"}},\"additionalProperties\":false}},"
 		"\"required\":[\"sandbox\",\"namespace\"],"
 		"\"additionalProperties\":false}",
 		NULL,
