@@ -76,6 +76,11 @@ int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx)
 		/* error() lines too: the log is where they can be read */
 		dup2(fd, 2);
 	}
+	/*
+	 * every connection the sandbox makes is a line: the log, outside
+	 * the claim's disk quota, must not grow as fast as it can connect
+	 */
+	log_rate_limit(NETD_LOG_LINES_PER_S, NETD_LOG_BURST);
 	if (chdir("/") < 0) {
 		error_errno("netd: chdir /");
 		goto out;

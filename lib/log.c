@@ -131,8 +131,69 @@ void log_ring_read(uint64_t since, struct strbuf *out, uint64_t *from,
 	pthread_mutex_unlock(&ring_lock);
 }
 
+/* log_rate_limit(): a token bucket of whole lines */
+static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
+static double rate_per_ms, rate_burst, rate_tokens;
+static uint64_t rate_last_ms;
+static uint64_t rate_dropped;
+
+void log_rate_limit(unsigned lines_per_s, unsigned burst)
+{
+	pthread_mutex_lock(&rate_lock);
+	rate_per_ms = lines_per_s / 1000.0;
+	rate_burst = rate_tokens = burst;
+	rate_last_ms = monotonic_ms();
+	pthread_mutex_unlock(&rate_lock);
+}
+
+/*
+ * 1 if the line may be written; 0 if it is dropped. *dropped: the
+ * lines dropped before this one, to say so first.
+ */
+static int rate_take(uint64_t *dropped)
+{
+	uint64_t now;
+	int ok;
+
+	*dropped = 0;
+	if (rate_per_ms <= 0)
+		return 1;
+	pthread_mutex_lock(&rate_lock);
+	now = monotonic_ms();
+	rate_tokens += (now - rate_last_ms) * rate_per_ms;
+	if (rate_tokens > rate_burst)
+		rate_tokens = rate_burst;
+	rate_last_ms = now;
+	ok = rate_tokens >= 1;
+	if (ok) {
+		rate_tokens -= 1;
+		*dropped = rate_dropped;
+		rate_dropped = 0;
+	} else {
+		rate_dropped++;
+	}
+	pthread_mutex_unlock(&rate_lock);
+	return ok;
+}
+
 void log_end(struct log_line *l)
 {
+	uint64_t dropped;
+
+	if (!rate_take(&dropped)) {
+		strbuf_release(&l->sb);
+		return;
+	}
+	if (dropped) {
+		struct log_line d;
+
+		if (log_begin(&d, LOG_WARN, "log lines dropped")) {
+			log_int(&d, "dropped", (int64_t)dropped);
+			strbuf_addch(&d.sb, '\n');
+			(void)!write_in_full(log_fd, d.sb.buf, d.sb.len);
+			strbuf_release(&d.sb);
+		}
+	}
 	strbuf_addch(&l->sb, '\n');
 	if (ring_cap)
 		ring_add(l->sb.buf, l->sb.len);

@@ -57,6 +57,15 @@ void log_ring_enable(size_t cap_bytes);
 void log_ring_read(uint64_t since, struct strbuf *out, uint64_t *from,
 		   uint64_t *next);
 
+/*
+ * Write at most lines_per_s lines a second on average, bursts of up to
+ * burst (a token bucket); the others are dropped and counted, and the
+ * next line written is preceded by `msg="log lines dropped" dropped=N`.
+ * For a log that untrusted peers can make grow (netd: every connection
+ * a sandbox makes is a line). Off until called (0: off again).
+ */
+void log_rate_limit(unsigned lines_per_s, unsigned burst);
+
 /* One-shot: a line with just a message and one string pair (or NULL). */
 void log_msg(enum log_level level, const char *msg, const char *key,
 	     const char *value);

@@ -42,6 +42,9 @@
 #define NETD_GOPROXY_PATH "/mod"
 /* largest request head (request line and header fields), bytes */
 #define NETD_HEAD_MAX 16384
+/* netd's log lines (log_rate_limit()): per second, and a burst */
+#define NETD_LOG_LINES_PER_S 50
+#define NETD_LOG_BURST 500
 /* how long a request head may take to arrive, ms */
 #define NETD_HEAD_TIMEOUT_MS 30000
 

@@ -330,6 +330,37 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* netd's log: a sandbox's connections cannot make it grow at will */
+static void test_rate_limit(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t lines = 0;
+	const char *p;
+	int i;
+
+	(void)state;
+	log_rate_limit(1, 5);
+	for (i = 0; i < 100; i++)
+		log_msg(LOG_INFO, "net deny", "host", "example.org");
+	drain(&sb);
+	for (p = sb.buf; (p = strchr(p, '\n')); p++)
+		lines++;
+	/* the burst, and at most one more refilled meanwhile */
+	assert_true(lines >= 5 && lines <= 6);
+	assert_null(strstr(sb.buf, "dropped"));
+	/* the next line written says how many were not */
+	log_rate_limit(1000000, 5);
+	log_msg(LOG_INFO, "net allow", "host", "example.org");
+	drain(&sb);
+	assert_non_null(strstr(sb.buf, "msg=\"log lines dropped\" dropped=9"));
+	assert_non_null(strstr(sb.buf, "msg=\"net allow\""));
+	log_rate_limit(0, 0);
+	log_msg(LOG_INFO, "after", NULL, NULL);
+	drain(&sb);
+	assert_non_null(strstr(sb.buf, "msg=after"));
+	strbuf_release(&sb);
+}
+
 static void test_threads_whole_lines(void **state)
 {
 	char path[] = "/tmp/u-log-XXXXXX";
@@ -382,6 +413,8 @@ int main(void)
 		cmocka_unit_test(test_parse_level),
 		cmocka_unit_test(test_command_preview),
 		cmocka_unit_test(test_threads_whole_lines),
+		cmocka_unit_test_setup_teardown(test_rate_limit, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
