@@ -39,6 +39,15 @@ test_expect_success 'the sandbox runs the Go of the PATH, first on its PATH' '
 	test_cmp expect actual
 '
 
+test_expect_success 'gosbx doctor says the Go, where modules come from and how they are checked' '
+	gosbx doctor >out 2>&1 &&
+	test_grep "^ok    go: go version $host_go_version " out &&
+	test_grep "^ok    go modules: on: .* GOPROXY=$(go env GOPROXY) .* GOSUMDB=$(go env GOSUMDB) by the go command" out &&
+	test_grep "^ok    network: none by default" out &&
+	GOSUMDB=off gosbx doctor >out 2>&1;
+	test_grep "^warn  go modules: GOSUMDB=off: " out
+'
+
 test_expect_success 'go get, go mod tidy and go run fetch a module with no network' '
 	gosbx exec --file=mod/main.go -- sh -c "
 		go mod init example.com/m &&

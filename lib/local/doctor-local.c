@@ -8,6 +8,7 @@
 #include "dir.h"
 #include "session/doctor.h"
 #include "http.h"
+#include "local/gostd.h"
 #include "local/isolate.h"
 #include "json.h"
 #include "kube/kube.h"
@@ -141,10 +142,83 @@ static void check_storage(struct check_list *cl)
 	}
 	check_add(cl, "go caches", ISOLATE_CHECK_OK,
 		  "per claim: each claim's build and module caches live in "
-		  "its own HOME; no sandbox reads or writes another's",
+		  "its own HOME; no sandbox writes another's, and the "
+		  "standard library's shared layer is read-only",
 		  NULL);
 	strbuf_release(&why);
 	strbuf_release(&msg);
+}
+
+/*
+ * Issue 18: where sandboxes get modules from, whether they are
+ * verified, the standard library's shared layer, and what network a
+ * sandbox has
+ */
+static void check_go_network(struct check_list *cl)
+{
+	struct strbuf go = STRBUF_INIT, why = STRBUF_INIT, out = STRBUF_INIT;
+	struct strbuf msg = STRBUF_INIT, layer = STRBUF_INIT;
+	const char *argv[] = { NULL, "env", "GOPROXY", "GOSUMDB", NULL };
+	char *sumdb;
+
+	check_add(cl, "network", ISOLATE_CHECK_OK,
+		  "none by default: a sandbox reaches only the hosts of "
+		  "--allow-net, through gosbx netd on the host "
+		  "(127.0.0.1:3128 inside); --network gives it the host's "
+		  "whole network (unsafe)",
+		  NULL);
+	if (isolate_host_go(NULL, &go, &why) <= 0)
+		goto out;
+	argv[0] = go.buf;
+	if (!exited_ok(run_capture(argv, &out, VERSION_TIMEOUT_MS)) ||
+	    !(sumdb = strchr(out.buf, '\n'))) {
+		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+			  "'go env GOPROXY GOSUMDB' failed: sandboxes get "
+			  "no modules",
+			  "see 'go env'");
+		goto out;
+	}
+	*sumdb++ = '\0';
+	strbuf_setlen(&out, strlen(out.buf));
+	if (!strcmp(out.buf, "off") || !*out.buf)
+		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+			  "GOPROXY=off: sandboxes get no modules",
+			  "go env -w GOPROXY=https://proxy.golang.org,direct "
+			  "(or your proxy)");
+	else if (!strncmp(sumdb, "off", 3))
+		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+			  "GOSUMDB=off: the modules sandboxes get through "
+			  "your GOPROXY are not checked against a checksum "
+			  "database",
+			  "go env -u GOSUMDB (or set your own database)");
+	else {
+		strbuf_addf(&msg,
+			    "on: sandboxes get module versions through gosbx "
+			    "netd, fetched once from GOPROXY=%s and verified "
+			    "against GOSUMDB=%.*s by the go command, into a "
+			    "cache no sandbox can write (--modules=off closes "
+			    "it)",
+			    out.buf, (int)strcspn(sumdb, "\n"), sumdb);
+		check_add(cl, "go modules", ISOLATE_CHECK_OK, msg.buf, NULL);
+	}
+	strbuf_reset(&msg);
+	if (gostd_layer_find(go.buf, &layer) > 0) {
+		strbuf_addf(&msg, "built: %s", layer.buf);
+		check_add(cl, "std cache", ISOLATE_CHECK_OK, msg.buf, NULL);
+	} else if (layer.len) {
+		strbuf_addf(&msg,
+			    "not built yet: the next sandbox starts the build "
+			    "into %s; sandboxes then build nothing of the "
+			    "standard library",
+			    layer.buf);
+		check_add(cl, "std cache", ISOLATE_CHECK_OK, msg.buf, NULL);
+	}
+out:
+	strbuf_release(&go);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	strbuf_release(&msg);
+	strbuf_release(&layer);
 }
 
 static void check_runtime(struct check_list *cl)
@@ -260,6 +334,7 @@ int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 	check_state_dir(cl);
 	check_cache_dir(cl);
 	check_storage(cl);
+	check_go_network(cl);
 	check_runtime(cl);
 	check_stale_claims(cl);
 	if (o->probe)

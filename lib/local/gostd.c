@@ -169,6 +169,23 @@ static void start_build(const char *go, const char *dir)
 	strbuf_release(&log);
 }
 
+int gostd_layer_find(const char *go, struct strbuf *dir)
+{
+	struct strbuf name = STRBUF_INIT, base = STRBUF_INIT;
+	struct stat st;
+	int ret = 0;
+
+	strbuf_reset(dir);
+	if (layer_name(go, &name) < 0 || base_dir(&base) < 0)
+		goto out;
+	strbuf_addf(dir, "%s/%s", base.buf, name.buf);
+	ret = !stat(dir->buf, &st) && S_ISDIR(st.st_mode);
+out:
+	strbuf_release(&name);
+	strbuf_release(&base);
+	return ret;
+}
+
 int gostd_layer(const char *go, struct strbuf *dir)
 {
 	struct strbuf name = STRBUF_INIT, base = STRBUF_INIT;

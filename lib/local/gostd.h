@@ -44,4 +44,11 @@
  */
 int gostd_layer(const char *go, struct strbuf *dir);
 
+/*
+ * The same without starting a build (gosbx doctor): 1 with the layer's
+ * directory in dir, 0 with the directory it will have (or nothing, when
+ * there is no go or no cache directory).
+ */
+int gostd_layer_find(const char *go, struct strbuf *dir);
+
 #endif
