@@ -13,6 +13,10 @@ These tests use the real module proxy of `go env GOPROXY`.'
 
 test_have_prereq GO || test_skip_all 'go is not installed'
 
+with_err() {
+	"$@" 2>err
+}
+
 # the host's go: what sandboxes get
 host_go_version=$(go env GOVERSION)
 
@@ -37,6 +41,24 @@ test_expect_success 'the sandbox runs the Go of the PATH, first on its PATH' '
 	echo "$(go env GOROOT)/bin/go" >expect &&
 	sed -n 2p out >actual &&
 	test_cmp expect actual
+'
+
+test -x /usr/lib/go-1.19/bin/go && test_set_prereq DEBIAN_GO
+
+test_expect_success DEBIAN_GO '--go picks another Go: a GOROOT or a go binary' '
+	gosbx exec --go=/usr/lib/go-1.19 -- go version >out &&
+	test_grep "^go version go1.19" out &&
+	gosbx exec --go=/usr/lib/go-1.19/bin/go -- sh -c "command -v go" >out &&
+	echo /usr/lib/go-1.19/bin/go >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a --go that is no Go is an error, not a warning' '
+	test_must_fail with_err gosbx exec --go=/nonexistent -- true &&
+	test_grep "neither an executable go" err &&
+	test_must_fail with_err gosbx exec --go=/etc -- true &&
+	test_grep "go" err &&
+	test_expect_code 129 gosbx exec --go= -- true
 '
 
 test_expect_success 'gosbx doctor says the Go, where modules come from and how they are checked' '
