@@ -155,6 +155,61 @@ test_expect_success 'DNS answers names on the list only' '
 	test_cmp expect out
 '
 
+# An origin that sends without end until its peer stops reading: it
+# writes the bytes it got out when a send has blocked for 2 s.
+cat >flood.py <<\EOF || exit 1
+import os, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
+c, _ = s.accept()
+c.settimeout(2)
+buf = b"x" * 65536
+sent = 0
+try:
+    while True:
+        sent += c.send(buf)
+except socket.timeout:
+    pass
+open(sys.argv[1] + ".tmp", "w").write(str(sent))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c.close()
+EOF
+
+# in the sandbox: a tunnel through the proxy whose reader never reads
+cat >stall.py <<\EOF || exit 1
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[1].encode())
+print(s.recv(100).split(b"\r\n")[0].decode(), flush=True)
+time.sleep(600)
+EOF
+
+test_expect_success 'a client that never reads costs netd bounded memory' '
+	python3 flood.py "$PWD/flooded" &
+	echo $! >flood.pid &&
+	test_atexit "kill $(cat flood.pid) 2>/dev/null" &&
+	test_retry 100 0.1 test -s flooded.port &&
+	fport=$(cat flooded.port) &&
+	name=$(gosbx open --allow-net="127.0.0.1:$fport") &&
+	{ gosbx exec --claim="$name" --file=stall.py -- \
+		python3 stall.py "$fport" >stall.out & } &&
+	echo $! >stall.pid &&
+	test_retry 600 0.1 test -s flooded &&
+	head -n 1 stall.out >status &&
+	echo "HTTP/1.1 200 Connection established" >expect &&
+	test_cmp expect status &&
+	sent=$(cat flooded) &&
+	test "$sent" -lt $((64 << 20)) &&
+	pid=$(pgrep -f "netd .*--log=$XDG_STATE_HOME/gosbx/claims/$name/") &&
+	rss=$(sed -n "s/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p" /proc/$pid/status) &&
+	{ test "$rss" -lt $((32 << 10)) || { echo "netd VmRSS $rss kB" >&4; false; }; } &&
+	gosbx close "$name" &&
+	{ wait $(cat stall.pid) 2>/dev/null; true; }
+'
+
 test_expect_success 'bad lists are refused before anything starts' '
 	test_expect_code 129 gosbx exec --allow-net= -- true &&
 	test_expect_code 129 gosbx exec --allow-net=x --network -- true &&
@@ -169,7 +224,15 @@ test_expect_success 'bad lists are refused before anything starts' '
 test_expect_success 'a backend that cannot enforce the list refuses it' '
 	test_must_fail with_err gosbx --backend=url --url=http://127.0.0.1:1 \
 		exec --allow-net=example.org -- true &&
-	test_grep "cannot enforce --allow-net" err
+	test_grep "the url backend cannot enforce --allow-net" err &&
+	test_must_fail with_err gosbx --backend=kube \
+		--kubeconfig="$PWD/no-such-kubeconfig" \
+		exec --allow-net=example.org -- true &&
+	test_grep "the kube backend cannot enforce --allow-net: .*egress NetworkPolicy" err &&
+	test_must_fail with_err gosbx --backend=kube \
+		--kubeconfig="$PWD/no-such-kubeconfig" \
+		exec --go=/usr/local/go -- true &&
+	test_grep "the kube backend cannot run the Go of --go" err
 '
 
 test_expect_success 'netd ends with its sandbox' '
