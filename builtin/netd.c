@@ -95,18 +95,9 @@ int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx)
 		close(ready_fd);
 		ready_fd = -1;
 	}
-	/*
-	 * after "ok": the sandbox's connections wait in the backlog while
-	 * `go env` and the checksum database's probe run
-	 */
+	/* loaded in the background: the proxy need not wait for it */
 	c.modules = !strcmp(modules, "on");
-	if (c.modules &&
-	    modproxy_config_load(&c.mod, go ? go : "go", NULL) < 0) {
-		/* the proxy still serves; module requests get the reason */
-		log_msg(LOG_WARN, "net: Go modules are off", "why",
-			last_error());
-		c.modules = 0;
-	}
+	c.go = go;
 	ret = netd_run(&c) < 0 ? EXIT_OWN_FAILURE : 0;
 out:
 	if (ready_fd >= 0)

@@ -25,16 +25,52 @@ void netd_config_init(struct netd_config *c)
 	c->listen_fd = c->dns_fd = c->watch_fd = -1;
 	egress_policy_init(&c->policy);
 	modproxy_config_init(&c->mod);
+	pthread_mutex_init(&c->mod_lock, NULL);
+	pthread_cond_init(&c->mod_cond, NULL);
 }
 
 void netd_config_release(struct netd_config *c)
 {
 	egress_policy_release(&c->policy);
 	modproxy_config_release(&c->mod);
+	free(c->mod_why);
+	pthread_mutex_destroy(&c->mod_lock);
+	pthread_cond_destroy(&c->mod_cond);
+}
+
+static void *load_modules(void *arg)
+{
+	struct netd_config *c = arg;
+	int r = modproxy_config_load(&c->mod, c->go ? c->go : "go", NULL);
+
+	pthread_mutex_lock(&c->mod_lock);
+	if (r < 0) {
+		c->mod_why = xstrdup(last_error());
+		log_msg(LOG_WARN, "net: Go modules are off", "why", c->mod_why);
+	}
+	c->mod_state = r < 0 ? -1 : 1;
+	pthread_cond_broadcast(&c->mod_cond);
+	pthread_mutex_unlock(&c->mod_lock);
+	return NULL;
+}
+
+/* the module configuration once loaded, or NULL with why */
+static const struct modproxy_config *modules_ready(struct netd_config *c,
+						   const char **why)
+{
+	int state;
+
+	pthread_mutex_lock(&c->mod_lock);
+	while (!c->mod_state)
+		pthread_cond_wait(&c->mod_cond, &c->mod_lock);
+	state = c->mod_state;
+	*why = c->mod_why;
+	pthread_mutex_unlock(&c->mod_lock);
+	return state > 0 ? &c->mod : NULL;
 }
 
 struct connection {
-	const struct netd_config *cfg;
+	struct netd_config *cfg;
 	int fd;
 };
 
@@ -45,10 +81,12 @@ static int is_proxy_request(const struct netd_head *h)
 	       !strncasecmp(h->target, "https://", 8);
 }
 
-static void serve_http(const struct netd_config *cfg, int fd)
+static void serve_http(struct netd_config *cfg, int fd)
 {
 	struct netd_head h;
 	struct strbuf why = STRBUF_INIT;
+	const struct modproxy_config *mod;
+	const char *off;
 
 	netd_head_init(&h);
 	if (netd_head_read(fd, NULL, 0, &h, &why) < 0) {
@@ -64,9 +102,13 @@ static void serve_http(const struct netd_config *cfg, int fd)
 	if (is_proxy_request(&h)) {
 		egress_serve_http(&cfg->policy, fd, &h);
 	} else if (starts_with(h.target, NETD_GOPROXY_PATH "/")) {
-		if (cfg->modules)
-			modproxy_serve(&cfg->mod, fd, &h);
-		else
+		if (cfg->modules && (mod = modules_ready(cfg, &off)))
+			modproxy_serve(mod, fd, &h);
+		else if (cfg->modules) {
+			strbuf_addf(&why, "gosbx: Go modules are off: %s",
+				    off ? off : "?");
+			netd_reply(fd, 503, why.buf, why.buf);
+		} else
 			netd_reply(fd, 404,
 				   "gosbx: Go modules are off in this "
 				   "sandbox (--modules=off)",
@@ -102,7 +144,7 @@ static void *serve_connection(void *arg)
 	return NULL;
 }
 
-static void accept_one(const struct netd_config *cfg)
+static void accept_one(struct netd_config *cfg)
 {
 	struct connection *c;
 	pthread_attr_t attr;
@@ -162,7 +204,12 @@ static void *serve_dns(void *arg)
 
 int netd_run(struct netd_config *c)
 {
-	pthread_t dns;
+	pthread_t dns, mod;
+
+	if (c->modules && pthread_create(&mod, NULL, load_modules, c))
+		return error("netd: cannot start loading the module settings");
+	if (c->modules)
+		pthread_detach(mod);
 
 	if (c->dns_fd >= 0 && pthread_create(&dns, NULL, serve_dns, c))
 		return error("netd: cannot start the DNS thread");

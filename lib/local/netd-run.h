@@ -5,6 +5,8 @@
 #include "local/egress.h"
 #include "local/modproxy.h"
 
+#include <pthread.h>
+
 /*
  * The server loop of `gosbx netd` (netd.h): what one sandbox's
  * connections to 127.0.0.1:NETD_PORT and DNS queries to 127.0.0.1:53
@@ -26,9 +28,20 @@ struct netd_config {
 	int watch_fd;
 	/* hosts the sandbox may reach (may be empty: every host denied) */
 	struct egress_policy policy;
-	/* 1: serve the GOPROXY protocol under NETD_GOPROXY_PATH from mod */
+	/*
+	 * 1: serve the GOPROXY protocol under NETD_GOPROXY_PATH from mod,
+	 * which netd_run() loads in the background (modproxy_config_load()
+	 * of go: `go env` and a probe of the checksum database) so that
+	 * the proxy does not wait for it; module requests do
+	 */
 	int modules;
+	const char *go;
 	struct modproxy_config mod;
+	/* private: the state of mod (0 loading, 1 ready, -1 failed) */
+	int mod_state;
+	char *mod_why;
+	pthread_mutex_t mod_lock;
+	pthread_cond_t mod_cond;
 };
 
 void netd_config_init(struct netd_config *c);
