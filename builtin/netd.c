@@ -99,6 +99,14 @@ int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx)
 	c.modules = !strcmp(modules, "on");
 	c.go = go;
 	ret = netd_run(&c) < 0 ? EXIT_OWN_FAILURE : 0;
+	/*
+	 * The sandbox is gone: end now, with every thread. Connection
+	 * threads may still wait in a relay or for the module settings,
+	 * and a normal exit (freeing what they use, atexit handlers, a
+	 * leak checker stopping the world) could wait for them: under
+	 * the sanitizers netd stayed behind its sandbox that way.
+	 */
+	_exit(ret);
 out:
 	if (ready_fd >= 0)
 		close(ready_fd);
