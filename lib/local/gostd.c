@@ -2,6 +2,7 @@
  * The shared, read-only build cache of the standard library (gostd.h).
  */
 #include "compat.h"
+#include "dir.h"
 #include "local/gostd.h"
 #include "run-command.h"
 #include "strvec.h"
@@ -99,24 +100,6 @@ static int base_dir(struct strbuf *out)
 	return 0;
 }
 
-static int mkdirs(const char *path)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = path;
-	int ret = 0;
-
-	while ((p = strchr(p + 1, '/'))) {
-		strbuf_reset(&sb);
-		strbuf_add(&sb, path, p - path);
-		if (mkdir(sb.buf, 0755) < 0 && errno != EEXIST)
-			ret = -1;
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		ret = -1;
-	strbuf_release(&sb);
-	return ret;
-}
-
 /*
  * The build, in a grandchild of its own session (nobody waits for
  * it), at a low priority, holding <dir>.lock so that one runs at once.
@@ -188,23 +171,17 @@ out:
 
 int gostd_layer(const char *go, struct strbuf *dir)
 {
-	struct strbuf name = STRBUF_INIT, base = STRBUF_INIT;
-	struct stat st;
-	int ret = 0;
+	struct strbuf base = STRBUF_INIT;
+	int ret = gostd_layer_find(go, dir);
 
-	strbuf_reset(dir);
-	if (layer_name(go, &name) < 0 || base_dir(&base) < 0)
-		goto out;
-	strbuf_addf(dir, "%s/%s", base.buf, name.buf);
-	if (!stat(dir->buf, &st) && S_ISDIR(st.st_mode)) {
-		ret = 1;
-		goto out;
-	}
-	if (!mkdirs(base.buf))
+	if (ret || !dir->len)
+		return ret;
+	/* the layer's parent, for start_build()'s lock and log */
+	strbuf_addbuf(&base, dir);
+	strbuf_setlen(&base, strrchr(base.buf, '/') - base.buf);
+	if (!mkdir_p(base.buf, 0755))
 		start_build(go, dir->buf);
 	strbuf_reset(dir);
-out:
-	strbuf_release(&name);
 	strbuf_release(&base);
-	return ret;
+	return 0;
 }
