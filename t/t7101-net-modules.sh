@@ -151,13 +151,22 @@ test_expect_success 'a go.mod that asks for a newer Go gets that toolchain' '
 	fi
 '
 
-test_expect_success 'without modules, a go.mod that asks for a newer Go fails in one line naming both' '
+test_expect_success 'without modules, a go.mod that asks for a newer Go fails naming both and how to get it' '
 	test_expect_code_err 1 gosbx exec --modules=off -- sh -c "
 		printf \"module example.com/t\n\ngo 1.999\n\" >go.mod &&
 		go list -m" &&
 	test_drop_limits_warning err &&
-	test_line_count = 1 err &&
-	test_grep "go.mod requires go >= 1.999 (running go ${host_go_version#go}; GOTOOLCHAIN=local)" err
+	test_line_count = 2 err &&
+	test_grep "go.mod requires go >= 1.999 (running go ${host_go_version#go}; GOTOOLCHAIN=local)" err &&
+	test_grep "^gosbx: this sandbox has go ${host_go_version#go} and may not fetch go 1.999 .*--go=<a GOROOT of go 1.999 or newer>" err
+'
+
+test_expect_success 'a go line that the sandbox Go meets gets no hint' '
+	gosbx exec --modules=off -- sh -c "
+		printf \"module example.com/t\n\ngo 1.20\n\" >go.mod &&
+		go list -m" >out 2>err &&
+	test_drop_limits_warning err &&
+	test_line_count = 0 err
 '
 
 test_done

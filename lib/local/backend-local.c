@@ -1134,6 +1134,45 @@ static void local_touch(struct session *s)
 		touch_claim(ls->dir.buf);
 }
 
+/*
+ * The go command's refusal of a go.mod (or go.work) that asks for a
+ * newer Go than it is, when it may not switch toolchains: "go: go.mod
+ * requires go >= 1.27.1 (running go 1.26.8; GOTOOLCHAIN=local)"
+ * (cmd/go, GOTOOLCHAIN semantics). gosbx sets GOTOOLCHAIN=local when
+ * modules are off (isolate.c), so the line names the Go the sandbox
+ * has but not how to get another: say it (issue 18). Sets hint to one
+ * line when the last bytes of stderr, tail, have Go's refusal.
+ */
+void local_go_version_hint(const struct strbuf *tail, struct strbuf *hint)
+{
+	static const char want[] = " requires go >= ";
+	static const char run[] = " (running go ";
+	const char *p, *end = tail->buf + tail->len, *last = NULL;
+	const char *need, *have;
+	int need_len, have_len;
+
+	for (p = tail->buf; (p = memmem(p, end - p, want, sizeof(want) - 1));
+	     p++)
+		last = p;
+	if (!last)
+		return;
+	need = last + sizeof(want) - 1;
+	need_len = strspn(need, "0123456789.rcbeta");
+	if (!need_len || strncmp(need + need_len, run, sizeof(run) - 1))
+		return;
+	have = need + need_len + sizeof(run) - 1;
+	have_len = strspn(have, "0123456789.rcbeta");
+	if (!have_len || strncmp(have + have_len, "; GOTOOLCHAIN=local)",
+				 strlen("; GOTOOLCHAIN=local)")))
+		return;
+	strbuf_addf(hint,
+		    "gosbx: this sandbox has go %.*s and may not fetch go %.*s "
+		    "(GOTOOLCHAIN=local, as with --modules=off); open it "
+		    "with --go=<a GOROOT of go %.*s or newer>, or with "
+		    "modules on to fetch that toolchain\n",
+		    have_len, have, need_len, need, need_len, need);
+}
+
 static void local_exec_hook(struct session *s, int after,
 			    struct session_result *res)
 {
@@ -1147,6 +1186,10 @@ static void local_exec_hook(struct session *s, int after,
 			ls->oom_before = UINT64_MAX;
 		return;
 	}
+	if (res->exit_code)
+		local_go_version_hint(res->err_tail.len ? &res->err_tail
+							: &res->err,
+				      &res->hint);
 	if (ls->oom_before == UINT64_MAX ||
 	    (strcmp(res->reason, "signaled") && strcmp(res->reason, "exited")))
 		return;

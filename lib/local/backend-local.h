@@ -60,6 +60,17 @@ const char *local_claim_status_name(enum local_claim_status s);
 int local_claims_dir(struct strbuf *out);
 
 /*
+ * When tail (the last bytes of a command's stderr) ends with the go
+ * command's refusal of a newer go line under GOTOOLCHAIN=local ("go:
+ * go.mod requires go >= 1.27 (running go 1.26.8; GOTOOLCHAIN=local)"),
+ * append to hint one line, ending in a newline, that names both
+ * versions and how to get the newer Go (--go, or modules on). Else
+ * leaves hint alone. Issue 18; Go's toolchain selection (go.dev/doc/
+ * toolchain).
+ */
+void local_go_version_hint(const struct strbuf *tail, struct strbuf *hint);
+
+/*
  * List every claim, sorted by name. *out is an array of *nr entries,
  * freed with local_claims_free(). Returns 0 or -1 with error().
  * with_size: also measure /app (walks the tree). First removes the

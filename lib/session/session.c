@@ -53,6 +53,7 @@ void session_result_init(struct session_result *res)
 	strbuf_init(&res->out_tail, 0);
 	strbuf_init(&res->err_tail, 0);
 	strbuf_init(&res->held_output, 0);
+	strbuf_init(&res->hint, 0);
 }
 
 void session_result_release(struct session_result *res)
@@ -62,6 +63,7 @@ void session_result_release(struct session_result *res)
 	strbuf_release(&res->out_tail);
 	strbuf_release(&res->err_tail);
 	strbuf_release(&res->held_output);
+	strbuf_release(&res->hint);
 }
 
 /* every backend, the default first */
@@ -996,6 +998,11 @@ int session_execute(struct session *s, const struct session_exec *e,
 		ret = run_plain(s, e, res);
 	if (s->ops->exec_hook && ret >= 0)
 		s->ops->exec_hook(s, 1, res);
+	if (res->hint.len) {
+		keep_output(res, 2, res->hint.buf, res->hint.len);
+		if (e->on_output)
+			e->on_output(2, res->hint.buf, res->hint.len, e->data);
+	}
 	touch(s);
 	return ret;
 }

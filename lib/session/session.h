@@ -197,6 +197,13 @@ struct session_result {
 	 */
 	int output_held;
 	struct strbuf held_output;
+	/*
+	 * A line of gosbx's own about the result, set by the backend's
+	 * exec_hook (e.g. how to get the Go a go.mod asks for); when set,
+	 * session_execute() has added it to err and sent it through
+	 * on_output as stream 2 after the command's own output.
+	 */
+	struct strbuf hint;
 };
 
 void session_result_init(struct session_result *res);
@@ -495,7 +502,8 @@ struct backend_ops {
 	/*
 	 * Around each command (after == 0 before it, 1 after it, with
 	 * res): e.g. the local backend compares the cgroup's OOM count
-	 * to report reason "oom". May be NULL.
+	 * to report reason "oom", and sets res->hint when the sandbox's Go
+	 * refused a go.mod's newer go line. May be NULL.
 	 */
 	void (*exec_hook)(struct session *s, int after,
 			  struct session_result *res);
