@@ -13,6 +13,10 @@
 #include "usage.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 static const char *const netd_usage[] = {
 	"gosbx netd --listen-fd=<fd> [--dns-fd=<fd>] [--watch-fd=<fd>] "
@@ -27,6 +31,45 @@ static int check_fd(int fd, const char *what)
 		return error_errno("netd: %s %d", what, fd);
 	if (fd >= 0)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+/*
+ * netd reads what hostile code in the sandbox sends; it needs no
+ * privilege for that (its sockets are made, its log is open), so it
+ * keeps none, and neither does the go command it runs: no new
+ * privileges through exec (setuid files, file capabilities), and as
+ * root an empty bounding set, no capabilities and securebits that
+ * keep uid 0 from regaining them on exec (capabilities(7)). Without
+ * CAP_SETPCAP (not root) only the last two steps apply, and there is
+ * nothing they take. Returns 0, or -1 with error(): netd does not
+ * serve with privileges it was meant to lose.
+ */
+static int drop_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3,
+						0 };
+	struct __user_cap_data_struct none[2] = { { 0 } };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_errno("netd: cannot set no_new_privs");
+	/* EPERM: no CAP_SETPCAP, and no_new_privs keeps what is left out */
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+			return error_errno("netd: cannot drop capability %d",
+					   cap);
+	/* the bounding set goes first: both need CAP_SETPCAP in effect */
+	if (!geteuid() &&
+	    prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+			  SECBIT_NO_SETUID_FIXUP |
+			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+		  0, 0, 0) < 0)
+		return error_errno("netd: cannot set securebits");
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capset, &hdr, none) < 0)
+		return error_errno("netd: cannot drop capabilities");
 	return 0;
 }
 
@@ -85,6 +128,8 @@ int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx)
 		error_errno("netd: chdir /");
 		goto out;
 	}
+	if (drop_privileges() < 0)
+		goto out;
 	if (allow && egress_policy_add(&c.policy, allow) < 0)
 		goto out;
 	if (ready_fd >= 0) {

@@ -243,6 +243,25 @@ test_expect_success 'a backend that cannot enforce the list refuses it' '
 	test_grep "the kube backend cannot run the Go of --go" err
 '
 
+test_expect_success 'netd keeps no privileges to lose' '
+	name=$(gosbx open --allow-net="127.0.0.1:$port") &&
+	pid=$(pgrep -f "netd .*--log=$XDG_STATE_HOME/gosbx/claims/$name/") &&
+	grep -E "^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):" /proc/$pid/status >caps &&
+	cat >expect <<-\EOF &&
+	CapInh:	0000000000000000
+	CapPrm:	0000000000000000
+	CapEff:	0000000000000000
+	CapAmb:	0000000000000000
+	NoNewPrivs:	1
+	EOF
+	test_cmp expect caps &&
+	if test "$(id -u)" = 0
+	then
+		grep "^CapBnd:	0000000000000000\$" /proc/$pid/status
+	fi &&
+	gosbx close "$name"
+'
+
 test_expect_success 'netd ends with its sandbox' '
 	name=$(gosbx open --allow-net="127.0.0.1:$port") &&
 	pgrep -f "netd .*--log=$XDG_STATE_HOME/gosbx/claims/$name/" >pids &&

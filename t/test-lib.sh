@@ -325,8 +325,12 @@ test_free_port() {
 # and an explicit limit fails closed. test_drop_limits_warning FILE
 # removes that warning from FILE. lib-backend.sh calls it.
 test_limits_prereq() {
+	# a claim directory of its own: as root, isolate-run gives it to
+	# the sandbox's uid, and the trash directory (HOME) stays ours
+	mkdir -p "$TRASH_DIRECTORY/.limits-probe" &&
 	if "$GOSBX_BUILD_DIR/t/helper/isolate-run" --memory=64m --pids=64 \
-		--cpus=1 -- true >/dev/null 2>&1
+		--cpus=1 --claim-dir="$TRASH_DIRECTORY/.limits-probe" \
+		-- true >/dev/null 2>&1
 	then
 		test_set_prereq LIMITS
 	else
