@@ -36,10 +36,10 @@ struct gosbx_ctx {
 	 * The session options the global options set: the kube backend's
 	 * (kubeconfig, context, namespace, template, warm_pool,
 	 * api_version, gateway, api_url, router_token, open_timeout_ms;
-	 * spec/kubernetes.md), NULL/0 for the defaults; backend and url
-	 * are set by ctx_session_opts(). A new kube option is one field of
-	 * struct session_opts and one option line in gosbx.c (and one
-	 * line in ctx_global_args() to pass it on to a child gosbx).
+	 * Documentation/protocol/kubernetes.md), NULL/0 for the defaults;
+	 * backend and url are set by ctx_session_opts(). A new kube option is
+	 * one field of struct session_opts and one option line in gosbx.c (and
+	 * one line in ctx_global_args() to pass it on to a child gosbx).
 	 */
 	struct session_opts session;
 	const char *router_token_file; /* --router-token-file, or NULL */

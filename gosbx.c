@@ -1,6 +1,6 @@
 /*
  * gosbx: one binary, git-style subcommands sharing libgosbx
- * (DESIGN.md "One binary, many commands").
+ * (Documentation/technical/design.md "One binary, many commands").
  */
 #include "compat.h"
 #include "builtin.h"

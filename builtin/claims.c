@@ -1,9 +1,9 @@
 /*
  * gosbx claims: list the sandboxes of the backend with their status,
  * age and the rest; `prune` removes the expired and dead ones
- * (DESIGN.md "One binary, many commands"). Listing and pruning are the
- * backend's list and prune ops (lib/session/claims.h); only the options are
- * here.
+ * (Documentation/technical/design.md "One binary, many commands"). Listing and
+ * pruning are the backend's list and prune ops (lib/session/claims.h); only the
+ * options are here.
  */
 #include "compat.h"
 #include "builtin.h"

@@ -1,6 +1,7 @@
 /*
  * gosbx close: delete sandboxes (or, with --disconnect, keep them and
- * only drop the connection). DESIGN.md "One binary, many commands".
+ * only drop the connection). Documentation/technical/design.md "One binary,
+ * many commands".
  */
 #include "compat.h"
 #include "builtin.h"

@@ -1,9 +1,9 @@
 /*
  * gosbx doctor: diagnose the chosen backend and say what to fix
- * (DESIGN.md "One binary, many commands"). Each backend contributes a
- * list of checks (name, ok/warn/fail, what was found, how to fix it);
- * one printer shows any list as text or JSON. The checks are the
- * backend's doctor op (struct backend_ops.doctor, lib/session/doctor.h).
+ * (Documentation/technical/design.md "One binary, many commands"). Each backend
+ * contributes a list of checks (name, ok/warn/fail, what was found, how to fix
+ * it); one printer shows any list as text or JSON. The checks are the backend's
+ * doctor op (struct backend_ops.doctor, lib/session/doctor.h).
  */
 #include "compat.h"
 #include "builtin.h"

@@ -1,14 +1,15 @@
 /*
  * gosbx exec: write files and run one command in a sandbox, with
- * live output and the command's exit status passed through (DESIGN.md
- * "One binary, many commands"); without a command, read a script from
- * standard input or, on a terminal, start the REPL (builtin/repl.c).
+ * live output and the command's exit status passed through
+ * (Documentation/technical/design.md "One binary, many commands"); without a
+ * command, read a script from standard input or, on a terminal, start the REPL
+ * (builtin/repl.c).
  *
  * Without --claim the command runs in a throwaway sandbox that is
  * deleted afterwards, also after SIGINT or an error. SIGINT, SIGTERM
  * and SIGHUP cancel the running command: the client drops the
  * /v1/exec connection and the runtime kills the command's process
- * group (spec/runtime-api.md "exec-stream").
+ * group (Documentation/protocol/runtime-api.md "exec-stream").
  */
 #include "compat.h"
 #include "builtin.h"

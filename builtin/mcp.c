@@ -1,8 +1,8 @@
 /*
- * gosbx mcp: the MCP server (spec/mcp.md, DESIGN.md "The MCP server"),
- * on stdio by default or on streamable HTTP with --http. The protocol
- * is lib/mcp/mcp.c and lib/mcp/mcp-http.c; the tools are the toolsets chosen
- * with --tools.
+ * gosbx mcp: the MCP server (Documentation/protocol/mcp.md,
+ * Documentation/technical/design.md "The MCP server"), on stdio by default or
+ * on streamable HTTP with --http. The protocol is lib/mcp/mcp.c and
+ * lib/mcp/mcp-http.c; the tools are the toolsets chosen with --tools.
  */
 #include "compat.h"
 #include "builtin.h"

@@ -1,7 +1,7 @@
 /*
  * gosbx open: create a kept sandbox and print its claim name
- * (DESIGN.md "One binary, many commands"). The sandbox lives until
- * `gosbx close` or until it has been idle for its TTL.
+ * (Documentation/technical/design.md "One binary, many commands"). The sandbox
+ * lives until `gosbx close` or until it has been idle for its TTL.
  */
 #include "compat.h"
 #include "builtin.h"

@@ -1,8 +1,9 @@
 /*
  * gosbx push: copy local files and directory trees into a kept
- * sandbox's /app as one tar stream (DESIGN.md "One binary, many
- * commands"; spec/runtime-api.md "archive"). Each path lands under its
- * base name, like `tar -C $(dirname p) -c $(basename p)`.
+ * sandbox's /app as one tar stream (Documentation/technical/design.md "One
+ * binary, many commands"; Documentation/protocol/runtime-api.md "archive").
+ * Each path lands under its base name, like `tar -C $(dirname p) -c $(basename
+ * p)`.
  */
 #include "compat.h"
 #include "builtin.h"

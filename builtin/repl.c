@@ -1,9 +1,9 @@
 /*
- * The REPL of `gosbx exec --claim=<name>` on a terminal (DESIGN.md
- * "One binary, many commands"; issues 3 and 13): GNU readline with a
- * history file, lines run in one live shell in the sandbox with live
- * output, Tab completion of names in the sandbox, and a few meta
- * commands (:put, :get, :ls, :reset, :help, :quit).
+ * The REPL of `gosbx exec --claim=<name>` on a terminal
+ * (Documentation/technical/design.md "One binary, many commands"; issues 3 and
+ * 13): GNU readline with a history file, lines run in one live shell in the
+ * sandbox with live output, Tab completion of names in the sandbox, and a few
+ * meta commands (:put, :get, :ls, :reset, :help, :quit).
  *
  * The live shell is `sh -i` on a pseudo-terminal in raw mode, reached
  * through the runtime's interactive channel (lib/session/interactive.h), so cd,

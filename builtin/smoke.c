@@ -8,7 +8,7 @@
  * wrong.
  *
  * The wire: newline-delimited JSON-RPC 2.0 on the server's stdin and
- * stdout (spec/mcp.md "Protocol"), the handshake of revision
+ * stdout (Documentation/protocol/mcp.md "Protocol"), the handshake of revision
  * 2025-11-25 (initialize, notifications/initialized), tools/list with
  * its pagination cursor, tools/call run_go_code. The server's stderr
  * is ours. The server runs in its own process group and is always
@@ -191,11 +191,11 @@ static int peer_wait_exit(struct peer *p, int64_t ms)
 }
 
 /*
- * End the server: close its stdin (the client went away, spec/mcp.md),
- * give it time to close its sandboxes and exit, then SIGTERM and
- * SIGKILL to its process group. Returns 0 when it exited by itself
- * with status 0, else -1 (with error() saying how it ended unless
- * quiet: the caller already reported a failure).
+ * End the server: close its stdin (the client went away,
+ * Documentation/protocol/mcp.md), give it time to close its sandboxes and exit,
+ * then SIGTERM and SIGKILL to its process group. Returns 0 when it exited by
+ * itself with status 0, else -1 (with error() saying how it ended unless quiet:
+ * the caller already reported a failure).
  */
 static int peer_finish(struct peer *p, int quiet)
 {

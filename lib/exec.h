@@ -8,8 +8,8 @@
 
 /*
  * Running one shell command the way gosbx-runtime does
- * (spec/runtime-api.md "/execute" and the `exec-options` extension):
- * `sh -c <command>` in its own process group, stdin from the given
+ * (Documentation/protocol/runtime-api.md "/execute" and the `exec-options`
+ *extension): `sh -c <command>` in its own process group, stdin from the given
  * bytes or /dev/null, stdout and stderr through pipes.
  *
  * Every command runs below a "shim" of its own: a forked copy of this

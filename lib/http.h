@@ -9,9 +9,10 @@
 #include <jansson.h>
 
 /*
- * The HTTP client of gosbx, over libcurl (DESIGN.md "Dependencies":
- * HTTP/1.1 keep-alive, unix sockets, TLS). It talks to runtime servers
- * (spec/runtime-api.md), the sandbox-router and the Kubernetes API.
+ * The HTTP client of gosbx, over libcurl (Documentation/technical/design.md
+ * "Dependencies": HTTP/1.1 keep-alive, unix sockets, TLS). It talks to runtime
+ * servers (Documentation/protocol/runtime-api.md), the sandbox-router and the
+ * Kubernetes API.
  *
  * One client owns one libcurl easy handle, reused for every request so
  * that the connection is kept alive between requests (HTTP/1.1
@@ -81,8 +82,8 @@ struct http_client_opts {
 	/*
 	 * Headers sent with every request, "Name: value" strings ending
 	 * with a NULL entry (e.g. the sandbox-router's "X-Sandbox-ID: x",
-	 * spec/kubernetes.md). A request header of the same name replaces
-	 * one of these for that request. NULL: none.
+	 * Documentation/protocol/kubernetes.md). A request header of the same
+	 * name replaces one of these for that request. NULL: none.
 	 */
 	const char *const *headers;
 	/* User-Agent; NULL: "gosbx/<version>". */
@@ -276,8 +277,8 @@ void http_resp_release(struct http_resp *resp);
  * Perform one request on c. Every request carries
  * "X-Request-ID: <16 lowercase hex digits>", random per request, unless
  * the request or client headers already name X-Request-ID
- * (spec/runtime-api.md "Client side"). "Expect: 100-continue" is never
- * sent.
+ * (Documentation/protocol/runtime-api.md "Client side"). "Expect: 100-continue"
+ * is never sent.
  *
  * resp is reset first (its buffers are reused, so one http_resp may
  * serve many requests) and must be initialised.
@@ -300,7 +301,7 @@ int http_request(struct http_client *c, const struct http_req *req,
  * POST a multipart/form-data body (RFC 7578) with one file part named
  * field (e.g. "file") and the given filename, holding len bytes at
  * data, to path: the upstream runtime's POST /upload
- * (spec/runtime-api.md). The data is not copied. Returns as
+ * (Documentation/protocol/runtime-api.md). The data is not copied. Returns as
  * http_request().
  */
 int http_upload_multipart(struct http_client *c, const char *path,
@@ -322,8 +323,8 @@ int http_upload_multipart(struct http_client *c, const char *path,
  * transport failure, on a 2xx answer that is not JSON, and on a non-2xx
  * answer, with error() like "POST '/execute': 400 Bad Request: command
  * must not be empty", where the text is the runtime's {"detail":...}
- * (spec/runtime-api.md) or a Kubernetes Status "message". Callers that
- * expect some non-2xx answers (404...) use http_request() and
+ * (Documentation/protocol/runtime-api.md) or a Kubernetes Status "message".
+ * Callers that expect some non-2xx answers (404...) use http_request() and
  * http_error_text() instead, to print nothing.
  */
 int http_json(struct http_client *c, const char *method, const char *path,

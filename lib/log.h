@@ -6,10 +6,11 @@
 
 /*
  * Structured logs on stderr in the `key=value` form of Go's slog text
- * handler, as the upstream runtime writes them (spec/runtime-api.md
- * "Process"): `time=2026-11-22T02:10:00.123Z level=INFO msg="..." k=v`.
- * A value is quoted (Go strconv.Quote style) when it is empty or holds
- * a space, '"', '=', a control character or invalid UTF-8.
+ * handler, as the upstream runtime writes them
+ *(Documentation/protocol/runtime-api.md "Process"):
+ *`time=2026-11-22T02:10:00.123Z level=INFO msg="..." k=v`. A value is quoted
+ *(Go strconv.Quote style) when it is empty or holds a space, '"', '=', a
+ *control character or invalid UTF-8.
  *
  *	struct log_line l;
  *	if (log_begin(&l, LOG_INFO, "exec done")) {

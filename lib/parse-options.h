@@ -5,8 +5,8 @@
 
 /*
  * Options are declared once, as a table; the same table drives parsing
- * and the `-h` text (STYLE.md "Options and usage"). Never exits: the
- * caller turns the return value into an exit status with
+ * and the `-h` text (Documentation/technical/style.md "Options and usage").
+ * Never exits: the caller turns the return value into an exit status with
  * parse_options_status().
  */
 enum parse_opt_type {

@@ -6,11 +6,11 @@
 
 /*
  * Quoting words for a POSIX shell, the one place gosbx does it. The
- * runtime API takes one `sh -c` text (spec/runtime-api.md, POST
- * /execute and /v1/exec), so a command given as several words (gosbx
- * exec, the sandbox_run_command tool) travels as that text with each
- * word quoted here; `sh -c` then hands the program exactly those
- * words as its argv, as `docker exec`, `kubectl exec` and `env` do.
+ * runtime API takes one `sh -c` text (Documentation/protocol/runtime-api.md,
+ * POST /execute and /v1/exec), so a command given as several words (gosbx exec,
+ * the sandbox_run_command tool) travels as that text with each word quoted
+ * here; `sh -c` then hands the program exactly those words as its argv, as
+ * `docker exec`, `kubectl exec` and `env` do.
  *
  * The text this makes is valid UTF-8 whatever the words hold, because
  * it goes into JSON (RFC 8259 section 8.1; jansson refuses anything

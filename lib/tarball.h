@@ -9,8 +9,9 @@
 /*
  * Tar streams over libarchive: safe extraction for gosbx-runtime's
  * `POST /v1/archive`, tar output for `GET /v1/archive` and `gosbx push`,
- * and the seed client's multi-file upload tar (spec/runtime-api.md,
- * "How the seed's client ships several files" and extension `archive`).
+ * and the seed client's multi-file upload tar
+ * (Documentation/protocol/runtime-api.md, "How the seed's client ships several
+ * files" and extension `archive`).
  *
  * Nothing here changes the working directory, so every function may run
  * in several threads at once (each call uses its own libarchive
@@ -139,9 +140,9 @@ struct tar_file {
 };
 
 /*
- * Build the seed client's multi-file upload tar (spec/runtime-api.md
- * "How the seed's client ships several files") into out (appended; the
- * caller releases it).
+ * Build the seed client's multi-file upload tar
+ * (Documentation/protocol/runtime-api.md "How the seed's client ships several
+ * files") into out (appended; the caller releases it).
  *
  * Paths are validated as the seed does: not empty, not absolute, no
  * empty, "." or ".." segment; also no duplicate, and no path that is

@@ -4,8 +4,8 @@
 #include "compat.h"
 
 /*
- * Reporting, in git's style (STYLE.md "Errors and exit codes"):
- *   error(...)   prints "error: ..." to stderr and returns -1;
+ * Reporting, in git's style (Documentation/technical/style.md "Errors and exit
+ * codes"): error(...)   prints "error: ..." to stderr and returns -1;
  *   warning(...) prints "warning: ...";
  *   die(...)     prints "fatal: ..." and exits die_status (never from
  *                lib/): 128, which gosbx sets to 125, its status for a

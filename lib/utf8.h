@@ -6,8 +6,8 @@
 
 /*
  * UTF-8 helpers for text that goes into JSON (jansson and the MCP/
- * runtime answers require valid UTF-8; spec/runtime-api.md "Text in
- * JSON answers"). Validity follows RFC 3629: no overlongs, no
+ * runtime answers require valid UTF-8; Documentation/protocol/runtime-api.md
+ * "Text in JSON answers"). Validity follows RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF.
  */
 

@@ -6,8 +6,8 @@
 
 /*
  * Resolving a client-supplied path under the runtime's workdir, by the
- * rules of spec/runtime-api.md ("Paths in /download, /list, /exists"):
- * leading slashes stripped, joined to the workdir, "." and ".."
+ * rules of Documentation/protocol/runtime-api.md ("Paths in /download, /list,
+ * /exists"): leading slashes stripped, joined to the workdir, "." and ".."
  * resolved, existing symlinks resolved, and refused if the result
  * leaves the workdir.
  *

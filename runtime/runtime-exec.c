@@ -1,6 +1,6 @@
 /*
  * POST /execute (upstream contract) and POST /v1/exec (`exec-stream`),
- * with the `exec-options` extension (spec/runtime-api.md).
+ * with the `exec-options` extension (Documentation/protocol/runtime-api.md).
  */
 #include "compat.h"
 #include "exec.h"

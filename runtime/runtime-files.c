@@ -1,7 +1,7 @@
 /*
  * File endpoints of gosbx-runtime: the upstream /upload, /download,
- * /list, /exists (spec/runtime-api.md), and the `archive` and `files`
- * extensions. Every client path goes through workpath_resolve() so
+ * /list, /exists (Documentation/protocol/runtime-api.md), and the `archive` and
+ * `files` extensions. Every client path goes through workpath_resolve() so
  * nothing outside the workdir is read or written.
  */
 #include "compat.h"

@@ -1,7 +1,7 @@
 /*
- * GET /v1/metrics (`metrics` extension, spec/runtime-api.md): what the
- * sandbox uses, read from /proc (inside a sandbox's PID namespace /proc
- * shows the sandbox's processes only) and from the workdir.
+ * GET /v1/metrics (`metrics` extension, Documentation/protocol/runtime-api.md):
+ * what the sandbox uses, read from /proc (inside a sandbox's PID namespace
+ * /proc shows the sandbox's processes only) and from the workdir.
  */
 #include "compat.h"
 #include "runtime.h"

@@ -1,7 +1,7 @@
 /*
  * gosbx-runtime: the HTTP server that runs inside each sandbox. It
  * speaks the upstream go-runtime-sandbox contract unchanged and adds
- * the extensions of spec/runtime-api.md, advertised in GET /.
+ * the extensions of Documentation/protocol/runtime-api.md, advertised in GET /.
  *
  * Concurrency model: libmicrohttpd with one thread per connection, so
  * a handler may block on its command while other connections are

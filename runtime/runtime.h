@@ -3,9 +3,9 @@
 
 /*
  * gosbx-runtime internals: the HTTP server inside every sandbox
- * (spec/runtime-api.md). runtime.c owns the daemon, routing and
- * logging; runtime-exec.c the command endpoints; runtime-files.c the
- * file endpoints; runtime-metrics.c GET /v1/metrics.
+ * (Documentation/protocol/runtime-api.md). runtime.c owns the daemon, routing
+ * and logging; runtime-exec.c the command endpoints; runtime-files.c the file
+ * endpoints; runtime-metrics.c GET /v1/metrics.
  */
 #include "compat.h"
 #include "exec.h"
@@ -124,7 +124,7 @@ void set_tag(struct MHD_Connection *c, struct exec_params *p);
 int64_t oom_kills(void);
 /* after the command: a SIGKILL that the cgroup counted becomes "oom" */
 void classify_oom(struct exec_params *p, struct exec_result *res);
-/* the log lines of spec/runtime-api.md */
+/* the log lines of Documentation/protocol/runtime-api.md */
 void log_exec_begin(const char *command);
 void log_exec_done(const char *command, const struct exec_result *res);
 /* the fields of an exit event after exit_code (duration_ms, reason...) */

@@ -1,5 +1,5 @@
 # A hostile runtime server for the tests of the client's bounds
-# (t7040): it speaks enough of spec/runtime-api.md to be opened, then
+# (t7040): it speaks enough of Documentation/protocol/runtime-api.md to be opened, then
 # answers some commands with bodies that never end.
 #
 #   python3 hostile-runtime.py <port file> <log file> [--stream]

@@ -46,7 +46,7 @@ if ! test -x "$GOSBX_BUILD_DIR/gosbx-runtime"; then
 	test_skip_all "gosbx-runtime is not built in $GOSBX_BUILD_DIR"
 fi
 
-# The limits of the contract (spec/runtime-api.md, runtime-contract.md).
+# The limits of the contract (Documentation/protocol/runtime-api.md, runtime-contract.md).
 RT_JSON_LIMIT=1048576
 RT_UPLOAD_LIMIT=268435456
 RT_STREAM_CAP=8388608

@@ -1,5 +1,5 @@
 # An upstream-shaped runtime server for the tests of the seed client's
-# fallbacks (spec/runtime-api.md: the contract of the public
+# fallbacks (Documentation/protocol/runtime-api.md: the contract of the public
 # go-runtime-sandbox server): GET / answers {"status":"ok"} without
 # features, POST /execute runs `sh -c <command>` in the workdir, POST
 # /upload stores the part "file" under its file name; nothing else.

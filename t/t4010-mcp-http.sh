@@ -170,7 +170,7 @@ assert b[\"id\"] == 5 and b[\"result\"][\"content\"][0][\"text\"] == \"slept 4 s
 '
 
 # An SSE client may read the events of one write in one go and handle the
-# answer before the notifications (spec/mcp.md, progress): the answer
+# answer before the notifications (Documentation/protocol/mcp.md, progress): the answer
 # comes in an HTTP chunk of its own, even right after a burst of progress
 # (delay: the stream is open before the burst).
 test_expect_success 'SSE: the result is written apart from the progress before it' '

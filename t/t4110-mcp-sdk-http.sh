@@ -156,7 +156,7 @@ test_expect_success '10 MB of output: the SDK takes the truncated answer' '
 
 # Known breakage: lib/session/session.c keeps only the first 8 MiB of a stream
 # (STREAM_CAP) and run_go_code truncates what it kept, so it says
-# "[8372224 bytes elided]" (spec/mcp.md: N = bytes removed).
+# "[8372224 bytes elided]" (Documentation/protocol/mcp.md: N = bytes removed).
 test_expect_success '10 MB of output: head and tail with the elided count' '
 	{
 		printf "exit=0  (<duration>)  [truncated: stdout]\n\n" &&

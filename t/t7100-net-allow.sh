@@ -3,7 +3,7 @@ test_description='local network: the allow-list proxy (--allow-net)
 
 A sandbox without --network reaches the outside only through netd, the
 host-side proxy on 127.0.0.1:3128 that HTTP_PROXY and the rest name
-(spec/network.md): HTTP CONNECT, absolute-form HTTP and SOCKS5 to the
+(Documentation/protocol/network.md): HTTP CONNECT, absolute-form HTTP and SOCKS5 to the
 hosts of --allow-net; every other host is refused with a message that
 names it and the flag; a name that resolves to loopback or a private
 address is refused unless that address is on the list itself; DNS

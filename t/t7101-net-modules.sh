@@ -5,7 +5,7 @@ A sandbox has no network, yet go get, go mod tidy and go run with
 third-party modules work: GOPROXY names netd, which fetches a module
 version once through the user'"'"'s GOPROXY with the go command (which
 verifies it against GOSUMDB) into a cache no sandbox can write, and
-serves it (spec/network.md "Go modules"). A go.mod that asks for a newer
+serves it (Documentation/protocol/network.md "Go modules"). A go.mod that asks for a newer
 Go gets that toolchain the same way. --modules=off closes the path.
 These tests use the real module proxy of `go env GOPROXY`.'
 . "$(dirname "$0")/test-lib.sh"

@@ -3,7 +3,7 @@ test_description='local network: pip and npm through the allow-list proxy
 
 With their registry on --allow-net, `pip install` in a venv and
 `npm install` work in a sandbox that has no other way out: both take
-HTTPS_PROXY (spec/network.md). The registries are the ones pip and npm
+HTTPS_PROXY (Documentation/protocol/network.md). The registries are the ones pip and npm
 are configured with here, read from their own configuration.'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-backend.sh

@@ -7,7 +7,7 @@ a service on the host'"'"'s LAN. Names come from an /etc/hosts of our
 own, bound over the real one in a mount namespace of gosbx'"'"'s (netd
 resolves with it). An allowed name that resolves to a private or
 link-local address is refused unless that address is on the list too
-(spec/network.md: rebinding-safe); the address itself, listed, is
+(Documentation/protocol/network.md: rebinding-safe); the address itself, listed, is
 reached. Root only: a normal user cannot make the namespaces.'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-backend.sh

@@ -1,10 +1,10 @@
 /*
- * The kube backend (spec/kubernetes.md; DESIGN.md "Backends"): a
- * sandbox is a SandboxClaim of agent-sandbox. Open creates the claim
- * (or finds it), waits with one watch until it is Ready, and reaches
- * its runtime through the sandbox-router: over a native port-forward
- * to a ready router pod (lib/kube/portforward.h), a gateway address or a
- * direct URL. Every runtime request carries the router headers.
+ * The kube backend (Documentation/protocol/kubernetes.md;
+ * Documentation/technical/design.md "Backends"): a sandbox is a SandboxClaim of
+ * agent-sandbox. Open creates the claim (or finds it), waits with one watch
+ * until it is Ready, and reaches its runtime through the sandbox-router: over a
+ * native port-forward to a ready router pod (lib/kube/portforward.h), a gateway
+ * address or a direct URL. Every runtime request carries the router headers.
  *
  * The claim's spec.lifecycle.shutdownTime is now + TTL; touch() moves
  * it forward (at most every TTL/4), so a client that dies stops the
@@ -633,7 +633,8 @@ static void renewer_stop(struct kube_backend *kb)
 
 /*
  * Limits that a pod template cannot carry: refuse them rather than run
- * with less isolation than asked (DESIGN.md "Backends").
+ * with less isolation than asked (Documentation/technical/design.md
+ * "Backends").
  */
 static int check_unsupported_limits(const struct session_opts *opts)
 {

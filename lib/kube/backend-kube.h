@@ -2,8 +2,9 @@
 #define BACKEND_KUBE_H
 
 /*
- * The kube backend (lib/kube/backend-kube.c; spec/kubernetes.md): struct
- * backend_ops backend_kube in session.h, chosen with --backend=kube.
+ * The kube backend (lib/kube/backend-kube.c;
+ * Documentation/protocol/kubernetes.md): struct backend_ops backend_kube in
+ * session.h, chosen with --backend=kube.
  *
  * Open (session_open() with opts->claim NULL): load the kubeconfig
  * (opts->kubeconfig, opts->context), discover the served API version
@@ -24,9 +25,9 @@
  *
  * Reattach (opts->claim): GET the claim, require Ready, connect.
  *
- * Limits (DESIGN.md "Backends": isolation fails closed). A claim has
- * no resources field: its limits are the SandboxTemplate's, so they
- * are checked, never set:
+ * Limits (Documentation/technical/design.md "Backends": isolation fails
+ * closed). A claim has no resources field: its limits are the
+ * SandboxTemplate's, so they are checked, never set:
  * - memory and CPU asked (memory_set with memory_bytes > 0, cpus_set
  *   with cpus > 0): before a new claim is created, GET the template it
  *   will use (v1alpha1: the template; v1beta1: the chosen warm pool's

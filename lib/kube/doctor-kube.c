@@ -1,6 +1,6 @@
 /*
  * The doctor checks of the kube backend (lib/session/doctor.h;
- * spec/kubernetes.md; seed 001 troubleshooting). Moved from
+ * Documentation/protocol/kubernetes.md; seed 001 troubleshooting). Moved from
  * builtin/doctor.c.
  */
 #include "compat.h"
@@ -362,7 +362,7 @@ out:
 	return ret;
 }
 
-/* spec/kubernetes.md "RBAC the client needs" */
+/* Documentation/protocol/kubernetes.md "RBAC the client needs" */
 static const struct {
 	const char *group, *resource, *verb;
 } rbac_needs[] = {

@@ -1,6 +1,6 @@
 /*
- * `gosbx claims` on the kube backend (lib/session/claims.h; spec/kubernetes.md
- * "Objects"). Moved from builtin/claims.c.
+ * `gosbx claims` on the kube backend (lib/session/claims.h;
+ * Documentation/protocol/kubernetes.md "Objects"). Moved from builtin/claims.c.
  */
 #include "compat.h"
 #include "kube/backend-kube.h"

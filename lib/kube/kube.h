@@ -13,8 +13,8 @@
 /*
  * Client of the agent-sandbox API (kubernetes-sigs/agent-sandbox v0.4.x
  * and v0.5.x) over lib/http.h, with credentials from lib/kube/kubeconfig.h.
- * Contract: spec/kubernetes.md ("Objects", "From claim to a reachable
- * sandbox", "RBAC"). Every function returns 0 on success and -1 with
+ * Contract: Documentation/protocol/kubernetes.md ("Objects", "From claim to a
+ * reachable sandbox", "RBAC"). Every function returns 0 on success and -1 with
  * error() on failure (one line); Kubernetes Status messages are passed
  * through ("cannot create claim: sandboxclaims... is forbidden: ..."),
  * and connection errors name the server (lib/http.h's message:
@@ -29,13 +29,15 @@
  * kc->http).
  */
 
-/* The API groups of agent-sandbox (spec/kubernetes.md "Objects"). */
+/* The API groups of agent-sandbox (Documentation/protocol/kubernetes.md
+ * "Objects"). */
 #define KUBE_CLAIM_GROUP                                                       \
 	"extensions.agents.x-k8s.io"	     /* claims, templates,             \
 					      * warm pools */
 #define KUBE_SANDBOX_GROUP "agents.x-k8s.io" /* sandboxes */
 
-/* The labels gosbx puts on its claims (spec/kubernetes.md "Objects"). */
+/* The labels gosbx puts on its claims (Documentation/protocol/kubernetes.md
+ * "Objects"). */
 #define KUBE_LABEL_CREATED_BY "agents.x-k8s.io/created-by" /* "gosbx" */
 #define KUBE_LABEL_PERSISTENT "gosbx/persistent"	   /* "true"/"false" */
 #define KUBE_LABEL_SESSION "gosbx/session"		   /* <purpose>-<pid> */
@@ -48,7 +50,8 @@
  * 1 if reason is a Ready=False reason the agent-sandbox controller does
  * not recover from (TemplateNotFound, WarmPoolNotFound, InvalidMetadata,
  * EnvVarsInjectionRejected, VolumeClaimTemplatesError, ClaimExpired,
- * SandboxExpired; spec/kubernetes.md), else 0 (also for NULL).
+ * SandboxExpired; Documentation/protocol/kubernetes.md), else 0 (also for
+ * NULL).
  */
 int kube_terminal_reason(const char *reason);
 
@@ -162,11 +165,12 @@ void kube_claim_release(struct kube_claim *c);
 void kube_format_time(struct strbuf *out, time_t t, long nsec);
 
 /*
- * Build the claim body for the chosen version (spec/kubernetes.md
- * "Objects"): generateName "sandbox-claim-", the gosbx labels, the
- * annotation agents.x-k8s.io/client-first-requested-at (now, with
- * nanoseconds), spec.lifecycle {shutdownTime, shutdownPolicy Delete}.
- * Returns a new reference.
+ * Build the claim body for the chosen version
+ * (Documentation/protocol/kubernetes.md "Objects"): generateName
+ * "sandbox-claim-", the gosbx labels, the annotation
+ * agents.x-k8s.io/client-first-requested-at (now, with nanoseconds),
+ * spec.lifecycle {shutdownTime, shutdownPolicy Delete}. Returns a new
+ * reference.
  */
 json_t *kube_claim_body(const struct kube_client *kc,
 			const struct kube_claim_spec *spec);
@@ -222,8 +226,8 @@ void kube_ready_init(struct kube_ready *r);
 void kube_ready_release(struct kube_ready *r);
 
 /*
- * Wait until the claim is Ready (spec/kubernetes.md step 2), with one
- * watch from resourceVersion rv (may be NULL or "": list first),
+ * Wait until the claim is Ready (Documentation/protocol/kubernetes.md step 2),
+ * with one watch from resourceVersion rv (may be NULL or "": list first),
  * re-watching after a dropped stream (from the last rv) and listing
  * after 410 Gone. Fails on DELETED, on the terminal Ready=False
  * reasons ("claim <name> failed: <reason>: <message>"), after
@@ -303,8 +307,8 @@ int kube_parse_quantity(const char *s, double *out);
  * above the 512Mi asked") and need (appended) what a pod spec must
  * have instead ("resources.limits.memory at most 512Mi in every
  * container"). No error() is printed: the caller knows what to fix
- * (issue "kube limits": the kube backend fails closed, DESIGN.md
- * "Backends").
+ * (issue "kube limits": the kube backend fails closed,
+ * Documentation/technical/design.md "Backends").
  */
 int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
 			       struct strbuf *why, struct strbuf *need);

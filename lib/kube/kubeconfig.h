@@ -7,8 +7,8 @@
 
 /*
  * kubeconfig and in-cluster configuration for the Kubernetes backend
- * (spec/kubernetes.md "kubeconfig"), parsed with libyaml. Behaviour
- * follows client-go's clientcmd loader:
+ * (Documentation/protocol/kubernetes.md "kubeconfig"), parsed with libyaml.
+ * Behaviour follows client-go's clientcmd loader:
  *
  *  - files: opts->kubeconfig, else every existing file of $KUBECONFIG
  *    (colon-separated; missing ones skipped), else ~/.kube/config;
@@ -25,7 +25,8 @@
  * must not silently drop a CA), e.g.
  *   cannot read kubeconfig '/home/a/.kube/config': line 3: unknown
  *   field 'clsuters'
- * Every error names the file and line (STYLE.md "Errors").
+ * Every error names the file and line (Documentation/technical/style.md
+ * "Errors").
  */
 
 /* Where a value came from: file (owned by the kube_config) and line. */

@@ -658,7 +658,8 @@ static int go_env(const char *go, const char *const vars[4], struct strbuf *out)
 }
 
 /*
- * The network of a new claim (spec/network.md): none, the host's
+ * The network of a new claim (Documentation/protocol/network.md): none, the
+ * host's
  * (--network), or netd's proxy (allow-list and/or Go modules). For
  * the proxy: check the allow-list before anything is created, give
  * the sandbox the user's checksum database settings and a
@@ -977,13 +978,13 @@ out:
 static int delete_dir_claim(const char *dir, const char *name);
 
 /*
- * Remove what owners that died left behind (DESIGN.md: nothing left
- * behind): a claim with run/owner whose lock nobody holds belonged to
- * a gosbx that ended without closing it (SIGKILL, crash). Its runtime
- * ended when the owner pipe reached EOF; kill what may still run, and
- * remove its cgroups and directory. Kept claims have no run/owner and
- * are never touched here, expired or not. We hold the lock while
- * removing, so two gosbx never remove the same claim.
+ * Remove what owners that died left behind (Documentation/technical/design.md:
+ * nothing left behind): a claim with run/owner whose lock nobody holds belonged
+ * to a gosbx that ended without closing it (SIGKILL, crash). Its runtime ended
+ * when the owner pipe reached EOF; kill what may still run, and remove its
+ * cgroups and directory. Kept claims have no run/owner and are never touched
+ * here, expired or not. We hold the lock while removing, so two gosbx never
+ * remove the same claim.
  */
 static void prune_orphaned(const char *claims_dir)
 {

@@ -5,8 +5,9 @@
 #include "strbuf.h"
 
 /*
- * The local backend's claims on disk (DESIGN.md "Backends"): each is a
- * directory $XDG_STATE_HOME/gosbx/claims/<name>/ (default
+ * The local backend's claims on disk (Documentation/technical/design.md
+ * "Backends"): each is a directory $XDG_STATE_HOME/gosbx/claims/<name>/
+ * (default
  * ~/.local/state/gosbx) holding
  *   fs/          the claim's storage (storage.h), the only part the
  *                sandbox sees: fs/app is /app, fs/home the sandbox's

@@ -5,8 +5,9 @@
 #include "strbuf.h"
 
 /*
- * Control groups for local sandboxes (DESIGN.md "Backends", `local`):
- * memory, pids and CPU limits, OOM-kill accounting and clean removal.
+ * Control groups for local sandboxes (Documentation/technical/design.md
+ * "Backends", `local`): memory, pids and CPU limits, OOM-kill accounting and
+ * clean removal.
  *
  * The host layout is detected under a cgroup root (/sys/fs/cgroup, or
  * $GOSBX_CGROUP_ROOT for tests):

@@ -8,11 +8,11 @@
 #include <sys/socket.h>
 
 /*
- * The allow-list egress proxy of a local sandbox (spec/network.md
- * "allow-list"): which hosts a sandbox may reach, and the handlers
- * netd (netd.h) runs on a connection from the sandbox, one thread per
- * connection. The code in the sandbox is hostile: every name is checked
- * against the list before it is resolved (a name not on the list is
+ * The allow-list egress proxy of a local sandbox
+ * (Documentation/protocol/network.md "allow-list"): which hosts a sandbox may
+ * reach, and the handlers netd (netd.h) runs on a connection from the sandbox,
+ * one thread per connection. The code in the sandbox is hostile: every name is
+ * checked against the list before it is resolved (a name not on the list is
  * never resolved, so DNS cannot carry data out), resolution happens on
  * the host, and the address that is then connected to is checked again
  * (an allowed name that resolves to loopback, a private or a metadata

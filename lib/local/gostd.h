@@ -6,8 +6,8 @@
 
 /*
  * The standard library's build cache, shared read-only by every local
- * sandbox of a Go (spec/network.md "Caches"; issue 18: the first
- * program that imports net/http in a new sandbox answers in about a
+ * sandbox of a Go (Documentation/protocol/network.md "Caches"; issue 18: the
+ * first program that imports net/http in a new sandbox answers in about a
  * second instead of building std for several).
  *
  * One directory per Go release and GOROOT,

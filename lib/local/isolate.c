@@ -2506,7 +2506,8 @@ out:
 	return status;
 }
 
-/* which host uid sandboxes run as (DESIGN.md: never uid 0) */
+/* which host uid sandboxes run as (Documentation/technical/design.md: never uid
+ * 0) */
 static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
 				size_t *alloc)
 {

@@ -7,8 +7,8 @@
 #include "strvec.h"
 
 /*
- * The isolation of the `local` backend (DESIGN.md "Backends"): one
- * sandbox is a bubblewrap (`bwrap`) process tree with
+ * The isolation of the `local` backend (Documentation/technical/design.md
+ * "Backends"): one sandbox is a bubblewrap (`bwrap`) process tree with
  *   - new user, pid, ipc, uts (hostname "gosbx") and, if possible,
  *     cgroup namespaces; a new network namespace unless networking is
  *     asked for; a new session; all capabilities dropped;

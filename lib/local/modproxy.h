@@ -9,7 +9,7 @@
 /*
  * modproxy: the Go module proxy a local sandbox reaches as
  * GOPROXY=http://127.0.0.1:NETD_PORT NETD_GOPROXY_PATH (netd.h,
- * spec/network.md "Go modules").
+ * Documentation/protocol/network.md "Go modules").
  *
  * It speaks the GOPROXY protocol (https://go.dev/ref/mod#goproxy-protocol)
  * and the checksum database proxy protocol

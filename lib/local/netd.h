@@ -6,7 +6,8 @@
 #include "strvec.h"
 
 /*
- * netd: the host side of a local sandbox's network (spec/network.md).
+ * netd: the host side of a local sandbox's network
+ * (Documentation/protocol/network.md).
  *
  * A sandbox has a network namespace of its own with only `lo`. When it
  * may reach a module proxy or allowed hosts, gosbx creates, from inside

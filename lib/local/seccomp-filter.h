@@ -5,8 +5,9 @@
 #include "strbuf.h"
 
 /*
- * The seccomp filter of local sandboxes (DESIGN.md "Backends", `local`),
- * built with libseccomp and handed to bubblewrap as BPF (`bwrap
+ * The seccomp filter of local sandboxes (Documentation/technical/design.md
+ * "Backends", `local`), built with libseccomp and handed to bubblewrap as BPF
+ * (`bwrap
  * --seccomp FD`, which also sets no_new_privs before loading it). The
  * table in gosbx(1), "SECCOMP FILTER", says the same for users; keep
  * both in step.

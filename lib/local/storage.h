@@ -6,8 +6,9 @@
 
 /*
  * A local claim's writable storage on the host: everything a sandbox
- * may write lives here and nowhere else (DESIGN.md "Backends": a claim
- * writes only its own cache layer; issue 9 findings 4 and 10).
+ * may write lives here and nowhere else (Documentation/technical/design.md
+ * "Backends": a claim writes only its own cache layer; issue 9 findings 4 and
+ * 10).
  *
  * Layout under the claim directory <dir>:
  *   disk.img   the claim's file system image (quota "loop" only): an

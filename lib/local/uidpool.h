@@ -5,11 +5,11 @@
 #include "strbuf.h"
 
 /*
- * Host uids for the sandboxes that root starts (DESIGN.md "Backends":
- * untrusted code never runs as host uid 0). As root, each sandbox runs
- * as its own unprivileged host uid and gid, taken from one range; two
- * live sandboxes never share one. isolate.h uses this; see
- * isolate_reserve_ids().
+ * Host uids for the sandboxes that root starts
+ * (Documentation/technical/design.md "Backends": untrusted code never runs as
+ * host uid 0). As root, each sandbox runs as its own unprivileged host uid and
+ * gid, taken from one range; two live sandboxes never share one. isolate.h uses
+ * this; see isolate_reserve_ids().
  *
  * The range: the "gosbx" lines of /etc/subuid and /etc/subgid
  * ("gosbx:<first>:<count>", subuid(5), the files podman and LXC take

@@ -5,15 +5,15 @@
 #include "strbuf.h"
 
 /*
- * The text that the MCP tool run_go_code returns (spec/mcp.md "Tool
- * run_go_code", seed 000 "The tool"): pure functions, no I/O, so that
- * the unit tests in t/unit/u-mcp-format.c pin every byte.
+ * The text that the MCP tool run_go_code returns (Documentation/protocol/mcp.md
+ * "Tool run_go_code", seed 000 "The tool"): pure functions, no I/O, so that the
+ * unit tests in t/unit/u-mcp-format.c pin every byte.
  *
  * The layout, exactly (the seed's pkg/format):
  *
  *   header line: "exit=<N>  (<duration>)", then "  [timed out after
- *   <limit>]" when a time limit cut the command (spec/mcp.md: the text
- *   says so; <limit> in the duration format), then, when a stream was
+ *   <limit>]" when a time limit cut the command (Documentation/protocol/mcp.md:
+ * the text says so; <limit> in the duration format), then, when a stream was
  *   shortened, "  [truncated: stdout]", "  [truncated: stderr]" or
  *   "  [truncated: stdout, stderr]", then "\n";
  *   then for stdout, if it is not empty: "\n── stdout ──\n" and the

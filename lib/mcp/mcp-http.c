@@ -1,10 +1,10 @@
 /*
- * The streamable HTTP transport of `gosbx mcp --http` (spec/mcp.md
- * "Protocol", the wire reference's section 4 and 3.7): POST /mcp with
- * one JSON-RPC message (or a 2025-03-26 batch), answered with JSON or
- * an SSE stream; Mcp-Session-Id sessions for the handshake revisions,
- * none for 2026-07-28; DELETE ends a session; Origin and bearer token
- * checks.
+ * The streamable HTTP transport of `gosbx mcp --http`
+ * (Documentation/protocol/mcp.md "Protocol", the wire reference's section 4
+ * and 3.7): POST /mcp with one JSON-RPC message (or a 2025-03-26 batch),
+ * answered with JSON or an SSE stream; Mcp-Session-Id sessions for the
+ * handshake revisions, none for 2026-07-28; DELETE ends a session; Origin and
+ * bearer token checks.
  *
  * libmicrohttpd with one thread per connection: a handler may block
  * until its tools/call answers (JSON) and an SSE reader callback may
@@ -69,7 +69,8 @@ struct exchange {
 	/*
 	 * Where the answer's event starts in out (SIZE_MAX: not there):
 	 * the stream gives it in a write of its own, after the
-	 * notifications before it (spec/mcp.md "Protocol", progress).
+	 * notifications before it (Documentation/protocol/mcp.md "Protocol",
+	 * progress).
 	 */
 	size_t final_at;
 	struct strbuf final; /* the answer as plain JSON */

@@ -11,7 +11,8 @@
  * transport (lib/mcp/mcp-http.c); not for toolsets or commands.
  */
 
-/* Protocol revisions, oldest first (spec/mcp.md "Protocol"). */
+/* Protocol revisions, oldest first (Documentation/protocol/mcp.md "Protocol").
+ */
 enum mcp_rev {
 	MCP_REV_NONE = -1, /* no handshake yet */
 	MCP_REV_2024_11_05 = 0,

@@ -9,7 +9,8 @@
 /*
  * The pieces of tool results the MCP toolsets share (lib/mcp/mcp-format.c,
  * lib/mcp/mcp-tools-sandbox.c, lib/mcp/mcp-tools-jobs.c), so that every
- * toolset writes them the same way, byte for byte (spec/mcp.md).
+ * toolset writes them the same way, byte for byte
+ * (Documentation/protocol/mcp.md).
  */
 
 /*

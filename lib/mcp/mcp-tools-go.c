@@ -8,12 +8,12 @@
 #include "utf8.h"
 
 /*
- * The toolset "go": the seed's one tool, run_go_code (spec/mcp.md
- * "Tool run_go_code", seed 000). Each MCP session has one sandbox,
- * opened on the first call and reused, so files, the build cache and
- * built binaries persist across calls; calls of one session run one
- * at a time. When the session ends the sandbox is deleted, or kept
- * with --persistent.
+ * The toolset "go": the seed's one tool, run_go_code
+ * (Documentation/protocol/mcp.md "Tool run_go_code", seed 000). Each MCP
+ * session has one sandbox, opened on the first call and reused, so files, the
+ * build cache and built binaries persist across calls; calls of one session run
+ * one at a time. When the session ends the sandbox is deleted, or kept with
+ * --persistent.
  */
 
 static const char run_go_code_description[] =

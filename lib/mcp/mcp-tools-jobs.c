@@ -13,11 +13,11 @@
 #include <time.h>
 
 /*
- * Toolset "jobs" (spec/mcp.md "Toolset jobs", seed 003: sandrun's MCP
- * tools): execute_python, execute_javascript, execute_bash run one job
- * each in a fresh sandbox (no network, 512 MiB memory, 5 minute
- * limit) that is deleted after the job; check_job_status and
- * get_job_logs look at jobs of this MCP session.
+ * Toolset "jobs" (Documentation/protocol/mcp.md "Toolset jobs", seed 003:
+ * sandrun's MCP tools): execute_python, execute_javascript, execute_bash run
+ * one job each in a fresh sandbox (no network, 512 MiB memory, 5 minute limit)
+ * that is deleted after the job; check_job_status and get_job_logs look at jobs
+ * of this MCP session.
  *
  * Status: "queued" (accepted, waiting for its turn; sandbox not asked
  * for yet), "running", "completed" (the program ran and exited,

@@ -16,7 +16,7 @@
 #include <time.h>
 
 /*
- * Toolset "sandbox" (spec/mcp.md "Toolset sandbox", seed 002:
+ * Toolset "sandbox" (Documentation/protocol/mcp.md "Toolset sandbox", seed 002:
  * microsandbox's MCP tools): named sandboxes, started and stopped by
  * the client, kept in the MCP session's state under (namespace, name).
  *

@@ -1,5 +1,5 @@
 /*
- * The MCP protocol core (spec/mcp.md "Protocol", briefs' wire
+ * The MCP protocol core (Documentation/protocol/mcp.md "Protocol", briefs' wire
  * reference): JSON-RPC 2.0 messages of every revision, sessions,
  * tools/list and tools/call on worker threads, progress, logging,
  * cancellation, and the stdio transport. The HTTP transport is
@@ -838,7 +838,8 @@ static long parse_cursor(const char *cursor, size_t nr)
 
 /*
  * Every tool in one page, never a nextCursor: Gemini CLI's discovery
- * and inspector-cli read the first page only (spec/mcp.md "Protocol").
+ * and inspector-cli read the first page only (Documentation/protocol/mcp.md
+ * "Protocol").
  */
 static int do_tools_list(struct req *r)
 {

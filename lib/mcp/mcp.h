@@ -10,12 +10,12 @@
 #include <signal.h>
 
 /*
- * The MCP server core (`gosbx mcp`, spec/mcp.md): JSON-RPC 2.0 over
- * stdio or streamable HTTP, every revision of spec/mcp.md, and the
- * tools of the toolsets chosen with --tools. This header is the
- * boundary between the protocol core (lib/mcp/mcp.c, lib/mcp/mcp-http.c) and
- * the toolsets (lib/mcp/mcp-tools-go.c, lib/mcp/mcp-tools-sandbox.c,
- * lib/mcp/mcp-tools-jobs.c).
+ * The MCP server core (`gosbx mcp`, Documentation/protocol/mcp.md):
+ * JSON-RPC 2.0 over stdio or streamable HTTP, every revision of
+ * Documentation/protocol/mcp.md, and the tools of the toolsets chosen with
+ * --tools. This header is the boundary between the protocol core
+ * (lib/mcp/mcp.c, lib/mcp/mcp-http.c) and the toolsets (lib/mcp/mcp-tools-go.c,
+ * lib/mcp/mcp-tools-sandbox.c, lib/mcp/mcp-tools-jobs.c).
  *
  * An MCP session is one stdio connection, or one HTTP session
  * (Mcp-Session-Id) of a handshake revision; a 2026-07-28 request on
@@ -37,7 +37,8 @@ struct mcp_session;
  */
 #define MCP_KEEPALIVE_MS (5 * 60 * 1000)
 
-/* Server-wide options (seed 000 flags, spec/mcp.md "Lifecycle"). */
+/* Server-wide options (seed 000 flags, Documentation/protocol/mcp.md
+ * "Lifecycle"). */
 struct mcp_options {
 	/* backend for sandboxes: backend, url, limits (session_opts) */
 	struct session_opts sandbox;
@@ -65,8 +66,8 @@ struct mcp_options {
 	 * --structured-content: tools/list gives each tool's outputSchema
 	 * and results carry structuredContent (2025-06-18 on). Off by
 	 * default: Claude Code and VS Code hand the model the JSON of
-	 * structuredContent instead of the text (spec/mcp.md "Tool
-	 * run_go_code"), and the peers of seeds 002 and 003 send text.
+	 * structuredContent instead of the text (Documentation/protocol/mcp.md
+	 * "Tool run_go_code"), and the peers of seeds 002 and 003 send text.
 	 */
 	int structured_content;
 	/* jobs toolset: CPU budget in CPU-ms per minute, concurrency */
@@ -226,11 +227,11 @@ struct mcp_server *mcp_server_new(const struct mcp_options *o,
 void mcp_server_free(struct mcp_server *srv);
 
 /*
- * Serve one session over stdio (newline-delimited JSON-RPC, spec/mcp.md
- * "Protocol"): read in_fd, write frames to out_fd. Returns 0 when in_fd
- * reached EOF (the client went away) or stop_fd became readable (a
- * signal): running calls are cancelled, waited for (at most 3 s) and
- * the session ends (toolsets close their sandboxes). -1 with error()
+ * Serve one session over stdio (newline-delimited JSON-RPC,
+ * Documentation/protocol/mcp.md "Protocol"): read in_fd, write frames to
+ * out_fd. Returns 0 when in_fd reached EOF (the client went away) or stop_fd
+ * became readable (a signal): running calls are cancelled, waited for (at most
+ * 3 s) and the session ends (toolsets close their sandboxes). -1 with error()
  * only when in_fd cannot be read at all.
  */
 int mcp_serve_stdio(struct mcp_server *srv, int in_fd, int out_fd, int stop_fd);
@@ -244,11 +245,11 @@ struct mcp_http_opts {
 };
 
 /*
- * Serve streamable HTTP on h->addr, path /mcp (spec/mcp.md), until
- * stop_fd becomes readable; then all sessions end. Prints
- * "listening on http://<host>:<port>/mcp" to stderr once ready (the
- * real port when the address asks for port 0). Returns 0, or -1 with
- * error() when it cannot listen.
+ * Serve streamable HTTP on h->addr, path /mcp (Documentation/protocol/mcp.md),
+ * until stop_fd becomes readable; then all sessions end. Prints "listening on
+ * http://<host>:<port>/mcp" to stderr once ready (the real port when the
+ * address asks for port 0). Returns 0, or -1 with error() when it cannot
+ * listen.
  */
 int mcp_serve_http(struct mcp_server *srv, const struct mcp_http_opts *h,
 		   int stop_fd);

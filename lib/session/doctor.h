@@ -6,8 +6,8 @@
 #include "strbuf.h"
 
 /*
- * The checks of `gosbx doctor` (DESIGN.md "One binary, many commands"):
- * each backend fills a check list through its ops' doctor op
+ * The checks of `gosbx doctor` (Documentation/technical/design.md "One binary,
+ * many commands"): each backend fills a check list through its ops' doctor op
  * (lib/session/session.h; lib/local/doctor-local.c, lib/session/doctor-url.c,
  * lib/kube/doctor-kube.c); builtin/doctor.c parses the options and prints
  * any list as text or JSON.

@@ -7,8 +7,8 @@
 /*
  * The limit options of a new sandbox, shared by `gosbx open`,
  * `gosbx exec` (throwaway sandboxes) and `gosbx mcp`, so that they are
- * spelt, documented and checked once (DESIGN.md "Backends": a limit the
- * user asked for never degrades).
+ * spelt, documented and checked once (Documentation/technical/design.md
+ *"Backends": a limit the user asked for never degrades).
  *
  *	struct limit_args la = LIMIT_ARGS_INIT;
  *	struct option opts[] = { ..., OPT_SANDBOX_LIMITS(&la), OPT_END() };

@@ -1,7 +1,7 @@
 /*
  * The session API (session.h): backends give a claim and a connection
  * to its runtime; this file speaks the runtime protocol
- * (spec/runtime-api.md) on top, with the upstream fallbacks.
+ * (Documentation/protocol/runtime-api.md) on top, with the upstream fallbacks.
  */
 #include "compat.h"
 #include "dl/dl.h"
@@ -856,8 +856,8 @@ static int post_archive(struct session *s, const char *dir, const void *data,
 
 /*
  * Upload a tar with /upload and unpack it with tar -xf (the seed's
- * fallback, spec/runtime-api.md) into dir. touch: `tar -xmf`, so that
- * files get the time they are written (-m is in GNU tar, busybox and
+ * fallback, Documentation/protocol/runtime-api.md) into dir. touch: `tar -xmf`,
+ * so that files get the time they are written (-m is in GNU tar, busybox and
  * bsdtar) rather than the tar's.
  */
 static int upload_tar_fallback(struct session *s, const struct strbuf *tar,

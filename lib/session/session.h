@@ -11,13 +11,14 @@
  * used for many commands, then closed (deleted) or disconnected
  * (kept). The C counterpart of the seed's `goruntime` package
  * (seeds/000 "Running your own Go code", seeds/001), used by every
- * command and every MCP tool (DESIGN.md "Backends").
+ * command and every MCP tool (Documentation/technical/design.md "Backends").
  *
  * Where a sandbox lives is a backend: "local" (bubblewrap on this
  * machine, lib/local/backend-local.c), "url" (any runtime server at a base
  * URL, lib/session/backend-url.c), "kube" (agent-sandbox,
  * lib/kube/backend-kube.c). Above the backend everything talks to the runtime
- * server (spec/runtime-api.md) and uses its extensions when GET / lists them.
+ * server (Documentation/protocol/runtime-api.md) and uses its extensions when
+ * GET / lists them.
  *
  * Threads: one session may be used by one thread at a time, except
  * session_execute() calls on different sessions, which run in
@@ -37,7 +38,8 @@ struct session_opts {
 	const char *name;    /* name for a new claim; NULL: generated */
 	const char *url;     /* url backend: runtime base URL */
 
-	/* resource limits for a new local sandbox (DESIGN.md) */
+	/* resource limits for a new local sandbox
+	 * (Documentation/technical/design.md) */
 	int64_t memory_bytes; /* 0: default 2 GiB; <0: none */
 	int memory_set;	      /* the user asked: never degrade */
 	int pids;	      /* 0: default 512; <0: none */
@@ -54,13 +56,14 @@ struct session_opts {
 	int network; /* the host's network namespace (unsafe) */
 	/*
 	 * Hosts a new sandbox may reach through the host-side proxy,
-	 * Deno's --allow-net list (spec/network.md); NULL: none. A backend
-	 * without BACKEND_ALLOW_NET refuses it.
+	 * Deno's --allow-net list (Documentation/protocol/network.md); NULL:
+	 * none. A backend without BACKEND_ALLOW_NET refuses it.
 	 */
 	const char *allow_net;
 	/*
-	 * Go modules through the host's verified cache (spec/network.md):
-	 * 0 on (the default), 1 off (--modules=off)
+	 * Go modules through the host's verified cache
+	 * (Documentation/protocol/network.md): 0 on (the default), 1 off
+	 * (--modules=off)
 	 */
 	int modules_off;
 	/* --go: the Go of a new sandbox, a go binary or a GOROOT; NULL:
@@ -70,7 +73,8 @@ struct session_opts {
 			 * claim, its shutdownTime); 0: 1 h */
 	int keep;	/* the claim outlives this process (open --keep) */
 
-	/* kube backend (spec/kubernetes.md); unused by the others */
+	/* kube backend (Documentation/protocol/kubernetes.md); unused by the
+	 * others */
 	const char *namespace;	 /* NULL: the kubeconfig context's, else
 				  * "default" (backend_defaults()) */
 	const char *template;	 /* NULL: BACKEND_KUBE_TEMPLATE */
@@ -106,7 +110,7 @@ struct session_opts {
 /* The SandboxTemplate of the kube backend when none is given. */
 #define BACKEND_KUBE_TEMPLATE "go-runtime-template"
 
-/* Runtime features found in GET / (spec/runtime-api.md). */
+/* Runtime features found in GET / (Documentation/protocol/runtime-api.md). */
 #define SESSION_FEAT_EXEC_OPTIONS (1u << 0)
 #define SESSION_FEAT_EXEC_STREAM (1u << 1)
 #define SESSION_FEAT_ARCHIVE (1u << 2)
@@ -212,8 +216,8 @@ void session_result_release(struct session_result *res);
 /*
  * Fill the status fields of res (exit_code, reason, signal,
  * duration_ms, cpu_ms, peak_rss_kb, *_truncated) from an exit event or
- * /execute answer o (spec/runtime-api.md); unknown reasons become
- * "exited" or "signaled". o is a json_t *.
+ * /execute answer o (Documentation/protocol/runtime-api.md); unknown reasons
+ * become "exited" or "signaled". o is a json_t *.
  */
 void session_result_from_json(struct session_result *res, const void *o);
 
@@ -228,12 +232,12 @@ void session_result_from_json(struct session_result *res, const void *o);
 int session_open(struct session *s, const struct session_opts *opts);
 
 /*
- * Write the files, then run the command (spec/runtime-api.md): files
- * as one archive upload when the server has `archive`, else the seed's
- * per-file /upload (no key with '/') or tar + `tar -xf` fallback;
- * the command through /v1/exec when the server has `exec-stream`, else
- * /execute. Paths are validated as the seed does (not empty, not
- * absolute, no empty, "." or ".." segment) before anything is sent.
+ * Write the files, then run the command
+ * (Documentation/protocol/runtime-api.md): files as one archive upload when the
+ * server has `archive`, else the seed's per-file /upload (no key with '/') or
+ * tar + `tar -xf` fallback; the command through /v1/exec when the server has
+ * `exec-stream`, else /execute. Paths are validated as the seed does (not
+ * empty, not absolute, no empty, "." or ".." segment) before anything is sent.
  * res must be initialised. Returns 0 when the command ran (whatever
  * its exit code), -1 with error() when it could not (bad path,
  * transport failure, cancelled before it started), 1 if cancelled
@@ -364,8 +368,8 @@ int session_close(struct session *s);
 int session_disconnect(struct session *s);
 
 /*
- * Seed output truncation for people and agents (spec/mcp.md, seed
- * 000): a text longer than 16,384 bytes keeps its first 8,192 and last
+ * Seed output truncation for people and agents (Documentation/protocol/mcp.md,
+ * seed 000): a text longer than 16,384 bytes keeps its first 8,192 and last
  * 8,192 bytes with "\n... [N bytes elided] ...\n" between them (N =
  * bytes removed). The cuts are at exact byte counts, as the seed does:
  * a character cut in two is repaired later by UTF-8 sanitizing (U+FFFD).
@@ -380,7 +384,7 @@ int session_truncate_head_tail(struct strbuf *sb);
  * marker with N = total - 16,384, and its last 8,192 bytes (from the
  * tail window), so the final error or panic of a long output survives.
  * Sets *_truncated for a stream that was cut. Returns 1 if a stream
- * was cut, else 0. For MCP tool results (spec/mcp.md).
+ * was cut, else 0. For MCP tool results (Documentation/protocol/mcp.md).
  */
 int session_result_head_tail(struct session_result *res);
 
@@ -532,9 +536,9 @@ struct backend_ops {
 	 * defaults included, on this host? 0, or -1 with error() naming
 	 * the limit, why not, and the option that runs without it. For
 	 * `gosbx mcp`, which runs an agent's code and must not do so
-	 * unbounded unless the operator says so (DESIGN.md "Backends").
-	 * NULL: the backend's limits are not this host's to check (url;
-	 * kube: the template's).
+	 * unbounded unless the operator says so
+	 * (Documentation/technical/design.md "Backends"). NULL: the backend's
+	 * limits are not this host's to check (url; kube: the template's).
 	 */
 	int (*check_limits)(const struct session_opts *opts);
 	/*
@@ -564,8 +568,8 @@ const char *backend_names(void);
  * sets: d->namespace and d->template are opts's own when given; what
  * the backend does not decide is the seed's "default" and
  * BACKEND_KUBE_TEMPLATE, so log lines show what the seed's show
- * (spec/mcp.md, seed 000 "opening sandbox (namespace=...)"). Returns
- * 0, or -1 when the backend could not tell (d filled anyway; error()
+ * (Documentation/protocol/mcp.md, seed 000 "opening sandbox (namespace=...)").
+ * Returns 0, or -1 when the backend could not tell (d filled anyway; error()
  * only for an unknown backend). Release d
  * with backend_defaults_release() either way.
  */

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness: MCP message handling (lib/mcp/mcp.c), as the stdio
- * transport feeds it (spec/mcp.md "Protocol"). The input is a
+ * transport feeds it (Documentation/protocol/mcp.md "Protocol"). The input is a
  * conversation: newline-delimited JSON-RPC messages, each served in
  * order by one session of a server with a small toolset (echo, and a
  * tool that fails), so that initialize, every revision's checks,

@@ -1,11 +1,11 @@
 /*
  * libFuzzer harness: tar extraction of POST /v1/archive
  * (lib/tarball.c tar_extract_safe, extension `archive` of
- * spec/runtime-api.md). The input is the archive (any compression
- * libarchive knows). Each run extracts into an empty root next to an
- * empty sibling directory "outside", then checks what was written:
- * nothing outside root, only directories, regular files and symlinks
- * with relative targets, no setuid/setgid bit. Then root is emptied.
+ * Documentation/protocol/runtime-api.md). The input is the archive (any
+ * compression libarchive knows). Each run extracts into an empty root next to
+ * an empty sibling directory "outside", then checks what was written: nothing
+ * outside root, only directories, regular files and symlinks with relative
+ * targets, no setuid/setgid bit. Then root is emptied.
  */
 #include "compat.h"
 #include "strbuf.h"

@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness: client paths under a workdir (lib/workpath.c,
- * spec/runtime-api.md "Paths"). The input is one request path, already
- * percent-decoded. Properties: a resolved path never leaves the
+ * Documentation/protocol/runtime-api.md "Paths"). The input is one request
+ * path, already percent-decoded. Properties: a resolved path never leaves the
  * workdir, and a cleaned path has no "." or ".." segment.
  *
  * The workdir is made once: files, directories and symlinks that

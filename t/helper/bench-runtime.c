@@ -7,11 +7,10 @@
 
 /*
  * bench-runtime: the load generator behind t/perf/run.sh for the
- * runtime server (spec/runtime-api.md). Each subcommand prints one
- * line of key=value pairs on stdout that run.sh turns into its table;
- * diagnostics go to stderr. Exit status: 0 when every request
- * succeeded, 1 when some failed (the numbers are still printed), 129
- * on bad usage.
+ * runtime server (Documentation/protocol/runtime-api.md). Each subcommand
+ * prints one line of key=value pairs on stdout that run.sh turns into its
+ * table; diagnostics go to stderr. Exit status: 0 when every request succeeded,
+ * 1 when some failed (the numbers are still printed), 129 on bad usage.
  *
  *   direct   posix_spawn("sh -c <command>") + waitpid, the baseline
  *   latency  sequential POSTs on one keep-alive connection

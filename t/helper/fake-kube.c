@@ -25,10 +25,10 @@
 
 /*
  * fake-kube: a fake Kubernetes API server for the tests of the kube
- * backend (spec/kubernetes.md, "Testing without a cluster"). It speaks
- * the wire protocol of kube-apiserver for the objects gosbx uses, plays
- * the agent-sandbox controller and the v0.4.6 sandbox-router, and
- * starts one real gosbx-runtime per Sandbox: a local process
+ * backend (Documentation/protocol/kubernetes.md, "Testing without a cluster").
+ * It speaks the wire protocol of kube-apiserver for the objects gosbx uses,
+ * plays the agent-sandbox controller and the v0.4.6 sandbox-router, and starts
+ * one real gosbx-runtime per Sandbox: a local process
  * (--runtime), or the runtime image in a container (--runtime-cmd,
  * e.g. podman run; its port published on 127.0.0.1 plays the pod's
  * 8888, Ready once GET / answers 200 as the template's readinessProbe).

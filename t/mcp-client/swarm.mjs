@@ -3,7 +3,7 @@
 // streamable HTTP): N clients connect at the same time, client i calls
 // run_go_code with the command template where every "{i}" became i, and
 // checks that its stdout is exactly "i\n" (the "── stdout ──" section of
-// the result, spec/mcp.md); only when every call is done does each client
+// the result, Documentation/protocol/mcp.md); only when every call is done does each client
 // end its session (DELETE) and close.
 //
 //   node swarm.mjs --url=URL [--token=T|--token-file=F] [--clients=20]

@@ -215,7 +215,7 @@ kb_to_mib() {
 }
 
 # ---------------------------------------------------------------------
-# Section "runtime": gosbx-runtime (spec/runtime-api.md) on its own,
+# Section "runtime": gosbx-runtime (Documentation/protocol/runtime-api.md) on its own,
 # no isolation around it.
 #   1. POST /execute of `true` vs posix_spawn("sh -c true"): added
 #      latency at the median <= 1 ms, unix socket and TCP

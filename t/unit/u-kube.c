@@ -370,7 +370,8 @@ static void check_time(const char *s, int nanos)
 	}
 }
 
-/* The shared CRDs (spec/kubernetes.md), or NULL when absent. */
+/* The shared CRDs (Documentation/protocol/kubernetes.md), or NULL when absent.
+ */
 static const char *crd_root(void)
 {
 	static const char *const dirs[] = { "../../shared/crds",
