@@ -7,9 +7,6 @@ bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 	test_skip_all 'unprivileged user namespaces do not work here'
 
 # run a command with its stderr in the file "err"
-with_err() {
-	"$@" 2>err
-}
 
 test_expect_success 'a command runs and its exit status passes through' '
 	isolate-run -- true &&

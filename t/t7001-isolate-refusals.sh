@@ -9,9 +9,6 @@ command -v cc >/dev/null 2>&1 && test_set_prereq CC
 
 # run a command with its stderr in the file "err" (test_must_fail
 # would send it elsewhere)
-with_err() {
-	"$@" 2>err
-}
 test "$(uname -m)" = x86_64 && test_set_prereq X86_64
 
 # A host listener on loopback for the network tests.

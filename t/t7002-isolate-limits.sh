@@ -31,9 +31,6 @@ groups_gone() {
 }
 
 # run a command with its stderr in the file "err"
-with_err() {
-	"$@" 2>err
-}
 
 # the process is gone (or a zombie nobody reaped: it runs nothing)
 gone() {

@@ -12,9 +12,6 @@ own; /proc/sys is read-only in every mode; no set-id file is made.'
 test "$(id -u)" != 0 && test_set_prereq USER
 
 # with_err cmd...: stderr in the file "err"
-with_err() {
-	"$@" 2>err
-}
 
 # no process of uid $1 runs (zombies that the host's init has not reaped
 # yet run nothing)

@@ -20,9 +20,6 @@ printf '#!/bin/sh\nexec %s "$@"\n' "$realgo" >"$HOME/bin/go" &&
 chmod +x "$HOME/bin/go" || exit 1
 
 # with_err cmd...: stderr in the file "err"
-with_err() {
-	"$@" 2>err
-}
 
 test_expect_success 'a wrapper go: its GOROOT is bound, not the home' '
 	PATH=$HOME/bin:$PATH with_err isolate-run -- sh -c "

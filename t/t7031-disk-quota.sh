@@ -33,9 +33,6 @@ mounts_under() {
 }
 
 # run a command with its stderr in the file "err"
-with_err() {
-	"$@" 2>err
-}
 
 # kb <file>: the size of a host file in KiB (1024-byte blocks used)
 kb() {

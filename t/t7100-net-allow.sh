@@ -36,9 +36,6 @@ sbx_curl() {
 
 # run a command with its stderr in the file "err" (test_must_fail
 # keeps stderr for the test's own log)
-with_err() {
-	"$@" 2>err
-}
 
 test_expect_success 'the sandbox is told where the proxy is' '
 	gosbx exec -- sh -c "echo \$HTTP_PROXY \$HTTPS_PROXY \$ALL_PROXY \$NO_PROXY \$GOPROXY" >out &&

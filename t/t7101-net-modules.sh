@@ -13,9 +13,6 @@ These tests use the real module proxy of `go env GOPROXY`.'
 
 test_have_prereq GO || test_skip_all 'go is not installed'
 
-with_err() {
-	"$@" 2>err
-}
 
 # the host's go: what sandboxes get
 host_go_version=$(go env GOVERSION)

@@ -42,9 +42,6 @@ with_hosts() {
 	unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$PWD/hosts" "$@"
 }
 
-with_err() {
-	"$@" 2>err
-}
 
 cat >get.sh <<\EOF || exit 1
 exec curl --noproxy "" -sS -v -p "$1"

@@ -253,6 +253,13 @@ test_expect_code() {
 	return 0
 }
 
+# with_err cmd...: run cmd with its stderr in the file "err", for
+# test_must_fail (which sends stderr to the verbose log):
+# `test_must_fail with_err gosbx exec ...`, then test_grep ... err
+with_err() {
+	"$@" 2>err
+}
+
 # test_expect_code_err N cmd...: cmd exits N; its stderr is kept in
 # the file "err" (test_expect_code sends stderr to the verbose log)
 test_expect_code_err() {
