@@ -8,14 +8,16 @@
 #include "compat.h"
 #include "builtin.h"
 #include "session/claims.h"
+#include "output.h"
 #include "parse-options.h"
 #include "session/session.h"
 #include "usage.h"
 
 static const char *const claims_usage[] = {
-	"gosbx claims [-o table|json]",
+	"gosbx claims [-o table|json] [--json]",
 	"gosbx claims prune [--dry-run]",
-	"gosbx claims --backend=kube [-A] [--all] [-n <ns>] [-o table|json]",
+	"gosbx claims --backend=kube [-A] [--all] [-n <ns>] [-o table|json] "
+	"[--json]",
 	"gosbx claims --backend=kube prune [-A] [-n <ns>] [--dry-run]",
 	NULL,
 };
@@ -24,12 +26,13 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct claims_query q = { 0 };
 	struct session_opts so = { 0 };
-	const char *format = "table", *backend = NULL;
+	static const char *const formats[] = { "table", "json", NULL };
+	struct output_opt output = OUTPUT_OPT_INIT;
+	const char *backend = NULL;
 	const char *kubeconfig = NULL, *context = NULL, *namespace = NULL;
 	int r;
 	struct option opts[] = {
-		OPT_STRING('o', "output", &format, "<format>",
-			   "table (default) or json"),
+		OPT_OUTPUT(&output, "table (default) or json"),
 		OPT_GROUP("prune"),
 		OPT_BOOL(0, "dry-run", &q.dry_run,
 			 "only list what would be removed"),
@@ -57,11 +60,8 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (argc > 1 || (argc == 1 && strcmp(argv[0], "prune")))
 		return usage_error(claims_usage, opts,
 				   "unexpected argument '%s'", argv[argc - 1]);
-	if (strcmp(format, "table") && strcmp(format, "json"))
-		return usage_error(claims_usage, opts,
-				   "unknown output format '%s' (expected "
-				   "table or json)",
-				   format);
+	if (output_opt_resolve(&output, formats, claims_usage, opts))
+		return PARSE_OPT_USAGE_STATUS;
 	if (q.dry_run && !argc)
 		return usage_error(claims_usage, opts,
 				   "--dry-run goes with 'prune'");
@@ -78,7 +78,7 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (namespace)
 		so.namespace = namespace;
 	q.session = &so;
-	q.json = !strcmp(format, "json");
+	q.json = output.json;
 	if (!(ctx->ops->caps & BACKEND_NAMESPACES) &&
 	    (q.all_namespaces || q.all || kubeconfig))
 		return usage_error(claims_usage, opts,

@@ -10,14 +10,16 @@
 #include "session/doctor.h"
 #include "local/isolate.h"
 #include "json.h"
+#include "output.h"
 #include "parse-options.h"
 #include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 
 static const char *const doctor_usage[] = {
-	"gosbx doctor [--probe] [-o text|json]",
-	"gosbx doctor --backend=kube [<kube-options>] [--probe] [-o text|json]",
+	"gosbx doctor [--probe] [-o text|json] [--json]",
+	"gosbx doctor --backend=kube [<kube-options>] [--probe] [-o text|json] "
+	"[--json]",
 	NULL,
 };
 
@@ -91,14 +93,14 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session_opts so = { 0 };
 	const char *backend = NULL;
 	struct check_list cl = { 0 };
-	const char *format = "text";
+	static const char *const formats[] = { "text", "json", NULL };
+	struct output_opt output = OUTPUT_OPT_INIT;
 	size_t n[3];
 	int ret;
 	struct option opts[] = {
 		OPT_BOOL(0, "probe", &dopts.probe,
 			 "also open a sandbox, run 'true' and close it"),
-		OPT_STRING('o', "output", &format, "<format>",
-			   "text (default) or json"),
+		OPT_OUTPUT(&output, "text (default) or json"),
 		OPT_STRING(0, "backend", &backend, "<name>",
 			   "the backend to check (instead of gosbx's "
 			   "--backend)"),
@@ -127,11 +129,8 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (argc)
 		return usage_error(doctor_usage, opts,
 				   "unexpected argument '%s'", argv[0]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(doctor_usage, opts,
-				   "unknown output format '%s' (expected "
-				   "text or json)",
-				   format);
+	if (output_opt_resolve(&output, formats, doctor_usage, opts))
+		return PARSE_OPT_USAGE_STATUS;
 	if (backend && ctx_set_backend(ctx, backend) < 0)
 		return usage_error(doctor_usage, opts,
 				   "unknown backend '%s' (expected %s)",
@@ -156,7 +155,7 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return EXIT_OWN_FAILURE;
 	}
 	ctx->ops->doctor(&cl, &dopts);
-	if (!strcmp(format, "json")) {
+	if (output.json) {
 		if (print_json(ctx->backend, &cl) < 0) {
 			check_list_release(&cl);
 			return EXIT_OWN_FAILURE;

@@ -15,6 +15,7 @@
 #include "builtin.h"
 #include "session/interactive.h"
 #include "json.h"
+#include "output.h"
 #include "parse-options.h"
 #include "quote.h"
 #include "session/session.h"
@@ -31,7 +32,8 @@
 
 static const char *const exec_usage[] = {
 	"gosbx exec [--claim=<name>] [-i] [-t] [-f <local>[:<dest>]]... "
-	"[--timeout=<duration>] [--env=<K=V>]... [--cwd=<dir>] [--json] "
+	"[--timeout=<duration>] [--env=<K=V>]... [--cwd=<dir>] [-o text|json] "
+	"[--json] "
 	"[--] <command>...",
 	"gosbx exec --claim=<name>",
 	NULL,
@@ -280,7 +282,10 @@ static void add_int_or_null(struct strbuf *out, const char *key, int64_t v)
 		strbuf_addf(out, ",\"%s\":%" PRId64, key, v);
 }
 
-/* The --json result object, one line. */
+/*
+ * The -o json result object, one line (Documentation/gosbx-exec.txt
+ * "JSON OUTPUT": every key always there, null when not known).
+ */
 static void print_json(const char *claim, const struct session_result *res)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -289,8 +294,7 @@ static void print_json(const char *claim, const struct session_result *res)
 	json_add_str(&out, claim);
 	strbuf_addf(&out, ",\"exit_code\":%d,\"reason\":", res->exit_code);
 	json_add_str(&out, res->reason);
-	if (res->signal > 0)
-		strbuf_addf(&out, ",\"signal\":%d", res->signal);
+	add_int_or_null(&out, "signal", res->signal > 0 ? res->signal : -1);
 	strbuf_addf(&out, ",\"duration_ms\":%" PRId64, res->duration_ms);
 	add_int_or_null(&out, "cpu_ms", res->cpu_ms);
 	add_int_or_null(&out, "peak_rss_kb", res->peak_rss_kb);
@@ -496,7 +500,9 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *claim = NULL, *cwd = NULL;
 	int64_t timeout_ms = 0;
-	int json = 0, status;
+	static const char *const formats[] = { "text", "json", NULL };
+	struct output_opt output = OUTPUT_OPT_INIT;
+	int status;
 	int want_repl = 0, stdin_on = 0, tty = 0;
 	char *command = NULL;
 	struct option opts[] = {
@@ -516,8 +522,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				"set an environment variable"),
 		OPT_STRING(0, "cwd", &cwd, "<dir>",
 			   "run in this directory under /app"),
-		OPT_BOOL(0, "json", &json,
-			 "print the result as one JSON object at the end"),
+		OPT_OUTPUT(&output, "text (default: live output) or json (one "
+				    "object at the end)"),
 		OPT_GROUP("throwaway sandbox (without --claim)"),
 		OPT_SANDBOX_LIMITS(&la),
 		OPT_END(),
@@ -531,6 +537,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (claim && !*claim)
 		claim = NULL; /* GOSBX_CLAIM= */
+	if (output_opt_resolve(&output, formats, exec_usage, opts)) {
+		status = PARSE_OPT_USAGE_STATUS;
+		goto out;
+	}
 
 	/* bad values are usage errors, refused before anything is opened */
 	status = EXIT_USAGE;
@@ -552,12 +562,12 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     "above zero");
 		goto out;
 	}
-	if ((stdin_on || tty) && (json || !argc)) {
+	if ((stdin_on || tty) && (output.json || !argc)) {
 		status = usage_error(
 			exec_usage, opts,
-			json ? "--json cannot be used with -i or -t"
-			     : "-i and -t need a command (e.g. gosbx "
-			       "exec -it --claim=<name> -- bash)");
+			output.json ? "-o json cannot be used with -i or -t"
+				    : "-i and -t need a command (e.g. gosbx "
+				      "exec -it --claim=<name> -- bash)");
 		goto out;
 	}
 	if (tty && stdin_on && !isatty(0)) {
@@ -595,10 +605,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 					     "open')");
 			goto out;
 		}
-		if (json || files.nr || timeout_ms || env.nr || cwd) {
+		if (output.json || files.nr || timeout_ms || env.nr || cwd) {
 			status = usage_error(exec_usage, opts,
-					     "--json, -f, --timeout, --env and "
-					     "--cwd need a command");
+					     "-o json, -f, --timeout, --env "
+					     "and --cwd need a command");
 			goto out;
 		}
 		want_repl = 1;
@@ -651,7 +661,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 					 cwd, stdin_on, tty, ctx->verbose);
 	else
 		status = run_command(&s, command, &files, timeout_ms, &env, cwd,
-				     json, ctx->verbose);
+				     output.json, ctx->verbose);
 	if (fflush(stdout) && status == 0) {
 		error_errno("write failure on standard output");
 		status = EXIT_OWN_FAILURE;

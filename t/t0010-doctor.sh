@@ -142,6 +142,18 @@ test_expect_success SANDBOX,PYTHON 'doctor -o json' '
 	EOF
 '
 
+test_expect_success 'doctor --json is -o json; -o yaml is a usage error' '
+	test_expect_code 1 env GOSBX_BWRAP=/nonexistent/bwrap \
+		gosbx doctor -o json >a.json &&
+	test_expect_code 1 env GOSBX_BWRAP=/nonexistent/bwrap \
+		gosbx doctor --json >b.json &&
+	test_cmp a.json b.json &&
+	test_expect_code_err 129 gosbx doctor -o yaml &&
+	grep "unknown output format .yaml. (expected text or json)" err &&
+	test_expect_code_err 129 gosbx doctor -o text --json &&
+	grep "json and -o text do not go together" err
+'
+
 test_expect_success SANDBOX 'doctor --probe opens, runs and closes a sandbox' '
 	gosbx doctor --probe >out &&
 	if test_have_prereq LIMITS

@@ -164,7 +164,7 @@ assert o[\"claim\"].startswith(\"sandbox-\"), o
 for k in (\"duration_ms\", \"cpu_ms\", \"peak_rss_kb\"):
     assert o[k] is None or (isinstance(o[k], int) and o[k] >= 0), (k, o)
 assert o[\"stdout_truncated\"] is False and o[\"stderr_truncated\"] is False
-assert \"signal\" not in o, o
+assert o[\"signal\"] is None, o
 " &&
 	test_line_count = 1 out
 '

@@ -750,6 +750,47 @@ static int start_netd(struct local_state *ls, const struct session_opts *o,
 	return ret;
 }
 
+/*
+ * The Go release of the go binary <GOROOT>/bin/go (isolate_host_go()):
+ * the first line of <GOROOT>/VERSION ("go1.26.8"), as Go's own
+ * distributions and the distributions' packages have it. Owned;
+ * NULL when there is none.
+ */
+static char *go_release(const char *go)
+{
+	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT;
+	char *ret = NULL;
+	size_t len = strlen(go);
+
+	if (len <= strlen("/bin/go") || !ends_with(go, "/bin/go"))
+		return NULL;
+	strbuf_add(&p, go, len - strlen("/bin/go"));
+	strbuf_addstr(&p, "/VERSION");
+	if (strbuf_read_file(&v, p.buf, 256) >= 0 && starts_with(v.buf, "go")) {
+		strbuf_setlen(&v, strcspn(v.buf, "\n"));
+		if (v.len > 2 && v.len < 64 &&
+		    !utf8_needs_escape(v.buf, v.len, 0))
+			ret = strbuf_detach(&v, NULL);
+	}
+	strbuf_release(&p);
+	strbuf_release(&v);
+	return ret;
+}
+
+/* What the new sandbox got (session.h, struct session_granted). */
+static void note_granted(struct session *s, const struct isolate_config *cfg,
+			 unsigned limits, const struct storage *st,
+			 const char *go)
+{
+	s->granted.memory_bytes =
+		limits & ISOLATE_LIMIT_MEMORY ? cfg->memory_bytes : 0;
+	s->granted.cpus = limits & ISOLATE_LIMIT_CPU ? cfg->cpus : 0;
+	s->granted.pids = limits & ISOLATE_LIMIT_PIDS ? cfg->pids : 0;
+	s->granted.disk_bytes =
+		st->quota == STORAGE_QUOTA_NONE ? 0 : st->disk_bytes;
+	s->granted.go_version = go_release(go);
+}
+
 static int create_claim(struct session *s, struct local_state *ls,
 			const struct session_opts *o, const char *name)
 {
@@ -925,6 +966,7 @@ static int create_claim(struct session *s, struct local_state *ls,
 	/* what an out-of-memory result names (session.h) */
 	if (ls->h.limits & ISOLATE_LIMIT_MEMORY)
 		s->memory_limit_bytes = cfg.memory_bytes;
+	note_granted(s, &cfg, ls->h.limits, &st, go.buf);
 	isolate_config_release(&cfg);
 	/* theirs now: EOF on the ready pipe means the runtime is gone */
 	close_fds(child_fds, ARRAY_SIZE(child_fds));

@@ -366,6 +366,7 @@ static void session_free(struct session *s)
 	http_client_free(s->http);
 	free(s->claim);
 	free(s->server);
+	free(s->granted.go_version);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -375,6 +376,9 @@ int session_open(struct session *s, const struct session_opts *opts)
 	long status = 0;
 
 	memset(s, 0, sizeof(*s));
+	s->granted.memory_bytes = s->granted.pids = -1;
+	s->granted.disk_bytes = -1;
+	s->granted.cpus = -1;
 	s->ops = backend_find(opts->backend);
 	if (!s->ops)
 		return -1;

@@ -143,6 +143,21 @@ struct session {
 	 * (a reattached claim, a template's limit) or none.
 	 */
 	int64_t memory_limit_bytes;
+	/*
+	 * What a sandbox created by session_open() got, as far as its
+	 * backend knows (gosbx open -o json). The limits: -1 unknown (a
+	 * reattached claim; a backend whose limits are a template's or a
+	 * server's), 0 none (not asked for, or a default this host cannot
+	 * apply), else the limit applied.
+	 */
+	struct session_granted {
+		int64_t memory_bytes; /* bytes */
+		double cpus;	      /* CPUs */
+		int64_t pids;	      /* processes */
+		int64_t disk_bytes;   /* quota of /app, /tmp, HOME */
+		/* "go1.26.8" from <GOROOT>/VERSION; NULL unknown (owned) */
+		char *go_version;
+	} granted;
 };
 
 /* One file to write under /app before a command. */
