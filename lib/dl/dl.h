@@ -146,4 +146,18 @@ void dl_readline_set_completion(void *complete);
 void dl_readline_completion_done(int append);
 const char *dl_readline_line(void);
 
+/*
+ * The run-time version of each library, for `gosbx version`
+ * (builtin/version.c): loads it if not done yet (cheap, and harmless:
+ * none of them initialises anything when loaded) and returns the
+ * library's own version string: archive_version_details() ("libarchive
+ * 3.6.2 zlib/1.2.13 ..."), MHD_get_version() ("0.9.75"),
+ * rl_library_version ("8.2"); static storage. NULL when the library
+ * cannot be loaded, with *why set to the reason (as dl_open() says it;
+ * static storage). Thread-safe except for readline's.
+ */
+const char *dl_archive_version(const char **why);
+const char *dl_mhd_version(const char **why);
+const char *dl_readline_version(const char **why);
+
 #endif /* DL_H */
