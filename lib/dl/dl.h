@@ -7,7 +7,7 @@
 /*
  * Libraries loaded on first use with dlopen() instead of being linked,
  * so that a command that never needs them does not pay for loading
- * them (and their dependencies) at start: `gosbx --version` is the
+ * them (and their dependencies) at start: `gosbx -h` is the
  * floor under every command (t/perf/README.md, section `local`).
  *
  * Shims, one per library: each defines the library functions gosbx uses,
