@@ -38,6 +38,12 @@ ALL_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Ilib -I. -MMD -MP \
 	-pthread
 ALL_LDFLAGS = $(LDFLAGS) -pthread -Wl,--as-needed
 
+# `gosbx version`: `git describe` of a git checkout (empty otherwise),
+# kept in $(O)/GOSBX-DESCRIBE so that builtin/version.o is rebuilt when
+# it changes
+GOSBX_GIT_DESCRIBE := $(if $(wildcard .git),$(shell git describe --tags \
+	--always --dirty 2>/dev/null))
+
 ifdef DEVELOPER
 ALL_CFLAGS += -Werror -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wformat=2 -Wshadow \
@@ -102,6 +108,13 @@ all: $(PROGRAMS) $(HELPER_BIN)
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/builtin/version.o: ALL_CFLAGS += \
+	-DGOSBX_GIT_DESCRIBE='"$(GOSBX_GIT_DESCRIBE)"'
+$(O)/builtin/version.o: $(O)/GOSBX-DESCRIBE
+$(O)/GOSBX-DESCRIBE: FORCE
+	@mkdir -p $(O) && echo '$(GOSBX_GIT_DESCRIBE)' | cmp -s - $@ || \
+		echo '$(GOSBX_GIT_DESCRIBE)' >$@
 
 $(LIBGOSBX): $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
@@ -187,7 +200,7 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all test unit perf image install doc check clean fuzz fuzz-run
+.PHONY: all test unit perf image install doc check clean fuzz fuzz-run FORCE
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)
 .SECONDARY:

@@ -92,6 +92,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_version(int argc, const char **argv, struct gosbx_ctx *ctx);
 
 /*
  * The `gosbx exec --claim=<name>` REPL on a terminal (builtin/repl.c):

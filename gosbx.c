@@ -44,6 +44,8 @@ static struct cmd_struct commands[] = {
 	  "copy local files and trees into a sandbox's /app" },
 	{ "smoke", cmd_smoke, NEED_BACKEND,
 	  "drive 'gosbx mcp' as an MCP client through the seed's flows" },
+	{ "version", cmd_version, 0,
+	  "the version, libraries, bwrap, Go and backend defaults" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -226,6 +228,14 @@ int main(int argc, const char **argv)
 	/* gosbx(1) "EXIT STATUS": a failure of gosbx itself is 125 */
 	die_status = EXIT_OWN_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
+	if (argc == 2 && !strcmp(argv[1], "--list-cmds")) {
+		/* hidden, for shell completion: one command a line */
+		for (c = commands; c->name; c++)
+			if (!(c->flags & HIDDEN_COMMAND))
+				printf("%s\n", c->name);
+		printf("help\n");
+		return flush_status(0);
+	}
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		list_commands(stdout, opts);
@@ -260,8 +270,10 @@ int main(int argc, const char **argv)
 		ctx.session.router_token = router_token.buf;
 	ctx.router_token_file = router_token_file;
 	if (show_version) {
-		printf("gosbx version %s\n", GOSBX_VERSION);
-		return flush_status(0);
+		const char *version_argv[] = { "version", NULL };
+
+		return run_builtin(find_command("version"), 1, version_argv,
+				   &ctx);
 	}
 	if (!argc) {
 		list_commands(stdout, opts);

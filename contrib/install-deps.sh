@@ -21,7 +21,7 @@ apt-get install -y --no-install-recommends \
 	bubblewrap \
 	golang-go python3 python3-yaml $node \
 	python3-fastapi python3-httpx python3-uvicorn python3-pip python3-venv \
-	libcmocka-dev curl openssl procps strace iproute2 tmux \
+	libcmocka-dev curl openssl procps strace iproute2 tmux zsh \
 	clang-format cppcheck \
 	clang libclang-rt-dev \
 	mmdebstrap podman runc slirp4netns uidmap

@@ -298,12 +298,25 @@ static const struct option *find_short(const struct option *opts, int c)
 	return NULL;
 }
 
+/* --list-opts: the long options, "--name=" when it takes a value */
+static void list_opts(const struct option *opts)
+{
+	for (const struct option *o = opts; o->type != OPTION_END; o++)
+		if (o->long_name && o->type != OPTION_GROUP)
+			printf("--%s%s\n", o->long_name,
+			       opt_takes_arg(o) ? "=" : "");
+}
+
 int parse_options(int argc, const char **argv, const struct option *opts,
 		  const char *const *usage, unsigned flags)
 {
 	int out = (flags & PARSE_OPT_KEEP_ARGV0) ? 1 : 0;
 	int i;
 
+	if (argc == 2 && !strcmp(argv[1], "--list-opts")) {
+		list_opts(opts);
+		return PARSE_OPT_HELP;
+	}
 	apply_env(opts);
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];

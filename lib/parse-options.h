@@ -90,6 +90,10 @@ struct option {
  * usage to stderr and returns PARSE_OPT_ERROR. Strings stored into
  * OPTION_STRING values point into argv or the environment (not owned).
  * `usage` is a NULL-terminated list of synopsis lines.
+ *
+ * Hidden, for shell completion (contrib/completion/): `--list-opts` as
+ * the only argument prints the long options of opts to stdout, one a
+ * line, "--name=" when it takes a value, and returns PARSE_OPT_HELP.
  */
 int parse_options(int argc, const char **argv, const struct option *opts,
 		  const char *const *usage, unsigned flags);

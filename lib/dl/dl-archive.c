@@ -63,6 +63,7 @@
 	X(archive_read_support_format_gnutar)                                  \
 	X(archive_read_support_format_tar)                                     \
 	X(archive_set_error)                                                   \
+	X(archive_version_details)                                             \
 	X(archive_write_add_filter)                                            \
 	X(archive_write_add_filter_none)                                       \
 	X(archive_write_close)                                                 \
@@ -83,6 +84,14 @@ DL_LOADER(ARCHIVE_SYMBOLS)
 const char *dl_archive_error(void)
 {
 	return loaded() ? NULL : load_error;
+}
+
+const char *dl_archive_version(const char **why)
+{
+	if (loaded())
+		return fn.archive_version_details();
+	*why = load_error;
+	return NULL;
 }
 
 /* A constructor: NULL and the reason reported when not loaded. */

@@ -21,6 +21,7 @@
 	X(MHD_create_response_from_buffer)                                     \
 	X(MHD_create_response_from_callback)                                   \
 	X(MHD_destroy_response)                                                \
+	X(MHD_get_version)                                                     \
 	X(MHD_get_connection_info)                                             \
 	X(MHD_lookup_connection_value)                                         \
 	X(MHD_queue_response)                                                  \
@@ -29,6 +30,14 @@
 	X(MHD_stop_daemon)
 
 DL_LOADER(MHD_SYMBOLS)
+
+const char *dl_mhd_version(const char **why)
+{
+	if (loaded())
+		return fn.MHD_get_version();
+	*why = load_error;
+	return NULL;
+}
 
 /*
  * The entry point: without a daemon no other function can be reached

@@ -38,6 +38,7 @@
 	X(rl_crlf)                                                             \
 	X(rl_echo_signal_char)                                                 \
 	X(rl_free_line_state)                                                  \
+	X(rl_library_version)                                                  \
 	X(rl_line_buffer)                                                      \
 	X(rl_on_new_line)                                                      \
 	X(rl_readline_name)                                                    \
@@ -49,6 +50,14 @@
 	X(write_history)
 
 DL_LOADER(READLINE_SYMBOLS)
+
+const char *dl_readline_version(const char **why)
+{
+	if (loaded())
+		return *fn.rl_library_version;
+	*why = load_error;
+	return NULL;
+}
 
 int dl_readline_init(const char *name)
 {

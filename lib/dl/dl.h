@@ -7,7 +7,7 @@
 /*
  * Libraries loaded on first use with dlopen() instead of being linked,
  * so that a command that never needs them does not pay for loading
- * them (and their dependencies) at start: `gosbx --version` is the
+ * them (and their dependencies) at start: `gosbx -h` is the
  * floor under every command (t/perf/README.md, section `local`).
  *
  * Shims, one per library: each defines the library functions gosbx uses,
@@ -145,5 +145,19 @@ int dl_readline_init(const char *name);
 void dl_readline_set_completion(void *complete);
 void dl_readline_completion_done(int append);
 const char *dl_readline_line(void);
+
+/*
+ * The run-time version of each library, for `gosbx version`
+ * (builtin/version.c): loads it if not done yet (cheap, and harmless:
+ * none of them initialises anything when loaded) and returns the
+ * library's own version string: archive_version_details() ("libarchive
+ * 3.6.2 zlib/1.2.13 ..."), MHD_get_version() ("0.9.75"),
+ * rl_library_version ("8.2"); static storage. NULL when the library
+ * cannot be loaded, with *why set to the reason (as dl_open() says it;
+ * static storage). Thread-safe except for readline's.
+ */
+const char *dl_archive_version(const char **why);
+const char *dl_mhd_version(const char **why);
+const char *dl_readline_version(const char **why);
 
 #endif /* DL_H */

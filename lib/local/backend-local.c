@@ -1358,6 +1358,28 @@ static int local_check_limits(const struct session_opts *o)
 	return ret;
 }
 
+/*
+ * The limits and TTL a new sandbox of opts gets when it leaves them at
+ * 0 (create_claim(); the disk as storage_prepare() takes it where a
+ * quota can be applied); opts's own where given, 0 for none.
+ */
+static int local_defaults(const struct session_opts *o,
+			  struct backend_defaults *d)
+{
+	d->memory_bytes = o->memory_bytes < 0 ? 0
+			  : o->memory_bytes   ? o->memory_bytes
+					      : SESSION_DEFAULT_MEMORY;
+	d->pids = o->pids < 0 ? 0 : o->pids ? o->pids : SESSION_DEFAULT_PIDS;
+	d->cpus = o->cpus < 0	? 0
+		  : o->cpus > 0 ? o->cpus
+				: SESSION_DEFAULT_CPUS;
+	d->disk_bytes = o->disk_bytes < 0 ? 0
+			: o->disk_bytes	  ? o->disk_bytes
+					  : STORAGE_DEFAULT_DISK;
+	d->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
+	return 0;
+}
+
 static int local_op_delete(const struct session_opts *opts, const char *name);
 static int local_op_keep(const struct session_opts *opts, const char *name);
 static int local_op_delete_all(const struct session_opts *opts,
@@ -1367,6 +1389,7 @@ static int local_op_delete_all(const struct session_opts *opts,
 const struct backend_ops backend_local = {
 	.name = "local",
 	.caps = BACKEND_ALLOW_NET | BACKEND_GO,
+	.defaults = local_defaults,
 	.delete_claim = local_op_delete,
 	.keep_claim = local_op_keep,
 	.delete_all = local_op_delete_all,

@@ -2543,6 +2543,25 @@ static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
 	strbuf_release(&msg);
 }
 
+int isolate_bwrap_version(struct strbuf *path, struct strbuf *version)
+{
+	const char *argv[] = { NULL, "--version", NULL };
+
+	strbuf_reset(path);
+	strbuf_reset(version);
+	if (find_bwrap(path)) {
+		strbuf_reset(path);
+		return 0;
+	}
+	argv[0] = path->buf;
+	if (!exited_ok(run_capture(argv, version, 10000))) {
+		strbuf_reset(version);
+		return -1;
+	}
+	first_line(version);
+	return 1;
+}
+
 int isolate_doctor(struct isolate_check **checks, size_t *nr)
 {
 	struct isolate_check *v = NULL;

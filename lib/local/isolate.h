@@ -275,6 +275,15 @@ int isolate_chown_tree(const struct isolate_config *cfg, const char *path);
  */
 int isolate_host_go(const char *want, struct strbuf *out, struct strbuf *why);
 
+/*
+ * The bubblewrap sandboxes would run with (GOSBX_BWRAP, else `bwrap` on
+ * PATH): its path into path and the first line of `bwrap --version`
+ * ("bubblewrap 0.8.0") into version (both reset first). Returns 1, 0
+ * when there is none (both empty), -1 when `--version` failed (path
+ * set). Prints nothing.
+ */
+int isolate_bwrap_version(struct strbuf *path, struct strbuf *version);
+
 /* bits of isolate_handle.limits: what was really applied */
 #define ISOLATE_LIMIT_MEMORY (1u << 0)
 #define ISOLATE_LIMIT_PIDS (1u << 1)

@@ -451,6 +451,18 @@ struct backend_defaults {
 	char *namespace; /* kube: --namespace, else the kubeconfig
 			  * context's, else "default" */
 	char *template;	 /* kube: --template, else BACKEND_KUBE_TEMPLATE */
+	/*
+	 * The limits and idle TTL of a new sandbox when opts leaves them
+	 * at 0, as the backend applies them where the host can (local:
+	 * SESSION_DEFAULT_*, STORAGE_DEFAULT_DISK, 1 h); 0 where the
+	 * backend decides none (kube: the template's; url: the server's).
+	 * For `gosbx version`.
+	 */
+	int64_t memory_bytes; /* bytes */
+	double cpus;	      /* CPUs */
+	int pids;	      /* processes */
+	int64_t disk_bytes;   /* quota of /app, /tmp and HOME, bytes */
+	int64_t ttl_ms;	      /* idle TTL of a kept claim, milliseconds */
 };
 
 /*

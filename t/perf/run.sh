@@ -520,12 +520,12 @@ local_exec_bench() {
 	fi
 	# the floor of any gosbx command: starting the program
 	if bench_with "$BENCH_LOCAL" run --n="$local_exec_n" --warmup=5 \
-		-- "$GOSBX" --version
+		-- "$GOSBX" -h
 	then
-		perf_info "local: gosbx --version (process): median" \
+		perf_info "local: gosbx -h (process): median" \
 			"$(us_to_ms "$(kv "$line" median_us)") ms"
 	else
-		perf_error "local: gosbx --version"
+		perf_error "local: gosbx -h"
 	fi
 }
 
@@ -1141,9 +1141,9 @@ kube_open_bench() {
 		"$(us_to_ms "$(col 6 50)") ms" \
 		"p90 $(us_to_ms "$(col 6 90)") ms (port-forward)"
 	if bench_with "$BENCH_LOCAL" run --n=20 --warmup=2 -- \
-		"$GOSBX" --version
+		"$GOSBX" -h
 	then
-		perf_info "kube: gosbx --version (process start)" \
+		perf_info "kube: gosbx -h (process start)" \
 			"$(us_to_ms "$(kv "$line" median_us)") ms" \
 			"p90 $(us_to_ms "$(kv "$line" p90_us)") ms"
 	fi
@@ -1341,14 +1341,14 @@ print_table() {
 	esac
 	case " $sections " in
 	*" local "*)
-		say "local: $("$GOSBX" --version 2>&1), $(bwrap --version \
+		say "local: $("$GOSBX" --version 2>&1 | head -n 1), $(bwrap --version \
 			2>&1), $(go version 2>&1 | sed 's/^go version //'); load" \
 			"average before: $load_before"
 		;;
 	esac
 	case " $sections " in
 	*" mcp "*)
-		say "mcp: $("$GOSBX" --version 2>&1) mcp, local backend," \
+		say "mcp: $("$GOSBX" --version 2>&1 | head -n 1) mcp, local backend," \
 			"bench-mcp over stdio and HTTP/1.1 (libcurl)"
 		;;
 	esac
