@@ -12,6 +12,7 @@
 #include "builtin.h"
 #include "dl/dl.h"
 #include "json.h"
+#include "output.h"
 #include "local/isolate.h"
 #include "parse-options.h"
 #include "run-command.h"
@@ -311,13 +312,12 @@ static int print_json(const struct version_info *v, const char *backend,
 
 int cmd_version(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
-	const char *format = NULL;
-	int json = 0, r;
+	static const char *const formats[] = { "text", "json", NULL };
+	struct output_opt out = OUTPUT_OPT_INIT;
+	int r;
 	struct version_info v;
 	struct option opts[] = {
-		OPT_STRING('o', "output", &format, "<format>",
-			   "text (default) or json"),
-		OPT_BOOL(0, "json", &json, "the same as -o json"),
+		OPT_OUTPUT(&out, "text (default) or json"),
 		OPT_END(),
 	};
 
@@ -327,20 +327,11 @@ int cmd_version(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (argc)
 		return usage_error(version_usage, opts,
 				   "unexpected argument '%s'", argv[0]);
-	if (format && strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(version_usage, opts,
-				   "unknown output format '%s' (expected "
-				   "text or json)",
-				   format);
-	if (json && format && strcmp(format, "json"))
-		return usage_error(version_usage, opts,
-				   "--json and -o %s do not go together",
-				   format);
-	if (format && !strcmp(format, "json"))
-		json = 1;
+	if (output_opt_resolve(&out, formats, version_usage, opts))
+		return PARSE_OPT_USAGE_STATUS;
 	version_info_gather(&v, ctx);
 	r = 0;
-	if (json)
+	if (out.json)
 		r = print_json(&v, ctx->backend, ctx->ops->caps);
 	else
 		print_text(&v, ctx->backend, ctx->ops->caps);
