@@ -1,8 +1,18 @@
 # gosbx Makefile, in the git style.
 #
 #   make                      build gosbx and gosbx-runtime into $(O)/
-#   make test                 unit tests and shell tests (t/)
-#   make install              into $(DESTDIR)$(prefix)/bin (prefix=/usr/local)
+#                             (in parallel, one job a core, unless -j
+#                             is given)
+#   make test                 build the test helpers and unit tests, then
+#                             run the unit tests and shell tests (t/)
+#   make helpers              only build them (to run one t/tNNNN-*.sh)
+#   make install              the programs into $(DESTDIR)$(bindir), the
+#                             man pages (Documentation/, asciidoc and
+#                             xmlto) into $(DESTDIR)$(mandir)/man1, the
+#                             shell completions of contrib/completion/
+#                             into $(DESTDIR)$(datadir) (prefix=/usr/local;
+#                             prefix=$$HOME/.local for one user)
+#   make uninstall            remove what make install installed
 #   make check                clang-format (every C file) and cppcheck
 #                             (lib/, builtin/, runtime/, gosbx.c)
 #   make perf                 the benchmarks in t/perf/
@@ -18,10 +28,26 @@
 
 GOSBX_VERSION = 0.1.0
 
+# Parallel by default: one job a core when neither the command line nor
+# MAKEFLAGS in the environment has -j (a -j on the command line wins
+# over this). Only at the top: a sub-make shares its parent's jobs.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% j%,$(MAKEFLAGS) $(shell printenv MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+# clean and a build in the same command must not overlap
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
+
 CC ?= cc
 prefix ?= /usr/local
 bindir = $(prefix)/bin
-mandir = $(prefix)/share/man
+datadir = $(prefix)/share
+mandir = $(datadir)/man
+bashcompdir = $(datadir)/bash-completion/completions
+zshcompdir = $(datadir)/zsh/site-functions
 INSTALL ?= install
 PKG_CONFIG ?= pkg-config
 
@@ -103,7 +129,14 @@ LIBGOSBX = $(O)/libgosbx.a
 LIBTEST = $(O)/libgosbx-test.a
 PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
 
-all: $(PROGRAMS) $(HELPER_BIN)
+# the shell completions, once contrib/completion/ has them
+BASH_COMPLETION = $(wildcard contrib/completion/gosbx.bash)
+ZSH_COMPLETION = $(wildcard contrib/completion/_gosbx)
+
+all: $(PROGRAMS)
+
+# the programs the shell tests run (t/helper/) and the unit tests
+helpers: $(HELPER_BIN) $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -143,7 +176,7 @@ $(O)/t/unit/%: $(O)/t/unit/%.o $(LIBTEST) $(LIBGOSBX)
 
 # Tests: T selects scripts, e.g. make test T='t3*.sh'
 T ?=
-test: all $(UNIT_BIN)
+test: all helpers
 	@GOSBX_BUILD_DIR=$(abspath $(O)) SANITIZE='$(SANITIZE)' \
 		./t/run-tests.sh $(T)
 
@@ -165,7 +198,7 @@ $(O)/t/fuzz/%: $(O)/t/fuzz/%.o $(LIBTEST) $(LIBGOSBX)
 fuzz-run: $(FUZZ_BIN)
 	@./t/fuzz/run.sh $(O) $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-perf: all
+perf: all helpers
 	@GOSBX_BUILD_DIR=$(abspath $(O)) ./t/perf/run.sh
 
 # The runtime image without Docker: mmdebstrap + podman import
@@ -180,9 +213,24 @@ image: $(O)/gosbx-runtime
 	./runtime-image/build-debian.sh --runtime=$(O)/gosbx-runtime \
 		--tag=$(IMAGE) $(if $(IMAGE_GO),--go=$(IMAGE_GO))
 
-install: all
+install: all doc
 	$(INSTALL) -d -m 755 $(DESTDIR)$(bindir)
 	$(INSTALL) -m 755 $(PROGRAMS) $(DESTDIR)$(bindir)
+	$(MAKE) -C Documentation install mandir='$(mandir)'
+ifneq ($(BASH_COMPLETION),)
+	$(INSTALL) -d -m 755 $(DESTDIR)$(bashcompdir)
+	$(INSTALL) -m 644 $(BASH_COMPLETION) $(DESTDIR)$(bashcompdir)/gosbx
+endif
+ifneq ($(ZSH_COMPLETION),)
+	$(INSTALL) -d -m 755 $(DESTDIR)$(zshcompdir)
+	$(INSTALL) -m 644 $(ZSH_COMPLETION) $(DESTDIR)$(zshcompdir)/_gosbx
+endif
+
+# the files only: the directories may hold other programs' files
+uninstall:
+	rm -f $(PROGRAMS:$(O)/%=$(DESTDIR)$(bindir)/%)
+	$(MAKE) -C Documentation uninstall mandir='$(mandir)'
+	rm -f $(DESTDIR)$(bashcompdir)/gosbx $(DESTDIR)$(zshcompdir)/_gosbx
 
 doc:
 	$(MAKE) -C Documentation
@@ -200,7 +248,8 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all test unit perf image install doc check clean fuzz fuzz-run FORCE
+.PHONY: all helpers test unit perf image install uninstall doc check clean \
+	fuzz fuzz-run FORCE
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)
 .SECONDARY:
