@@ -835,9 +835,14 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 		goto fail;
 	kb->kc_ready = 1;
 	/*
-	 * the whole open rides out an API server that is unreachable for
-	 * a while (a control-plane upgrade), within --open-timeout
+	 * An API server that does not answer the first request is a wrong
+	 * address or a cluster that is down: say so now, as gosbx doctor
+	 * does. Once it answered, the whole open rides out an API server
+	 * that is unreachable for a while (a control-plane upgrade),
+	 * within --open-timeout.
 	 */
+	if (kube_reach(&kb->kc, opts->cancel) < 0)
+		goto fail;
 	kb->kc.retry_until_ms = monotonic_ms() + (uint64_t)timeout;
 	kb->ns = xstrdup(kb->kc.namespace);
 	if (kube_discover(&kb->kc, opts->api_version) < 0)

@@ -207,6 +207,46 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 	return ret;
 }
 
+void kube_unreachable_fix(const struct kube_client *kc, struct strbuf *fix)
+{
+	strbuf_addf(fix,
+		    "check that the cluster runs and that its server address "
+		    "%s is right and reachable from here (VPN, proxy, "
+		    "firewall)",
+		    kc->server);
+}
+
+int kube_reach(struct kube_client *kc, volatile sig_atomic_t *cancel)
+{
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct http_req req = { 0 };
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct strbuf fix = STRBUF_INIT;
+	uint64_t saved_until = kc->retry_until_ms;
+	report_fn saved;
+	void *saved_data;
+	int ret;
+
+	req.method = "GET";
+	req.path = "/version";
+	req.headers = hdrs;
+	req.timeout_ms = KUBE_REACH_TIMEOUT_MS;
+	req.cancel = cancel;
+	kc->retry_until_ms = 0;
+	get_error_routine(&saved, &saved_data);
+	set_error_routine(quiet, NULL);
+	ret = kube_request(kc, &req, &resp);
+	set_error_routine(saved, saved_data);
+	kc->retry_until_ms = saved_until;
+	if (ret == -1) {
+		kube_unreachable_fix(kc, &fix);
+		error("%s; %s", http_client_last_error(kc->http), fix.buf);
+	}
+	http_resp_release(&resp);
+	strbuf_release(&fix);
+	return ret;
+}
+
 /*
  * A JSON request: body (may be NULL) sent as ctype (NULL:
  * application/json). Returns the HTTP status (>0) and *out (if not

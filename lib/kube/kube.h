@@ -110,6 +110,29 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 		 struct http_resp *resp);
 
 /*
+ * How long the first contact with an API server may take, connection,
+ * TLS and answer (ms): an address that never answers is reported after
+ * this, not after the retries of a whole --open-timeout.
+ */
+#define KUBE_REACH_TIMEOUT_MS 10000
+
+/*
+ * What to check when the API server kc->server cannot be reached, one
+ * sentence appended to fix; `gosbx doctor` says it in its "API server"
+ * check and kube_reach() in its error, so both read the same.
+ */
+void kube_unreachable_fix(const struct kube_client *kc, struct strbuf *fix);
+
+/*
+ * The first contact with the API server: GET /version within
+ * KUBE_REACH_TIMEOUT_MS, a transport failure not tried again (whatever
+ * kc->retry_until_ms says). 0 when an answer of any status came, or -1
+ * with one error(): "cannot reach '<server>': <cause>; <the fix of
+ * kube_unreachable_fix()>"; HTTP_ABORTED when *cancel was set.
+ */
+int kube_reach(struct kube_client *kc, volatile sig_atomic_t *cancel);
+
+/*
  * Discovery: GET /apis/extensions.agents.x-k8s.io and
  * /apis/agents.x-k8s.io; choose the newest supported version served
  * (v1beta1, else v1alpha1), or force (e.g. "v1alpha1", from
