@@ -1021,7 +1021,7 @@ static int kube_defaults(const struct session_opts *opts,
 const struct backend_ops backend_kube = {
 	.name = "kube",
 	.logs = session_http_logs,
-	.caps = BACKEND_NAMESPACES,
+	.caps = BACKEND_NAMESPACES | BACKEND_KUBE_API | BACKEND_BEARER_TOKEN,
 	.defaults = kube_defaults,
 	.delete_claim = kube_backend_delete,
 	.delete_all = kube_backend_delete_all,
