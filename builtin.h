@@ -53,10 +53,9 @@ struct gosbx_ctx {
 
 /*
  * Set all of *o (lib/session/session.h) to the session options of the global
- * options (ctx->session, ctx->backend, ctx->url); everything else is
- * zero. Call it first, then set the command's own fields (limits,
- * claim, ...): it overwrites them. Declared here so every builtin uses
- * the same rule.
+ * options (ctx->session, ctx->backend, ctx->url, ctx->verbose); everything else
+ * is zero. Call it first, then set the command's own fields (limits, claim,
+ * ...): it overwrites them. Declared here so every builtin uses the same rule.
  */
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 

@@ -52,6 +52,7 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 	*o = ctx->session;
 	o->backend = ctx->backend;
 	o->url = ctx->url;
+	o->verbose = ctx->verbose;
 }
 
 void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)

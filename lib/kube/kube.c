@@ -142,6 +142,21 @@ static int loud_on_data(const char *buf, size_t len, void *data)
 	return r;
 }
 
+/* gosbx -v: "kube: GET /version: 200 (12 ms)" on stderr */
+static void trace(const struct http_req *req, const struct http_resp *resp,
+		  int ret, uint64_t start)
+{
+	unsigned long long ms = monotonic_ms() - start;
+
+	if (ret)
+		fprintf(stderr, "kube: %s %s: no answer (%llu ms)\n",
+			req->method ? req->method : "GET", req->path, ms);
+	else
+		fprintf(stderr, "kube: %s %s: %ld (%llu ms)\n",
+			req->method ? req->method : "GET", req->path,
+			resp->status, ms);
+}
+
 /*
  * One request with credential refresh and retries: an exec credential
  * about to expire is fetched anew first; a 401 makes us forget the
@@ -158,6 +173,8 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 
 	get_error_routine(&saved, &saved_data);
 	for (n = 1;; n++) {
+		uint64_t start = monotonic_ms();
+
 		held = 0;
 		if (kc->cred_expiry && time(NULL) + 60 >= kc->cred_expiry &&
 		    kube_connect(kc) < 0) {
@@ -180,6 +197,8 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 			ret = http_request(kc->http, req, resp);
 		}
 		set_error_routine(saved, saved_data);
+		if (kc->verbose)
+			trace(req, resp, ret, start);
 		/* a stream's caller reports its failure (it may retry) */
 		held = ret == -1 && kc->retry_until_ms && !req->on_data;
 		if (!ret && resp->date)
@@ -783,6 +802,7 @@ enum watch_state {
 };
 
 struct watch {
+	struct kube_client *kc;
 	const char *name;
 	struct strbuf line;
 	struct strbuf rv;
@@ -800,6 +820,8 @@ static void watch_check(struct watch *w, json_t *obj)
 
 	claim_from(c, obj);
 	w->seen = 1;
+	if (w->kc->claim_seen)
+		w->kc->claim_seen(c, w->kc->claim_seen_data);
 	if (c->resource_version.len)
 		set_str(&w->rv, c->resource_version.buf);
 	if (c->ready && c->sandbox.len) {
@@ -951,6 +973,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		kc->retry_until_ms = (uint64_t)deadline;
 	else
 		saved_until = kc->retry_until_ms;
+	w.kc = kc;
 	w.name = name;
 	w.out = out;
 	strbuf_init(&w.line, 0);

@@ -57,6 +57,8 @@ struct http_client;
 struct http_req;
 struct http_resp;
 
+struct kube_claim;
+
 struct kube_client {
 	struct kube_config *cfg; /* borrowed; must outlive the client */
 	struct http_client *http;
@@ -85,6 +87,15 @@ struct kube_client {
 	 * shutdownTimes are set on the server's clock.
 	 */
 	long clock_skew_s;
+	/* each API call on stderr: method, path, status, ms (gosbx -v) */
+	int verbose;
+	/*
+	 * Called, if set, with each state of the claim that
+	 * kube_claim_wait_ready() sees (from the waiting thread), with
+	 * claim_seen_data: e.g. a progress line.
+	 */
+	void (*claim_seen)(const struct kube_claim *c, void *data);
+	void *claim_seen_data;
 };
 
 /*

@@ -94,6 +94,11 @@ struct session_opts {
 	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
 	volatile sig_atomic_t *cancel;
 
+	/*
+	 * gosbx -v: say more on stderr while opening (kube: each API call
+	 * with its status and time)
+	 */
+	int verbose;
 	/* a label that says who opened it, e.g. "mcp" or "exec" */
 	const char *purpose;
 	/*
