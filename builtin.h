@@ -43,14 +43,19 @@ struct gosbx_ctx {
 	 */
 	struct session_opts session;
 	const char *router_token_file; /* --router-token-file, or NULL */
+	/*
+	 * The global options given on the command line that only some
+	 * backends take (a bit each, gosbx.c's backend_options[]), for
+	 * ctx_check_backend_options()
+	 */
+	unsigned backend_options;
 };
 
 /*
  * Set all of *o (lib/session/session.h) to the session options of the global
- * options (ctx->session, ctx->backend, ctx->url); everything else is
- * zero. Call it first, then set the command's own fields (limits,
- * claim, ...): it overwrites them. Declared here so every builtin uses
- * the same rule.
+ * options (ctx->session, ctx->backend, ctx->url, ctx->verbose); everything else
+ * is zero. Call it first, then set the command's own fields (limits, claim,
+ * ...): it overwrites them. Declared here so every builtin uses the same rule.
  */
 void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
 
@@ -63,6 +68,16 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o);
  */
 struct strvec;
 void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv);
+
+/*
+ * Refuse a global option given on the command line that the backend of
+ * ctx does not take (--context without --backend=kube): 0, or -1 with
+ * error() naming the option and the backend it needs; the caller exits
+ * 129. The dispatcher calls it before every command that needs a
+ * backend, except those with OWN_BACKEND, which call it once their own
+ * --backend is applied. Options from the environment are not checked.
+ */
+int ctx_check_backend_options(const struct gosbx_ctx *ctx);
 
 /* 1 if name is a backend: "local", "kube" or "url" (else 0) */
 int known_backend(const char *name);
@@ -111,6 +126,11 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig);
 #define NEED_BACKEND (1 << 0)
 /* an internal command (netd): not listed, no man page */
 #define HIDDEN_COMMAND (1 << 1)
+/*
+ * the command takes its own --backend (doctor, claims) and calls
+ * ctx_check_backend_options() itself
+ */
+#define OWN_BACKEND (1 << 2)
 
 /*
  * Exit statuses: one rule for every command, written once in gosbx(1)

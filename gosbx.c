@@ -22,14 +22,14 @@ struct cmd_struct {
 
 /* keep alphabetical; only commands that work are listed */
 static struct cmd_struct commands[] = {
-	{ "claims", cmd_claims, NEED_BACKEND,
+	{ "claims", cmd_claims, NEED_BACKEND | OWN_BACKEND,
 	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
 	{ "cp", cmd_cp, NEED_BACKEND,
 	  "copy files and trees between here and a sandbox's /app" },
 	{ "demo", cmd_demo, NEED_BACKEND,
 	  "run the seed's demo flows in a sandbox" },
-	{ "doctor", cmd_doctor, NEED_BACKEND,
+	{ "doctor", cmd_doctor, NEED_BACKEND | OWN_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
 	{ "logs", cmd_logs, NEED_BACKEND,
@@ -54,6 +54,7 @@ void ctx_session_opts(const struct gosbx_ctx *ctx, struct session_opts *o)
 	*o = ctx->session;
 	o->backend = ctx->backend;
 	o->url = ctx->url;
+	o->verbose = ctx->verbose;
 }
 
 void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
@@ -107,6 +108,86 @@ static const char *const gosbx_usage[] = {
 	"[<kube options>] <command> [<args>]",
 	NULL,
 };
+
+/*
+ * The global options only some backends take (issue 19: never ignored
+ * in silence); bit i of ctx->backend_options is backend_options[i].
+ */
+static const struct backend_option {
+	const char *name; /* the long name in main()'s option table */
+	unsigned caps;	  /* BACKEND_* bits of the backends that take it */
+	const char *need; /* what to say instead */
+} backend_options[] = {
+	{ "kubeconfig", BACKEND_KUBE_API, "--backend=kube" },
+	{ "context", BACKEND_KUBE_API, "--backend=kube" },
+	{ "namespace", BACKEND_KUBE_API, "--backend=kube" },
+	{ "template", BACKEND_KUBE_API, "--backend=kube" },
+	{ "warm-pool", BACKEND_KUBE_API, "--backend=kube" },
+	{ "api-version", BACKEND_KUBE_API, "--backend=kube" },
+	{ "gateway", BACKEND_KUBE_API, "--backend=kube" },
+	{ "api-url", BACKEND_KUBE_API, "--backend=kube" },
+	{ "open-timeout", BACKEND_KUBE_API, "--backend=kube" },
+	{ "router-token-file", BACKEND_BEARER_TOKEN,
+	  "--backend=kube or --backend=url" },
+};
+
+/*
+ * Was o given on the command line, not only by its environment
+ * variable? A string from the environment points into it
+ * (parse_options()); a duration starts at -1 and is compared with its
+ * variable's value.
+ */
+static int on_command_line(const struct option *o)
+{
+	const char *env = o->env ? getenv(o->env) : NULL;
+	int64_t v, e;
+
+	switch (o->type) {
+	case OPTION_STRING:
+		return *(const char **)o->value &&
+		       *(const char **)o->value != env;
+	case OPTION_DURATION:
+		v = *(int64_t *)o->value;
+		return v >= 0 &&
+		       (!env || parse_duration_ms(env, &e) < 0 || e != v);
+	default:
+		return 0;
+	}
+}
+
+/* the bits of backend_options[] given on the command line */
+static unsigned given_backend_options(const struct option *opts)
+{
+	unsigned given = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(backend_options); i++)
+		for (const struct option *o = opts; o->type != OPTION_END; o++)
+			if (o->long_name &&
+			    !strcmp(o->long_name, backend_options[i].name) &&
+			    on_command_line(o))
+				given |= 1u << i;
+	return given;
+}
+
+int ctx_check_backend_options(const struct gosbx_ctx *ctx)
+{
+	const char *env = getenv("GOSBX_BACKEND");
+
+	for (size_t i = 0; i < ARRAY_SIZE(backend_options); i++) {
+		const struct backend_option *bo = &backend_options[i];
+
+		if (!(ctx->backend_options & (1u << i)) ||
+		    (ctx->ops->caps & bo->caps))
+			continue;
+		return error("option '--%s' needs %s; the backend here is "
+			     "'%s'%s",
+			     bo->name, bo->need, ctx->backend,
+			     env && !strcmp(env, ctx->backend)
+				     ? " (GOSBX_BACKEND)"
+				     : "");
+	}
+	return 0;
+}
 
 int known_backend(const char *name)
 {
@@ -170,6 +251,9 @@ static int flush_status(int status)
 static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 		       struct gosbx_ctx *ctx)
 {
+	if ((c->flags & NEED_BACKEND) && !(c->flags & OWN_BACKEND) &&
+	    ctx_check_backend_options(ctx) < 0)
+		return EXIT_USAGE;
 	return flush_status(c->fn(argc, argv, ctx));
 }
 
@@ -245,6 +329,7 @@ int main(int argc, const char **argv)
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (argc < 0)
 		return parse_options_status(argc);
+	ctx.backend_options = given_backend_options(opts);
 	if (!ctx.backend)
 		ctx.backend = "local";
 	if (ctx_set_backend(&ctx, ctx.backend) < 0)

@@ -69,6 +69,8 @@ int cmd_claims(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return usage_error(claims_usage, opts,
 				   "unknown backend '%s' (expected %s)",
 				   backend, backend_names());
+	if (ctx_check_backend_options(ctx) < 0)
+		return EXIT_USAGE;
 	ctx_session_opts(ctx, &so);
 	/* the global backend options, unless the command's own were given */
 	if (kubeconfig)

@@ -135,6 +135,8 @@ int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx)
 		return usage_error(doctor_usage, opts,
 				   "unknown backend '%s' (expected %s)",
 				   backend, backend_names());
+	if (ctx_check_backend_options(ctx) < 0)
+		return EXIT_USAGE;
 	/* the global kube options, unless the command's own were given */
 	if (!dopts.kubeconfig)
 		dopts.kubeconfig = ctx->session.kubeconfig;

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "http-checks.h"
+#include "listen.h"
 #include "mcp/mcp.h"
 #include "parse-options.h"
 #include "session/sandbox-limits.h"
@@ -16,6 +17,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 static const char *const mcp_usage[] = {
 	"gosbx mcp [--http=<addr>] [--dev] [--token-file=<path>] "
@@ -124,6 +126,22 @@ static int check_limits(const struct session_opts *o)
 		     "limit this host cannot apply");
 }
 
+/*
+ * The token lets anyone who reads it run code here: warn when the
+ * file's group or others may read or write it (OpenSSH refuses such a
+ * private key; a token of an earlier recipe may be 0644).
+ */
+static void warn_token_mode(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !(st.st_mode & 077))
+		return;
+	warning("token file '%s' is open to other users (mode %04o): "
+		"chmod 600 '%s'",
+		path, (unsigned)(st.st_mode & 07777), path);
+}
+
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct mcp_options o;
@@ -132,7 +150,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *env_token;
 	int64_t open_timeout = -1, call_timeout = -1, jobs_budget = -1;
-	int jobs_max = INT_MIN, max_sbx = INT_MIN, dev = 0, ret = 0;
+	int jobs_max = INT_MIN, max_sbx = INT_MIN, dev = 0, ret = 0, loopback;
 	int in_fd = -1, out_fd = -1, null_fd;
 	const struct mcp_toolset *sets[MCP_NR_TOOLSETS] = { &mcp_toolset_go };
 	struct strbuf token = STRBUF_INIT;
@@ -241,6 +259,17 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 
 	if (http) {
+		if (listen_address_check(http, "127.0.0.1", &loopback) < 0)
+			return usage_reported(mcp_usage, opts);
+		/* nothing else keeps the rest of the network out */
+		if (dev && loopback != 1)
+			return usage_error(
+				mcp_usage, opts,
+				"--dev serves without a token: only on a "
+				"loopback address (127.0.0.1, ::1), not "
+				"'%s'; give a token (--token-file) to serve "
+				"there",
+				http);
 		h.addr = http;
 		o.shared_claim = o.claim != NULL;
 		h.dev = dev;
@@ -252,6 +281,7 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 				return EXIT_OWN_FAILURE;
 			}
 			h.token = token.buf;
+			warn_token_mode(token_file);
 		} else if (env_token && *env_token) {
 			h.token = env_token;
 		} else if (!dev) {

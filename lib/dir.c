@@ -18,10 +18,15 @@ static int make_prefixes(const char *path, mode_t mode, int whole)
 		if (i < p.len ? p.buf[i] != '/' : !whole)
 			continue;
 		p.buf[i] = '\0';
-		if (mkdir(p.buf, mode) < 0 && errno != EEXIST &&
-		    (stat(p.buf, &st) < 0 || !S_ISDIR(st.st_mode))) {
-			ret = -1;
-			break;
+		if (mkdir(p.buf, mode) < 0 && errno != EEXIST) {
+			int saved = errno;
+
+			/* mkdir's EACCES, EROFS, ENOTDIR, not stat's ENOENT */
+			if (stat(p.buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				errno = saved;
+				ret = -1;
+				break;
+			}
 		}
 		if (i < p.len)
 			p.buf[i] = '/';

@@ -11,7 +11,11 @@
  * set, and the caller says what it was doing.
  */
 
-/* mkdir -p: create path and its missing parents with mode. 0 or -1. */
+/*
+ * mkdir -p: create path and its missing parents with mode. 0, or -1
+ * with errno from the mkdir() that failed (EACCES, EROFS, ENOTDIR, ...),
+ * ENOTDIR when path is there but not a directory.
+ */
 int mkdir_p(const char *path, mode_t mode);
 
 /* Create the missing parents of path (not path itself). 0 or -1. */

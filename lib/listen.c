@@ -77,20 +77,20 @@ static int listen_inherited(const char *addr, const char *num,
 	return fd;
 }
 
-int listen_address(const char *addr, const char *default_host, int backlog,
-		   struct listen_info *out)
+/*
+ * Resolve "host:port", "[v6]:port" or ":port" (listen_address()) into
+ * *res (freeaddrinfo() it): 0, or -1 with error() naming addr (a port
+ * that is not a number from 0 to 65535, an unknown host).
+ */
+static int resolve(const char *addr, const char *default_host,
+		   struct addrinfo **res)
 {
-	struct addrinfo hints = { 0 }, *res = NULL, *ai;
+	struct addrinfo hints = { 0 };
 	struct strbuf host = STRBUF_INIT;
-	const char *colon, *port, *path;
-	socklen_t sl = sizeof(out->ss);
-	int fd = -1, one = 1, rc;
+	const char *colon, *port;
+	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if (skip_prefix(addr, "unix:", &path))
-		return listen_unix(addr, path, backlog, out);
-	if (skip_prefix(addr, "fd:", &path))
-		return listen_inherited(addr, path, out);
+	*res = NULL;
 	colon = strrchr(addr, ':');
 	if (!colon || !colon[1] ||
 	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
@@ -98,6 +98,10 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 			     "unix:/path)",
 			     addr);
 	port = colon + 1;
+	/* getaddrinfo() takes 99999 as 34463 (the low 16 bits) */
+	if (strlen(port) > 5 || atoi(port) > 65535)
+		return error("bad address '%s': port %s is above 65535", addr,
+			     port);
 	strbuf_add(&host, addr, colon - addr);
 	if (host.len >= 2 && host.buf[0] == '[' &&
 	    host.buf[host.len - 1] == ']') {
@@ -110,14 +114,59 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 	hints.ai_flags = AI_PASSIVE;
 	/* every interface: IPv6 with IPv4 mapped when the host has it */
 	hints.ai_family = host.len ? AF_UNSPEC : AF_INET6;
-	rc = getaddrinfo(host.len ? host.buf : NULL, port, &hints, &res);
+	rc = getaddrinfo(host.len ? host.buf : NULL, port, &hints, res);
 	if (rc && !host.len) {
 		hints.ai_family = AF_INET;
-		rc = getaddrinfo(NULL, port, &hints, &res);
+		rc = getaddrinfo(NULL, port, &hints, res);
 	}
 	strbuf_release(&host);
 	if (rc)
 		return error("bad address '%s': %s", addr, gai_strerror(rc));
+	return 0;
+}
+
+int listen_address_check(const char *addr, const char *default_host,
+			 int *loopback)
+{
+	struct addrinfo *res, *ai;
+	struct listen_info li = { 0 };
+
+	*loopback = -1;
+	if (starts_with(addr, "unix:")) {
+		*loopback = 1;
+		return 0;
+	}
+	if (starts_with(addr, "fd:"))
+		return 0;
+	if (resolve(addr, default_host, &res) < 0)
+		return -1;
+	*loopback = 1;
+	for (ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(li.ss))
+			continue;
+		memcpy(&li.ss, ai->ai_addr, ai->ai_addrlen);
+		if (!listen_is_loopback(&li))
+			*loopback = 0;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+int listen_address(const char *addr, const char *default_host, int backlog,
+		   struct listen_info *out)
+{
+	struct addrinfo *res = NULL, *ai;
+	const char *path;
+	socklen_t sl = sizeof(out->ss);
+	int fd = -1, one = 1;
+
+	memset(out, 0, sizeof(*out));
+	if (skip_prefix(addr, "unix:", &path))
+		return listen_unix(addr, path, backlog, out);
+	if (skip_prefix(addr, "fd:", &path))
+		return listen_inherited(addr, path, out);
+	if (resolve(addr, default_host, &res) < 0)
+		return -1;
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
 		if (fd < 0)

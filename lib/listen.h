@@ -35,6 +35,17 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 		   struct listen_info *out);
 void listen_info_release(struct listen_info *li);
 
+/*
+ * Check addr as listen_address() takes it, without listening: the
+ * syntax, a port from 0 to 65535, a host that resolves. *loopback is 1
+ * when every address it stands for is loopback (or a unix socket), 0
+ * when one is not, -1 when unknown ("fd:N"). Returns 0, or -1 with
+ * error() naming addr. For options checked before anything starts
+ * (gosbx mcp --http).
+ */
+int listen_address_check(const char *addr, const char *default_host,
+			 int *loopback);
+
 /* True for 127.0.0.0/8, ::1 and unix sockets. */
 int listen_is_loopback(const struct listen_info *li);
 

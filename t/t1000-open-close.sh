@@ -203,4 +203,40 @@ test_expect_success 'claims with no claims prints only the header; json is []' '
 	test_cmp expect list.json
 '
 
+# The state directory cannot be made: the real cause, with the path
+test_expect_success 'a file in the way of the state directory: ENOTDIR' '
+	echo file >afile &&
+	expect_code_err 125 env XDG_STATE_HOME="$PWD/afile/x" gosbx open &&
+	test_grep "^error: cannot create .$PWD/afile/x/gosbx/claims.: Not a directory\$" err &&
+	expect_code_err 125 env -u XDG_STATE_HOME HOME="$PWD/afile" gosbx open &&
+	test_grep "^error: cannot create .$PWD/afile/.local/state/gosbx/claims.: Not a directory\$" err
+'
+
+# root passes permission bits: EACCES is checked as an ordinary user
+if test "$(id -u)" != 0; then
+	as_user() { "$@"; }
+	test_set_prereq USER
+elif id gosbxci >/dev/null 2>&1 && command -v runuser >/dev/null; then
+	as_user() { runuser -u gosbxci -- "$@"; }
+	test_set_prereq USER
+fi
+
+test_expect_success USER 'a state directory this user may not write: EACCES' '
+	mkdir -p ro-state &&
+	chmod 555 ro-state &&
+	chmod a+x "$PWD" &&
+	expect_code_err 125 as_user env XDG_STATE_HOME="$PWD/ro-state/x" \
+		"$(command -v gosbx)" open &&
+	test_grep "^error: cannot create .$PWD/ro-state/x/gosbx/claims.: Permission denied\$" err
+'
+
+test_expect_success ROOT 'a read-only state directory: EROFS' '
+	mkdir -p rofs &&
+	mount --bind rofs rofs &&
+	test_atexit "umount \"$PWD/rofs\"" &&
+	mount -o remount,bind,ro rofs &&
+	expect_code_err 125 env XDG_STATE_HOME="$PWD/rofs/x" gosbx open &&
+	test_grep "^error: cannot create .$PWD/rofs/x/gosbx/claims.: Read-only file system\$" err
+'
+
 test_done

@@ -54,6 +54,40 @@ test_expect_success 'every command: a bad option value is 129 with the usage' '
 	usage_err "" --open-timeout=0 claims
 '
 
+test_expect_success 'a kube option without the kube backend is 129, naming it' '
+	for o in --kubeconfig=k --context=c --namespace=n --template=t \
+		--warm-pool=w --api-version=v1beta1 --gateway=127.0.0.1:1 \
+		--api-url=http://127.0.0.1:1 --open-timeout=1m
+	do
+		test_expect_code_err 129 gosbx $o open </dev/null >out &&
+		test_grep "^error: option .${o%%=*}. needs --backend=kube; the backend here is .local.\$" err &&
+		test_line_count = 0 out || return 1
+	done &&
+	(
+		GOSBX_BACKEND=url &&
+		export GOSBX_BACKEND &&
+		test_expect_code_err 129 gosbx --url=http://127.0.0.1:1 \
+			--context=c exec -- true
+	) &&
+	test_grep "option .--context. needs --backend=kube; the backend here is .url. (GOSBX_BACKEND)" err &&
+	echo token >tok &&
+	test_expect_code_err 129 gosbx --router-token-file=tok claims &&
+	test_grep "option .--router-token-file. needs --backend=kube or --backend=url" err
+'
+
+test_expect_success 'a command'"'"'s own --backend=kube takes the global kube options' '
+	test_expect_code 1 gosbx --context=no-such-context doctor --backend=kube \
+		--kubeconfig=no-such-kubeconfig >out &&
+	test_grep "^fail  kubeconfig: " out &&
+	test_expect_code_err 125 gosbx --namespace=n claims --backend=kube \
+		--kubeconfig=no-such-kubeconfig &&
+	test_grep "no-such-kubeconfig" err
+'
+
+test_expect_success 'kube options from the environment are not checked' '
+	GOSBX_NAMESPACE=n GOSBX_OPEN_TIMEOUT=1m gosbx claims >out
+'
+
 test_expect_success 'every command that takes a claim name: a bad one is 129' '
 	for args in "open --name=../x" "exec --claim=../x -- true" \
 		"push --claim=../x f" "close ../x" "close --disconnect UPPER" \
@@ -84,7 +118,8 @@ test_expect_success 'a failure of gosbx or the sandbox is 125' '
 	gosbx open -q --name=t2011 >/dev/null &&
 	test_expect_code 125 gosbx open -q --name=t2011 &&
 	test_expect_code 125 gosbx push --claim=t2011 no-such-file &&
-	test_expect_code 125 gosbx --router-token-file=/nonexistent claims &&
+	test_expect_code 125 gosbx --backend=url --url=http://127.0.0.1:1 \
+		--router-token-file=/nonexistent claims &&
 	test_expect_code 125 gosbx mcp --http=127.0.0.1:0 \
 		--token-file=/nonexistent </dev/null &&
 	gosbx close t2011

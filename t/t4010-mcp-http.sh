@@ -397,6 +397,35 @@ test_expect_success 'gosbx mcp --http warns about a non-loopback address' '
 	stop_server any
 '
 
+test_expect_success 'gosbx mcp --http: a token file others may read gets a warning' '
+	test_grep "^warning: token file .token. is open to other users (mode 06[46][04]): chmod 600 .token.\$" g.err &&
+	chmod 600 token &&
+	start_server g600 gosbx mcp --http=:0 --token-file=token &&
+	test_grep ! "token file" g600.err &&
+	stop_server g600
+'
+
+test_expect_success 'gosbx mcp --http: a port above 65535 or none is 129' '
+	for a in 127.0.0.1:99999 :65536 127.0.0.1:123456 notaport 127.0.0.1:
+	do
+		test_expect_code_err 129 env GOSBX_MCP_TOKEN=x \
+			gosbx mcp --http=$a </dev/null &&
+		test_grep "^error: bad address .$a." err &&
+		test_grep ! "listening on" err || return 1
+	done
+'
+
+test_expect_success 'gosbx mcp --dev: only on a loopback address' '
+	for a in 0.0.0.0:0 "[::]:0"
+	do
+		test_expect_code_err 129 gosbx mcp --dev --http=$a </dev/null &&
+		test_grep "^error: --dev serves without a token: only on a loopback address" err &&
+		test_grep ! "listening on" err || return 1
+	done &&
+	start_server dev gosbx mcp --dev --http=127.0.0.1:0 &&
+	stop_server dev
+'
+
 test_expect_success 'no sanitizer report from any server' '
 	cat *.err >all-err &&
 	test_grep ! -E "Sanitizer|runtime error" all-err

@@ -122,6 +122,65 @@ test_expect_success 'an unreachable server' '
 	test_grep "fix: check that the cluster runs" out
 '
 
+# doctor_error <kubeconfig>: doctor's failed "API server" check as the
+# one error line open and exec print, into expect; numbers of ms are N
+doctor_error() {
+	test_expect_code 1 doctor "$1" >out &&
+	detail=$(sed -n "s/^fail  API server: //p" out) &&
+	fix=$(sed -n "s/^      fix: //p" out) &&
+	test -n "$detail" && test -n "$fix" &&
+	printf "error: %s; %s\n" "$detail" "$fix" | ms_n >expect
+}
+
+ms_n() {
+	sed "s/[0-9][0-9]* m/N m/g"
+}
+
+# gosbx <args> at kubeconfig $1 fails (125) with doctor's text; timeout
+# only guards against a hang (no timing is asserted)
+as_doctor() {
+	_ad_kc=$1
+	shift
+	test_expect_code_err 125 timeout 20 gosbx --backend=kube \
+		--kubeconfig="$_ad_kc" "$@" &&
+	ms_n <err >actual &&
+	test_cmp expect actual
+}
+
+test_expect_success 'open and exec at an unreachable server: doctor'"'"'s text' '
+	doctor_error down.kubeconfig &&
+	test_grep "cannot reach .https://127.0.0.1:$port." expect &&
+	as_doctor down.kubeconfig open &&
+	as_doctor down.kubeconfig exec -- true
+'
+
+test_expect_success PYTHON 'setup: a server that takes connections and never answers' '
+	cat >hang.py <<-\EOF &&
+	import os, signal, socket, sys
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	s.listen(16)
+	with open(sys.argv[1] + ".tmp", "w") as f:
+	    f.write("%d %d\n" % (os.getpid(), s.getsockname()[1]))
+	os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+	signal.pause()
+	EOF
+	{ python3 hang.py hang.pid >/dev/null 2>&1 & } &&
+	test_retry 100 0.1 test -s hang.pid &&
+	read hang_pid hang_port <hang.pid &&
+	test_atexit "kill $hang_pid" &&
+	sed "s|server: .*|server: https://127.0.0.1:$hang_port|" \
+		kube.kubeconfig >hang.kubeconfig
+'
+
+test_expect_success PYTHON 'open and exec at a server that never answers: doctor'"'"'s text' '
+	read hang_pid hang_port <hang.pid &&
+	doctor_error hang.kubeconfig &&
+	test_grep "https://127.0.0.1:$hang_port" expect &&
+	as_doctor hang.kubeconfig open &&
+	as_doctor hang.kubeconfig exec -- true
+'
+
 test_expect_success '--probe: a claim timed to Ready, then deleted' '
 	doctor kube.kubeconfig --probe >out &&
 	test_grep "^ok    probe: claim sandbox-claim-[a-z0-9]* Ready in [0-9]* ms (sandbox sandbox-claim-" out &&

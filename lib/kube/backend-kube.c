@@ -28,6 +28,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 #define DEFAULT_TEMPLATE BACKEND_KUBE_TEMPLATE
@@ -803,6 +804,144 @@ out:
 	return ret;
 }
 
+/*
+ * The progress line while a new claim gets Ready, on a terminal only
+ * (stderr a tty): "claim <name>: waiting for Ready, 12 s; Ready=False
+ * <reason>: <message>", redrawn in place each second and when the
+ * claim changes, erased at the end. A thread of its own, since the
+ * watch blocks until the claim changes.
+ */
+struct progress {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* signalled on a change and to stop */
+	const char *claim;
+	uint64_t start_ms;
+	struct strbuf reason, message;
+	int stop;
+};
+
+static void progress_draw(struct progress *p)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct winsize ws;
+	size_t width = 80;
+
+	if (!ioctl(2, TIOCGWINSZ, &ws) && ws.ws_col > 1)
+		width = ws.ws_col;
+	strbuf_addf(&line, "claim %s: waiting for Ready, %llu s", p->claim,
+		    (unsigned long long)(monotonic_ms() - p->start_ms) / 1000);
+	if (p->reason.len)
+		strbuf_addf(&line, "; Ready=False %s", p->reason.buf);
+	if (p->reason.len && p->message.len)
+		strbuf_addf(&line, ": %s", p->message.buf);
+	for (size_t i = 0; i < line.len; i++)
+		if (iscntrl((unsigned char)line.buf[i]))
+			line.buf[i] = ' ';
+	/* one line: a longer one would wrap and \r not reach its start */
+	if (line.len > width - 1)
+		strbuf_setlen(&line, width - 1);
+	fprintf(stderr, "\r%s\033[K", line.buf);
+	fflush(stderr);
+	strbuf_release(&line);
+}
+
+static void *progress_run(void *data)
+{
+	struct progress *p = data;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		struct timespec ts;
+
+		progress_draw(p);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* kube_client.claim_seen: the claim's last condition, redrawn now */
+static void progress_seen(const struct kube_claim *c, void *data)
+{
+	struct progress *p = data;
+
+	pthread_mutex_lock(&p->lock);
+	strbuf_reset(&p->reason);
+	strbuf_reset(&p->message);
+	if (!c->ready) {
+		strbuf_addbuf(&p->reason, &c->reason);
+		strbuf_addbuf(&p->message, &c->message);
+	}
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* start p for claim on kc if stderr is a terminal: 1 if started */
+static int progress_start(struct progress *p, struct kube_client *kc,
+			  const char *claim)
+{
+	pthread_condattr_t ca;
+
+	memset(p, 0, sizeof(*p));
+	if (!isatty(2))
+		return 0;
+	p->claim = claim;
+	p->start_ms = monotonic_ms();
+	strbuf_init(&p->reason, 0);
+	strbuf_init(&p->message, 0);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&p->thread, NULL, progress_run, p)) {
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		strbuf_release(&p->reason);
+		strbuf_release(&p->message);
+		return 0;
+	}
+	kc->claim_seen = progress_seen;
+	kc->claim_seen_data = p;
+	return 1;
+}
+
+/* erase the line and stop the thread of progress_start() */
+static void progress_stop(struct progress *p, struct kube_client *kc)
+{
+	kc->claim_seen = NULL;
+	kc->claim_seen_data = NULL;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	strbuf_release(&p->reason);
+	strbuf_release(&p->message);
+}
+
+/* kube_claim_wait_ready() with the progress line on a terminal */
+static int wait_ready(struct kube_backend *kb, const char *name, const char *rv,
+		      long timeout_ms, volatile sig_atomic_t *cancel,
+		      struct kube_ready *ready)
+{
+	struct progress p;
+	int started = progress_start(&p, &kb->kc, name), r;
+
+	r = kube_claim_wait_ready(&kb->kc, kb->ns, name, rv, timeout_ms, cancel,
+				  ready);
+	if (started)
+		progress_stop(&p, &kb->kc);
+	return r;
+}
+
 static int kube_open(struct session *s, const struct session_opts *opts)
 {
 	struct kube_backend *kb = xcalloc(1, sizeof(*kb));
@@ -835,10 +974,16 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	if (kube_client_init(&kb->kc, &kb->cfg, opts->namespace) < 0)
 		goto fail;
 	kb->kc_ready = 1;
+	kb->kc.verbose = opts->verbose;
 	/*
-	 * the whole open rides out an API server that is unreachable for
-	 * a while (a control-plane upgrade), within --open-timeout
+	 * An API server that does not answer the first request is a wrong
+	 * address or a cluster that is down: say so now, as gosbx doctor
+	 * does. Once it answered, the whole open rides out an API server
+	 * that is unreachable for a while (a control-plane upgrade),
+	 * within --open-timeout.
 	 */
+	if (kube_reach(&kb->kc, opts->cancel) < 0)
+		goto fail;
 	kb->kc.retry_until_ms = monotonic_ms() + (uint64_t)timeout;
 	kb->ns = xstrdup(kb->kc.namespace);
 	if (kube_discover(&kb->kc, opts->api_version) < 0)
@@ -866,9 +1011,8 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 			goto fail;
 		created = 1;
 		kb->renewed_ms = now_ms();
-		if (kube_claim_wait_ready(&kb->kc, kb->ns, name.buf, rv.buf,
-					  (long)timeout, opts->cancel,
-					  &ready) < 0)
+		if (wait_ready(kb, name.buf, rv.buf, (long)timeout,
+			       opts->cancel, &ready) < 0)
 			goto fail;
 		kb->sandbox = xstrdup(ready.sandbox.buf);
 		if (ready.pod_ips.nr && *ready.pod_ips.v[0])
@@ -1017,7 +1161,7 @@ static int kube_defaults(const struct session_opts *opts,
 const struct backend_ops backend_kube = {
 	.name = "kube",
 	.logs = session_http_logs,
-	.caps = BACKEND_NAMESPACES,
+	.caps = BACKEND_NAMESPACES | BACKEND_KUBE_API | BACKEND_BEARER_TOKEN,
 	.defaults = kube_defaults,
 	.delete_claim = kube_backend_delete,
 	.delete_all = kube_backend_delete_all,

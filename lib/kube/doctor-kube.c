@@ -69,12 +69,13 @@ struct kube_doctor {
 };
 
 /*
- * GET path (a JSON answer): *status gets the HTTP status, *out the
- * parsed body (or NULL). Returns 0, or -1 with error() when no answer
- * arrived (the message names the server).
+ * GET path (a JSON answer) within timeout_ms: *status gets the HTTP
+ * status, *out the parsed body (or NULL). Returns 0, or -1 with error()
+ * when no answer arrived (the message names the server).
  */
-static int kube_get(struct kube_client *kc, const char *path, const char *query,
-		    long *status, json_t **out)
+static int kube_get_within(struct kube_client *kc, const char *path,
+			   const char *query, long timeout_ms, long *status,
+			   json_t **out)
 {
 	static const char *const hdrs[] = { "Accept: application/json", NULL };
 	struct http_req req = { 0 };
@@ -86,7 +87,7 @@ static int kube_get(struct kube_client *kc, const char *path, const char *query,
 	req.path = path;
 	req.query = query;
 	req.headers = hdrs;
-	req.timeout_ms = 30000;
+	req.timeout_ms = timeout_ms;
 	if (kube_request(kc, &req, &resp) < 0) {
 		http_resp_release(&resp);
 		return -1;
@@ -96,6 +97,13 @@ static int kube_get(struct kube_client *kc, const char *path, const char *query,
 		*out = json_loadb(resp.body.buf, resp.body.len, 0, NULL);
 	http_resp_release(&resp);
 	return 0;
+}
+
+/* the same within 30 s */
+static int kube_get(struct kube_client *kc, const char *path, const char *query,
+		    long *status, json_t **out)
+{
+	return kube_get_within(kc, path, query, 30000, status, out);
 }
 
 /* "404 Not Found: <message>" of an answer, into sb */
@@ -213,14 +221,12 @@ static int check_api(struct kube_doctor *kd)
 	int r;
 
 	capture_start(&cap);
-	r = kube_get(&kd->kc, "/version", NULL, &st, &ans);
+	/* the first contact, as kube_reach() makes it for open */
+	r = kube_get_within(&kd->kc, "/version", NULL, KUBE_REACH_TIMEOUT_MS,
+			    &st, &ans);
 	capture_end(&cap);
 	if (r < 0) {
-		strbuf_addf(&fix,
-			    "check that the cluster runs and that its "
-			    "server address %s is right and reachable from "
-			    "here (VPN, proxy, firewall)",
-			    kd->kc.server);
+		kube_unreachable_fix(&kd->kc, &fix);
 		check_add(kd->cl, "API server", ISOLATE_CHECK_FAIL, cap.err.buf,
 			  fix.buf);
 		r = -1;

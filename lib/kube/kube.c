@@ -142,6 +142,21 @@ static int loud_on_data(const char *buf, size_t len, void *data)
 	return r;
 }
 
+/* gosbx -v: "kube: GET /version: 200 (12 ms)" on stderr */
+static void trace(const struct http_req *req, const struct http_resp *resp,
+		  int ret, uint64_t start)
+{
+	unsigned long long ms = monotonic_ms() - start;
+
+	if (ret)
+		fprintf(stderr, "kube: %s %s: no answer (%llu ms)\n",
+			req->method ? req->method : "GET", req->path, ms);
+	else
+		fprintf(stderr, "kube: %s %s: %ld (%llu ms)\n",
+			req->method ? req->method : "GET", req->path,
+			resp->status, ms);
+}
+
 /*
  * One request with credential refresh and retries: an exec credential
  * about to expire is fetched anew first; a 401 makes us forget the
@@ -158,6 +173,8 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 
 	get_error_routine(&saved, &saved_data);
 	for (n = 1;; n++) {
+		uint64_t start = monotonic_ms();
+
 		held = 0;
 		if (kc->cred_expiry && time(NULL) + 60 >= kc->cred_expiry &&
 		    kube_connect(kc) < 0) {
@@ -180,6 +197,8 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 			ret = http_request(kc->http, req, resp);
 		}
 		set_error_routine(saved, saved_data);
+		if (kc->verbose)
+			trace(req, resp, ret, start);
 		/* a stream's caller reports its failure (it may retry) */
 		held = ret == -1 && kc->retry_until_ms && !req->on_data;
 		if (!ret && resp->date)
@@ -204,6 +223,46 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 	/* on -1, the error naming the server (printed now if held) */
 	if (held)
 		error("%s", http_client_last_error(kc->http));
+	return ret;
+}
+
+void kube_unreachable_fix(const struct kube_client *kc, struct strbuf *fix)
+{
+	strbuf_addf(fix,
+		    "check that the cluster runs and that its server address "
+		    "%s is right and reachable from here (VPN, proxy, "
+		    "firewall)",
+		    kc->server);
+}
+
+int kube_reach(struct kube_client *kc, volatile sig_atomic_t *cancel)
+{
+	static const char *const hdrs[] = { "Accept: application/json", NULL };
+	struct http_req req = { 0 };
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct strbuf fix = STRBUF_INIT;
+	uint64_t saved_until = kc->retry_until_ms;
+	report_fn saved;
+	void *saved_data;
+	int ret;
+
+	req.method = "GET";
+	req.path = "/version";
+	req.headers = hdrs;
+	req.timeout_ms = KUBE_REACH_TIMEOUT_MS;
+	req.cancel = cancel;
+	kc->retry_until_ms = 0;
+	get_error_routine(&saved, &saved_data);
+	set_error_routine(quiet, NULL);
+	ret = kube_request(kc, &req, &resp);
+	set_error_routine(saved, saved_data);
+	kc->retry_until_ms = saved_until;
+	if (ret == -1) {
+		kube_unreachable_fix(kc, &fix);
+		error("%s; %s", http_client_last_error(kc->http), fix.buf);
+	}
+	http_resp_release(&resp);
+	strbuf_release(&fix);
 	return ret;
 }
 
@@ -743,6 +802,7 @@ enum watch_state {
 };
 
 struct watch {
+	struct kube_client *kc;
 	const char *name;
 	struct strbuf line;
 	struct strbuf rv;
@@ -760,6 +820,8 @@ static void watch_check(struct watch *w, json_t *obj)
 
 	claim_from(c, obj);
 	w->seen = 1;
+	if (w->kc->claim_seen)
+		w->kc->claim_seen(c, w->kc->claim_seen_data);
 	if (c->resource_version.len)
 		set_str(&w->rv, c->resource_version.buf);
 	if (c->ready && c->sandbox.len) {
@@ -911,6 +973,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		kc->retry_until_ms = (uint64_t)deadline;
 	else
 		saved_until = kc->retry_until_ms;
+	w.kc = kc;
 	w.name = name;
 	w.out = out;
 	strbuf_init(&w.line, 0);

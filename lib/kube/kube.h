@@ -60,6 +60,8 @@ struct http_client;
 struct http_req;
 struct http_resp;
 
+struct kube_claim;
+
 struct kube_client {
 	struct kube_config *cfg; /* borrowed; must outlive the client */
 	struct http_client *http;
@@ -88,6 +90,15 @@ struct kube_client {
 	 * shutdownTimes are set on the server's clock.
 	 */
 	long clock_skew_s;
+	/* each API call on stderr: method, path, status, ms (gosbx -v) */
+	int verbose;
+	/*
+	 * Called, if set, with each state of the claim that
+	 * kube_claim_wait_ready() sees (from the waiting thread), with
+	 * claim_seen_data: e.g. a progress line.
+	 */
+	void (*claim_seen)(const struct kube_claim *c, void *data);
+	void *claim_seen_data;
 };
 
 /*
@@ -111,6 +122,29 @@ struct http_req;
 struct http_resp;
 int kube_request(struct kube_client *kc, struct http_req *req,
 		 struct http_resp *resp);
+
+/*
+ * How long the first contact with an API server may take, connection,
+ * TLS and answer (ms): an address that never answers is reported after
+ * this, not after the retries of a whole --open-timeout.
+ */
+#define KUBE_REACH_TIMEOUT_MS 10000
+
+/*
+ * What to check when the API server kc->server cannot be reached, one
+ * sentence appended to fix; `gosbx doctor` says it in its "API server"
+ * check and kube_reach() in its error, so both read the same.
+ */
+void kube_unreachable_fix(const struct kube_client *kc, struct strbuf *fix);
+
+/*
+ * The first contact with the API server: GET /version within
+ * KUBE_REACH_TIMEOUT_MS, a transport failure not tried again (whatever
+ * kc->retry_until_ms says). 0 when an answer of any status came, or -1
+ * with one error(): "cannot reach '<server>': <cause>; <the fix of
+ * kube_unreachable_fix()>"; HTTP_ABORTED when *cancel was set.
+ */
+int kube_reach(struct kube_client *kc, volatile sig_atomic_t *cancel);
 
 /*
  * Discovery: GET /apis/extensions.agents.x-k8s.io and

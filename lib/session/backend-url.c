@@ -42,7 +42,8 @@ const struct backend_ops backend_url = {
 	.name = "url",
 	.logs = session_http_logs,
 	/* the sandbox is the runtime at the URL; its "claim" is the URL */
-	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
+	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES |
+		BACKEND_BEARER_TOKEN,
 	.open = url_open,
 	.destroy = url_destroy,
 	.doctor = doctor_url,

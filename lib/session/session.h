@@ -98,6 +98,11 @@ struct session_opts {
 	/* set non-zero (a SIGINT handler) to stop waiting for Ready */
 	volatile sig_atomic_t *cancel;
 
+	/*
+	 * gosbx -v: say more on stderr while opening (kube: each API call
+	 * with its status and time)
+	 */
+	int verbose;
 	/* a label that says who opened it, e.g. "mcp" or "exec" */
 	const char *purpose;
 	/*
@@ -441,6 +446,18 @@ int session_check_claim_name(const char *name);
 #define BACKEND_ALLOW_NET (1u << 3)
 /* The backend runs the Go that session_opts.go names (local) */
 #define BACKEND_GO (1u << 4)
+/*
+ * The backend talks to a Kubernetes API server (kube): it takes the
+ * global options --kubeconfig, --context, --namespace, --template,
+ * --warm-pool, --api-version, --gateway, --api-url and --open-timeout,
+ * which are an error with any other backend (gosbx(1))
+ */
+#define BACKEND_KUBE_API (1u << 5)
+/*
+ * The backend sends session_opts.router_token (kube: to the router,
+ * url: to the runtime): it takes --router-token-file
+ */
+#define BACKEND_BEARER_TOKEN (1u << 6)
 
 /*
  * What a backend decides when the caller leaves it NULL in
