@@ -76,6 +76,14 @@ test_expect_success '"Start here" is one line that installs into ~/.local' '
 	test_grep -x "export PATH=\"\$HOME/\.local/bin:\$PATH\"" blocks
 '
 
+test_expect_success 'the MCP token recipe makes a file only its owner reads' '
+	grep -E "^(mkdir -p|\(umask).*gosbx" "$GOSBX_SOURCE_DIR/README.md" >recipe &&
+	test_line_count = 2 recipe &&
+	(HOME=$TRASH_DIRECTORY/tok && mkdir "$HOME" && export HOME && sh -e recipe) &&
+	test "$(stat -c %a tok/.config/gosbx/mcp-token)" = 600 &&
+	test -s tok/.config/gosbx/mcp-token
+'
+
 test_expect_success GO,BWRAP 'the "Using it" block runs as pasted' '
 	first_block "Using it" >using.sh &&
 	test_line_count -gt 5 using.sh &&
