@@ -3,7 +3,9 @@ test_description='what the docs, man pages and comments point at is in the tree
 
 A clone is all a reader has: the design notes and wire contracts are in
 Documentation/ (technical/, protocol/), and no file points outside the
-tree (../shared/...) or at notes it does not have (spec/*.md). Every
+tree (../shared/..., /work/shared of some machine: the agent-sandbox CRDs
+come from the Go module, t/crds.sh) or at notes it does not have
+(spec/*.md). Every
 Documentation/... page named outside the tests (which name missing
 ones on purpose) exists. The test reads the source
 tree ($GOSBX_SOURCE_DIR) without git, so a copy of it works too.'
@@ -26,8 +28,9 @@ test_expect_success 'the list of files is the tree' '
 	grep "^Documentation/technical/design.md\$" files
 '
 
-test_expect_success 'nothing points at notes a clone lacks' '
-	(cd "$SRC" && xargs grep -n -E "(^|[^/a-zA-Z])spec/[a-z-]+\.md|\.\./shared/(DESIGN|STYLE|spec)|(^|[^/a-z])(DESIGN|STYLE)\.md" <"$TRASH_DIRECTORY/files") >bad || :
+test_expect_success 'nothing points at notes a clone lacks (but the tests of that)' '
+	grep -v "^t/t0002-\|^t/t0062-" files >checked &&
+	(cd "$SRC" && xargs grep -n -E "(^|[^/a-zA-Z])spec/[a-z-]+\.md|\.\./share[d]/|/work/share[d]|(^|[^/a-z])(DESIGN|STYLE)\.md" <"$TRASH_DIRECTORY/checked") >bad || :
 	test_line_count = 0 bad || { cat bad >&4; false; }
 '
 

@@ -4,9 +4,15 @@ layout, rendered templates valid against both agent-sandbox releases'
 . "$(dirname "$0")"/test-lib.sh
 
 M=$GOSBX_SOURCE_DIR/manifests
-CRDS=${GOSBX_CRDS_DIR:-$GOSBX_SOURCE_DIR/../shared/crds}
-test -d "$CRDS/v0.4.6" || CRDS=/work/shared/crds
+CRDS=${GOSBX_CRDS_DIR:-$GOSBX_BUILD_DIR/t/crds}
+test -d "$CRDS/v0.4.6" ||
+	CRDS=$(HOME=$TEST_REAL_HOME "$TEST_DIRECTORY"/crds.sh "$GOSBX_BUILD_DIR/t/crds") ||
+	CRDS=
 test -d "$CRDS/v0.4.6" && test -d "$CRDS/v0.5.6" && test_set_prereq CRDS
+
+test_expect_success 'the agent-sandbox CRDs of both releases are there (t/crds.sh)' '
+	test_have_prereq CRDS
+'
 
 # Every kustomization is rendered by the real kustomize, the one kubectl
 # carries (kubectl kustomize): it, not an imitation, decides what

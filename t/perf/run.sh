@@ -982,8 +982,10 @@ kube_start() {
 		sed 's/^/#   /' "$tmp/kube/pki.log" | tail -n 10
 		return 1
 	fi
-	crds=${GOSBX_CRDS_DIR:-$PERF_DIR/../../../shared/crds}
-	test -d "$crds/v0.4.6" || crds=/work/shared/crds
+	crds=${GOSBX_CRDS_DIR:-}
+	test -d "$crds/v0.4.6" ||
+		crds=$("$PERF_DIR"/../crds.sh "$GOSBX_BUILD_DIR/t/crds") ||
+		return 1
 	"$FAKE_KUBE" --port=0 --cert="$tmp/kube/server.crt" \
 		--key="$tmp/kube/server.key" --client-ca="$tmp/kube/ca.crt" \
 		--release=v0.4.6 --crds="$crds/v0.4.6" \
