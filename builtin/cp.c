@@ -297,8 +297,10 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = rsrc ? claim_src : claim_dst;
 	o.purpose = "cp";
-	if (session_open(&s, &o) < 0) {
-		ret = EXIT_OWN_FAILURE;
+	ret = session_open(&s, &o);
+	if (ret < 0) {
+		ret = ret == SESSION_BAD_OPTS ? usage_reported(cp_usage, opts)
+					      : EXIT_OWN_FAILURE;
 		goto out;
 	}
 	/*

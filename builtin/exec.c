@@ -574,7 +574,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *claim = NULL, *cwd = NULL;
 	int64_t timeout_ms = 0;
-	int json = 0, status;
+	int json = 0, status, rc;
 	int want_repl = 0, stdin_on = 0, tty = 0, after_dashdash;
 	int orig_argc = argc;
 	const char **orig_argv = xcalloc(argc + 1, sizeof(*orig_argv));
@@ -720,7 +720,11 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.ttl_ms = THROWAWAY_TTL_MS;
 
 	catch_signals();
-	if (session_open(&s, &o) < 0) {
+	rc = session_open(&s, &o);
+	if (rc == SESSION_BAD_OPTS) {
+		status = usage_reported(exec_usage, opts);
+		goto out;
+	} else if (rc < 0) {
 		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
 		goto out;
 	}

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "http-checks.h"
+#include "listen.h"
 #include "mcp/mcp.h"
 #include "parse-options.h"
 #include "session/sandbox-limits.h"
@@ -240,6 +241,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.max_sandboxes = max_sbx;
 	}
 
+	if (http && listen_address_check(http) < 0)
+		return usage_reported(mcp_usage, opts);
 	if (http) {
 		h.addr = http;
 		o.shared_claim = o.claim != NULL;

@@ -60,12 +60,12 @@ static int drop_privileges(void)
 			return error_errno("netd: cannot drop capability %d",
 					   cap);
 	/* the bounding set goes first: both need CAP_SETPCAP in effect */
-	if (!geteuid() &&
-	    prctl(PR_SET_SECUREBITS,
-		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-			  SECBIT_NO_SETUID_FIXUP |
-			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
-		  0, 0, 0) < 0)
+	if (!geteuid() && prctl(PR_SET_SECUREBITS,
+				SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+					SECBIT_NO_SETUID_FIXUP |
+					SECBIT_NO_SETUID_FIXUP_LOCKED |
+					SECBIT_KEEP_CAPS_LOCKED,
+				0, 0, 0) < 0)
 		return error_errno("netd: cannot set securebits");
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (syscall(SYS_capset, &hdr, none) < 0)

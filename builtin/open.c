@@ -25,7 +25,7 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *name = NULL;
 	int64_t ttl = -1;
-	int quiet = 0;
+	int quiet = 0, ret;
 	struct option opts[] = {
 		OPT_STRING(0, "name", &name, "<name>",
 			   "claim name (default: generated)"),
@@ -58,8 +58,11 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (name && ctx_check_claim_name(ctx, name) < 0)
 		return usage_reported(open_usage, opts);
 
-	if (session_open(&s, &o) < 0)
-		return EXIT_OWN_FAILURE;
+	ret = session_open(&s, &o);
+	if (ret < 0)
+		return ret == SESSION_BAD_OPTS
+			       ? usage_reported(open_usage, opts)
+			       : EXIT_OWN_FAILURE;
 	printf("%s\n", s.claim);
 	if (!quiet)
 		fprintf(stderr,

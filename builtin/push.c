@@ -71,9 +71,12 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
 	o.purpose = "push";
-	if (session_open(&s, &o) < 0) {
+	ret = session_open(&s, &o);
+	if (ret < 0) {
 		strbuf_release(&dir);
-		return EXIT_OWN_FAILURE;
+		return ret == SESSION_BAD_OPTS
+			       ? usage_reported(push_usage, opts)
+			       : EXIT_OWN_FAILURE;
 	}
 	ret = session_push(&s, argv, argc, to);
 	if (!ret && verbose) {

@@ -77,6 +77,37 @@ static int listen_inherited(const char *addr, const char *num,
 	return fd;
 }
 
+int listen_address_check(const char *addr)
+{
+	const char *colon, *rest;
+	char *end;
+	long v;
+
+	if (skip_prefix(addr, "unix:", &rest)) {
+		if (!*rest)
+			return error("bad address '%s' (want unix:/path)",
+				     addr);
+		return 0;
+	}
+	if (skip_prefix(addr, "fd:", &rest)) {
+		errno = 0;
+		v = strtol(rest, &end, 10);
+		if (!*rest || *end || errno || v < 0 || v > INT_MAX)
+			return error("bad address '%s' (want fd:<descriptor "
+				     "number>)",
+				     addr);
+		return 0;
+	}
+	colon = strrchr(addr, ':');
+	if (!colon || !colon[1] || strlen(colon + 1) > 5 ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    atoi(colon + 1) > 65535)
+		return error("bad address '%s' (want host:port, :port or "
+			     "unix:/path, with a port of 0 to 65535)",
+			     addr);
+	return 0;
+}
+
 int listen_address(const char *addr, const char *default_host, int backlog,
 		   struct listen_info *out)
 {
@@ -91,12 +122,9 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 		return listen_unix(addr, path, backlog, out);
 	if (skip_prefix(addr, "fd:", &path))
 		return listen_inherited(addr, path, out);
+	if (listen_address_check(addr) < 0)
+		return -1;
 	colon = strrchr(addr, ':');
-	if (!colon || !colon[1] ||
-	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
-		return error("bad address '%s' (want host:port, :port or "
-			     "unix:/path)",
-			     addr);
 	port = colon + 1;
 	strbuf_add(&host, addr, colon - addr);
 	if (host.len >= 2 && host.buf[0] == '[' &&

@@ -35,6 +35,15 @@ int listen_address(const char *addr, const char *default_host, int backlog,
 		   struct listen_info *out);
 void listen_info_release(struct listen_info *li);
 
+/*
+ * The form of addr alone, as listen_address() takes it, without a name
+ * lookup or a socket: "unix:" with a path, "fd:" with a number, else a
+ * port of 0 to 65535 after the last ':'. For a command to refuse a bad
+ * address as a usage error (gosbx(1) EXIT STATUS 129) before it starts
+ * anything. Returns 0, or -1 with error() naming addr.
+ */
+int listen_address_check(const char *addr);
+
 /* True for 127.0.0.0/8, ::1 and unix sockets. */
 int listen_is_loopback(const struct listen_info *li);
 
