@@ -126,7 +126,7 @@ test_expect_success '--env and --cwd' '
 '
 
 test_expect_success 'bad --env, --cwd and limit values are usage errors (129)' '
-	expect_code 129 gosbx exec --env=novalue -- true &&
+	expect_code 129 gosbx exec -e "" -- true &&
 	expect_code 129 gosbx exec --env==v -- true &&
 	expect_code 129 gosbx exec --cwd=../x -- true &&
 	expect_code 129 gosbx exec --cwd=/etc -- true &&
