@@ -39,7 +39,7 @@ int workpath_clean(const char *path, struct strbuf *out);
 /*
  * The one rule for naming a place in a sandbox on gosbx's command line
  * (gosbx push --to, gosbx exec --cwd/-w and -f <local>:<dest>, gosbx cp
- * <claim>:<path>; Documentation/gosbx.txt "PATHS IN A SANDBOX"): a path
+ * <claim>:<path>; Documentation/gosbx-cp.txt "PATHS IN A SANDBOX"): a path
  * is relative to /app, or absolute under /app ("/app" itself is /app),
  * with or without a trailing '/'; "." segments are dropped ("." and "./"
  * are /app). Judged from the text alone, so it is the same on every
