@@ -125,9 +125,9 @@ test_expect_success '--max-size bounds a copy out; nothing is written past it' '
 '
 
 test_expect_success 'paths outside /app, both or neither remote, missing sources' '
-	test_expect_code_err 125 gosbx cp t2050:/etc/passwd x &&
+	test_expect_code_err 129 gosbx cp t2050:/etc/passwd x &&
 	test_grep "outside /app" err &&
-	test_expect_code_err 125 gosbx cp t2050:../x x &&
+	test_expect_code_err 129 gosbx cp t2050:../x x &&
 	test_expect_code_err 129 gosbx cp src/a.txt ./b &&
 	test_grep "neither path" err &&
 	test_expect_code_err 129 gosbx cp t2050:a t2050:b &&
