@@ -248,6 +248,74 @@ static int flush_status(int status)
 	return 0;
 }
 
+/*
+ * The optimal string alignment distance between a and b (insertions,
+ * deletions, substitutions and swaps of two neighbours, each 1), as
+ * git's help.c ranks commands for "did you mean"; -1 past 64 bytes.
+ */
+static int edit_distance(const char *a, const char *b)
+{
+	int d[65][65];
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > 64 || lb > 64)
+		return -1;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+/*
+ * `gosbx exce`: say so, with the listed commands nearest to name (at
+ * most 2 edits, and fewer than its length: "did you mean 'exec'?").
+ * Returns 129 (gosbx(1) EXIT STATUS: an unknown command).
+ */
+static int unknown_command(const char *name)
+{
+	struct strbuf near = STRBUF_INIT;
+	int best = 3, n = 0;
+	size_t len = strlen(name);
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (struct cmd_struct *c = commands; c->name; c++) {
+			int d = edit_distance(name, c->name);
+
+			if ((c->flags & HIDDEN_COMMAND) || d < 0 ||
+			    (size_t)d >= len)
+				continue;
+			if (!pass && d < best)
+				best = d;
+			else if (pass && d == best)
+				strbuf_addf(&near, "%s'%s'", n++ ? ", " : "",
+					    c->name);
+		}
+	}
+	if (n)
+		error("'%s' is not a gosbx command (see 'gosbx -h'); did "
+		      "you mean %s%s?",
+		      name, n > 1 ? "one of " : "", near.buf);
+	else
+		error("'%s' is not a gosbx command; see 'gosbx -h'", name);
+	strbuf_release(&near);
+	return EXIT_USAGE;
+}
+
 static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 		       struct gosbx_ctx *ctx)
 {
@@ -378,9 +446,7 @@ int main(int argc, const char **argv)
 		help_argv[0] = c->name;
 		return flush_status(c->fn(2, help_argv, &ctx));
 	}
-	if (!(c = find_command(argv[0]))) {
-		error("'%s' is not a gosbx command; see 'gosbx -h'", argv[0]);
-		return EXIT_USAGE;
-	}
+	if (!(c = find_command(argv[0])))
+		return unknown_command(argv[0]);
 	return run_builtin(c, argc, argv, &ctx);
 }

@@ -20,6 +20,7 @@
 #include "strbuf.h"
 #include "tarball.h"
 #include "usage.h"
+#include "workpath.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -55,38 +56,6 @@ static const char *remote_part(const char *arg, char **claim)
 		return NULL;
 	*claim = xstrndup(arg, colon - arg);
 	return colon + 1;
-}
-
-/*
- * A sandbox path into rel, relative to /app ("" for /app itself):
- * "/app/x", "x" and "./x" are all /app/x. *dir is set when it ends in
- * '/' (a directory to copy into). Returns 0, or -1 with error().
- */
-static int sandbox_path(const char *path, struct strbuf *rel, int *dir)
-{
-	const char *p = path;
-
-	strbuf_reset(rel);
-	if (skip_prefix(path, "/app", &p) && (!*p || *p == '/'))
-		;
-	else if (*path == '/')
-		return error("'%s' is outside /app: gosbx cp reaches /app of "
-			     "the sandbox only",
-			     path);
-	while (*p == '/')
-		p++;
-	while (starts_with(p, "./"))
-		for (p += 2; *p == '/'; p++)
-			;
-	strbuf_addstr(rel, p);
-	*dir = rel->len && rel->buf[rel->len - 1] == '/';
-	while (rel->len && rel->buf[rel->len - 1] == '/')
-		strbuf_setlen(rel, rel->len - 1);
-	if (!strcmp(rel->buf, "."))
-		strbuf_reset(rel);
-	if (rel->len && session_check_path(rel->buf) < 0)
-		return -1;
-	return 0;
 }
 
 static void random_name(struct strbuf *sb)
@@ -306,8 +275,10 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 		free(claim_dst);
 		return 129;
 	}
-	if (sandbox_path(rsrc ? rsrc : rdst, &rel, &into) < 0) {
-		ret = 1;
+	/* the one rule for paths in a sandbox (lib/workpath.h) */
+	if (workpath_sandbox("the sandbox path", rsrc ? rsrc : rdst, &rel,
+			     &into) < 0) {
+		ret = usage_reported(cp_usage, opts);
 		goto out;
 	}
 	if (!rsrc) {
@@ -315,7 +286,7 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 
 		if (lstat(argv[0], &st) < 0) {
 			error_errno("cannot copy '%s'", argv[0]);
-			ret = 1;
+			ret = EXIT_OWN_FAILURE;
 			goto out;
 		}
 	} else {
@@ -326,8 +297,10 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = rsrc ? claim_src : claim_dst;
 	o.purpose = "cp";
-	if (session_open(&s, &o) < 0) {
-		ret = 1;
+	ret = session_open(&s, &o);
+	if (ret < 0) {
+		ret = ret == SESSION_BAD_OPTS ? usage_reported(cp_usage, opts)
+					      : EXIT_OWN_FAILURE;
 		goto out;
 	}
 	/*
@@ -350,7 +323,7 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (!ret && verbose)
 		fprintf(stderr, "copied '%s' to '%s'\n", argv[0], argv[1]);
 	session_disconnect(&s);
-	ret = got_sigint ? 128 + got_sigint : ret ? 1 : 0;
+	ret = got_sigint ? 128 + got_sigint : ret ? EXIT_OWN_FAILURE : 0;
 out:
 	strbuf_release(&rel);
 	free(claim_src);

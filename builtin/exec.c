@@ -23,6 +23,7 @@
 #include "strvec.h"
 #include "session/sandbox-limits.h"
 #include "usage.h"
+#include "workpath.h"
 
 #include <math.h>
 #include <signal.h>
@@ -32,9 +33,8 @@
 
 static const char *const exec_usage[] = {
 	"gosbx exec [--claim=<name>] [-i] [-t] [-f <local>[:<dest>]]... "
-	"[--timeout=<duration>] [--env=<K=V>]... [--cwd=<dir>] [-o text|json] "
-	"[--json] "
-	"[--] <command>...",
+	"[--timeout=<duration>] [-e <K[=V]>]... [-w <dir>] [-o text|json] "
+	"[--json] [--] <command>...",
 	"gosbx exec --claim=<name>",
 	NULL,
 };
@@ -158,39 +158,50 @@ static char *local_base_name(const char *path)
 }
 
 /*
- * The destination under /app of "-f <local>[:<dest>]": after the first
- * ':', else the local base name. Owned.
+ * The destination of "-f <local>[:<dest>]" relative to /app, by the one
+ * rule for paths in a sandbox (lib/workpath.h): <dest> after the first
+ * ':', else the local base name; a <dest> that is /app or ends in '/' is
+ * a directory the file goes into under its base name. Appended to dest.
+ * Returns 0, or -1 with error() (a usage error: judged from the command
+ * line alone).
  */
-static char *file_dest(const char *spec)
+static int file_dest(const char *spec, struct strbuf *dest)
 {
 	const char *colon = strchr(spec, ':');
-	char *local, *dest;
+	char *local = colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
+	char *base = local_base_name(local);
+	struct strbuf what = STRBUF_INIT;
+	int into = 1, ret = 0;
 
+	strbuf_addf(&what, "-f '%s'", spec);
 	if (colon)
-		return xstrdup(colon + 1);
-	local = xstrdup(spec);
-	dest = local_base_name(local);
+		ret = workpath_sandbox(what.buf, colon + 1, dest, &into);
+	if (!ret && (into || !dest->len)) {
+		if (dest->len)
+			strbuf_addch(dest, '/');
+		strbuf_addstr(dest, base);
+	}
+	if (!ret && session_check_path(dest->buf) < 0)
+		ret = error("%s: name the file's destination under /app",
+			    what.buf);
+	strbuf_release(&what);
+	free(base);
 	free(local);
-	return dest;
+	return ret;
 }
 
-/*
- * Each -f destination stays within /app (a usage error, judged from the
- * command line alone). Returns 0, or -1 with error().
- */
+/* Each -f destination stays within /app. Returns 0, or -1 with error(). */
 static int check_file_dests(const struct strvec *specs)
 {
-	for (size_t i = 0; i < specs->nr; i++) {
-		char *dest = file_dest(specs->v[i]);
-		int bad = session_check_path(dest) < 0;
+	struct strbuf dest = STRBUF_INIT;
+	int ret = 0;
 
-		free(dest);
-		if (bad)
-			return error("-f '%s': the destination must stay "
-				     "within /app",
-				     specs->v[i]);
+	for (size_t i = 0; !ret && i < specs->nr; i++) {
+		strbuf_reset(&dest);
+		ret = file_dest(specs->v[i], &dest);
 	}
-	return 0;
+	strbuf_release(&dest);
+	return ret;
 }
 
 /*
@@ -212,9 +223,11 @@ static int read_files(const struct strvec *specs, struct exec_files *f)
 		char *local =
 			colon ? xstrndup(spec, colon - spec) : xstrdup(spec);
 		struct stat st;
+		struct strbuf dest = STRBUF_INIT;
 		int bad = 0;
 
-		f->dest[i] = file_dest(spec);
+		file_dest(spec, &dest); /* checked by check_file_dests() */
+		f->dest[i] = strbuf_detach(&dest, NULL);
 		if (stat(local, &st) < 0)
 			bad = error_errno("-f '%s': cannot read '%s'", spec,
 					  local);
@@ -480,15 +493,78 @@ static char *command_text(int argc, const char **argv)
 	return strbuf_detach(&sb, NULL);
 }
 
-static int check_env(const struct strvec *env)
+/*
+ * -e/--env as `docker run -e` takes it: "K=V" sets K to V, a bare "K"
+ * passes gosbx's own $K on, and nothing when it is not set. Appends
+ * "K=V" words to out. Returns 0, or -1 with error() for an empty name.
+ */
+static int resolve_env(const struct strvec *in, struct strvec *out)
 {
-	for (size_t i = 0; i < env->nr; i++) {
-		const char *eq = strchr(env->v[i], '=');
-		if (!eq || eq == env->v[i])
-			return error("option '--env' expects K=V, not '%s'",
-				     env->v[i]);
+	for (size_t i = 0; i < in->nr; i++) {
+		const char *eq = strchr(in->v[i], '=');
+		const char *val;
+
+		if (eq == in->v[i] || !*in->v[i])
+			return error("option '--env' expects K=V or K, not "
+				     "'%s'",
+				     in->v[i]);
+		if (eq)
+			strvec_push(out, in->v[i]);
+		else if ((val = getenv(in->v[i])))
+			strvec_pushf(out, "%s=%s", in->v[i], val);
 	}
 	return 0;
+}
+
+/* quietly: the word is taken as a command unless it names a claim */
+static void drop_report(const char *prefix, const char *msg, void *data)
+{
+}
+
+/*
+ * `gosbx exec mybox -- go version`: a claim name where the command
+ * belongs (Documentation/gosbx-exec.txt "A CLAIM NAME AS THE COMMAND").
+ * It is one when no claim was given, the words did not follow a '--' of
+ * their own, the second word is '--', and the first is a claim name the
+ * backend takes and, where the backend can tell without opening it
+ * (keep_claim), an existing claim. Then 1 with the corrected command
+ * line said, else 0.
+ */
+static int claim_as_command(struct gosbx_ctx *ctx, int argc, const char **argv,
+			    int after_dashdash)
+{
+	struct strbuf hint = STRBUF_INIT;
+	struct session_opts o;
+	report_fn fn;
+	void *data;
+	int looks;
+
+	if (after_dashdash || argc < 2 || strcmp(argv[1], "--") ||
+	    (ctx->ops->caps & BACKEND_FREE_NAMES))
+		return 0;
+	get_error_routine(&fn, &data);
+	set_error_routine(drop_report, NULL);
+	ctx_session_opts(ctx, &o);
+	looks = !ctx_check_claim_name(ctx, argv[0]) &&
+		(!ctx->ops->keep_claim || !ctx->ops->keep_claim(&o, argv[0]));
+	set_error_routine(fn, data);
+	if (!looks)
+		return 0;
+	for (int i = 2; i < argc; i++) {
+		strbuf_addch(&hint, ' ');
+		if (argv[i][strcspn(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;#~!")] ||
+		    !*argv[i])
+			sq_quote_buf(&hint, argv[i]);
+		else
+			strbuf_addstr(&hint, argv[i]);
+	}
+	error("'%s' looks like a claim, not a command: did you mean 'gosbx "
+	      "exec "
+	      "--claim=%s --%s'? (a command of that name runs as 'gosbx exec "
+	      "-- %s -- ...')",
+	      argv[0], argv[0], hint.buf, argv[0]);
+	strbuf_release(&hint);
+	return 1;
 }
 
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
@@ -496,14 +572,18 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session_opts o = { 0 };
 	struct session s;
 	struct exec_files files = { 0 };
-	struct strvec file_specs = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec file_specs = STRVEC_INIT, env_args = STRVEC_INIT,
+		      env = STRVEC_INIT;
+	struct strbuf cwd_rel = STRBUF_INIT;
 	struct limit_args la = LIMIT_ARGS_INIT;
 	const char *claim = NULL, *cwd = NULL;
 	int64_t timeout_ms = 0;
 	static const char *const formats[] = { "text", "json", NULL };
 	struct output_opt output = OUTPUT_OPT_INIT;
-	int status;
-	int want_repl = 0, stdin_on = 0, tty = 0;
+	int status, rc;
+	int want_repl = 0, stdin_on = 0, tty = 0, after_dashdash;
+	int orig_argc = argc;
+	const char **orig_argv = xcalloc(argc + 1, sizeof(*orig_argv));
 	char *command = NULL;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "claim", &claim, "<name>",
@@ -518,9 +598,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				"copy a local file to /app/<dest> first"),
 		OPT_DURATION(0, "timeout", &timeout_ms,
 			     "kill the command after this long"),
-		OPT_STRING_LIST(0, "env", &env, "<K=V>",
-				"set an environment variable"),
-		OPT_STRING(0, "cwd", &cwd, "<dir>",
+		OPT_STRING_LIST('e', "env", &env_args, "<K[=V]>",
+				"set an environment variable (K alone: "
+				"gosbx's own $K)"),
+		OPT_STRING('w', "cwd", &cwd, "<dir>",
 			   "run in this directory under /app"),
 		OPT_OUTPUT(&output, "text (default: live output) or json (one "
 				    "object at the end)"),
@@ -529,12 +610,15 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		OPT_END(),
 	};
 
+	memcpy(orig_argv, argv, argc * sizeof(*argv));
 	argc = parse_options(argc, argv, opts, exec_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (argc < 0) {
 		status = parse_options_status(argc);
 		goto out;
 	}
+	/* the command words are the tail of argv: was a '--' before them? */
+	after_dashdash = argc && !strcmp(orig_argv[orig_argc - argc - 1], "--");
 	if (claim && !*claim)
 		claim = NULL; /* GOSBX_CLAIM= */
 	if (output_opt_resolve(&output, formats, exec_usage, opts)) {
@@ -553,6 +637,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		goto out;
 	}
 	if (claim && ctx_check_claim_name(ctx, claim) < 0) {
+		status = usage_reported(exec_usage, opts);
+		goto out;
+	}
+	if (!claim && claim_as_command(ctx, argc, argv, after_dashdash)) {
 		status = usage_reported(exec_usage, opts);
 		goto out;
 	}
@@ -578,15 +666,12 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	/* first: it sets all of o, the limits below included */
 	ctx_session_opts(ctx, &o);
-	if (limit_args_apply(&la, &o) < 0 || check_env(&env) < 0 ||
-	    check_file_dests(&file_specs) < 0) {
+	/* paths by the one rule for paths in a sandbox (lib/workpath.h) */
+	if (limit_args_apply(&la, &o) < 0 || resolve_env(&env_args, &env) < 0 ||
+	    check_file_dests(&file_specs) < 0 ||
+	    (cwd &&
+	     workpath_sandbox("option '--cwd'", cwd, &cwd_rel, NULL) < 0)) {
 		status = usage_reported(exec_usage, opts);
-		goto out;
-	}
-	if (cwd && strcmp(cwd, ".") && session_check_path(cwd) < 0) {
-		status = usage_error(exec_usage, opts,
-				     "option '--cwd' must name a directory "
-				     "under /app");
 		goto out;
 	}
 	/* a local file that cannot be read is a failure, not usage */
@@ -605,7 +690,8 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 					     "open')");
 			goto out;
 		}
-		if (output.json || files.nr || timeout_ms || env.nr || cwd) {
+		if (output.json || files.nr || timeout_ms || env_args.nr ||
+		    cwd) {
 			status = usage_error(exec_usage, opts,
 					     "-o json, -f, --timeout, --env "
 					     "and --cwd need a command");
@@ -645,7 +731,11 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		o.ttl_ms = THROWAWAY_TTL_MS;
 
 	catch_signals();
-	if (session_open(&s, &o) < 0) {
+	rc = session_open(&s, &o);
+	if (rc == SESSION_BAD_OPTS) {
+		status = usage_reported(exec_usage, opts);
+		goto out;
+	} else if (rc < 0) {
 		status = exec_signal ? 128 + exec_signal : EXIT_OWN_FAILURE;
 		goto out;
 	}
@@ -658,9 +748,11 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		status = exec_repl(&s, &exec_signal);
 	else if (stdin_on || tty)
 		status = run_interactive(&s, command, &files, timeout_ms, &env,
-					 cwd, stdin_on, tty, ctx->verbose);
+					 cwd_rel.len ? cwd_rel.buf : NULL,
+					 stdin_on, tty, ctx->verbose);
 	else
-		status = run_command(&s, command, &files, timeout_ms, &env, cwd,
+		status = run_command(&s, command, &files, timeout_ms, &env,
+				     cwd_rel.len ? cwd_rel.buf : NULL,
 				     output.json, ctx->verbose);
 	if (fflush(stdout) && status == 0) {
 		error_errno("write failure on standard output");
@@ -679,6 +771,9 @@ out:
 	free(command);
 	exec_files_release(&files);
 	strvec_clear(&file_specs);
+	strvec_clear(&env_args);
 	strvec_clear(&env);
+	strbuf_release(&cwd_rel);
+	free(orig_argv);
 	return status;
 }

@@ -45,8 +45,11 @@ int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx)
 	o.claim = argv[0];
 	o.purpose = "logs";
 	o.allow_dead = 1; /* a dead claim's log is the one worth reading */
-	if (session_open(&s, &o) < 0)
-		return 1;
+	ret = session_open(&s, &o);
+	if (ret < 0)
+		return ret == SESSION_BAD_OPTS
+			       ? usage_reported(logs_usage, opts)
+			       : EXIT_OWN_FAILURE;
 	/* Ctrl-C or SIGTERM end -f: a clean end, status 0 */
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -54,5 +57,5 @@ int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx)
 	sigaction(SIGTERM, &sa, NULL);
 	ret = session_logs(&s, follow, 1, &got_signal);
 	session_disconnect(&s);
-	return ret ? 1 : 0;
+	return ret ? EXIT_OWN_FAILURE : 0;
 }

@@ -154,8 +154,11 @@ int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (name && ctx_check_claim_name(ctx, name) < 0)
 		return usage_reported(open_usage, opts);
 
-	if (session_open(&s, &o) < 0)
-		return EXIT_OWN_FAILURE;
+	ret = session_open(&s, &o);
+	if (ret < 0)
+		return ret == SESSION_BAD_OPTS
+			       ? usage_reported(open_usage, opts)
+			       : EXIT_OWN_FAILURE;
 	if (output.json) {
 		if (print_json(&s, &o, ctx->backend, ctx->ops->caps) < 0)
 			ret = EXIT_OWN_FAILURE;

@@ -9,7 +9,9 @@
 #include "builtin.h"
 #include "parse-options.h"
 #include "session/session.h"
+#include "strbuf.h"
 #include "usage.h"
+#include "workpath.h"
 
 #include <sys/stat.h>
 
@@ -23,6 +25,7 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	struct session_opts o = { 0 };
 	struct session s;
 	const char *claim = NULL, *to = NULL;
+	struct strbuf dir = STRBUF_INIT;
 	int verbose = 0, ret;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "claim", &claim, "<name>",
@@ -50,17 +53,18 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (!argc)
 		return usage_error(push_usage, opts,
 				   "nothing to push: name at least one path");
-	if (to && *to && strcmp(to, ".") && session_check_path(to) < 0)
-		return usage_error(push_usage, opts,
-				   "option '--to' must name a directory under "
-				   "/app");
-	if (to && !strcmp(to, "."))
-		to = NULL;
+	/* the one rule for paths in a sandbox (lib/workpath.h) */
+	if (to && workpath_sandbox("option '--to'", to, &dir, NULL) < 0) {
+		strbuf_release(&dir);
+		return usage_reported(push_usage, opts);
+	}
+	to = dir.len ? dir.buf : NULL;
 	for (int i = 0; i < argc; i++) {
 		struct stat st;
 
 		if (lstat(argv[i], &st) < 0) {
 			error_errno("cannot push '%s'", argv[i]);
+			strbuf_release(&dir);
 			return EXIT_OWN_FAILURE;
 		}
 	}
@@ -68,8 +72,13 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 	ctx_session_opts(ctx, &o);
 	o.claim = claim;
 	o.purpose = "push";
-	if (session_open(&s, &o) < 0)
-		return EXIT_OWN_FAILURE;
+	ret = session_open(&s, &o);
+	if (ret < 0) {
+		strbuf_release(&dir);
+		return ret == SESSION_BAD_OPTS
+			       ? usage_reported(push_usage, opts)
+			       : EXIT_OWN_FAILURE;
+	}
 	ret = session_push(&s, argv, argc, to);
 	if (!ret && verbose) {
 		for (int i = 0; i < argc; i++)
@@ -78,5 +87,6 @@ int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx)
 				argv[i], s.claim, to ? "/" : "", to ? to : "");
 	}
 	session_disconnect(&s);
+	strbuf_release(&dir);
 	return ret ? EXIT_OWN_FAILURE : 0;
 }

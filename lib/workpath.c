@@ -1,4 +1,5 @@
 #include "compat.h"
+#include "usage.h"
 #include "workpath.h"
 
 #include <sys/stat.h>
@@ -33,6 +34,51 @@ int workpath_clean(const char *path, struct strbuf *out)
 			strbuf_addch(out, '/');
 		strbuf_add(out, seg, n);
 	}
+	return 0;
+}
+
+int workpath_sandbox(const char *what, const char *path, struct strbuf *rel,
+		     int *dir)
+{
+	size_t base = rel->len;
+	const char *p = path;
+
+	if (!*path)
+		return error("%s: the path is empty; write '.' or '/app' for "
+			     "/app itself",
+			     what);
+	if (*path == '/') {
+		if (!skip_prefix(path, "/app", &p) || (*p && *p != '/'))
+			return error("%s: '%s' is outside /app: a path in a "
+				     "sandbox is relative to /app or under it",
+				     what, path);
+		if (*p)
+			p++;
+	}
+	while (*p) {
+		const char *seg = p;
+		size_t n;
+
+		while (*p && *p != '/')
+			p++;
+		n = p - seg;
+		if (*p == '/')
+			p++;
+		if (!n || (n == 2 && seg[0] == '.' && seg[1] == '.')) {
+			strbuf_setlen(rel, base);
+			return error(n ? "%s: '%s' has a '..' segment: a path "
+					 "in a sandbox stays under /app"
+				       : "%s: '%s' has an empty segment",
+				     what, path);
+		}
+		if (n == 1 && seg[0] == '.')
+			continue;
+		if (rel->len > base)
+			strbuf_addch(rel, '/');
+		strbuf_add(rel, seg, n);
+	}
+	if (dir)
+		*dir = path[strlen(path) - 1] == '/';
 	return 0;
 }
 

@@ -36,6 +36,28 @@ int workpath_resolve(const char *root, const char *path, struct strbuf *abs,
  */
 int workpath_clean(const char *path, struct strbuf *out);
 
+/*
+ * The one rule for naming a place in a sandbox on gosbx's command line
+ * (gosbx push --to, gosbx exec --cwd/-w and -f <local>:<dest>, gosbx cp
+ * <claim>:<path>; Documentation/gosbx-cp.txt "PATHS IN A SANDBOX"): a path
+ * is relative to /app, or absolute under /app ("/app" itself is /app),
+ * with or without a trailing '/'; "." segments are dropped ("." and "./"
+ * are /app). Judged from the text alone, so it is the same on every
+ * backend.
+ *
+ * what:  how the path was given, for the error, e.g. "option '--cwd'".
+ * path:  the path as the user wrote it.
+ * rel:   receives (appended) the path relative to /app, without leading
+ *        or trailing '/', "" for /app itself: what session_check_path()
+ *        and the runtime take when it is not "".
+ * dir:   if not NULL, set to 1 when path ends in '/' (a directory to put
+ *        things into), else 0.
+ * Returns 0, or -1 with error() (rel untouched) when path is empty,
+ * absolute outside /app, or has a ".." or an empty ("a//b") segment.
+ */
+int workpath_sandbox(const char *what, const char *path, struct strbuf *rel,
+		     int *dir);
+
 /* True if path equals root or lies under it (string prefix + '/'). */
 int workpath_within(const char *root, const char *path);
 

@@ -38,7 +38,7 @@ test_expect_success 'every command: a bad option value is 129 with the usage' '
 	usage_err doctor doctor --backend=nowhere &&
 	usage_err doctor doctor --probe-timeout=soon &&
 	usage_err exec exec --timeout=soon -- true &&
-	usage_err exec exec --env=novalue -- true &&
+	usage_err exec exec --env==v -- true &&
 	usage_err exec exec --cwd=../x -- true &&
 	usage_err exec exec -f "x:../y" -- true &&
 	usage_err exec exec --cpus=lots -- true &&

@@ -85,7 +85,7 @@ test_expect_success 'a file out, into a directory and under a new name' '
 
 test_expect_success 'a sandbox symlink that leaves the copy is refused, nothing written' '
 	sx "mkdir -p evil && ln -sf /etc/passwd evil/p && echo x >evil/z" &&
-	test_expect_code_err 1 gosbx cp t2050:/app/evil evil-out &&
+	test_expect_code_err 125 gosbx cp t2050:/app/evil evil-out &&
 	test_grep "refusing entry" err &&
 	! test -e evil-out &&
 	ls -A >out &&
@@ -115,7 +115,7 @@ test_expect_success 'runs of zeros come out as holes' '
 
 test_expect_success '--max-size bounds a copy out; nothing is written past it' '
 	sx "head -c 3000000 /dev/urandom >dense3m" &&
-	test_expect_code_err 1 gosbx cp --max-size=1m t2050:/app/dense3m d3 &&
+	test_expect_code_err 125 gosbx cp --max-size=1m t2050:/app/dense3m d3 &&
 	test_grep "is larger than 1048576 bytes" err &&
 	! test -e d3 &&
 	ls -A >out &&
@@ -125,15 +125,15 @@ test_expect_success '--max-size bounds a copy out; nothing is written past it' '
 '
 
 test_expect_success 'paths outside /app, both or neither remote, missing sources' '
-	test_expect_code_err 1 gosbx cp t2050:/etc/passwd x &&
+	test_expect_code_err 129 gosbx cp t2050:/etc/passwd x &&
 	test_grep "outside /app" err &&
-	test_expect_code_err 1 gosbx cp t2050:../x x &&
+	test_expect_code_err 129 gosbx cp t2050:../x x &&
 	test_expect_code_err 129 gosbx cp src/a.txt ./b &&
 	test_grep "neither path" err &&
 	test_expect_code_err 129 gosbx cp t2050:a t2050:b &&
-	test_expect_code_err 1 gosbx cp t2050:no-such-file x &&
+	test_expect_code_err 125 gosbx cp t2050:no-such-file x &&
 	test_grep "no-such-file" err &&
-	test_expect_code_err 1 gosbx cp ./no-such t2050:x &&
+	test_expect_code_err 125 gosbx cp ./no-such t2050:x &&
 	test_grep "no-such" err
 '
 

@@ -60,7 +60,7 @@ test_expect_success LOCAL 'C1 controls and invalid UTF-8 in the log are escaped'
 '
 
 test_expect_success LOCAL 'a claim that does not exist; usage' '
-	test_expect_code_err 1 gosbx logs no-such-claim &&
+	test_expect_code_err 125 gosbx logs no-such-claim &&
 	test_grep "no-such-claim" err &&
 	test_expect_code_err 129 gosbx logs
 '

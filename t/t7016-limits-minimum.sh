@@ -25,20 +25,24 @@ test_expect_success 'isolate-run: --memory=1k and --pids=1 say which and how muc
 	test_line_count = 1 err
 '
 
-test_expect_success 'gosbx open: the same, and nothing is left behind' '
-	test_expect_code_err 125 gosbx open --memory=1k &&
-	grep -x "error: $mem_error" err &&
-	test_expect_code_err 125 gosbx open --pids=1 &&
-	grep -x "error: $pids_error" err &&
+opt_mem_error="option '--memory': 1024 bytes is too small to start a sandbox; the minimum is 8 MiB (--memory=8m), or --memory=0 for none"
+opt_pids_error="option '--pids': 1 is too small to start a sandbox; the minimum is 8 (--pids=8), or --pids=0 for none"
+
+# the command line alone shows it: a usage error (gosbx(1) EXIT STATUS)
+test_expect_success 'gosbx open: a bad option value, 129, nothing left behind' '
+	test_expect_code_err 129 gosbx open --memory=1k &&
+	grep -x "error: $opt_mem_error" err &&
+	test_expect_code_err 129 gosbx open --pids=1 &&
+	grep -x "error: $opt_pids_error" err &&
 	gosbx claims -o json >claims &&
 	test "$(tr -d " \n" <claims)" = "[]"
 '
 
-test_expect_success 'gosbx exec: the same, exit status 125' '
-	test_expect_code_err 125 gosbx exec --memory=1k -- true &&
-	grep -x "error: $mem_error" err &&
-	test_expect_code_err 125 gosbx exec --pids=7 -- true &&
-	grep "a pids limit of 7 is too small to start a sandbox; the minimum is 8" err
+test_expect_success 'gosbx exec: the same, exit status 129' '
+	test_expect_code_err 129 gosbx exec --memory=1k -- true &&
+	grep -x "error: $opt_mem_error" err &&
+	test_expect_code_err 129 gosbx exec --pids=7 -- true &&
+	grep "option .--pids.: 7 is too small to start a sandbox; the minimum is 8" err
 '
 
 test_expect_success MEMCG,PIDSCG 'at the minimum a sandbox starts and runs' '

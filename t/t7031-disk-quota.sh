@@ -121,8 +121,8 @@ test_expect_success QUOTA 'closing a claim unmounts and removes its image' '
 '
 
 test_expect_success QUOTA 'a quota below the minimum is refused, nothing left' '
-	test_must_fail with_err gosbx open --name=tiny --disk=1m &&
-	grep "disk quota: 1048576 bytes is below the minimum of 16 MiB" err &&
+	test_expect_code_err 129 gosbx open --name=tiny --disk=1m &&
+	grep "option .--disk.: 1048576 bytes is too small for a sandbox; the minimum is 16 MiB" err &&
 	! test -e "$claims/tiny"
 '
 

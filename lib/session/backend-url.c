@@ -15,9 +15,11 @@ static int url_open(struct session *s, const struct session_opts *opts)
 	struct http_client_opts ho = { 0 };
 	const char *path;
 
-	if (!url || !*url)
-		return error("the url backend needs a runtime URL (--url or "
-			     "GOSBX_URL)");
+	if (!url || !*url) {
+		error("the url backend needs a runtime URL (--url or "
+		      "GOSBX_URL)");
+		return SESSION_BAD_OPTS;
+	}
 	/* a runtime started with --token-file (gosbx-runtime(1)) */
 	if (opts->router_token && *opts->router_token)
 		ho.bearer_token = opts->router_token;

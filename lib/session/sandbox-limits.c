@@ -16,6 +16,33 @@ int limit_args_given(const struct limit_args *la)
 	       la->go;
 }
 
+/* A limit below what the backend's sandboxes start with (backend_ops). */
+static int check_minimums(const struct limit_args *la,
+			  const struct backend_ops *ops)
+{
+	if (!ops)
+		return 0;
+	if (la->memory > 0 && la->memory < ops->min_memory_bytes)
+		return error("option '--memory': %" PRId64 " bytes is too "
+			     "small to start a sandbox; the minimum is %" PRId64
+			     " MiB (--memory=%" PRId64 "m), or --memory=0 for "
+			     "none",
+			     la->memory, ops->min_memory_bytes >> 20,
+			     ops->min_memory_bytes >> 20);
+	if (la->pids > 0 && la->pids < ops->min_pids)
+		return error("option '--pids': %d is too small to start a "
+			     "sandbox; the minimum is %d (--pids=%d), or "
+			     "--pids=0 for none",
+			     la->pids, ops->min_pids, ops->min_pids);
+	if (la->disk > 0 && la->disk < ops->min_disk_bytes)
+		return error("option '--disk': %" PRId64 " bytes is too "
+			     "small for a sandbox; the minimum is %" PRId64
+			     " MiB (--disk=%" PRId64 "m), or --disk=0 for none",
+			     la->disk, ops->min_disk_bytes >> 20,
+			     ops->min_disk_bytes >> 20);
+	return 0;
+}
+
 int limit_args_apply(const struct limit_args *la, struct session_opts *o)
 {
 	if (la->pids != INT_MIN && la->pids < 0)
@@ -36,6 +63,8 @@ int limit_args_apply(const struct limit_args *la, struct session_opts *o)
 		o->cpus = v > 0 ? v : -1;
 		o->cpus_set = 1;
 	}
+	if (check_minimums(la, backend_lookup(o->backend)) < 0)
+		return -1;
 	if (la->memory >= 0) {
 		o->memory_bytes = la->memory ? la->memory : -1;
 		o->memory_set = 1;

@@ -370,10 +370,25 @@ static void session_free(struct session *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* error() for options that do not go together: SESSION_BAD_OPTS */
+static int PRINTF_LIKE(1, 2) error_bad_opts(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	error("%s", sb.buf);
+	strbuf_release(&sb);
+	return SESSION_BAD_OPTS;
+}
+
 int session_open(struct session *s, const struct session_opts *opts)
 {
 	json_t *root = NULL;
 	long status = 0;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->granted.memory_bytes = s->granted.pids = -1;
@@ -388,19 +403,22 @@ int session_open(struct session *s, const struct session_opts *opts)
 	s->keep = opts->keep;
 	if (!opts->claim && opts->allow_net &&
 	    !(s->ops->caps & BACKEND_ALLOW_NET))
-		return error("the %s backend cannot enforce --allow-net: its "
-			     "sandboxes' network is the cluster's or the "
-			     "runtime's (an egress NetworkPolicy decides "
-			     "there, see gosbx-mcp(1) and "
-			     "Documentation/technical/network.txt)",
-			     s->ops->name);
+		return error_bad_opts(
+			"the %s backend cannot enforce --allow-net: its "
+			"sandboxes' network is the cluster's or the "
+			"runtime's (an egress NetworkPolicy decides "
+			"there, see gosbx-mcp(1) and "
+			"Documentation/technical/network.txt)",
+			s->ops->name);
 	if (!opts->claim && opts->go && !(s->ops->caps & BACKEND_GO))
-		return error("the %s backend cannot run the Go of --go: its "
-			     "sandboxes run the image's Go",
-			     s->ops->name);
-	if (s->ops->open(s, opts) < 0) {
+		return error_bad_opts(
+			"the %s backend cannot run the Go of --go: its "
+			"sandboxes run the image's Go",
+			s->ops->name);
+	rc = s->ops->open(s, opts);
+	if (rc < 0) {
 		session_free(s);
-		return -1;
+		return rc == SESSION_BAD_OPTS ? rc : -1;
 	}
 	/* a dead claim opened for its log (allow_dead): nothing to reach */
 	if (!s->http && opts->allow_dead)

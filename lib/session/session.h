@@ -245,11 +245,19 @@ void session_result_from_json(struct session_result *res, const void *o);
  * Open a sandbox: create a claim (opts->claim NULL) or reattach to
  * one, then connect to its runtime and read its features. On failure
  * after a claim was created, the claim is deleted again (rollback).
- * Returns 0, or -1 with error() saying which step failed and why.
- * s is initialised here; release it with session_close() or
- * session_disconnect() whatever happened later.
+ * Returns 0, SESSION_BAD_OPTS (below), or -1 with error() saying which
+ * step failed and why. s is initialised here; release it with session_close()
+ * or session_disconnect() whatever happened later.
  */
 int session_open(struct session *s, const struct session_opts *opts);
+
+/*
+ * session_open()'s answer when the options alone are wrong, before
+ * anything was opened (the url backend without a URL; --allow-net or
+ * --go where the backend cannot give them), with error() said: for a
+ * command, a usage error (gosbx(1) EXIT STATUS 129).
+ */
+#define SESSION_BAD_OPTS (-2)
 
 /*
  * Write the files, then run the command
@@ -491,6 +499,15 @@ struct backend_defaults {
 struct backend_ops {
 	const char *name;
 	unsigned caps; /* BACKEND_* */
+	/*
+	 * The smallest limits a new sandbox of the backend starts with,
+	 * 0 for no minimum: a smaller --memory (bytes), --pids or --disk
+	 * (bytes) is refused by limit_args_apply() as a bad option value
+	 * (gosbx(1) EXIT STATUS 129), before anything is opened.
+	 */
+	int64_t min_memory_bytes;
+	int min_pids;
+	int64_t min_disk_bytes;
 	/*
 	 * The values the backend takes for what opts leaves NULL (kube:
 	 * the namespace of the kubeconfig context, read without a
