@@ -1,0 +1,148 @@
+#!/bin/sh
+# contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]
+#
+# Builds a Kubernetes control plane from Go modules, for
+# contrib/cluster/up.sh: etcd (the main package of the module
+# go.etcd.io/etcd/server/v3) and kube-apiserver and
+# kube-controller-manager (k8s.io/kubernetes/cmd/..., through a small
+# generated wrapper module with one replace per staging module
+# k8s.io/api, k8s.io/apimachinery, ... at v0.<minor>.<patch>, as
+# k8s.io/kubernetes replaces them by directories of its own tree).
+# The go command fetches and verifies every module through the user's
+# GOPROXY and GOSUMDB; nothing is downloaded any other way.
+#
+# Binaries go to a cache keyed by component and version:
+#
+#	${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/cluster/<component>-<version>/bin/
+#
+# (GOSBX_CLUSTER_CACHE overrides the cache directory). A component
+# already there is not built again ("cached"). Prints each component's
+# build time. Builds run under nice, one at a time. Exit 1 when a build
+# fails (the go command's errors on stderr), 129 on a usage error.
+set -e
+
+# defaults: the newest releases that build with Go 1.26
+k8s=v1.37.2
+etcd=v3.6.16
+
+usage() {
+	echo "usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]" >&2
+	exit 129
+}
+for arg; do
+	case $arg in
+	--k8s=v*) k8s=${arg#--k8s=} ;;
+	--etcd=v*) etcd=${arg#--etcd=} ;;
+	-h | --help)
+		echo "usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]"
+		exit 0
+		;;
+	*) usage ;;
+	esac
+done
+
+cache=${GOSBX_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/cluster}
+command -v go >/dev/null || {
+	echo "build.sh: the go command is needed (Go 1.26 or newer)" >&2
+	exit 1
+}
+mkdir -p "$cache/src"
+
+# k8s.io/kubernetes vX.Y.Z -> its staging modules at v0.Y.Z
+minor=${k8s#v1.}
+stagever=v0.$minor
+
+# build <component> <version> <srcdir> <package>: go build into
+# <component>-<version>/bin unless it is there; the time printed counts
+# from $t0 when set (the wrapper module's download), else from now
+build() {
+	out=$cache/$1-$2/bin/$1
+	if test -x "$out"; then
+		echo "$1 $2: cached ($out)"
+		return 0
+	fi
+	start=${t0:-$(date +%s)}
+	t0=
+	rm -rf "$cache/$1-$2.tmp"
+	mkdir -p "$cache/$1-$2.tmp/bin"
+	(cd "$3" && GOFLAGS=-mod=mod nice go build -trimpath \
+		-ldflags "$ldflags" -o "$cache/$1-$2.tmp/bin/$1" "$4")
+	rm -rf "${out%/bin/*}"
+	mv "$cache/$1-$2.tmp" "${out%/bin/*}"
+	echo "$1 $2: built in $(($(date +%s) - start)) s ($out)"
+}
+
+# wrapper <dir> <module@version> <package>...: a module requiring
+# <module> whose tools.go imports the packages, tidied (go.sum filled
+# from the checksum database); $replace holds its replace lines
+wrapper() {
+	test -f "$1/go.sum" && return 0
+	rm -rf "$1.tmp"
+	mkdir -p "$1.tmp"
+	dir=$1
+	mod=$2
+	shift 2
+	{
+		echo "module gosbx.invalid/cluster"
+		echo
+		echo "go 1.26.0"
+		echo
+		echo "require ${mod%@*} ${mod#*@}"
+		test -z "$replace" || printf '\nreplace (\n%s)\n' "$replace"
+	} >"$dir.tmp/go.mod"
+	{
+		echo "//go:build tools"
+		echo
+		echo "package tools"
+		echo
+		for p; do
+			echo "import _ \"$p\""
+		done
+	} >"$dir.tmp/tools.go"
+	(cd "$dir.tmp" && GOFLAGS=-mod=mod go mod tidy)
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+}
+
+# etcd: go.etcd.io/etcd/server/v3 is the etcd command itself
+# (its main.go calls etcdmain.Main)
+t0=$(date +%s)
+if ! test -x "$cache/etcd-$etcd/bin/etcd"; then
+	replace=
+	wrapper "$cache/src/etcd-$etcd" "go.etcd.io/etcd/server/v3@$etcd" \
+		go.etcd.io/etcd/server/v3/etcdmain
+fi
+ldflags="-s -w"
+build etcd "$etcd" "$cache/src/etcd-$etcd" go.etcd.io/etcd/server/v3
+
+# Kubernetes: the staging modules are the ones k8s.io/kubernetes's
+# go.mod replaces by ./staging/src/<module>
+src=$cache/src/kubernetes-$k8s
+t0=$(date +%s)
+if ! test -x "$cache/kube-apiserver-$k8s/bin/kube-apiserver" ||
+	! test -x "$cache/kube-controller-manager-$k8s/bin/kube-controller-manager"; then
+	gomod=$(cd / && GOFLAGS= go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$k8s")
+	replace=$(sed -n "s|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/src/.*|	\1 => \1 $stagever|p" "$gomod")
+	if test -z "$replace"; then
+		echo "build.sh: no staging modules in $gomod" >&2
+		exit 1
+	fi
+	replace="$replace
+"
+	wrapper "$src" "k8s.io/kubernetes@$k8s" \
+		k8s.io/kubernetes/cmd/kube-apiserver \
+		k8s.io/kubernetes/cmd/kube-controller-manager
+fi
+# what hack/lib/version.sh stamps, so that /version tells the release
+ver="-X k8s.io/component-base/version.gitVersion=$k8s"
+ver="$ver -X k8s.io/component-base/version.gitMajor=1"
+ver="$ver -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
+ver="$ver -X k8s.io/component-base/version.gitTreeState=clean"
+ver="$ver -X k8s.io/client-go/pkg/version.gitVersion=$k8s"
+ver="$ver -X k8s.io/client-go/pkg/version.gitMajor=1"
+ver="$ver -X k8s.io/client-go/pkg/version.gitMinor=${minor%%.*}"
+ldflags="-s -w $ver"
+build kube-apiserver "$k8s" "$src" k8s.io/kubernetes/cmd/kube-apiserver
+build kube-controller-manager "$k8s" "$src" \
+	k8s.io/kubernetes/cmd/kube-controller-manager
+echo "$cache"
