@@ -15,15 +15,16 @@
 #
 #	${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/cluster/<component>-<version>/bin/
 #
-# (GOSBX_CLUSTER_CACHE overrides the cache directory). A component
+# (GOSBX_CLUSTER_CACHE overrides the cache directory; the defaults are
+# in versions.sh). A component
 # already there is not built again ("cached"). Prints each component's
 # build time. Builds run under nice, one at a time. Exit 1 when a build
 # fails (the go command's errors on stderr), 129 on a usage error.
 set -e
 
-# defaults: the newest releases that build with Go 1.26
-k8s=v1.37.2
-etcd=v3.6.16
+. "$(dirname "$0")"/versions.sh
+k8s=$GOSBX_CLUSTER_K8S
+etcd=$GOSBX_CLUSTER_ETCD
 
 usage() {
 	echo "usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]" >&2
@@ -41,7 +42,7 @@ for arg; do
 	esac
 done
 
-cache=${GOSBX_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/cluster}
+cache=$GOSBX_CLUSTER_CACHE
 command -v go >/dev/null || {
 	echo "build.sh: the go command is needed (Go 1.26 or newer)" >&2
 	exit 1

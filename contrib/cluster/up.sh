@@ -1,0 +1,331 @@
+#!/bin/sh
+# contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
+#	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
+#
+# Starts a real Kubernetes control plane on 127.0.0.1 from the binaries
+# contrib/cluster/build.sh put in its cache: etcd, kube-apiserver (TLS
+# with client certificates, Node and RBAC authorization, service-account
+# tokens, the default admission plugins) and kube-controller-manager.
+# No nodes, no agent-sandbox controller yet: what gosbx's kube backend
+# sends is checked by the real API server, schema and authorizer.
+#
+# Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
+# <release> (default in versions.sh; from the Go module, t/crds.sh),
+# manifests/rbac.yaml and manifests/base (--validate=strict) into <ns>
+# (default "default").
+#
+# The state directory (default ${TMPDIR:-/tmp}/gosbx-cluster-<uid>)
+# holds:
+#	pki/                  CA, serving and client certificates (openssl)
+#	admin.kubeconfig      user kubernetes-admin, group system:masters
+#	gosbx.kubeconfig      the ServiceAccount gosbx-client of <ns>,
+#	                      allowed only what manifests/rbac.yaml grants
+#	                      (a token from the TokenRequest API)
+#	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager
+#	url                   https://127.0.0.1:<port>
+# and the two kubeconfig paths are printed. contrib/cluster/down.sh
+# stops it all and removes the directory.
+#
+# Exit 0 when the API server is ready and everything applied; 1 when a
+# step failed (its output and the logs' last lines on stderr; what was
+# started is stopped, the directory kept); 129 on a usage error.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$here"/versions.sh
+dir=${TMPDIR:-/tmp}/gosbx-cluster-$(id -u)
+k8s=$GOSBX_CLUSTER_K8S
+etcd=$GOSBX_CLUSTER_ETCD
+release=$GOSBX_CLUSTER_AGENT_SANDBOX
+ns=default
+
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]"
+for arg; do
+	case $arg in
+	--dir=?*) dir=${arg#--dir=} ;;
+	--agent-sandbox=v*) release=${arg#--agent-sandbox=} ;;
+	--k8s=v*) k8s=${arg#--k8s=} ;;
+	--etcd=v*) etcd=${arg#--etcd=} ;;
+	--namespace=?*) ns=${arg#--namespace=} ;;
+	-h | --help)
+		echo "$usage"
+		exit 0
+		;;
+	*)
+		echo "$usage" >&2
+		exit 129
+		;;
+	esac
+done
+case $dir in
+/*) ;;
+*) dir=$PWD/$dir ;;
+esac
+
+die() {
+	echo "up.sh: $*" >&2
+	exit 1
+}
+
+bin_etcd=$GOSBX_CLUSTER_CACHE/etcd-$etcd/bin/etcd
+bin_api=$GOSBX_CLUSTER_CACHE/kube-apiserver-$k8s/bin/kube-apiserver
+bin_kcm=$GOSBX_CLUSTER_CACHE/kube-controller-manager-$k8s/bin/kube-controller-manager
+for b in "$bin_etcd" "$bin_api" "$bin_kcm"; do
+	test -x "$b" ||
+		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd"
+done
+for c in openssl kubectl python3; do
+	command -v $c >/dev/null || die "'$c' is needed"
+done
+if test -e "$dir/gosbx-cluster"; then
+	die "a cluster runs in '$dir' already (contrib/cluster/down.sh --dir=$dir)"
+fi
+mkdir -p "$dir"
+: >"$dir/gosbx-cluster"
+
+# on failure: the logs' last lines, then stop what was started
+fail() {
+	st=$?
+	trap - EXIT
+	test $st = 0 && return 0
+	for f in "$dir"/*.log; do
+		test -s "$f" || continue
+		echo "--- last lines of $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	"$here"/down.sh --dir="$dir" --keep >&2 || :
+	echo "up.sh: failed; logs kept in '$dir'" >&2
+	exit 1
+}
+trap fail EXIT
+
+# free loopback TCP ports, one per argument
+free_ports() {
+	python3 -c '
+import socket, sys
+ss = []
+for _ in range(int(sys.argv[1])):
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	ss.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+# shellcheck disable=SC2046
+set -- $(free_ports 4)
+etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4
+url=https://127.0.0.1:$api_port
+echo "$url" >"$dir/url"
+
+# --- certificates (EC P-256; a day is enough for a test cluster)
+pki=$dir/pki
+mkdir -p "$pki"
+(
+	cd "$pki"
+	ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+	# shellcheck disable=SC2086
+	openssl req -x509 $ec -keyout ca.key -out ca.crt -days 2 \
+		-subj /CN=gosbx-cluster-ca \
+		-addext basicConstraints=critical,CA:TRUE \
+		-addext keyUsage=critical,keyCertSign,cRLSign
+	printf '%s\n' "basicConstraints=CA:FALSE" \
+		"keyUsage=critical,digitalSignature,keyEncipherment" \
+		"extendedKeyUsage=clientAuth" >client.ext
+	{
+		printf '%s\n' "basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=serverAuth"
+		printf 'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,'
+		printf 'DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,'
+		printf 'DNS:kubernetes.default.svc,'
+		printf 'DNS:kubernetes.default.svc.cluster.local\n'
+	} >server.ext
+	# cert <name> <subject> <ext file>
+	cert() {
+		# shellcheck disable=SC2086
+		openssl req $ec -keyout "$1.key" -out "$1.csr" -subj "$2"
+		openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
+			-CAcreateserial -out "$1.crt" -days 2 -extfile "$3"
+	}
+	cert apiserver /CN=kube-apiserver server.ext
+	cert admin "/O=system:masters/CN=kubernetes-admin" client.ext
+	cert kcm /CN=system:kube-controller-manager client.ext
+	# the API server's client to the kubelets (none yet; kwok later)
+	cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+		client.ext
+	# service-account token signing key pair
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+		-out sa.key
+	openssl pkey -in sa.key -pubout -out sa.pub
+) >"$dir/pki.log" 2>&1 || die "openssl failed: $(tail -n 5 "$dir/pki.log")"
+
+# kubeconfig <file> <user> [cert <name> | token <token>]
+kubeconfig() {
+	b64() { base64 <"$1" | tr -d '\n'; }
+	{
+		cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: $(b64 "$pki/ca.crt")
+    server: $url
+  name: gosbx-cluster
+contexts:
+- context:
+    cluster: gosbx-cluster
+    namespace: $ns
+    user: $2
+  name: gosbx-cluster
+current-context: gosbx-cluster
+users:
+- name: $2
+  user:
+EOF
+		if test "$3" = cert; then
+			echo "    client-certificate-data: $(b64 "$pki/$4.crt")"
+			echo "    client-key-data: $(b64 "$pki/$4.key")"
+		else
+			echo "    token: $4"
+		fi
+	} >"$1"
+	chmod 600 "$1"
+}
+kubeconfig "$dir/admin.kubeconfig" kubernetes-admin cert admin
+kubeconfig "$dir/kcm.kubeconfig" system:kube-controller-manager cert kcm
+
+# start <name> <command...>: in the background, its pid in <name>.pid
+start() {
+	n=$1
+	shift
+	nohup "$@" >"$dir/$n.log" 2>&1 </dev/null &
+	echo $! >"$dir/$n.pid"
+}
+
+# poll <seconds> <what> <command...>: until the command succeeds
+poll() {
+	end=$(($(date +%s) + $1))
+	what=$2
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		test "$(date +%s)" -lt $end || die "$what: not within the time"
+		sleep 0.2
+	done
+}
+alive() {
+	kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null ||
+		die "$1 exited (see $dir/$1.log)"
+}
+
+# --- etcd (plain HTTP on loopback, one member)
+start etcd "$bin_etcd" --name=gosbx --data-dir="$dir/etcd" \
+	--listen-client-urls="http://127.0.0.1:$etcd_port" \
+	--advertise-client-urls="http://127.0.0.1:$etcd_port" \
+	--listen-peer-urls="http://127.0.0.1:$etcd_peer" \
+	--initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer" \
+	--initial-cluster="gosbx=http://127.0.0.1:$etcd_peer" \
+	--listen-metrics-urls= --log-level=warn
+etcd_ready() {
+	alive etcd
+	python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1] + "/health", timeout=2)
+sys.exit(0 if b"\"health\":\"true\"" in r.read() else 1)' \
+		"http://127.0.0.1:$etcd_port"
+}
+poll 30 "etcd on port $etcd_port" etcd_ready
+
+# --- kube-apiserver (its address is loopback, which the reconciler of
+# the kubernetes Service's endpoints refuses: no reconciler)
+start kube-apiserver "$bin_api" \
+	--bind-address=127.0.0.1 --secure-port="$api_port" \
+	--advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+	--etcd-servers="http://127.0.0.1:$etcd_port" \
+	--tls-cert-file="$pki/apiserver.crt" \
+	--tls-private-key-file="$pki/apiserver.key" \
+	--client-ca-file="$pki/ca.crt" \
+	--authorization-mode=Node,RBAC \
+	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file="$pki/sa.pub" \
+	--service-account-signing-key-file="$pki/sa.key" \
+	--service-cluster-ip-range=10.96.0.0/16 \
+	--kubelet-client-certificate="$pki/kubelet-client.crt" \
+	--kubelet-client-key="$pki/kubelet-client.key" \
+	--kubelet-certificate-authority="$pki/ca.crt" \
+	--enable-bootstrap-token-auth=false --profiling=false \
+	--v=1
+kadm() { kubectl --kubeconfig="$dir/admin.kubeconfig" "$@"; }
+api_ready() {
+	alive kube-apiserver
+	test "$(kadm get --raw=/readyz 2>/dev/null)" = ok
+}
+poll 90 "kube-apiserver /readyz on $url" api_ready
+
+# --- kube-controller-manager (its own certificate; RBAC's default
+# system:kube-controller-manager binding; one service-account
+# credential per controller)
+start kube-controller-manager "$bin_kcm" \
+	--kubeconfig="$dir/kcm.kubeconfig" \
+	--authentication-kubeconfig="$dir/kcm.kubeconfig" \
+	--authorization-kubeconfig="$dir/kcm.kubeconfig" \
+	--bind-address=127.0.0.1 --secure-port="$kcm_port" \
+	--service-account-private-key-file="$pki/sa.key" \
+	--root-ca-file="$pki/ca.crt" \
+	--use-service-account-credentials=true \
+	--cluster-signing-cert-file="$pki/ca.crt" \
+	--cluster-signing-key-file="$pki/ca.key" \
+	--leader-elect=false --profiling=false --v=1
+kcm_ready() {
+	alive kube-controller-manager
+	python3 -c '
+import ssl, sys, urllib.request
+c = ssl._create_unverified_context()
+r = urllib.request.urlopen(sys.argv[1] + "/healthz", timeout=2, context=c)
+sys.exit(0 if r.read() == b"ok" else 1)' "https://127.0.0.1:$kcm_port"
+}
+poll 60 "kube-controller-manager /healthz on port $kcm_port" kcm_ready
+
+# --- agent-sandbox CRDs, the project's RBAC and template
+crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
+run() {
+	"$@" >"$dir/apply.log" 2>&1 || {
+		cat "$dir/apply.log" >&2
+		die "failed: $*"
+	}
+	cat "$dir/apply.log"
+}
+run kadm apply --server-side -f "$crds/$release/"
+run kadm wait --for=condition=Established --timeout=60s \
+	crd/sandboxclaims.extensions.agents.x-k8s.io \
+	crd/sandboxtemplates.extensions.agents.x-k8s.io \
+	crd/sandboxes.agents.x-k8s.io
+kadm get namespace "$ns" >/dev/null 2>&1 || run kadm create namespace "$ns"
+run kadm -n "$ns" apply --server-side --validate=strict \
+	-f "$top/manifests/rbac.yaml"
+kadm kustomize "$top/manifests/base" >"$dir/base.yaml"
+# manifests/base's SandboxTemplate is extensions.agents.x-k8s.io/
+# v1alpha1, which agent-sandbox v1.0 no longer serves: there it is
+# applied as v1beta1 (same fields), and said so
+served=$(kadm get crd sandboxtemplates.extensions.agents.x-k8s.io \
+	-o 'jsonpath={.spec.versions[?(@.served==true)].name}')
+case " $served " in
+*" v1alpha1 "*) ;;
+*" v1beta1 "*)
+	echo "note: agent-sandbox $release serves no v1alpha1;" \
+		"manifests/base's SandboxTemplate applied as v1beta1"
+	sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
+		"$dir/base.yaml"
+	;;
+*) die "sandboxtemplates served in versions '$served', none of v1alpha1 or v1beta1" ;;
+esac
+run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/base.yaml"
+
+# the ServiceAccount's token (TokenRequest), a day long
+token=$(kadm -n "$ns" create token gosbx-client --duration=24h) ||
+	die "cannot get a token for serviceaccount '$ns/gosbx-client'"
+kubeconfig "$dir/gosbx.kubeconfig" "system:serviceaccount:$ns:gosbx-client" \
+	token "$token"
+
+trap - EXIT
+echo "kubernetes $k8s (etcd $etcd, agent-sandbox $release CRDs) at $url"
+echo "admin kubeconfig: $dir/admin.kubeconfig"
+echo "gosbx kubeconfig: $dir/gosbx.kubeconfig"
