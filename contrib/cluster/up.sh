@@ -11,8 +11,8 @@
 #
 # Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
 # <release> (default in versions.sh; from the Go module, t/crds.sh),
-# manifests/rbac.yaml and manifests/base (--validate=strict) into <ns>
-# (default "default").
+# manifests/rbac.yaml, manifests/base and manifests/warmpool.yaml
+# (--validate=strict) into <ns> (default "default").
 #
 # The state directory (default ${TMPDIR:-/tmp}/gosbx-cluster-<uid>)
 # holds:
@@ -23,6 +23,8 @@
 #	                      (a token from the TokenRequest API)
 #	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager
 #	url                   https://127.0.0.1:<port>
+#	audit.log             the API server's audit log (JSON lines): each
+#	                      write to a SandboxClaim with its request body
 # and the two kubeconfig paths are printed. contrib/cluster/down.sh
 # stops it all and removes the directory.
 #
@@ -234,6 +236,20 @@ sys.exit(0 if b"\"health\":\"true\"" in r.read() else 1)' \
 }
 poll 30 "etcd on port $etcd_port" etcd_ready
 
+# the audit policy: what clients send to SandboxClaims, nothing else
+cat >"$dir/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Request
+  resources:
+  - group: extensions.agents.x-k8s.io
+    resources: [sandboxclaims]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+EOF
+
 # --- kube-apiserver (its address is loopback, which the reconciler of
 # the kubernetes Service's endpoints refuses: no reconciler)
 start kube-apiserver "$bin_api" \
@@ -251,6 +267,9 @@ start kube-apiserver "$bin_api" \
 	--kubelet-client-certificate="$pki/kubelet-client.crt" \
 	--kubelet-client-key="$pki/kubelet-client.key" \
 	--kubelet-certificate-authority="$pki/ca.crt" \
+	--audit-policy-file="$dir/audit-policy.yaml" \
+	--audit-log-path="$dir/audit.log" --audit-log-format=json \
+	--audit-log-mode=blocking \
 	--enable-bootstrap-token-auth=false --profiling=false \
 	--v=1
 kadm() { kubectl --kubeconfig="$dir/admin.kubeconfig" "$@"; }
@@ -285,7 +304,11 @@ sys.exit(0 if r.read() == b"ok" else 1)' "https://127.0.0.1:$kcm_port"
 poll 60 "kube-controller-manager /healthz on port $kcm_port" kcm_ready
 
 # --- agent-sandbox CRDs, the project's RBAC and template
-crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
+# (GOSBX_CRDS_DIR: a directory of t/crds.sh's that has the release)
+crds=${GOSBX_CRDS_DIR:-}
+if ! test -f "$crds/$release/extensions.agents.x-k8s.io_sandboxclaims.yaml"; then
+	crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
+fi
 run() {
 	"$@" >"$dir/apply.log" 2>&1 || {
 		cat "$dir/apply.log" >&2
@@ -301,23 +324,29 @@ run kadm wait --for=condition=Established --timeout=60s \
 kadm get namespace "$ns" >/dev/null 2>&1 || run kadm create namespace "$ns"
 run kadm -n "$ns" apply --server-side --validate=strict \
 	-f "$top/manifests/rbac.yaml"
-kadm kustomize "$top/manifests/base" >"$dir/base.yaml"
-# manifests/base's SandboxTemplate is extensions.agents.x-k8s.io/
-# v1alpha1, which agent-sandbox v1.0 no longer serves: there it is
-# applied as v1beta1 (same fields), and said so
+# manifests/base and warmpool.yaml are extensions.agents.x-k8s.io/
+# v1alpha1, which agent-sandbox v1.0 no longer serves: there they are
+# applied as v1beta1 (the same fields), and said so
 served=$(kadm get crd sandboxtemplates.extensions.agents.x-k8s.io \
 	-o 'jsonpath={.spec.versions[?(@.served==true)].name}')
-case " $served " in
-*" v1alpha1 "*) ;;
-*" v1beta1 "*)
-	echo "note: agent-sandbox $release serves no v1alpha1;" \
-		"manifests/base's SandboxTemplate applied as v1beta1"
-	sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
-		"$dir/base.yaml"
-	;;
-*) die "sandboxtemplates served in versions '$served', none of v1alpha1 or v1beta1" ;;
-esac
+as_served() {
+	case " $served " in
+	*" v1alpha1 "*) ;;
+	*" v1beta1 "*)
+		echo "note: agent-sandbox $release serves no v1alpha1;" \
+			"$2 applied as v1beta1"
+		sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
+			"$1"
+		;;
+	*) die "sandboxtemplates served in versions '$served', neither v1alpha1 nor v1beta1" ;;
+	esac
+}
+kadm kustomize "$top/manifests/base" >"$dir/base.yaml"
+as_served "$dir/base.yaml" manifests/base
 run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/base.yaml"
+cp "$top/manifests/warmpool.yaml" "$dir/warmpool.yaml"
+as_served "$dir/warmpool.yaml" manifests/warmpool.yaml
+run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/warmpool.yaml"
 
 # the ServiceAccount's token (TokenRequest), a day long
 token=$(kadm -n "$ns" create token gosbx-client --duration=24h) ||
