@@ -1,12 +1,31 @@
 #!/bin/sh
-test_description='a real kube-apiserver checks what gosbx sends (contrib/cluster)'
+test_description=${test_description:-'a real kube-apiserver checks what gosbx sends (contrib/cluster)'}
 # etcd, kube-apiserver and kube-controller-manager from Go modules
 # (contrib/cluster/build.sh), the agent-sandbox CRDs of the Go module,
 # manifests/rbac.yaml and manifests/base applied with --validate=strict.
 # No nodes and no agent-sandbox controller: a claim is never Ready, but
 # the real schema, admission and RBAC authorizer judge gosbx's requests.
+# CLUSTER_RELEASE: the agent-sandbox release of the CRDs (default
+# versions.sh's; t6601 and t6602 source this script with v0.4.6 and
+# v0.5.6).
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-cluster.sh
+
+# what gosbx uses: v0.4.x serves only v1alpha1, whose claims name a
+# template; v0.5 and later v1beta1, whose claims name a warm pool
+case $CLUSTER_RELEASE in
+v0.4.*)
+	api=v1alpha1
+	ref='v["spec"]["sandboxTemplateRef"]["name"]'
+	refname=go-runtime-template
+	;;
+*)
+	api=v1beta1
+	ref='v["spec"]["warmPoolRef"]["name"]'
+	refname=go-runtime-warmpool
+	;;
+esac
+claims=/apis/extensions.agents.x-k8s.io/$api/namespaces/default/sandboxclaims
 
 # json_field <file> <python expression of the document v>
 json_field() {
@@ -33,7 +52,7 @@ test_expect_success 'doctor as the RBAC user: discovery, credentials, RBAC' '
 	cat doctor.out >&3 &&
 	test_grep "^ok    API server: .* answers, Kubernetes $CLUSTER_K8S\$" doctor.out &&
 	test_grep "^ok    credentials: accepted (user .system:serviceaccount:default:gosbx-client.)" doctor.out &&
-	test_grep "^ok    agent-sandbox CRDs: extensions.agents.x-k8s.io serves v1beta1" doctor.out &&
+	test_grep "^ok    agent-sandbox CRDs: extensions.agents.x-k8s.io serves .*; gosbx uses $api\$" doctor.out &&
 	test_grep "^ok    RBAC: all [0-9]* permissions gosbx needs are granted in namespace .default." doctor.out &&
 	test_grep "^ok    template: SandboxTemplate .go-runtime-template." doctor.out &&
 	test_grep "^warn  warm pool: go-runtime-warmpool: 0 of 2 ready" doctor.out &&
@@ -52,7 +71,8 @@ test_expect_success 'open: the real API server accepts the claim; never Ready' '
 	cat open.err >&3 &&
 	test "$(cat open.status)" = 125 &&
 	test_grep "timed out after 5000 ms waiting for claim c1 to be Ready; no condition seen" open.err &&
-	test "$(json_field claim.json "v[\"spec\"][\"warmPoolRef\"][\"name\"]")" = go-runtime-warmpool &&
+	test "$(json_field claim.json "v[\"apiVersion\"]")" = extensions.agents.x-k8s.io/$api &&
+	test "$(json_field claim.json "$ref")" = $refname &&
 	test "$(json_field claim.json "v[\"spec\"][\"lifecycle\"][\"shutdownPolicy\"]")" = Delete &&
 	json_field claim.json "v[\"spec\"][\"lifecycle\"][\"shutdownTime\"]" >shutdown &&
 	test_grep "^20[0-9-]*T[0-9:]*Z\$" shutdown &&
@@ -63,8 +83,8 @@ test_expect_success 'the claim was created and deleted by the RBAC user' '
 	test_must_fail kadm get sandboxclaim c1 &&
 	cluster_audit audit.txt &&
 	cat audit.txt >&3 &&
-	test_grep "^create system:serviceaccount:default:gosbx-client 201 /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default/sandboxclaims\$" audit.txt &&
-	test_grep "^delete system:serviceaccount:default:gosbx-client 200 /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default/sandboxclaims/c1\$" audit.txt
+	test_grep "^create system:serviceaccount:default:gosbx-client 201 $claims\$" audit.txt &&
+	test_grep "^delete system:serviceaccount:default:gosbx-client 200 $claims/c1\$" audit.txt
 '
 
 test_expect_success 'claims lists and close deletes a claim gosbx made' '

@@ -325,19 +325,21 @@ kadm get namespace "$ns" >/dev/null 2>&1 || run kadm create namespace "$ns"
 run kadm -n "$ns" apply --server-side --validate=strict \
 	-f "$top/manifests/rbac.yaml"
 # manifests/base and warmpool.yaml are extensions.agents.x-k8s.io/
-# v1alpha1, which agent-sandbox v1.0 no longer serves: there they are
-# applied as v1beta1 (the same fields), and said so
+# v1alpha1. agent-sandbox v1.0 no longer serves it, and v0.5.x stores
+# v1beta1 and converts v1alpha1 through the controller's webhook, which
+# is not running here: where v1beta1 is served they are applied as
+# v1beta1 (the same fields), and said so
 served=$(kadm get crd sandboxtemplates.extensions.agents.x-k8s.io \
 	-o 'jsonpath={.spec.versions[?(@.served==true)].name}')
 as_served() {
 	case " $served " in
-	*" v1alpha1 "*) ;;
 	*" v1beta1 "*)
-		echo "note: agent-sandbox $release serves no v1alpha1;" \
+		echo "note: agent-sandbox $release serves '$served';" \
 			"$2 applied as v1beta1"
 		sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
 			"$1"
 		;;
+	*" v1alpha1 "*) ;;
 	*) die "sandboxtemplates served in versions '$served', neither v1alpha1 nor v1beta1" ;;
 	esac
 }
