@@ -82,6 +82,10 @@ done
 if test -e "$dir/gosbx-cluster"; then
 	die "a cluster runs in '$dir' already (contrib/cluster/down.sh --dir=$dir)"
 fi
+# down.sh removes the directory: never one with something else in it
+if test -d "$dir" && test -n "$(ls -A "$dir")"; then
+	die "'$dir' is not empty: give up.sh a new or empty --dir"
+fi
 mkdir -p "$dir"
 : >"$dir/gosbx-cluster"
 
