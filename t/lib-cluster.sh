@@ -1,6 +1,6 @@
 # Helpers for the tests against a real control plane (t66xx):
-# contrib/cluster/up.sh's etcd, kube-apiserver and
-# kube-controller-manager on loopback. Source after test-lib.sh:
+# contrib/cluster/up.sh's etcd, kube-apiserver, kube-controller-manager
+# and agent-sandbox controller on loopback. Source after test-lib.sh:
 #
 #	. "$(dirname "$0")"/test-lib.sh
 #	. "$TEST_DIRECTORY"/lib-cluster.sh
@@ -11,7 +11,8 @@
 # default the real home's ~/.cache/gosbx/cluster) fail the suite: they
 # never skip.
 #
-# cluster_up [up.sh options...]: starts the control plane with its state
+# cluster_up [up.sh options...]: starts the control plane (with the
+# controller of CLUSTER_RELEASE unless --no-controller) with its state
 # in $TRASH_DIRECTORY/cluster (up.sh's output in cluster-up.out) and
 # registers down.sh at exit. Then:
 #	CLUSTER_DIR           the state directory

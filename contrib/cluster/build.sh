@@ -1,5 +1,6 @@
 #!/bin/sh
 # contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]
+#	[--agent-sandbox=<release>[,<release>...]]
 #
 # Builds a Kubernetes control plane from Go modules, for
 # contrib/cluster/up.sh: etcd (the main package of the module
@@ -7,7 +8,11 @@
 # kube-controller-manager (k8s.io/kubernetes/cmd/..., through a small
 # generated wrapper module with one replace per staging module
 # k8s.io/api, k8s.io/apimachinery, ... at v0.<minor>.<patch>, as
-# k8s.io/kubernetes replaces them by directories of its own tree).
+# k8s.io/kubernetes replaces them by directories of its own tree), and
+# the agent-sandbox controller of each release
+# (sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller, its own
+# module's requirements; default versions.sh's
+# GOSBX_CLUSTER_CONTROLLERS).
 # The go command fetches and verifies every module through the user's
 # GOPROXY and GOSUMDB; nothing is downloaded any other way.
 #
@@ -25,17 +30,22 @@ set -e
 . "$(dirname "$0")"/versions.sh
 k8s=$GOSBX_CLUSTER_K8S
 etcd=$GOSBX_CLUSTER_ETCD
+releases=$GOSBX_CLUSTER_CONTROLLERS
 
+usage="usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>] [--agent-sandbox=<release>[,<release>...]]"
 usage() {
-	echo "usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]" >&2
+	echo "$usage" >&2
 	exit 129
 }
 for arg; do
 	case $arg in
 	--k8s=v*) k8s=${arg#--k8s=} ;;
 	--etcd=v*) etcd=${arg#--etcd=} ;;
+	--agent-sandbox=v*)
+		releases=$(echo "${arg#--agent-sandbox=}" | tr , " ")
+		;;
 	-h | --help)
-		echo "usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]"
+		echo "$usage"
 		exit 0
 		;;
 	*) usage ;;
@@ -146,4 +156,17 @@ ldflags="-s -w $ver"
 build kube-apiserver "$k8s" "$src" k8s.io/kubernetes/cmd/kube-apiserver
 build kube-controller-manager "$k8s" "$src" \
 	k8s.io/kubernetes/cmd/kube-controller-manager
+# the agent-sandbox controller: its module's own requirements
+ldflags="-s -w"
+for r in $releases; do
+	t0=$(date +%s)
+	if ! test -x "$cache/agent-sandbox-controller-$r/bin/agent-sandbox-controller"; then
+		replace=
+		wrapper "$cache/src/agent-sandbox-$r" \
+			"sigs.k8s.io/agent-sandbox@$r" \
+			sigs.k8s.io/agent-sandbox/controllers
+	fi
+	build agent-sandbox-controller "$r" "$cache/src/agent-sandbox-$r" \
+		sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+done
 echo "$cache"

@@ -1,13 +1,18 @@
 #!/bin/sh
 # contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
 #	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
+#	[--no-controller]
 #
 # Starts a real Kubernetes control plane on 127.0.0.1 from the binaries
 # contrib/cluster/build.sh put in its cache: etcd, kube-apiserver (TLS
 # with client certificates, Node and RBAC authorization, service-account
 # tokens, the default admission plugins) and kube-controller-manager.
-# No nodes, no agent-sandbox controller yet: what gosbx's kube backend
-# sends is checked by the real API server, schema and authorizer.
+# Then the agent-sandbox controller of <release> (build.sh
+# --agent-sandbox=<release>; --no-controller: none) as the ServiceAccount
+# agent-sandbox-system/agent-sandbox-controller with the module's own
+# ClusterRoles. No nodes yet: sandbox pods stay Pending, claims are
+# never Ready, but what gosbx's kube backend sends is judged by the real
+# API server, schema, authorizer and controller.
 #
 # Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
 # <release> (default in versions.sh; from the Go module, t/crds.sh),
@@ -21,7 +26,8 @@
 #	gosbx.kubeconfig      the ServiceAccount gosbx-client of <ns>,
 #	                      allowed only what manifests/rbac.yaml grants
 #	                      (a token from the TokenRequest API)
-#	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager
+#	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager,
+#	                      agent-sandbox-controller
 #	url                   https://127.0.0.1:<port>
 #	audit.log             the API server's audit log (JSON lines): each
 #	                      write to a SandboxClaim with its request body
@@ -40,8 +46,9 @@ k8s=$GOSBX_CLUSTER_K8S
 etcd=$GOSBX_CLUSTER_ETCD
 release=$GOSBX_CLUSTER_AGENT_SANDBOX
 ns=default
+controller=1
 
-usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]"
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller]"
 for arg; do
 	case $arg in
 	--dir=?*) dir=${arg#--dir=} ;;
@@ -49,6 +56,7 @@ for arg; do
 	--k8s=v*) k8s=${arg#--k8s=} ;;
 	--etcd=v*) etcd=${arg#--etcd=} ;;
 	--namespace=?*) ns=${arg#--namespace=} ;;
+	--no-controller) controller= ;;
 	-h | --help)
 		echo "$usage"
 		exit 0
@@ -76,6 +84,10 @@ for b in "$bin_etcd" "$bin_api" "$bin_kcm"; do
 	test -x "$b" ||
 		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd"
 done
+bin_asc=$GOSBX_CLUSTER_CACHE/agent-sandbox-controller-$release/bin/agent-sandbox-controller
+if test -n "$controller" && ! test -x "$bin_asc"; then
+	die "'$bin_asc' is not built: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-controller)"
+fi
 for c in openssl kubectl python3; do
 	command -v $c >/dev/null || die "'$c' is needed"
 done
@@ -117,8 +129,8 @@ for _ in range(int(sys.argv[1])):
 print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
 }
 # shellcheck disable=SC2046
-set -- $(free_ports 4)
-etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4
+set -- $(free_ports 5)
+etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 asc_port=$5
 url=https://127.0.0.1:$api_port
 echo "$url" >"$dir/url"
 
@@ -360,7 +372,49 @@ token=$(kadm -n "$ns" create token gosbx-client --duration=24h) ||
 kubeconfig "$dir/gosbx.kubeconfig" "system:serviceaccount:$ns:gosbx-client" \
 	token "$token"
 
+# --- the agent-sandbox controller: the module's ClusterRoles, bound as
+# its own k8s/controller.yaml and extensions.yaml do (their Deployment
+# and Service left out: the controller runs here, not in a pod)
+if test -n "$controller"; then
+	k8sdir=$(cd -P "$crds/$release" && cd .. && pwd)
+	python3 -c '
+import re, sys
+for f in sys.argv[1:]:
+	for doc in re.split(r"(?m)^---\s*$", open(f).read()):
+		if re.search(r"(?m)^kind: *(Deployment|Service)\s*$", doc) or \
+		   not re.search(r"(?m)^kind:", doc):
+			continue
+		print("---")
+		print(doc.strip("\n"))' "$k8sdir/controller.yaml" \
+		"$k8sdir/rbac.generated.yaml" "$k8sdir/extensions.yaml" \
+		"$k8sdir/extensions-rbac.generated.yaml" >"$dir/controller-rbac.yaml"
+	run kadm apply --server-side -f "$dir/controller-rbac.yaml"
+	asc_token=$(kadm -n agent-sandbox-system create token \
+		agent-sandbox-controller --duration=24h) ||
+		die "cannot get a token for the agent-sandbox controller"
+	kubeconfig "$dir/controller.kubeconfig" agent-sandbox-controller \
+		token "$asc_token"
+	start agent-sandbox-controller \
+		env KUBECONFIG="$dir/controller.kubeconfig" \
+		"$bin_asc" --extensions --leader-elect=false \
+		--metrics-bind-address=0 \
+		--health-probe-bind-address="127.0.0.1:$asc_port"
+	asc_ready() {
+		alive agent-sandbox-controller
+		python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1] + "/readyz", timeout=2)
+sys.exit(0 if r.status == 200 else 1)' "http://127.0.0.1:$asc_port"
+	}
+	poll 60 "agent-sandbox-controller /readyz on port $asc_port" asc_ready
+fi
+
 trap - EXIT
-echo "kubernetes $k8s (etcd $etcd, agent-sandbox $release CRDs) at $url"
+if test -n "$controller"; then
+	what="agent-sandbox $release with its controller"
+else
+	what="agent-sandbox $release CRDs, no controller"
+fi
+echo "kubernetes $k8s (etcd $etcd, $what) at $url"
 echo "admin kubeconfig: $dir/admin.kubeconfig"
 echo "gosbx kubeconfig: $dir/gosbx.kubeconfig"
