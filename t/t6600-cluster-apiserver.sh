@@ -5,7 +5,7 @@ test_description=${test_description:-'a real kube-apiserver checks what gosbx se
 # manifests/rbac.yaml and manifests/base applied with --validate=strict.
 # No nodes and no agent-sandbox controller: a claim is never Ready, but
 # the real schema, admission and RBAC authorizer judge gosbx's requests
-# (up.sh --no-controller).
+# (up.sh --no-controller --no-nodes).
 # CLUSTER_RELEASE: the agent-sandbox release of the CRDs (default
 # versions.sh's; t6601 and t6602 source this script with v0.4.6 and
 # v0.5.6).
@@ -37,7 +37,7 @@ print(r if isinstance(r, str) else json.dumps(r))' "$1" "$2"
 }
 
 test_expect_success 'up.sh starts the control plane and applies the manifests' '
-	cluster_up --no-controller &&
+	cluster_up --no-controller --no-nodes &&
 	test_grep "^admin kubeconfig: $CLUSTER_ADMIN\$" cluster-up.out &&
 	test_grep "^gosbx kubeconfig: $CLUSTER_USER\$" cluster-up.out &&
 	test_grep "rolebinding.rbac.authorization.k8s.io/gosbx-client serverside-applied" cluster-up.out &&

@@ -1,18 +1,19 @@
 #!/bin/sh
 # contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>]
-#	[--agent-sandbox=<release>[,<release>...]]
+#	[--agent-sandbox=<release>[,<release>...]] [--kwok=<version>]
 #
 # Builds a Kubernetes control plane from Go modules, for
 # contrib/cluster/up.sh: etcd (the main package of the module
-# go.etcd.io/etcd/server/v3) and kube-apiserver and
-# kube-controller-manager (k8s.io/kubernetes/cmd/..., through a small
+# go.etcd.io/etcd/server/v3), kube-apiserver, kube-controller-manager
+# and kube-scheduler (k8s.io/kubernetes/cmd/..., through a small
 # generated wrapper module with one replace per staging module
 # k8s.io/api, k8s.io/apimachinery, ... at v0.<minor>.<patch>, as
 # k8s.io/kubernetes replaces them by directories of its own tree), and
 # the agent-sandbox controller of each release
 # (sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller, its own
 # module's requirements; default versions.sh's
-# GOSBX_CLUSTER_CONTROLLERS).
+# GOSBX_CLUSTER_CONTROLLERS), and kwok (sigs.k8s.io/kwok/cmd/kwok), the
+# nodes, with its module's stages in kwok-<version>/stages.yaml.
 # The go command fetches and verifies every module through the user's
 # GOPROXY and GOSUMDB; nothing is downloaded any other way.
 #
@@ -31,8 +32,9 @@ set -e
 k8s=$GOSBX_CLUSTER_K8S
 etcd=$GOSBX_CLUSTER_ETCD
 releases=$GOSBX_CLUSTER_CONTROLLERS
+kwok=$GOSBX_CLUSTER_KWOK
 
-usage="usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>] [--agent-sandbox=<release>[,<release>...]]"
+usage="usage: contrib/cluster/build.sh [--k8s=<version>] [--etcd=<version>] [--agent-sandbox=<release>[,<release>...]] [--kwok=<version>]"
 usage() {
 	echo "$usage" >&2
 	exit 129
@@ -41,6 +43,7 @@ for arg; do
 	case $arg in
 	--k8s=v*) k8s=${arg#--k8s=} ;;
 	--etcd=v*) etcd=${arg#--etcd=} ;;
+	--kwok=v*) kwok=${arg#--kwok=} ;;
 	--agent-sandbox=v*)
 		releases=$(echo "${arg#--agent-sandbox=}" | tr , " ")
 		;;
@@ -131,7 +134,8 @@ build etcd "$etcd" "$cache/src/etcd-$etcd" go.etcd.io/etcd/server/v3
 src=$cache/src/kubernetes-$k8s
 t0=$(date +%s)
 if ! test -x "$cache/kube-apiserver-$k8s/bin/kube-apiserver" ||
-	! test -x "$cache/kube-controller-manager-$k8s/bin/kube-controller-manager"; then
+	! test -x "$cache/kube-controller-manager-$k8s/bin/kube-controller-manager" ||
+	! test -x "$cache/kube-scheduler-$k8s/bin/kube-scheduler"; then
 	gomod=$(cd / && GOFLAGS= go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$k8s")
 	replace=$(sed -n "s|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/src/.*|	\1 => \1 $stagever|p" "$gomod")
 	if test -z "$replace"; then
@@ -142,7 +146,8 @@ if ! test -x "$cache/kube-apiserver-$k8s/bin/kube-apiserver" ||
 "
 	wrapper "$src" "k8s.io/kubernetes@$k8s" \
 		k8s.io/kubernetes/cmd/kube-apiserver \
-		k8s.io/kubernetes/cmd/kube-controller-manager
+		k8s.io/kubernetes/cmd/kube-controller-manager \
+		k8s.io/kubernetes/cmd/kube-scheduler
 fi
 # what hack/lib/version.sh stamps, so that /version tells the release
 ver="-X k8s.io/component-base/version.gitVersion=$k8s"
@@ -156,6 +161,7 @@ ldflags="-s -w $ver"
 build kube-apiserver "$k8s" "$src" k8s.io/kubernetes/cmd/kube-apiserver
 build kube-controller-manager "$k8s" "$src" \
 	k8s.io/kubernetes/cmd/kube-controller-manager
+build kube-scheduler "$k8s" "$src" k8s.io/kubernetes/cmd/kube-scheduler
 # the agent-sandbox controller: its module's own requirements
 ldflags="-s -w"
 for r in $releases; do
@@ -169,4 +175,26 @@ for r in $releases; do
 	build agent-sandbox-controller "$r" "$cache/src/agent-sandbox-$r" \
 		sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
 done
+# kwok: its module's own requirements
+t0=$(date +%s)
+if ! test -x "$cache/kwok-$kwok/bin/kwok"; then
+	replace=
+	wrapper "$cache/src/kwok-$kwok" "sigs.k8s.io/kwok@$kwok" \
+		sigs.k8s.io/kwok/pkg/kwok/cmd
+fi
+build kwok "$kwok" "$cache/src/kwok-$kwok" sigs.k8s.io/kwok/cmd/kwok
+# and the module's "fast" stages (what kwokctl gives a cluster by
+# default): nodes Ready at once with a lease, pods Running and Ready
+if ! test -f "$cache/kwok-$kwok/stages.yaml"; then
+	st=$(cd "$cache/src/kwok-$kwok" && GOFLAGS=-mod=mod \
+		go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
+	for f in node/fast/node-initialize.yaml \
+		node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+		pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml \
+		pod/fast/pod-delete.yaml; do
+		echo "---"
+		cat "$st/$f"
+	done >"$cache/kwok-$kwok/stages.yaml.tmp"
+	mv "$cache/kwok-$kwok/stages.yaml.tmp" "$cache/kwok-$kwok/stages.yaml"
+fi
 echo "$cache"

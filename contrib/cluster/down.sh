@@ -2,10 +2,11 @@
 # contrib/cluster/down.sh [--dir=<state dir>] [--keep]
 #
 # Stops what contrib/cluster/up.sh started in <state dir> (same default
-# as up.sh): agent-sandbox-controller, kube-controller-manager,
-# kube-apiserver, etcd, each by the pid in its pid file (SIGTERM;
-# SIGKILL after 10 s), then removes the directory unless --keep. A directory up.sh did not make (no file
-# gosbx-cluster in it) is left alone. Exit 0 when nothing of it runs any
+# as up.sh): kwok, kube-scheduler, agent-sandbox-controller,
+# kube-controller-manager, kube-apiserver, etcd, each by the pid in its
+# pid file (SIGTERM; SIGKILL after 10 s), then removes the directory
+# unless --keep. A directory up.sh did not make (no file gosbx-cluster
+# in it) is left alone. Exit 0 when nothing of it runs any
 # more, 1 otherwise, 129 on a usage error.
 dir=${TMPDIR:-/tmp}/gosbx-cluster-$(id -u)
 keep=
@@ -29,8 +30,8 @@ if ! test -f "$dir/gosbx-cluster"; then
 fi
 
 status=0
-for n in agent-sandbox-controller kube-controller-manager kube-apiserver \
-	etcd; do
+for n in kwok kube-scheduler agent-sandbox-controller \
+	kube-controller-manager kube-apiserver etcd; do
 	test -f "$dir/$n.pid" || continue
 	pid=$(cat "$dir/$n.pid")
 	# only our process: its command line names the binary

@@ -1,7 +1,7 @@
 #!/bin/sh
 # contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
 #	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
-#	[--no-controller]
+#	[--no-controller] [--no-nodes]
 #
 # Starts a real Kubernetes control plane on 127.0.0.1 from the binaries
 # contrib/cluster/build.sh put in its cache: etcd, kube-apiserver (TLS
@@ -10,9 +10,10 @@
 # Then the agent-sandbox controller of <release> (build.sh
 # --agent-sandbox=<release>; --no-controller: none) as the ServiceAccount
 # agent-sandbox-system/agent-sandbox-controller with the module's own
-# ClusterRoles. No nodes yet: sandbox pods stay Pending, claims are
-# never Ready, but what gosbx's kube backend sends is judged by the real
-# API server, schema, authorizer and controller.
+# ClusterRoles. Then kube-scheduler and kwok with one node, kwok-node-0
+# (--no-nodes: neither; sandbox pods then stay Pending and claims are
+# never Ready): kwok's default stages make scheduled pods Running and
+# Ready with an IP of 10.244.0.0/24, but nothing runs in them yet.
 #
 # Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
 # <release> (default in versions.sh; from the Go module, t/crds.sh),
@@ -27,7 +28,7 @@
 #	                      allowed only what manifests/rbac.yaml grants
 #	                      (a token from the TokenRequest API)
 #	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager,
-#	                      agent-sandbox-controller
+#	                      agent-sandbox-controller, kube-scheduler, kwok
 #	url                   https://127.0.0.1:<port>
 #	audit.log             the API server's audit log (JSON lines): each
 #	                      write to a SandboxClaim with its request body
@@ -47,8 +48,9 @@ etcd=$GOSBX_CLUSTER_ETCD
 release=$GOSBX_CLUSTER_AGENT_SANDBOX
 ns=default
 controller=1
+nodes=1
 
-usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller]"
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes]"
 for arg; do
 	case $arg in
 	--dir=?*) dir=${arg#--dir=} ;;
@@ -57,6 +59,7 @@ for arg; do
 	--etcd=v*) etcd=${arg#--etcd=} ;;
 	--namespace=?*) ns=${arg#--namespace=} ;;
 	--no-controller) controller= ;;
+	--no-nodes) nodes= ;;
 	-h | --help)
 		echo "$usage"
 		exit 0
@@ -80,10 +83,17 @@ die() {
 bin_etcd=$GOSBX_CLUSTER_CACHE/etcd-$etcd/bin/etcd
 bin_api=$GOSBX_CLUSTER_CACHE/kube-apiserver-$k8s/bin/kube-apiserver
 bin_kcm=$GOSBX_CLUSTER_CACHE/kube-controller-manager-$k8s/bin/kube-controller-manager
-for b in "$bin_etcd" "$bin_api" "$bin_kcm"; do
+bin_sched=$GOSBX_CLUSTER_CACHE/kube-scheduler-$k8s/bin/kube-scheduler
+bin_kwok=$GOSBX_CLUSTER_CACHE/kwok-$GOSBX_CLUSTER_KWOK/bin/kwok
+set -- "$bin_etcd" "$bin_api" "$bin_kcm"
+test -z "$nodes" || set -- "$@" "$bin_sched" "$bin_kwok"
+for b; do
 	test -x "$b" ||
-		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd"
+		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd (or up.sh --no-nodes)"
 done
+if test -n "$nodes" && ! test -f "${bin_kwok%/bin/kwok}/stages.yaml"; then
+	die "'${bin_kwok%/bin/kwok}/stages.yaml' is missing: run contrib/cluster/build.sh"
+fi
 bin_asc=$GOSBX_CLUSTER_CACHE/agent-sandbox-controller-$release/bin/agent-sandbox-controller
 if test -n "$controller" && ! test -x "$bin_asc"; then
 	die "'$bin_asc' is not built: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-controller)"
@@ -129,8 +139,9 @@ for _ in range(int(sys.argv[1])):
 print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
 }
 # shellcheck disable=SC2046
-set -- $(free_ports 5)
+set -- $(free_ports 7)
 etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 asc_port=$5
+sched_port=$6 kwok_port=$7
 url=https://127.0.0.1:$api_port
 echo "$url" >"$dir/url"
 
@@ -167,6 +178,7 @@ mkdir -p "$pki"
 	cert apiserver /CN=kube-apiserver server.ext
 	cert admin "/O=system:masters/CN=kubernetes-admin" client.ext
 	cert kcm /CN=system:kube-controller-manager client.ext
+	cert scheduler /CN=system:kube-scheduler client.ext
 	# the API server's client to the kubelets (none yet; kwok later)
 	cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" \
 		client.ext
@@ -210,6 +222,7 @@ EOF
 }
 kubeconfig "$dir/admin.kubeconfig" kubernetes-admin cert admin
 kubeconfig "$dir/kcm.kubeconfig" system:kube-controller-manager cert kcm
+kubeconfig "$dir/scheduler.kubeconfig" system:kube-scheduler cert scheduler
 
 # start <name> <command...>: in the background, its pid in <name>.pid
 start() {
@@ -228,6 +241,14 @@ poll() {
 		test "$(date +%s)" -lt $end || die "$what: not within the time"
 		sleep 0.2
 	done
+}
+# run <command...>: its output shown, or on failure on stderr
+run() {
+	"$@" >"$dir/apply.log" 2>&1 || {
+		cat "$dir/apply.log" >&2
+		die "failed: $*"
+	}
+	cat "$dir/apply.log"
 }
 alive() {
 	kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null ||
@@ -309,15 +330,61 @@ start kube-controller-manager "$bin_kcm" \
 	--cluster-signing-cert-file="$pki/ca.crt" \
 	--cluster-signing-key-file="$pki/ca.key" \
 	--leader-elect=false --profiling=false --v=1
-kcm_ready() {
-	alive kube-controller-manager
+# healthz <name> <port>: its /healthz over HTTPS answers ok
+healthz() {
+	alive "$1"
 	python3 -c '
 import ssl, sys, urllib.request
 c = ssl._create_unverified_context()
 r = urllib.request.urlopen(sys.argv[1] + "/healthz", timeout=2, context=c)
-sys.exit(0 if r.read() == b"ok" else 1)' "https://127.0.0.1:$kcm_port"
+sys.exit(0 if r.read() == b"ok" else 1)' "https://127.0.0.1:$2"
 }
-poll 60 "kube-controller-manager /healthz on port $kcm_port" kcm_ready
+poll 60 "kube-controller-manager /healthz on port $kcm_port" \
+	healthz kube-controller-manager "$kcm_port"
+
+# --- kube-scheduler and kwok: one node whose kubelet kwok plays (as
+# admin: it writes node and pod status); kwok's built-in stages
+if test -n "$nodes"; then
+	start kube-scheduler "$bin_sched" \
+		--kubeconfig="$dir/scheduler.kubeconfig" \
+		--authentication-kubeconfig="$dir/scheduler.kubeconfig" \
+		--authorization-kubeconfig="$dir/scheduler.kubeconfig" \
+		--bind-address=127.0.0.1 --secure-port="$sched_port" \
+		--leader-elect=false --profiling=false --v=1
+	poll 60 "kube-scheduler /healthz on port $sched_port" \
+		healthz kube-scheduler "$sched_port"
+	start kwok "$bin_kwok" --kubeconfig="$dir/admin.kubeconfig" \
+		--config="${bin_kwok%/bin/kwok}/stages.yaml" \
+		--manage-all-nodes=false \
+		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+		--node-ip=127.0.0.1 --cidr=10.244.0.1/24 \
+		--server-address="127.0.0.1:$kwok_port" \
+		--node-lease-duration-seconds=40
+	cat >"$dir/node.yaml" <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-0
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: kwok-node-0
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+EOF
+	run kadm apply --server-side -f "$dir/node.yaml"
+	node_ready() {
+		alive kwok
+		test "$(kadm get node kwok-node-0 \
+			-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True
+	}
+	poll 60 "node kwok-node-0 Ready (kwok)" node_ready
+fi
 
 # --- agent-sandbox CRDs, the project's RBAC and template
 # (GOSBX_CRDS_DIR: a directory of t/crds.sh's that has the release)
@@ -325,13 +392,6 @@ crds=${GOSBX_CRDS_DIR:-}
 if ! test -f "$crds/$release/extensions.agents.x-k8s.io_sandboxclaims.yaml"; then
 	crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
 fi
-run() {
-	"$@" >"$dir/apply.log" 2>&1 || {
-		cat "$dir/apply.log" >&2
-		die "failed: $*"
-	}
-	cat "$dir/apply.log"
-}
 run kadm apply --server-side -f "$crds/$release/"
 run kadm wait --for=condition=Established --timeout=60s \
 	crd/sandboxclaims.extensions.agents.x-k8s.io \
@@ -414,6 +474,11 @@ if test -n "$controller"; then
 	what="agent-sandbox $release with its controller"
 else
 	what="agent-sandbox $release CRDs, no controller"
+fi
+if test -n "$nodes"; then
+	what="$what, node kwok-node-0"
+else
+	what="$what, no nodes"
 fi
 echo "kubernetes $k8s (etcd $etcd, $what) at $url"
 echo "admin kubeconfig: $dir/admin.kubeconfig"

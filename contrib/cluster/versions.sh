@@ -7,5 +7,7 @@ GOSBX_CLUSTER_ETCD=${GOSBX_CLUSTER_ETCD:-v3.6.16}
 GOSBX_CLUSTER_AGENT_SANDBOX=${GOSBX_CLUSTER_AGENT_SANDBOX:-v1.0.3}
 # the agent-sandbox controllers build.sh builds
 GOSBX_CLUSTER_CONTROLLERS=${GOSBX_CLUSTER_CONTROLLERS:-v1.0.3 v0.4.6}
+# kwok, the nodes
+GOSBX_CLUSTER_KWOK=${GOSBX_CLUSTER_KWOK:-v0.8.0}
 # the binaries' cache (build.sh writes, up.sh reads)
 GOSBX_CLUSTER_CACHE=${GOSBX_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gosbx/cluster}
