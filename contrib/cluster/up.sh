@@ -179,6 +179,14 @@ mkdir -p "$pki"
 	cert admin "/O=system:masters/CN=kubernetes-admin" client.ext
 	cert kcm /CN=system:kube-controller-manager client.ext
 	cert scheduler /CN=system:kube-scheduler client.ext
+	# kwok's kubelet endpoint, which the API server verifies
+	{
+		printf '%s\n' "basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=serverAuth" \
+			"subjectAltName=IP:127.0.0.1,DNS:kwok-node-0"
+	} >kubelet.ext
+	cert kubelet /CN=system:node:kwok-node-0 kubelet.ext
 	# the API server's client to the kubelets (none yet; kwok later)
 	cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" \
 		client.ext
@@ -357,8 +365,11 @@ if test -n "$nodes"; then
 		--config="${bin_kwok%/bin/kwok}/stages.yaml" \
 		--manage-all-nodes=false \
 		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-		--node-ip=127.0.0.1 --cidr=10.244.0.1/24 \
+		--node-ip=127.0.0.1 --node-port="$kwok_port" \
+		--cidr=10.244.0.1/24 \
 		--server-address="127.0.0.1:$kwok_port" \
+		--tls-cert-file="$pki/kubelet.crt" \
+		--tls-private-key-file="$pki/kubelet.key" \
 		--node-lease-duration-seconds=40
 	cat >"$dir/node.yaml" <<EOF
 apiVersion: v1
