@@ -180,6 +180,17 @@ test: all helpers
 	@GOSBX_BUILD_DIR=$(abspath $(O)) SANITIZE='$(SANITIZE)' \
 		./t/run-tests.sh $(T)
 
+# The kube suites against a real control plane (t66*, contrib/cluster):
+# build.sh builds etcd, kube-apiserver and kube-controller-manager from
+# Go modules once (cached by version), then the scripts run with
+# GOSBX_TEST_CLUSTER=1 (without it they skip)
+GOSBX_CLUSTER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gosbx/cluster
+test-cluster: all helpers
+	@GOSBX_CLUSTER_CACHE='$(GOSBX_CLUSTER_CACHE)' ./contrib/cluster/build.sh
+	@GOSBX_TEST_CLUSTER=1 GOSBX_CLUSTER_CACHE='$(GOSBX_CLUSTER_CACHE)' \
+		GOSBX_BUILD_DIR=$(abspath $(O)) SANITIZE='$(SANITIZE)' \
+		./t/run-tests.sh 't66*.sh'
+
 unit: $(UNIT_BIN)
 
 # Fuzzing: clang's libFuzzer with ASan and UBSan, in build-fuzz/.
@@ -248,7 +259,7 @@ check:
 clean:
 	rm -rf build build-*
 
-.PHONY: all helpers test unit perf image install uninstall doc check clean \
+.PHONY: all helpers test test-cluster unit perf image install uninstall doc check clean \
 	fuzz fuzz-run FORCE
 .DELETE_ON_ERROR:
 # keep object files of helpers and unit tests (no "rm ..." after the tests)

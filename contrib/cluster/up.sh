@@ -1,0 +1,496 @@
+#!/bin/sh
+# contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
+#	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
+#	[--no-controller] [--no-nodes]
+#
+# Starts a real Kubernetes control plane on 127.0.0.1 from the binaries
+# contrib/cluster/build.sh put in its cache: etcd, kube-apiserver (TLS
+# with client certificates, Node and RBAC authorization, service-account
+# tokens, the default admission plugins) and kube-controller-manager.
+# Then the agent-sandbox controller of <release> (build.sh
+# --agent-sandbox=<release>; --no-controller: none) as the ServiceAccount
+# agent-sandbox-system/agent-sandbox-controller with the module's own
+# ClusterRoles. Then kube-scheduler and kwok with one node, kwok-node-0
+# (--no-nodes: neither; sandbox pods then stay Pending and claims are
+# never Ready): kwok's default stages make scheduled pods Running and
+# Ready with an IP of 10.244.0.0/24, but nothing runs in them yet.
+#
+# Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
+# <release> (default in versions.sh; from the Go module, t/crds.sh),
+# manifests/rbac.yaml, manifests/base and manifests/warmpool.yaml
+# (--validate=strict) into <ns> (default "default").
+#
+# The state directory (default ${TMPDIR:-/tmp}/gosbx-cluster-<uid>)
+# holds:
+#	pki/                  CA, serving and client certificates (openssl)
+#	admin.kubeconfig      user kubernetes-admin, group system:masters
+#	gosbx.kubeconfig      the ServiceAccount gosbx-client of <ns>,
+#	                      allowed only what manifests/rbac.yaml grants
+#	                      (a token from the TokenRequest API)
+#	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager,
+#	                      agent-sandbox-controller, kube-scheduler, kwok
+#	url                   https://127.0.0.1:<port>
+#	audit.log             the API server's audit log (JSON lines): each
+#	                      write to a SandboxClaim with its request body
+# and the two kubeconfig paths are printed. contrib/cluster/down.sh
+# stops it all and removes the directory.
+#
+# Exit 0 when the API server is ready and everything applied; 1 when a
+# step failed (its output and the logs' last lines on stderr; what was
+# started is stopped, the directory kept); 129 on a usage error.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$here"/versions.sh
+dir=${TMPDIR:-/tmp}/gosbx-cluster-$(id -u)
+k8s=$GOSBX_CLUSTER_K8S
+etcd=$GOSBX_CLUSTER_ETCD
+release=$GOSBX_CLUSTER_AGENT_SANDBOX
+ns=default
+controller=1
+nodes=1
+
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes]"
+for arg; do
+	case $arg in
+	--dir=?*) dir=${arg#--dir=} ;;
+	--agent-sandbox=v*) release=${arg#--agent-sandbox=} ;;
+	--k8s=v*) k8s=${arg#--k8s=} ;;
+	--etcd=v*) etcd=${arg#--etcd=} ;;
+	--namespace=?*) ns=${arg#--namespace=} ;;
+	--no-controller) controller= ;;
+	--no-nodes) nodes= ;;
+	-h | --help)
+		echo "$usage"
+		exit 0
+		;;
+	*)
+		echo "$usage" >&2
+		exit 129
+		;;
+	esac
+done
+case $dir in
+/*) ;;
+*) dir=$PWD/$dir ;;
+esac
+
+die() {
+	echo "up.sh: $*" >&2
+	exit 1
+}
+
+bin_etcd=$GOSBX_CLUSTER_CACHE/etcd-$etcd/bin/etcd
+bin_api=$GOSBX_CLUSTER_CACHE/kube-apiserver-$k8s/bin/kube-apiserver
+bin_kcm=$GOSBX_CLUSTER_CACHE/kube-controller-manager-$k8s/bin/kube-controller-manager
+bin_sched=$GOSBX_CLUSTER_CACHE/kube-scheduler-$k8s/bin/kube-scheduler
+bin_kwok=$GOSBX_CLUSTER_CACHE/kwok-$GOSBX_CLUSTER_KWOK/bin/kwok
+set -- "$bin_etcd" "$bin_api" "$bin_kcm"
+test -z "$nodes" || set -- "$@" "$bin_sched" "$bin_kwok"
+for b; do
+	test -x "$b" ||
+		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd (or up.sh --no-nodes)"
+done
+if test -n "$nodes" && ! test -f "${bin_kwok%/bin/kwok}/stages.yaml"; then
+	die "'${bin_kwok%/bin/kwok}/stages.yaml' is missing: run contrib/cluster/build.sh"
+fi
+bin_asc=$GOSBX_CLUSTER_CACHE/agent-sandbox-controller-$release/bin/agent-sandbox-controller
+if test -n "$controller" && ! test -x "$bin_asc"; then
+	die "'$bin_asc' is not built: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-controller)"
+fi
+for c in openssl kubectl python3; do
+	command -v $c >/dev/null || die "'$c' is needed"
+done
+if test -e "$dir/gosbx-cluster"; then
+	die "a cluster runs in '$dir' already (contrib/cluster/down.sh --dir=$dir)"
+fi
+# down.sh removes the directory: never one with something else in it
+if test -d "$dir" && test -n "$(ls -A "$dir")"; then
+	die "'$dir' is not empty: give up.sh a new or empty --dir"
+fi
+mkdir -p "$dir"
+: >"$dir/gosbx-cluster"
+
+# on failure: the logs' last lines, then stop what was started
+fail() {
+	st=$?
+	trap - EXIT
+	test $st = 0 && return 0
+	for f in "$dir"/*.log; do
+		test -s "$f" || continue
+		echo "--- last lines of $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	"$here"/down.sh --dir="$dir" --keep >&2 || :
+	echo "up.sh: failed; logs kept in '$dir'" >&2
+	exit 1
+}
+trap fail EXIT
+
+# free loopback TCP ports, one per argument
+free_ports() {
+	python3 -c '
+import socket, sys
+ss = []
+for _ in range(int(sys.argv[1])):
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	ss.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+# shellcheck disable=SC2046
+set -- $(free_ports 7)
+etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 asc_port=$5
+sched_port=$6 kwok_port=$7
+url=https://127.0.0.1:$api_port
+echo "$url" >"$dir/url"
+
+# --- certificates (EC P-256; a day is enough for a test cluster)
+pki=$dir/pki
+mkdir -p "$pki"
+(
+	cd "$pki"
+	ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+	# shellcheck disable=SC2086
+	openssl req -x509 $ec -keyout ca.key -out ca.crt -days 2 \
+		-subj /CN=gosbx-cluster-ca \
+		-addext basicConstraints=critical,CA:TRUE \
+		-addext keyUsage=critical,keyCertSign,cRLSign
+	printf '%s\n' "basicConstraints=CA:FALSE" \
+		"keyUsage=critical,digitalSignature,keyEncipherment" \
+		"extendedKeyUsage=clientAuth" >client.ext
+	{
+		printf '%s\n' "basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=serverAuth"
+		printf 'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,'
+		printf 'DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,'
+		printf 'DNS:kubernetes.default.svc,'
+		printf 'DNS:kubernetes.default.svc.cluster.local\n'
+	} >server.ext
+	# cert <name> <subject> <ext file>
+	cert() {
+		# shellcheck disable=SC2086
+		openssl req $ec -keyout "$1.key" -out "$1.csr" -subj "$2"
+		openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
+			-CAcreateserial -out "$1.crt" -days 2 -extfile "$3"
+	}
+	cert apiserver /CN=kube-apiserver server.ext
+	cert admin "/O=system:masters/CN=kubernetes-admin" client.ext
+	cert kcm /CN=system:kube-controller-manager client.ext
+	cert scheduler /CN=system:kube-scheduler client.ext
+	# kwok's kubelet endpoint, which the API server verifies
+	{
+		printf '%s\n' "basicConstraints=CA:FALSE" \
+			"keyUsage=critical,digitalSignature,keyEncipherment" \
+			"extendedKeyUsage=serverAuth" \
+			"subjectAltName=IP:127.0.0.1,DNS:kwok-node-0"
+	} >kubelet.ext
+	cert kubelet /CN=system:node:kwok-node-0 kubelet.ext
+	# the API server's client to the kubelets (none yet; kwok later)
+	cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+		client.ext
+	# service-account token signing key pair
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+		-out sa.key
+	openssl pkey -in sa.key -pubout -out sa.pub
+) >"$dir/pki.log" 2>&1 || die "openssl failed: $(tail -n 5 "$dir/pki.log")"
+
+# kubeconfig <file> <user> [cert <name> | token <token>]
+kubeconfig() {
+	b64() { base64 <"$1" | tr -d '\n'; }
+	{
+		cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: $(b64 "$pki/ca.crt")
+    server: $url
+  name: gosbx-cluster
+contexts:
+- context:
+    cluster: gosbx-cluster
+    namespace: $ns
+    user: $2
+  name: gosbx-cluster
+current-context: gosbx-cluster
+users:
+- name: $2
+  user:
+EOF
+		if test "$3" = cert; then
+			echo "    client-certificate-data: $(b64 "$pki/$4.crt")"
+			echo "    client-key-data: $(b64 "$pki/$4.key")"
+		else
+			echo "    token: $4"
+		fi
+	} >"$1"
+	chmod 600 "$1"
+}
+kubeconfig "$dir/admin.kubeconfig" kubernetes-admin cert admin
+kubeconfig "$dir/kcm.kubeconfig" system:kube-controller-manager cert kcm
+kubeconfig "$dir/scheduler.kubeconfig" system:kube-scheduler cert scheduler
+
+# start <name> <command...>: in the background, its pid in <name>.pid
+start() {
+	n=$1
+	shift
+	nohup "$@" >"$dir/$n.log" 2>&1 </dev/null &
+	echo $! >"$dir/$n.pid"
+}
+
+# poll <seconds> <what> <command...>: until the command succeeds
+poll() {
+	end=$(($(date +%s) + $1))
+	what=$2
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		test "$(date +%s)" -lt $end || die "$what: not within the time"
+		sleep 0.2
+	done
+}
+# run <command...>: its output shown, or on failure on stderr
+run() {
+	"$@" >"$dir/apply.log" 2>&1 || {
+		cat "$dir/apply.log" >&2
+		die "failed: $*"
+	}
+	cat "$dir/apply.log"
+}
+alive() {
+	kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null ||
+		die "$1 exited (see $dir/$1.log)"
+}
+
+# --- etcd (plain HTTP on loopback, one member)
+start etcd "$bin_etcd" --name=gosbx --data-dir="$dir/etcd" \
+	--listen-client-urls="http://127.0.0.1:$etcd_port" \
+	--advertise-client-urls="http://127.0.0.1:$etcd_port" \
+	--listen-peer-urls="http://127.0.0.1:$etcd_peer" \
+	--initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer" \
+	--initial-cluster="gosbx=http://127.0.0.1:$etcd_peer" \
+	--listen-metrics-urls= --log-level=warn
+etcd_ready() {
+	alive etcd
+	python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1] + "/health", timeout=2)
+sys.exit(0 if b"\"health\":\"true\"" in r.read() else 1)' \
+		"http://127.0.0.1:$etcd_port"
+}
+poll 30 "etcd on port $etcd_port" etcd_ready
+
+# the audit policy: what clients send to SandboxClaims, nothing else
+cat >"$dir/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Request
+  resources:
+  - group: extensions.agents.x-k8s.io
+    resources: [sandboxclaims]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+EOF
+
+# --- kube-apiserver (its address is loopback, which the reconciler of
+# the kubernetes Service's endpoints refuses: no reconciler)
+start kube-apiserver "$bin_api" \
+	--bind-address=127.0.0.1 --secure-port="$api_port" \
+	--advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+	--etcd-servers="http://127.0.0.1:$etcd_port" \
+	--tls-cert-file="$pki/apiserver.crt" \
+	--tls-private-key-file="$pki/apiserver.key" \
+	--client-ca-file="$pki/ca.crt" \
+	--authorization-mode=Node,RBAC \
+	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file="$pki/sa.pub" \
+	--service-account-signing-key-file="$pki/sa.key" \
+	--service-cluster-ip-range=10.96.0.0/16 \
+	--kubelet-client-certificate="$pki/kubelet-client.crt" \
+	--kubelet-client-key="$pki/kubelet-client.key" \
+	--kubelet-certificate-authority="$pki/ca.crt" \
+	--audit-policy-file="$dir/audit-policy.yaml" \
+	--audit-log-path="$dir/audit.log" --audit-log-format=json \
+	--audit-log-mode=blocking \
+	--enable-bootstrap-token-auth=false --profiling=false \
+	--v=1
+kadm() { kubectl --kubeconfig="$dir/admin.kubeconfig" "$@"; }
+api_ready() {
+	alive kube-apiserver
+	test "$(kadm get --raw=/readyz 2>/dev/null)" = ok
+}
+poll 90 "kube-apiserver /readyz on $url" api_ready
+
+# --- kube-controller-manager (its own certificate; RBAC's default
+# system:kube-controller-manager binding; one service-account
+# credential per controller)
+start kube-controller-manager "$bin_kcm" \
+	--kubeconfig="$dir/kcm.kubeconfig" \
+	--authentication-kubeconfig="$dir/kcm.kubeconfig" \
+	--authorization-kubeconfig="$dir/kcm.kubeconfig" \
+	--bind-address=127.0.0.1 --secure-port="$kcm_port" \
+	--service-account-private-key-file="$pki/sa.key" \
+	--root-ca-file="$pki/ca.crt" \
+	--use-service-account-credentials=true \
+	--cluster-signing-cert-file="$pki/ca.crt" \
+	--cluster-signing-key-file="$pki/ca.key" \
+	--leader-elect=false --profiling=false --v=1
+# healthz <name> <port>: its /healthz over HTTPS answers ok
+healthz() {
+	alive "$1"
+	python3 -c '
+import ssl, sys, urllib.request
+c = ssl._create_unverified_context()
+r = urllib.request.urlopen(sys.argv[1] + "/healthz", timeout=2, context=c)
+sys.exit(0 if r.read() == b"ok" else 1)' "https://127.0.0.1:$2"
+}
+poll 60 "kube-controller-manager /healthz on port $kcm_port" \
+	healthz kube-controller-manager "$kcm_port"
+
+# --- kube-scheduler and kwok: one node whose kubelet kwok plays (as
+# admin: it writes node and pod status); kwok's built-in stages
+if test -n "$nodes"; then
+	start kube-scheduler "$bin_sched" \
+		--kubeconfig="$dir/scheduler.kubeconfig" \
+		--authentication-kubeconfig="$dir/scheduler.kubeconfig" \
+		--authorization-kubeconfig="$dir/scheduler.kubeconfig" \
+		--bind-address=127.0.0.1 --secure-port="$sched_port" \
+		--leader-elect=false --profiling=false --v=1
+	poll 60 "kube-scheduler /healthz on port $sched_port" \
+		healthz kube-scheduler "$sched_port"
+	start kwok "$bin_kwok" --kubeconfig="$dir/admin.kubeconfig" \
+		--config="${bin_kwok%/bin/kwok}/stages.yaml" \
+		--manage-all-nodes=false \
+		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+		--node-ip=127.0.0.1 --node-port="$kwok_port" \
+		--cidr=10.244.0.1/24 \
+		--server-address="127.0.0.1:$kwok_port" \
+		--tls-cert-file="$pki/kubelet.crt" \
+		--tls-private-key-file="$pki/kubelet.key" \
+		--node-lease-duration-seconds=40
+	cat >"$dir/node.yaml" <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-0
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: kwok-node-0
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+EOF
+	run kadm apply --server-side -f "$dir/node.yaml"
+	node_ready() {
+		alive kwok
+		test "$(kadm get node kwok-node-0 \
+			-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True
+	}
+	poll 60 "node kwok-node-0 Ready (kwok)" node_ready
+fi
+
+# --- agent-sandbox CRDs, the project's RBAC and template
+# (GOSBX_CRDS_DIR: a directory of t/crds.sh's that has the release)
+crds=${GOSBX_CRDS_DIR:-}
+if ! test -f "$crds/$release/extensions.agents.x-k8s.io_sandboxclaims.yaml"; then
+	crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
+fi
+run kadm apply --server-side -f "$crds/$release/"
+run kadm wait --for=condition=Established --timeout=60s \
+	crd/sandboxclaims.extensions.agents.x-k8s.io \
+	crd/sandboxtemplates.extensions.agents.x-k8s.io \
+	crd/sandboxes.agents.x-k8s.io
+kadm get namespace "$ns" >/dev/null 2>&1 || run kadm create namespace "$ns"
+run kadm -n "$ns" apply --server-side --validate=strict \
+	-f "$top/manifests/rbac.yaml"
+# manifests/base and warmpool.yaml are extensions.agents.x-k8s.io/
+# v1alpha1. agent-sandbox v1.0 no longer serves it, and v0.5.x stores
+# v1beta1 and converts v1alpha1 through the controller's webhook, which
+# is not running here: where v1beta1 is served they are applied as
+# v1beta1 (the same fields), and said so
+served=$(kadm get crd sandboxtemplates.extensions.agents.x-k8s.io \
+	-o 'jsonpath={.spec.versions[?(@.served==true)].name}')
+as_served() {
+	case " $served " in
+	*" v1beta1 "*)
+		echo "note: agent-sandbox $release serves '$served';" \
+			"$2 applied as v1beta1"
+		sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
+			"$1"
+		;;
+	*" v1alpha1 "*) ;;
+	*) die "sandboxtemplates served in versions '$served', neither v1alpha1 nor v1beta1" ;;
+	esac
+}
+kadm kustomize "$top/manifests/base" >"$dir/base.yaml"
+as_served "$dir/base.yaml" manifests/base
+run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/base.yaml"
+cp "$top/manifests/warmpool.yaml" "$dir/warmpool.yaml"
+as_served "$dir/warmpool.yaml" manifests/warmpool.yaml
+run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/warmpool.yaml"
+
+# the ServiceAccount's token (TokenRequest), a day long
+token=$(kadm -n "$ns" create token gosbx-client --duration=24h) ||
+	die "cannot get a token for serviceaccount '$ns/gosbx-client'"
+kubeconfig "$dir/gosbx.kubeconfig" "system:serviceaccount:$ns:gosbx-client" \
+	token "$token"
+
+# --- the agent-sandbox controller: the module's ClusterRoles, bound as
+# its own k8s/controller.yaml and extensions.yaml do (their Deployment
+# and Service left out: the controller runs here, not in a pod)
+if test -n "$controller"; then
+	k8sdir=$(cd -P "$crds/$release" && cd .. && pwd)
+	python3 -c '
+import re, sys
+for f in sys.argv[1:]:
+	for doc in re.split(r"(?m)^---\s*$", open(f).read()):
+		if re.search(r"(?m)^kind: *(Deployment|Service)\s*$", doc) or \
+		   not re.search(r"(?m)^kind:", doc):
+			continue
+		print("---")
+		print(doc.strip("\n"))' "$k8sdir/controller.yaml" \
+		"$k8sdir/rbac.generated.yaml" "$k8sdir/extensions.yaml" \
+		"$k8sdir/extensions-rbac.generated.yaml" >"$dir/controller-rbac.yaml"
+	run kadm apply --server-side -f "$dir/controller-rbac.yaml"
+	asc_token=$(kadm -n agent-sandbox-system create token \
+		agent-sandbox-controller --duration=24h) ||
+		die "cannot get a token for the agent-sandbox controller"
+	kubeconfig "$dir/controller.kubeconfig" agent-sandbox-controller \
+		token "$asc_token"
+	start agent-sandbox-controller \
+		env KUBECONFIG="$dir/controller.kubeconfig" \
+		"$bin_asc" --extensions --leader-elect=false \
+		--metrics-bind-address=0 \
+		--health-probe-bind-address="127.0.0.1:$asc_port"
+	asc_ready() {
+		alive agent-sandbox-controller
+		python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1] + "/readyz", timeout=2)
+sys.exit(0 if r.status == 200 else 1)' "http://127.0.0.1:$asc_port"
+	}
+	poll 60 "agent-sandbox-controller /readyz on port $asc_port" asc_ready
+fi
+
+trap - EXIT
+if test -n "$controller"; then
+	what="agent-sandbox $release with its controller"
+else
+	what="agent-sandbox $release CRDs, no controller"
+fi
+if test -n "$nodes"; then
+	what="$what, node kwok-node-0"
+else
+	what="$what, no nodes"
+fi
+echo "kubernetes $k8s (etcd $etcd, $what) at $url"
+echo "admin kubeconfig: $dir/admin.kubeconfig"
+echo "gosbx kubeconfig: $dir/gosbx.kubeconfig"
