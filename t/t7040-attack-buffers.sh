@@ -117,7 +117,7 @@ test_expect_success 'a /v1/exec line that is no event is an error, not a cancel'
 # gosbx cp out of a sandbox: the sandbox decides what is sent
 test_expect_success 'cp: an endless archive stops at --max-size, nothing written' '
 	start_hostile ar --archive &&
-	test_expect_code_err 1 gosbx --backend=url --url="$(cat ar.url)" \
+	test_expect_code_err 125 gosbx --backend=url --url="$(cat ar.url)" \
 		cp --max-size=8m x:/app/flood flood-out &&
 	test_grep "is larger than 8388608 bytes" err &&
 	test_grep "max-size" err &&
