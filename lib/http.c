@@ -64,12 +64,14 @@ void http_resp_init(struct http_resp *resp)
 	resp->retry_after_s = -1;
 	resp->date = 0;
 	resp->not_sent = 0;
+	strbuf_init(&resp->warnings, 0);
 }
 
 void http_resp_release(struct http_resp *resp)
 {
 	strbuf_release(&resp->body);
 	strbuf_release(&resp->content_type);
+	strbuf_release(&resp->warnings);
 	resp->status = 0;
 }
 
@@ -266,6 +268,29 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *data)
 		strbuf_reset(&x->resp->content_type);
 		x->resp->retry_after_s = -1;
 		x->resp->date = 0;
+		strbuf_reset(&x->resp->warnings);
+		return len;
+	}
+	if (len > 8 && !strncasecmp(buf, "warning:", 8)) {
+		struct strbuf v = STRBUF_INIT;
+		const char *w = x->resp->warnings.buf;
+		size_t nr = 0;
+
+		while ((w = strchr(w, '\n')) && w++)
+			nr++;
+		strbuf_add(&v, buf + 8, len - 8);
+		strbuf_trim(&v);
+		if (nr < HTTP_MAX_WARNINGS && v.len) {
+			if (v.len > HTTP_MAX_WARNING)
+				strbuf_setlen(&v, HTTP_MAX_WARNING);
+			/* one a line: a value has no newline of its own */
+			for (size_t i = 0; i < v.len; i++)
+				if (v.buf[i] == '\n' || v.buf[i] == '\r')
+					v.buf[i] = ' ';
+			strbuf_addbuf(&x->resp->warnings, &v);
+			strbuf_addch(&x->resp->warnings, '\n');
+		}
+		strbuf_release(&v);
 		return len;
 	}
 	if (len > 5 && (!strncasecmp(buf, "date:", 5) ||
@@ -630,6 +655,7 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	resp->retry_after_s = -1;
 	resp->date = 0;
 	resp->not_sent = 0;
+	strbuf_reset(&resp->warnings);
 	strbuf_reset(&c->last_err);
 	c->errbuf[0] = '\0';
 

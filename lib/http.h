@@ -261,11 +261,21 @@ struct http_resp {
 	 * tried again; 0 otherwise
 	 */
 	int not_sent;
+	/*
+	 * The values of the answer's Warning headers (RFC 9111 5.5; the
+	 * Kubernetes API server's "299 - \"...\"" for deprecations and
+	 * dropped fields), one a line, as sent: at most HTTP_MAX_WARNINGS,
+	 * each cut at HTTP_MAX_WARNING bytes; "" when none.
+	 */
+	struct strbuf warnings;
 };
+
+#define HTTP_MAX_WARNINGS 16
+#define HTTP_MAX_WARNING 1024
 
 #define HTTP_RESP_INIT                                                         \
 	{                                                                      \
-		0, STRBUF_INIT, STRBUF_INIT, 0, -1, 0, 0                       \
+		0, STRBUF_INIT, STRBUF_INIT, 0, -1, 0, 0, STRBUF_INIT          \
 	}
 void http_resp_init(struct http_resp *resp);
 void http_resp_release(struct http_resp *resp);

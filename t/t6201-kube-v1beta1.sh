@@ -87,8 +87,12 @@ test_expect_success '--api-version=v1alpha1 on v0.5: the shadow pool must exist'
 test_expect_success '--api-version=v1alpha1: a claim naming the template' '
 	kube_apply "$BETA/sandboxwarmpools" "{\"apiVersion\":\"extensions.agents.x-k8s.io/v1beta1\",\"kind\":\"SandboxWarmPool\",\"metadata\":{\"name\":\"shadow-pool-other-template\"},\"spec\":{\"replicas\":1,\"sandboxTemplateRef\":{\"name\":\"other-template\"}}}" &&
 	test "$(cat status)" = 201 &&
-	gosbx --api-version=v1alpha1 --template=other-template open -q >name &&
+	gosbx --api-version=v1alpha1 --template=other-template open -q >name 2>err &&
 	name=$(cat name) &&
+	# the API server'"'"'s Warning header, once however many answers had it
+	grep "^warning: kubernetes: " err >warnings &&
+	test_line_count = 1 warnings &&
+	test_grep "extensions.agents.x-k8s.io/v1alpha1 SandboxClaim is deprecated" warnings &&
 	kube_curl "$ALPHA/sandboxclaims/$name" >claim.json &&
 	test "$(kube_py claim.json "v[\"spec\"][\"sandboxTemplateRef\"][\"name\"]")" = other-template &&
 	kube_curl "$BETA/sandboxclaims/$name" >claim.json &&

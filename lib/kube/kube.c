@@ -4,9 +4,11 @@
 #include "json.h"
 #include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
+#include "strvec.h"
 #include "usage.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -142,6 +144,66 @@ static int loud_on_data(const char *buf, size_t len, void *data)
 	return r;
 }
 
+/*
+ * The text of one Warning value as the API server sends it (KEP-1693:
+ * `299 - "text"`, RFC 9111 5.5 warn-text, a quoted-string with \
+ * escapes): its unquoted text, control bytes as '?' (a server's text
+ * is not let near the terminal), into out. The whole value when it has
+ * no quoted part.
+ */
+void kube_warning_text(const char *value, size_t len, struct strbuf *out)
+{
+	const char *p = memchr(value, '"', len), *end = value + len;
+
+	if (!p) {
+		p = value;
+	} else {
+		for (p++; p < end && *p != '"'; p++) {
+			if (*p == '\\' && p + 1 < end)
+				p++;
+			strbuf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f
+						  ? '?'
+						  : *p);
+		}
+		return;
+	}
+	for (; p < end; p++)
+		strbuf_addch(out,
+			     (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+}
+
+/*
+ * Show the API server's warnings (deprecated versions, fields it
+ * dropped) on stderr, each text once per process: a watch or a poll
+ * must not repeat one every second. At most 64 are remembered; later
+ * ones are shown unremembered, which only risks a repeat.
+ */
+static void show_warnings(const struct http_resp *resp)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct strvec seen = STRVEC_INIT;
+	const char *p = resp->warnings.buf, *nl;
+
+	for (; *p; p = nl + 1) {
+		struct strbuf t = STRBUF_INIT;
+		int known = 0;
+
+		nl = strchrnul(p, '\n');
+		kube_warning_text(p, nl - p, &t);
+		pthread_mutex_lock(&lock);
+		for (size_t i = 0; i < seen.nr && !known; i++)
+			known = !strcmp(seen.v[i], t.buf);
+		if (!known && seen.nr < 64)
+			strvec_push(&seen, t.buf);
+		pthread_mutex_unlock(&lock);
+		if (!known && t.len)
+			warning("kubernetes: %s", t.buf);
+		strbuf_release(&t);
+		if (!*nl)
+			break;
+	}
+}
+
 /* gosbx -v: "kube: GET /version: 200 (12 ms)" on stderr */
 static void trace(const struct http_req *req, const struct http_resp *resp,
 		  int ret, uint64_t start)
@@ -199,6 +261,8 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 		set_error_routine(saved, saved_data);
 		if (kc->verbose)
 			trace(req, resp, ret, start);
+		if (resp->warnings.len)
+			show_warnings(resp);
 		/* a stream's caller reports its failure (it may retry) */
 		held = ret == -1 && kc->retry_until_ms && !req->on_data;
 		if (!ret && resp->date)

@@ -347,4 +347,13 @@ int kube_parse_quantity(const char *s, double *out);
 int kube_pod_spec_check_limits(json_t *spec, int64_t memory_bytes, double cpus,
 			       struct strbuf *why, struct strbuf *need);
 
+/*
+ * Append to out the text of one Warning header value (len bytes) of
+ * the API server, `299 - "text"` (KEP-1693; RFC 9111 5.5): the quoted
+ * text unescaped, control bytes as '?'; the whole value when nothing
+ * is quoted. kube_request() shows each such text once per process on
+ * stderr as "warning: kubernetes: <text>".
+ */
+void kube_warning_text(const char *value, size_t len, struct strbuf *out);
+
 #endif /* KUBE_H */

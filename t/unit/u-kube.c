@@ -1159,9 +1159,34 @@ static void test_exec_refresh_on_expiry(void **state)
 	kube_config_release(&c2);
 }
 
+/* the API server's Warning values (KEP-1693) as gosbx shows them */
+static void test_warning_text(void **state)
+{
+	static const struct {
+		const char *value, *want;
+	} cases[] = {
+		{ "299 - \"v1alpha1 is deprecated\"",
+		  "v1alpha1 is deprecated" },
+		{ "299 - \"unknown field \\\"spec.replicas\\\"\"",
+		  "unknown field \"spec.replicas\"" },
+		{ "299 - \"a\x1b[2Jb\x7f\"", "a?[2Jb?" },
+		{ "299 - \"no end", "no end" },
+		{ "no quotes\tat all", "no quotes?at all" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		kube_warning_text(cases[i].value, strlen(cases[i].value), &sb);
+		assert_string_equal(sb.buf, cases[i].want);
+		strbuf_release(&sb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_warning_text),
 		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_create),
 		cmocka_unit_test(test_create_forbidden),
