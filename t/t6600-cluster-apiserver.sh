@@ -80,11 +80,11 @@ test_expect_success 'open: the real API server accepts the claim; never Ready' '
 	test "$(json_field claim.json "v[\"metadata\"][\"labels\"][\"agents.x-k8s.io/created-by\"]")" = gosbx
 '
 
-test_expect_success 'the claim was created and deleted by the RBAC user' '
+test_expect_success 'the claim was created (strictly validated) and deleted by the RBAC user' '
 	test_must_fail kadm get sandboxclaim c1 &&
 	cluster_audit audit.txt &&
 	cat audit.txt >&3 &&
-	test_grep "^create system:serviceaccount:default:gosbx-client 201 $claims\$" audit.txt &&
+	test_grep "^create system:serviceaccount:default:gosbx-client 201 $claims?fieldValidation=Strict\$" audit.txt &&
 	test_grep "^delete system:serviceaccount:default:gosbx-client 200 $claims/c1\$" audit.txt
 '
 

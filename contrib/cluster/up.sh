@@ -404,6 +404,19 @@ if ! test -f "$crds/$release/extensions.agents.x-k8s.io_sandboxclaims.yaml"; the
 	crds=$(AGENT_SANDBOX_RELEASES=$release "$top"/t/crds.sh "$dir/crds")
 fi
 run kadm apply --server-side -f "$crds/$release/"
+# kubectl wait fails at once ("accessor error: <nil>") on a CRD whose
+# status has no conditions yet, which happens under load: wait for
+# the conditions to be there first (bounded), then for Established
+for crd in sandboxclaims.extensions.agents.x-k8s.io \
+	sandboxtemplates.extensions.agents.x-k8s.io sandboxes.agents.x-k8s.io; do
+	tries=0
+	until test -n "$(kadm get "crd/$crd" \
+		-o jsonpath='{.status.conditions[*].type}' 2>/dev/null)"; do
+		tries=$((tries + 1))
+		test $tries -le 600 || die "CRD $crd has no status after 60 s"
+		sleep 0.1
+	done
+done
 run kadm wait --for=condition=Established --timeout=60s \
 	crd/sandboxclaims.extensions.agents.x-k8s.io \
 	crd/sandboxtemplates.extensions.agents.x-k8s.io \

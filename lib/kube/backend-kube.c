@@ -212,6 +212,8 @@ static int create_claim(struct kube_backend *kb,
 	kube_claim_group_path(&p, &kb->kc, kb->ns, "sandboxclaims", NULL);
 	req.method = "POST";
 	req.path = p.buf;
+	/* an unknown field is an error, never dropped (kube_claim_create) */
+	req.query = "fieldValidation=Strict";
 	req.body = text.buf;
 	req.body_len = text.len;
 	req.content_type = "application/json";

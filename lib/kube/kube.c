@@ -628,7 +628,14 @@ int kube_claim_create(struct kube_client *kc,
 				     : "template");
 	body = kube_claim_body(kc, spec);
 	claims_path(&p, kc, spec->namespace, NULL);
-	st = kube_json(kc, "POST", p.buf, NULL, body, NULL, &ans);
+	/*
+	 * Strict: a field the server's CRD does not know is an error, not
+	 * dropped with a warning (the API server's default, Warn): a claim
+	 * must never run without a field gosbx asked for, such as
+	 * shutdownTime (KEP-2885; older servers ignore the parameter)
+	 */
+	st = kube_json(kc, "POST", p.buf, "fieldValidation=Strict", body, NULL,
+		       &ans);
 	if (st < 0)
 		goto out;
 	if (st / 100 != 2 || !json_is_object(ans)) {
