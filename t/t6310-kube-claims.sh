@@ -66,7 +66,12 @@ test_expect_success 'the namespace: only the claims gosbx made' '
 	test_grep "^expired  *default  *False (ClaimExpired)  *-  *[0-9]*s  *expired  *no$" out &&
 	! grep foreign out &&
 	! grep failed out &&
-	test_line_count = 3 out
+	test_line_count = 3 out &&
+	# the columns line up, whatever the width of a READY cell
+	awk "NR == 1 { at = index(\$0, \"SANDBOX\") }
+	     NR > 1 && substr(\$0, at, 1) == \" \" { print \"off: \" \$0; bad = 1 }
+	     NR > 1 && substr(\$0, at - 2, 2) != \"  \" { print \"off: \" \$0; bad = 1 }
+	     END { exit bad }" out
 '
 
 test_expect_success '--all shows every claim, -A every namespace' '

@@ -88,6 +88,14 @@ static void add_expires(struct strbuf *out, time_t t, time_t now)
 		claims_add_age(out, (int64_t)(t - now));
 }
 
+/* the READY cell: "True", "Unknown", or "False (Reason)" */
+static void claim_ready_text(struct strbuf *out, const struct kclaim *c)
+{
+	strbuf_addstr(out, c->ready);
+	if (strcmp(c->ready, "True") && c->reason && *c->reason)
+		strbuf_addf(out, " (%s)", c->reason);
+}
+
 static void kube_print_table(json_t *items, time_t now)
 {
 	struct strbuf age = STRBUF_INIT, exp = STRBUF_INIT;
@@ -95,10 +103,15 @@ static void kube_print_table(json_t *items, time_t now)
 	struct kclaim c;
 	json_t *o;
 	size_t i;
-	int wn = 4, wns = 9, ws = 7;
+	int wn = 4, wns = 9, ws = 7, wr = 5;
 
 	json_array_foreach (items, i, o) {
 		kclaim_from(&c, o);
+		/* "False (Reason)", "Unknown": the column fits the widest */
+		strbuf_reset(&ready);
+		claim_ready_text(&ready, &c);
+		if ((int)ready.len > wr)
+			wr = (int)ready.len;
 		if ((int)strlen(c.name) > wn)
 			wn = (int)strlen(c.name);
 		if ((int)strlen(c.ns) > wns)
@@ -106,8 +119,8 @@ static void kube_print_table(json_t *items, time_t now)
 		if ((int)strlen(c.sandbox) > ws)
 			ws = (int)strlen(c.sandbox);
 	}
-	printf("%-*s  %-*s  %-5s  %-*s  %5s  %7s  %s\n", wn, "NAME", wns,
-	       "NAMESPACE", "READY", ws, "SANDBOX", "AGE", "EXPIRES",
+	printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %s\n", wn, "NAME", wns,
+	       "NAMESPACE", wr, "READY", ws, "SANDBOX", "AGE", "EXPIRES",
 	       "PERSISTENT");
 	json_array_foreach (items, i, o) {
 		kclaim_from(&c, o);
@@ -119,12 +132,11 @@ static void kube_print_table(json_t *items, time_t now)
 		else
 			strbuf_addch(&age, '-');
 		add_expires(&exp, c.shutdown_t, now);
-		strbuf_addstr(&ready, c.ready);
-		if (strcmp(c.ready, "True") && c.reason && *c.reason)
-			strbuf_addf(&ready, " (%s)", c.reason);
-		printf("%-*s  %-*s  %-5s  %-*s  %5s  %7s  %s\n", wn, c.name,
-		       wns, c.ns, ready.buf, ws, *c.sandbox ? c.sandbox : "-",
-		       age.buf, exp.buf, c.persistent ? "yes" : "no");
+		claim_ready_text(&ready, &c);
+		printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %s\n", wn, c.name,
+		       wns, c.ns, wr, ready.buf, ws,
+		       *c.sandbox ? c.sandbox : "-", age.buf, exp.buf,
+		       c.persistent ? "yes" : "no");
 	}
 	strbuf_release(&age);
 	strbuf_release(&exp);
