@@ -36,8 +36,11 @@ test_expect_success 'not on a terminal: no progress line' '
 test_expect_success '-v: each API call with its status and time' '
 	gosbx -v exec -- true 2>err &&
 	test_grep "^kube: GET /version: 200 ([0-9]* ms)\$" err &&
-	test_grep "^kube: POST /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/default/sandboxclaims: 201 ([0-9]* ms)\$" err &&
-	test_grep "^kube: DELETE /apis/extensions.agents.x-k8s.io/.*/sandboxclaims/sandbox-claim-[a-z0-9]*: 200 ([0-9]* ms)\$" err
+	test_grep "^kube: POST /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/default/sandboxclaims?fieldValidation=Strict: 201 ([0-9]* ms)\$" err &&
+	test_grep "^kube: DELETE /apis/extensions.agents.x-k8s.io/.*/sandboxclaims/sandbox-claim-[a-z0-9]*: 200 ([0-9]* ms)\$" err &&
+	# the claim watch that gosbx ends once the claim is Ready is no failure
+	test_grep ! "no answer" err &&
+	test_grep "^kube: GET /apis/.*/sandboxclaims?.*watch=.*: ended by gosbx ([0-9]* ms)\$" err
 '
 
 test_done

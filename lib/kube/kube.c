@@ -209,14 +209,18 @@ static void trace(const struct http_req *req, const struct http_resp *resp,
 		  int ret, uint64_t start)
 {
 	unsigned long long ms = monotonic_ms() - start;
+	const char *method = req->method ? req->method : "GET";
+	const char *q = req->query && *req->query ? "?" : "";
 
-	if (ret)
-		fprintf(stderr, "kube: %s %s: no answer (%llu ms)\n",
-			req->method ? req->method : "GET", req->path, ms);
+	if (ret == HTTP_ABORTED) /* a watch or stream we ended */
+		fprintf(stderr, "kube: %s %s%s%s: ended by gosbx (%llu ms)\n",
+			method, req->path, q, q[0] ? req->query : "", ms);
+	else if (ret)
+		fprintf(stderr, "kube: %s %s%s%s: no answer (%llu ms)\n",
+			method, req->path, q, q[0] ? req->query : "", ms);
 	else
-		fprintf(stderr, "kube: %s %s: %ld (%llu ms)\n",
-			req->method ? req->method : "GET", req->path,
-			resp->status, ms);
+		fprintf(stderr, "kube: %s %s%s%s: %ld (%llu ms)\n", method,
+			req->path, q, q[0] ? req->query : "", resp->status, ms);
 }
 
 /*
