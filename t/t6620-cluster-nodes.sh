@@ -50,7 +50,7 @@ test_expect_success 'doctor sees the pool ready; only the router is missing' '
 
 test_expect_success 'open: the claim gets Ready, then gosbx names the missing router' '
 	test_expect_code_err 125 gosbx_user -v --open-timeout=60s open --name=c1 &&
-	test_grep "^kube: POST /apis/extensions.agents.x-k8s.io/v1[a-z0-9]*/namespaces/default/sandboxclaims: 201" err &&
+	test_grep "^kube: POST /apis/extensions.agents.x-k8s.io/v1[a-z0-9]*/namespaces/default/sandboxclaims?fieldValidation=Strict: 201" err &&
 	test_grep "^error: no ready sandbox-router pod in namespace .default. (EndpointSlices of Service sandbox-router-svc)" err &&
 	test_grep ! "timed out" err &&
 	# the router is looked up once the watch saw the claim Ready
