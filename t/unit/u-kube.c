@@ -499,17 +499,19 @@ static void test_create(void **state)
 	assert_int_equal(kube_claim_create(&kc, &sp, &c), 0);
 	assert_string_equal(c.name.buf, "sandbox-claim-abcde");
 	assert_string_equal(c.resource_version.buf, "41");
-	assert_non_null(strstr(fk.log.buf,
-			       "POST /apis/extensions.agents.x-k8s.io/v1alpha1"
-			       "/namespaces/ns1/sandboxclaims\n"));
+	assert_non_null(strstr(
+		fk.log.buf,
+		"POST /apis/extensions.agents.x-k8s.io/v1alpha1"
+		"/namespaces/ns1/sandboxclaims?fieldValidation=Strict\n"));
 	assert_string_equal(fk.ctype.buf, "application/json");
 	check_claim_body("v1alpha1");
 
 	snprintf(kc.claim_version, sizeof(kc.claim_version), "v1beta1");
 	assert_int_equal(kube_claim_create(&kc, &sp, &c), 0);
-	assert_non_null(strstr(fk.log.buf,
-			       "POST /apis/extensions.agents.x-k8s.io/v1beta1"
-			       "/namespaces/ns1/sandboxclaims\n"));
+	assert_non_null(strstr(
+		fk.log.buf,
+		"POST /apis/extensions.agents.x-k8s.io/v1beta1"
+		"/namespaces/ns1/sandboxclaims?fieldValidation=Strict\n"));
 	check_claim_body("v1beta1");
 	snprintf(kc.claim_version, sizeof(kc.claim_version), "v1alpha1");
 	kube_claim_release(&c);
