@@ -12,7 +12,9 @@
 # never skip.
 #
 # cluster_up [up.sh options...]: starts the control plane (with the
-# controller of CLUSTER_RELEASE unless --no-controller) with its state
+# controller of CLUSTER_RELEASE unless --no-controller, kwok's node
+# unless --no-nodes, and then the release's router and real
+# gosbx-runtimes for the sandbox pods unless --no-router) with its state
 # in $TRASH_DIRECTORY/cluster (up.sh's output in cluster-up.out) and
 # registers down.sh at exit. Then:
 #	CLUSTER_DIR           the state directory
@@ -21,6 +23,9 @@
 #	                      manifests/rbac.yaml binds
 #	CLUSTER_K8S, CLUSTER_RELEASE  the Kubernetes version and the
 #	                      agent-sandbox release of its CRDs
+#	cluster_in <command>  the command in the cluster's network
+#	                      namespace (contrib/cluster/in.sh), where its
+#	                      API server and pod IPs are
 #	kadm <kubectl args>   kubectl as admin
 #	kuser <kubectl args>  kubectl as the RBAC user
 #	gosbx_user <gosbx args>  gosbx --backend=kube as the RBAC user
@@ -73,14 +78,20 @@ if ! test -f "${GOSBX_CRDS_DIR:-}/$CLUSTER_RELEASE/extensions.agents.x-k8s.io_sa
 	export GOSBX_CRDS_DIR
 fi
 
-kadm() { kubectl --kubeconfig="$CLUSTER_ADMIN" "$@"; }
-kuser() { kubectl --kubeconfig="$CLUSTER_USER" "$@"; }
-gosbx_user() { gosbx --backend=kube --kubeconfig="$CLUSTER_USER" "$@"; }
+# the cluster's network namespace (contrib/cluster/in.sh)
+cluster_in() { "$CLUSTER_SCRIPTS"/in.sh --dir="$CLUSTER_DIR" "$@"; }
+kadm() { cluster_in kubectl --kubeconfig="$CLUSTER_ADMIN" "$@"; }
+kuser() { cluster_in kubectl --kubeconfig="$CLUSTER_USER" "$@"; }
+gosbx_user() {
+	cluster_in gosbx --backend=kube --kubeconfig="$CLUSTER_USER" "$@"
+}
 
 cluster_up() {
 	test_atexit "'$CLUSTER_SCRIPTS'/down.sh --dir='$CLUSTER_DIR'"
 	"$CLUSTER_SCRIPTS"/up.sh --dir="$CLUSTER_DIR" \
-		--agent-sandbox="$CLUSTER_RELEASE" "$@" >cluster-up.out 2>&1 || {
+		--agent-sandbox="$CLUSTER_RELEASE" \
+		--runtime="$GOSBX_BUILD_DIR/gosbx-runtime" "$@" \
+		>cluster-up.out 2>&1 || {
 		cat cluster-up.out >&4
 		return 1
 	}

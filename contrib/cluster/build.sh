@@ -13,7 +13,9 @@
 # (sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller, its own
 # module's requirements; default versions.sh's
 # GOSBX_CLUSTER_CONTROLLERS), and kwok (sigs.k8s.io/kwok/cmd/kwok), the
-# nodes, with its module's stages in kwok-<version>/stages.yaml.
+# nodes, with its module's stages in kwok-<version>/stages.yaml and its
+# PortForward CRD in kwok-<version>/crds/, and the Go sandbox-router of
+# each release that has one (v0.5+).
 # The go command fetches and verifies every module through the user's
 # GOPROXY and GOSUMDB; nothing is downloaded any other way.
 #
@@ -174,6 +176,15 @@ for r in $releases; do
 	fi
 	build agent-sandbox-controller "$r" "$cache/src/agent-sandbox-$r" \
 		sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+	# and its Go router (v0.5+; v0.4.x has only the Python one, which
+	# up.sh runs from the module's source)
+	moddir=$(cd "$cache/src/agent-sandbox-$r" && GOFLAGS=-mod=mod \
+		go list -m -f '{{.Dir}}' sigs.k8s.io/agent-sandbox)
+	if test -f "$moddir/sandbox-router/cmd/main.go"; then
+		t0=
+		build sandbox-router "$r" "$cache/src/agent-sandbox-$r" \
+			sigs.k8s.io/agent-sandbox/sandbox-router/cmd
+	fi
 done
 # kwok: its module's own requirements
 t0=$(date +%s)
@@ -196,5 +207,14 @@ if ! test -f "$cache/kwok-$kwok/stages.yaml"; then
 		cat "$st/$f"
 	done >"$cache/kwok-$kwok/stages.yaml.tmp"
 	mv "$cache/kwok-$kwok/stages.yaml.tmp" "$cache/kwok-$kwok/stages.yaml"
+fi
+# and its PortForward CRD (pods.py writes one a pod)
+if ! test -f "$cache/kwok-$kwok/crds/kwok.x-k8s.io_portforwards.yaml"; then
+	crd=$(cd "$cache/src/kwok-$kwok" && GOFLAGS=-mod=mod \
+		go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/crd/bases/kwok.x-k8s.io_portforwards.yaml
+	mkdir -p "$cache/kwok-$kwok/crds"
+	cp "$crd" "$cache/kwok-$kwok/crds/kwok.x-k8s.io_portforwards.yaml.tmp"
+	mv "$cache/kwok-$kwok/crds/kwok.x-k8s.io_portforwards.yaml.tmp" \
+		"$cache/kwok-$kwok/crds/kwok.x-k8s.io_portforwards.yaml"
 fi
 echo "$cache"

@@ -2,9 +2,11 @@
 # contrib/cluster/down.sh [--dir=<state dir>] [--keep]
 #
 # Stops what contrib/cluster/up.sh started in <state dir> (same default
-# as up.sh): kwok, kube-scheduler, agent-sandbox-controller,
-# kube-controller-manager, kube-apiserver, etcd, each by the pid in its
-# pid file (SIGTERM; SIGKILL after 10 s), then removes the directory
+# as up.sh): pods.py (which stops the pods' processes), kwok,
+# kube-scheduler, agent-sandbox-controller, kube-controller-manager,
+# kube-apiserver, etcd, each by the pid in its pid file (SIGTERM; SIGKILL
+# after 10 s), then every other process left in the cluster's network
+# namespace (SIGKILL), then the namespace's holder; then removes the directory
 # unless --keep. A directory up.sh did not make (no file gosbx-cluster
 # in it) is left alone. Exit 0 when nothing of it runs any
 # more, 1 otherwise, 129 on a usage error.
@@ -30,7 +32,7 @@ if ! test -f "$dir/gosbx-cluster"; then
 fi
 
 status=0
-for n in kwok kube-scheduler agent-sandbox-controller \
+for n in pods.py kwok kube-scheduler agent-sandbox-controller \
 	kube-controller-manager kube-apiserver etcd; do
 	test -f "$dir/$n.pid" || continue
 	pid=$(cat "$dir/$n.pid")
@@ -60,6 +62,28 @@ for n in kwok kube-scheduler agent-sandbox-controller \
 		rm -f "$dir/$n.pid"
 	fi
 done
+# what is left in the network namespace (a process pods.py could not
+# stop), then the namespace's holder (a sleep of up.sh's)
+if test -f "$dir/netns.pid"; then
+	pid=$(cat "$dir/netns.pid")
+	if test "$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" = "sleep infinity "; then
+		ns=$(readlink "/proc/$pid/ns/net")
+		for p in /proc/[0-9]*; do
+			test "${p#/proc/}" != "$pid" && test "${p#/proc/}" != $$ &&
+				test "$(readlink "$p/ns/net" 2>/dev/null)" = "$ns" &&
+				kill -KILL "${p#/proc/}" 2>/dev/null
+		done
+		kill -KILL "$pid" 2>/dev/null
+		i=0
+		while kill -0 "$pid" 2>/dev/null &&
+			! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
+			test $i -lt 50; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	fi
+	rm -f "$dir/netns.pid"
+fi
 if test $status = 0 && test -z "$keep"; then
 	rm -rf "$dir"
 fi

@@ -49,8 +49,10 @@ release=$GOSBX_CLUSTER_AGENT_SANDBOX
 ns=default
 controller=1
 nodes=1
+router=1
+runtime=${GOSBX_BUILD_DIR:-$top/build}/gosbx-runtime
 
-usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes]"
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes] [--no-router] [--runtime=<gosbx-runtime>]"
 for arg; do
 	case $arg in
 	--dir=?*) dir=${arg#--dir=} ;;
@@ -60,6 +62,8 @@ for arg; do
 	--namespace=?*) ns=${arg#--namespace=} ;;
 	--no-controller) controller= ;;
 	--no-nodes) nodes= ;;
+	--no-router) router= ;;
+	--runtime=?*) runtime=${arg#--runtime=} ;;
 	-h | --help)
 		echo "$usage"
 		exit 0
@@ -74,6 +78,12 @@ case $dir in
 /*) ;;
 *) dir=$PWD/$dir ;;
 esac
+case $runtime in
+/*) ;;
+*) runtime=$PWD/$runtime ;;
+esac
+# the routers and runtimes run on kwok's node, by the controller's pods
+test -n "$nodes" && test -n "$controller" || router=
 
 die() {
 	echo "up.sh: $*" >&2
@@ -91,25 +101,83 @@ for b; do
 	test -x "$b" ||
 		die "'$b' is not built: run contrib/cluster/build.sh --k8s=$k8s --etcd=$etcd (or up.sh --no-nodes)"
 done
-if test -n "$nodes" && ! test -f "${bin_kwok%/bin/kwok}/stages.yaml"; then
-	die "'${bin_kwok%/bin/kwok}/stages.yaml' is missing: run contrib/cluster/build.sh"
-fi
+for f in stages.yaml crds/kwok.x-k8s.io_portforwards.yaml; do
+	if test -n "$nodes" && ! test -f "${bin_kwok%/bin/kwok}/$f"; then
+		die "'${bin_kwok%/bin/kwok}/$f' is missing: run contrib/cluster/build.sh"
+	fi
+done
 bin_asc=$GOSBX_CLUSTER_CACHE/agent-sandbox-controller-$release/bin/agent-sandbox-controller
+# the router of the release: the Go one (v0.5+) built by build.sh, or
+# the Python one (v0.4.x) from the module's source, run by Debian's
+# python3 with fastapi, httpx and uvicorn
+bin_router=$GOSBX_CLUSTER_CACHE/sandbox-router-$release/bin/sandbox-router
+if test -n "$router"; then
+	test -x "$runtime" ||
+		die "'$runtime' is not built: run make (or give up.sh --runtime=<gosbx-runtime>)"
+	case $release in
+	v0.[0-4].*)
+		bin_router=
+		/usr/bin/python3 -c 'import fastapi, httpx, uvicorn' 2>/dev/null ||
+			die "the router of agent-sandbox $release needs /usr/bin/python3 with fastapi, httpx and uvicorn (contrib/install-deps.sh)"
+		;;
+	*)
+		test -x "$bin_router" ||
+			die "'$bin_router' is not built: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-router)"
+		;;
+	esac
+fi
 if test -n "$controller" && ! test -x "$bin_asc"; then
 	die "'$bin_asc' is not built: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-controller)"
 fi
-for c in openssl kubectl python3; do
+for c in openssl kubectl python3 unshare nsenter; do
 	command -v $c >/dev/null || die "'$c' is needed"
 done
-if test -e "$dir/gosbx-cluster"; then
-	die "a cluster runs in '$dir' already (contrib/cluster/down.sh --dir=$dir)"
+if test -z "${GOSBX_CLUSTER_NETNS:-}"; then
+	if test -e "$dir/gosbx-cluster"; then
+		die "a cluster runs in '$dir' already (contrib/cluster/down.sh --dir=$dir)"
+	fi
+	# down.sh removes the directory: never one with something else in it
+	if test -d "$dir" && test -n "$(ls -A "$dir")"; then
+		die "'$dir' is not empty: give up.sh a new or empty --dir"
+	fi
 fi
-# down.sh removes the directory: never one with something else in it
-if test -d "$dir" && test -n "$(ls -A "$dir")"; then
-	die "'$dir' is not empty: give up.sh a new or empty --dir"
+# The cluster gets a network namespace of its own (loopback only; the
+# pod CIDR routed to lo, so that every pod IP is a local address for
+# pods.py's processes), held by a sleeping process: up.sh runs again
+# inside it (GOSBX_CLUSTER_NETNS), and so does everything it starts.
+# As a user, a user namespace owns it (unshare --map-root-user).
+pod_cidr=10.244.0.0/24
+if test -z "${GOSBX_CLUSTER_NETNS:-}"; then
+	ip=$(command -v ip || echo /sbin/ip)
+	mkdir -p "$dir"
+	: >"$dir/gosbx-cluster"
+	if test "$(id -u)" = 0; then
+		set -- --net
+	else
+		set -- --user --map-root-user --net
+	fi
+	unshare "$@" -- sh -c "'$ip' link set lo up &&
+		'$ip' route add local $pod_cidr dev lo table local &&
+		echo ready && exec sleep infinity" >"$dir/netns.log" 2>&1 </dev/null &
+	echo $! >"$dir/netns.pid"
+	i=0
+	until grep -q ready "$dir/netns.log" 2>/dev/null; do
+		if ! kill -0 "$(cat "$dir/netns.pid")" 2>/dev/null || test $i -ge 100; then
+			cat "$dir/netns.log" >&2
+			"$here"/down.sh --dir="$dir" --keep >/dev/null 2>&1
+			die "cannot make a network namespace (unshare $*)"
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	set --
+	test -z "$controller" && set -- "$@" --no-controller
+	test -z "$nodes" && set -- "$@" --no-nodes
+	test -z "$router" && set -- "$@" --no-router
+	GOSBX_CLUSTER_NETNS=1 exec "$here"/in.sh --dir="$dir" "$0" \
+		--dir="$dir" --agent-sandbox="$release" --k8s="$k8s" \
+		--etcd="$etcd" --namespace="$ns" --runtime="$runtime" "$@"
 fi
-mkdir -p "$dir"
-: >"$dir/gosbx-cluster"
 
 # on failure: the logs' last lines, then stop what was started
 fail() {
@@ -361,12 +429,18 @@ if test -n "$nodes"; then
 		--leader-elect=false --profiling=false --v=1
 	poll 60 "kube-scheduler /healthz on port $sched_port" \
 		healthz kube-scheduler "$sched_port"
+	# kwok's PortForward resources, which pods.py writes (one a pod)
+	run kadm apply --server-side \
+		-f "${bin_kwok%/bin/kwok}/crds/kwok.x-k8s.io_portforwards.yaml"
+	run kadm wait --for=condition=Established --timeout=60s \
+		crd/portforwards.kwok.x-k8s.io
 	start kwok "$bin_kwok" --kubeconfig="$dir/admin.kubeconfig" \
 		--config="${bin_kwok%/bin/kwok}/stages.yaml" \
+		--enable-crds=PortForward \
 		--manage-all-nodes=false \
 		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
 		--node-ip=127.0.0.1 --node-port="$kwok_port" \
-		--cidr=10.244.0.1/24 \
+		--cidr="${pod_cidr%.0/*}.1/${pod_cidr#*/}" \
 		--server-address="127.0.0.1:$kwok_port" \
 		--tls-cert-file="$pki/kubelet.crt" \
 		--tls-private-key-file="$pki/kubelet.key" \
@@ -493,12 +567,53 @@ sys.exit(0 if r.status == 200 else 1)' "http://127.0.0.1:$asc_port"
 	poll 60 "agent-sandbox-controller /readyz on port $asc_port" asc_ready
 fi
 
+# --- the pods' processes (pods.py) and the router of the release, as
+# its module deploys it, in <ns> (where gosbx and the upstream SDKs look
+# for sandbox-router-svc), one replica
+if test -n "$router"; then
+	moddir=$(cd -P "$crds/$release" && cd ../.. && pwd)
+	set -- --dir="$dir" --node=kwok-node-0 --release="$release" \
+		--runtime="$runtime"
+	if test -n "$bin_router"; then
+		set -- "$@" --router-go="$bin_router"
+		for f in serviceaccount rbac service deployment; do
+			echo "---"
+			cat "$moddir/sandbox-router/deploy/$f.yaml"
+		done >"$dir/router.yaml"
+		probe=8081/readyz
+	else
+		rpy=$moddir/clients/python/agentic-sandbox-client/sandbox-router
+		set -- "$@" --router-py="$rpy"
+		cat "$rpy/sandbox_router.yaml" >"$dir/router.yaml"
+		probe=8080/healthz
+	fi
+	start pods.py python3 "$here"/pods.py "$@"
+	sed -i -e "s|^\( *namespace:\) agent-sandbox-system\$|\1 $ns|" \
+		-e 's|^\( *replicas:\) [0-9]*|\1 1|' \
+		-e "s|\\\${ROUTER_IMAGE}|sandbox-router:$release|" "$dir/router.yaml"
+	run kadm -n "$ns" apply --server-side -f "$dir/router.yaml"
+	# ready: its pod has an IP and the router answers its probe there
+	router_ready() {
+		alive pods.py
+		rip=$(kadm -n "$ns" get pods -l app=sandbox-router \
+			-o 'jsonpath={.items[0].status.podIP}') &&
+			test -n "$rip" &&
+			python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1], timeout=2)
+sys.exit(0 if r.status == 200 else 1)' "http://$rip:${probe%%/*}/${probe#*/}"
+	}
+	poll 90 "the sandbox-router of $release answering at its pod IP" \
+		router_ready
+fi
+
 trap - EXIT
 if test -n "$controller"; then
 	what="agent-sandbox $release with its controller"
 else
 	what="agent-sandbox $release CRDs, no controller"
 fi
+test -z "$router" || what="$what, its router"
 if test -n "$nodes"; then
 	what="$what, node kwok-node-0"
 else
@@ -507,3 +622,4 @@ fi
 echo "kubernetes $k8s (etcd $etcd, $what) at $url"
 echo "admin kubeconfig: $dir/admin.kubeconfig"
 echo "gosbx kubeconfig: $dir/gosbx.kubeconfig"
+echo "its network: $here/in.sh --dir=$dir <command>"
