@@ -32,6 +32,13 @@
 # LIMITS or NOLIMITS (test-lib.sh, test_limits_prereq): whether a
 # sandbox gets the limits it asks for (always on kube, where the template
 # has them).
+# GOSBX_TEST_BACKEND=cluster: a real control plane (t/lib-cluster.sh,
+# contrib/cluster/up.sh; opt-in, make test-cluster) with the
+# agent-sandbox controller and router of CLUSTER_RELEASE (default
+# versions.sh's) and a real gosbx-runtime for each sandbox pod (each in
+# a directory of its own); gosbx and kubectl on PATH run in the
+# cluster's network namespace, as the ServiceAccount manifests/rbac.yaml
+# binds (KUBECONFIG). Prerequisites KUBE and CLUSTER are set.
 # GOSBX_TEST_BACKEND=url: one gosbx-runtime on a unix socket in the
 # trash directory (t/lib-runtime.sh's rt_start), GOSBX_BACKEND=url and
 # GOSBX_URL exported; claims are not a thing there (--claim is ignored:
@@ -98,6 +105,31 @@ kube)
 	GOSBX_BACKEND=kube
 	export KUBECONFIG GOSBX_BACKEND
 	;;
+cluster)
+	. "$TEST_DIRECTORY"/lib-runtime.sh
+	. "$TEST_DIRECTORY"/lib-cluster.sh
+	test_set_prereq KUBE
+	test_set_prereq CLUSTER
+	test_set_prereq LIMITS
+	BACKEND_WORKDIR=
+	test_expect_success "a real control plane: agent-sandbox $CLUSTER_RELEASE, its router, gosbx-runtimes" '
+		cluster_up
+	' || test_done
+	# every gosbx and kubectl of the suite runs in the cluster's
+	# network namespace: in.sh execs them there (the same process, so
+	# signals and exit statuses are theirs)
+	mkdir -p "$TRASH_DIRECTORY/cluster-bin"
+	for _bc in gosbx kubectl; do
+		printf '#!/bin/sh\nexec %s --dir=%s %s "$@"\n' \
+			"'$CLUSTER_SCRIPTS/in.sh'" "'$CLUSTER_DIR'" \
+			"'$(command -v $_bc)'" >"$TRASH_DIRECTORY/cluster-bin/$_bc"
+		chmod +x "$TRASH_DIRECTORY/cluster-bin/$_bc"
+	done
+	PATH=$TRASH_DIRECTORY/cluster-bin:$PATH
+	KUBECONFIG=$CLUSTER_USER
+	GOSBX_BACKEND=kube
+	export KUBECONFIG GOSBX_BACKEND
+	;;
 url)
 	. "$TEST_DIRECTORY"/lib-runtime.sh
 	test_set_prereq URL
@@ -123,6 +155,13 @@ local)
 	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
 ls -A "\$XDG_STATE_HOME/gosbx/claims" 2>/dev/null
 exit 0
+EOF
+	;;
+cluster)
+	cat >"$TRASH_DIRECTORY/backend-claims.sh" <<EOF
+"$CLUSTER_SCRIPTS/in.sh" --dir="$CLUSTER_DIR" kubectl \\
+	--kubeconfig="$CLUSTER_ADMIN" -n default get sandboxclaims \\
+	-o 'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{end}'
 EOF
 	;;
 kube)
@@ -167,7 +206,7 @@ backend_no_claims_() {
 
 no_claims() {
 	case "$GOSBX_TEST_BACKEND" in
-	kube) rt_poll 10 backend_no_claims_ ;;
+	kube | cluster) rt_poll 10 backend_no_claims_ ;;
 	*) backend_no_claims_ ;;
 	esac || {
 		echo >&4 "claims left behind:" && cat backend-claims.txt >&4
