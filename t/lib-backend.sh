@@ -93,7 +93,7 @@ kube)
 	fi
 	# the template users apply, with another memory limit if asked
 	sed -e "s/^\( *memory:\) 2Gi\$/\1 ${BACKEND_KUBE_MEMORY_LIMIT:-2Gi}/" \
-		"$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml" \
+		"$KUBE_TEMPLATE" \
 		>"$TRASH_DIRECTORY/sandbox-template.yaml" &&
 	set -- "$@" -- --load="$TRASH_DIRECTORY/sandbox-template.yaml"
 	# shellcheck disable=SC2086

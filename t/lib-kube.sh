@@ -112,6 +112,14 @@ if ! test -f "$KUBE_CRDS/v0.4.6/extensions.agents.x-k8s.io_sandboxclaims.yaml"; 
 fi
 KUBE_PKI=$TRASH_DIRECTORY/pki
 
+# KUBE_TEMPLATE: the SandboxTemplate users apply (manifests/base), as
+# v1alpha1, the version of manifests/v1alpha1 (t6000 checks that it is
+# base with this apiVersion and nothing else changed). The fakes serve
+# v0.4.6 (v1alpha1 only) unless told --release=v0.5.6 (both).
+KUBE_TEMPLATE=$TRASH_DIRECTORY/sandbox-template-v1alpha1.yaml
+sed "s|^apiVersion: extensions.agents.x-k8s.io/v1beta1$|apiVersion: extensions.agents.x-k8s.io/v1alpha1|" \
+	"$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml" >"$KUBE_TEMPLATE"
+
 # The upstream router comes with the Go module sigs.k8s.io/agent-sandbox
 # v0.4.6 (the module holds the whole repository): from the module cache
 # when GOSBX_TEST_UPSTREAM_ROUTER does not name a directory, downloaded

@@ -8,9 +8,10 @@ CRDS=${GOSBX_CRDS_DIR:-$GOSBX_BUILD_DIR/t/crds}
 test -d "$CRDS/v0.4.6" ||
 	CRDS=$(HOME=$TEST_REAL_HOME "$TEST_DIRECTORY"/crds.sh "$GOSBX_BUILD_DIR/t/crds") ||
 	CRDS=
-test -d "$CRDS/v0.4.6" && test -d "$CRDS/v0.5.6" && test_set_prereq CRDS
+test -d "$CRDS/v0.4.6" && test -d "$CRDS/v0.5.6" && test -d "$CRDS/v1.0.3" &&
+	test_set_prereq CRDS
 
-test_expect_success 'the agent-sandbox CRDs of both releases are there (t/crds.sh)' '
+test_expect_success 'the agent-sandbox CRDs of each release are there (t/crds.sh)' '
 	test_have_prereq CRDS
 '
 
@@ -34,7 +35,8 @@ render() {
 test_expect_success 'every manifest parses and has a basic shape' '
 	# (JSON 6902 patches are lists of operations, not objects)
 	for f in $(find "$M" -name "*.yaml" ! -name "remove-*.yaml" \
-		! -name "container-security.yaml"); do
+		! -name "container-security.yaml" ! -name "replicas-0.yaml" \
+		! -name "api-version.yaml"); do
 		crd-validate "$f" >out || { cat out; return 1; }
 	done &&
 	crd-validate --json "$M/overlays/gke-gvisor/remove-service.yaml" >out &&
@@ -55,6 +57,8 @@ for r in k.get(\"resources\", []):
     assert os.path.exists(os.path.join(d, r)), r
 for p in k.get(\"patches\", []):
     assert os.path.isfile(os.path.join(d, p[\"path\"])), p
+for c in k.get(\"components\", []):
+    assert os.path.isfile(os.path.join(d, c, \"kustomization.yaml\")), c
 " "$d" || return 1
 	done
 '
@@ -92,31 +96,77 @@ test_expect_success KUBECTL 'render base and overlays' '
 	test_grep ! runtimeClassName base.json
 '
 
-for r in v0.4.6 v0.5.6; do
-	test_expect_success CRDS,KUBECTL "rendered templates are valid against $r (strict)" "
-		for f in base gvisor gke; do
-			crd-validate --strict --crds='$CRDS/$r' \$f.json >out ||
+# Each manifest set: the one apiVersion of its agent-sandbox objects,
+# the releases whose CRDs must accept it (strict) and the one that must
+# refuse it (it serves no such version). base and the pools are v1beta1
+# (v0.5.x, v1.0); v1alpha1/ and GKE's overlay are v1alpha1 (v0.4.x, the
+# addon).
+manifest_sets='
+base                v1beta1  v0.5.6,v1.0.3 v0.4.6
+overlays/gvisor     v1beta1  v0.5.6,v1.0.3 v0.4.6
+warmpool            v1beta1  v0.5.6,v1.0.3 v0.4.6
+cold-start          v1beta1  v0.5.6,v1.0.3 v0.4.6
+v1alpha1            v1alpha1 v0.4.6,v0.5.6 v1.0.3
+v1alpha1/warmpool   v1alpha1 v0.4.6,v0.5.6 v1.0.3
+overlays/gke-gvisor v1alpha1 v0.4.6,v0.5.6 v1.0.3
+'
+
+test_expect_success 'every kustomization is one of the manifest sets' '
+	echo "$manifest_sets" | sed -n "s/^\([^ ]*\) .*/\1/p" | sort >want &&
+	(cd "$M" && find . -name kustomization.yaml) |
+	sed -e "s|^\./||" -e "s|/kustomization.yaml$||" |
+	grep -v "^components/" | sort >have &&
+	test_cmp want have
+'
+
+while read -r set ver ok bad; do
+	test -n "$set" || continue
+	test_expect_success CRDS,KUBECTL "$set renders $ver, valid on $ok, refused by $bad" "
+		kubectl kustomize '$M/$set' >set.yaml &&
+		crd-validate --json set.yaml >set.json &&
+		grep '\"apiVersion\":\"extensions.agents.x-k8s.io/' set.json >objs &&
+		test -s objs &&
+		! grep -v '\"apiVersion\":\"extensions.agents.x-k8s.io/$ver\"' objs &&
+		for r in \$(echo '$ok' | tr , ' '); do
+			crd-validate --strict --crds='$CRDS/'\$r set.yaml >out ||
 			{ cat out; return 1; }
-			test_grep ': ok (extensions.agents.x-k8s.io/v1alpha1)' out ||
+			test_grep ': ok (extensions.agents.x-k8s.io/$ver)' out ||
 			return 1
 		done &&
-		crd-validate --strict --crds='$CRDS/$r' '$M/warmpool.yaml' >out &&
-		test_grep 'SandboxWarmPool/go-runtime-warmpool: ok' out
+		test_must_fail crd-validate --strict --crds='$CRDS/$bad' set.yaml
 	"
-done
+done <<EOF
+$manifest_sets
+EOF
 
-test_expect_success CRDS,KUBECTL 'as v1beta1 too, against v0.5.6' '
-	sed "s|agents.x-k8s.io/v1alpha1|agents.x-k8s.io/v1beta1|" base.json \
-		>beta.json &&
-	crd-validate --strict --crds="$CRDS/v0.5.6" beta.json >out &&
-	test_grep "ok (extensions.agents.x-k8s.io/v1beta1)" out &&
-	test_must_fail crd-validate --strict --crds="$CRDS/v0.4.6" beta.json
+test_expect_success KUBECTL,PYTHON 'the pools: 2 pre-warmed, 0 for a cold start' '
+	for set in warmpool:2 cold-start:0 v1alpha1/warmpool:2; do
+		kubectl kustomize "$M/${set%:*}" >pool.yaml &&
+		crd-validate --json pool.yaml >pool.json &&
+		python3 -c "
+import json, sys
+(p,) = [json.loads(l) for l in open(\"pool.json\")]
+assert p[\"kind\"] == \"SandboxWarmPool\", p
+assert p[\"metadata\"][\"name\"] == \"go-runtime-warmpool\", p
+assert p[\"spec\"] == {\"replicas\": int(sys.argv[1]),
+    \"sandboxTemplateRef\": {\"name\": \"go-runtime-template\"}}, p
+" "${set#*:}" || return 1
+	done
+'
+
+test_expect_success KUBECTL 'v1alpha1/ is base but for the apiVersion' '
+	kubectl kustomize "$M/base" >b.yaml &&
+	kubectl kustomize "$M/v1alpha1" >a.yaml &&
+	sed "s|^apiVersion: extensions.agents.x-k8s.io/v1beta1$|apiVersion: extensions.agents.x-k8s.io/v1alpha1|" \
+		b.yaml >b-as-alpha.yaml &&
+	! cmp -s b.yaml a.yaml &&
+	test_cmp b-as-alpha.yaml a.yaml
 '
 
 test_expect_success CRDS,KUBECTL 'the validator does reject a bad template' '
 	sed "s|\"service\":true|\"service\":\"yes\",\"sevrice\":1|" \
 		base.json >bad.json &&
-	test_must_fail crd-validate --strict --crds="$CRDS/v0.4.6" bad.json >out &&
+	test_must_fail crd-validate --strict --crds="$CRDS/v1.0.3" bad.json >out &&
 	test_grep "spec.service: Invalid value: \"string\"" out &&
 	test_grep "unknown field \"spec.sevrice\"" out
 '
@@ -172,11 +222,62 @@ peers = rule[\"from\"]
 # every peer is a sandbox-router pod: no ipBlock, no empty selector
 for p in peers:
     assert set(p) <= {\"podSelector\", \"namespaceSelector\"}, p
-    assert p[\"podSelector\"] == {\"matchLabels\": {\"app\": \"sandbox-router\"}}, p
+    assert p[\"podSelector\"][\"matchLabels\"][\"app\"] == \"sandbox-router\", p
 assert {\"podSelector\": {\"matchLabels\": {\"app\": \"sandbox-router\"}}} in peers
-assert any(p.get(\"namespaceSelector\") == {\"matchLabels\": {\"kubernetes.io/metadata.name\": \"agent-sandbox-system\"}} for p in peers)
+assert {\"namespaceSelector\": {\"matchLabels\": {\"kubernetes.io/metadata.name\": \"agent-sandbox-system\"}},
+        \"podSelector\": {\"matchLabels\": {\"app\": \"sandbox-router\",
+            \"app.kubernetes.io/name\": \"sandbox-router\"}}} in peers
 " || return 1
 	done
+'
+
+# The routers as agent-sandbox ships them: the pod labels and namespace
+# of v1.0.3's Go router (sandbox-router/deploy) and of the v0.4.6
+# Python router, read from the modules, against the policy's selectors.
+test_expect_success CRDS,KUBECTL,PYTHON 'the policy admits the routers of v0.4.6 and v1.0.3, no other pod' '
+	kubectl kustomize "$M/base" >np.yaml &&
+	python3 -c "
+import yaml, sys
+np = [d for d in yaml.safe_load_all(open(\"np.yaml\"))
+      if d and d[\"kind\"] == \"NetworkPolicy\"][0]
+peers = np[\"spec\"][\"ingress\"][0][\"from\"]
+NS = \"sandboxes\"   # the namespace the policy is applied in
+def sel(s, labels):
+    return all(labels.get(k) == v for k, v in s[\"matchLabels\"].items())
+def admits(ns, labels):
+    for p in peers:
+        if \"namespaceSelector\" in p:
+            ok = sel(p[\"namespaceSelector\"], {\"kubernetes.io/metadata.name\": ns})
+        else:
+            ok = ns == NS
+        if ok and sel(p[\"podSelector\"], labels):
+            return True
+    return False
+def pod(path):
+    d = [d for d in yaml.safe_load_all(open(path))
+         if d and d[\"kind\"] == \"Deployment\"][0]
+    return d[\"metadata\"].get(\"namespace\"), d[\"spec\"][\"template\"][\"metadata\"][\"labels\"]
+v10 = sys.argv[1] + \"/sandbox-router/deploy/deployment.yaml\"
+v04 = sys.argv[2] + \"/clients/python/agentic-sandbox-client/sandbox-router/sandbox_router.yaml\"
+ns10, l10 = pod(v10)
+ns04, l04 = pod(v04)
+assert ns10 == \"agent-sandbox-system\", ns10
+assert ns04 is None, ns04   # applied in the sandboxes\u2019 namespace
+assert admits(ns10, l10), l10
+assert admits(NS, l10), l10   # v1.0.3 router moved beside the sandboxes
+assert admits(NS, l04), l04
+ctl = pod(sys.argv[1] + \"/k8s/controller.yaml\")
+for ns, labels in [
+    ctl,                                         # the controller
+    (\"agent-sandbox-system\", {\"app\": \"sandbox-router\"}),
+    (\"agent-sandbox-system\", {\"app.kubernetes.io/name\": \"sandbox-router\"}),
+    (\"kube-system\", l10), (\"other\", l04),       # routers elsewhere
+    (NS, {\"app.kubernetes.io/name\": \"sandbox-router\"}),
+    (NS, {\"app.kubernetes.io/name\": \"gosbx-runtime\"}),   # a sandbox
+    (NS, {}),
+]:
+    assert not admits(ns, labels), (ns, labels)
+" "$CRDS/v1.0.3/../.." "$CRDS/v0.4.6/../.."
 '
 
 test_expect_success KUBECTL,PYTHON 'the base template runs the runtime as the spec says' '

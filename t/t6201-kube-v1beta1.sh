@@ -80,7 +80,7 @@ test_expect_success '--api-version=v1alpha1 on v0.5: the shadow pool must exist'
 	fails_err gosbx --api-version=v1alpha1 --template=other-template \
 		exec -- true &&
 	test_grep "WarmPoolNotFound: SandboxWarmPool .shadow-pool-other-template. not found" err &&
-	test_grep "manifests/warmpool.yaml" err &&
+	test_grep "(manifests/warmpool, or manifests/cold-start for a pool of 0 replicas)" err &&
 	rt_poll 10 no_claims
 '
 

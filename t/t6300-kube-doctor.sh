@@ -18,7 +18,7 @@ doctor() {
 
 # started here, not in a test: test_atexit (stopping them) does not
 # reach out of a test's subshell
-kube_start -- --load="$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml" \
+kube_start -- --load="$KUBE_TEMPLATE" \
 	--template=bare
 kube_start --name=rbac --no-runtime -- \
 	--forbid=get:pods/portforward --forbid=list:events
@@ -66,7 +66,7 @@ test_expect_success 'missing permissions are listed, with manifests/rbac.yaml' '
 test_expect_success 'a missing template fails with how to apply it' '
 	test_expect_code 1 doctor rbac.kubeconfig >out &&
 	test_grep "^fail  template: no SandboxTemplate .go-runtime-template. in namespace .default." out &&
-	test_grep "fix: kubectl kustomize manifests/base .*kubectl -n default apply -f -; or name another template with --template" out
+	test_grep "fix: kubectl kustomize manifests/v1alpha1 .*kubectl -n default apply -f -; or name another template with --template" out
 '
 
 test_expect_success 'a template without spec.service: warning about the 502' '

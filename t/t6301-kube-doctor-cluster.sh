@@ -23,7 +23,7 @@ check_count() {
 	grep -c "^$1 *$2: " "$3"
 }
 
-BASE_TEMPLATE=$GOSBX_SOURCE_DIR/manifests/base/sandbox-template.yaml
+BASE_TEMPLATE=$KUBE_TEMPLATE
 EXT=/apis/extensions.agents.x-k8s.io
 WARMPOOLS=$EXT/v1alpha1/namespaces/default/sandboxwarmpools
 
@@ -151,14 +151,14 @@ test_expect_success 'v0.5.6: v1beta1 discovered, a warm pool is required' '
 	test_grep "^ok    agent-sandbox CRDs: extensions.agents.x-k8s.io serves v1alpha1 and v1beta1: agent-sandbox v0.5 or later; gosbx uses v1beta1$" out &&
 	test_grep "^ok    controller: not allowed to read deployments in agent-sandbox-system" out &&
 	test_grep "^fail  warm pool: no SandboxWarmPool in .default. uses template .go-runtime-template.: v1beta1 claims name a warm pool$" out &&
-	test_grep "^      fix: kubectl -n default apply -f manifests/warmpool.yaml (pool go-runtime-warmpool of go-runtime-template; copy it for another template)$" out &&
+	test_grep "^      fix: kubectl -n default apply -k manifests/warmpool (2 pre-warmed sandboxes), or for a cold start a pool of 0 replicas: kubectl -n default apply -k manifests/cold-start (pool go-runtime-warmpool of go-runtime-template; copy it for another template)$" out &&
 	test $(check_count fail "[a-zA-Z ]*" out) = 1
 '
 
 test_expect_success 'v0.5.6 without a warm pool: the probe fix names the pool, not RBAC' '
 	test_expect_code 1 doctor v05.kubeconfig --probe >out &&
 	test_grep "^fail  probe: .*names a warm pool" out &&
-	test_grep "^      fix: v1beta1 claims name a warm pool, and no SandboxWarmPool in .default. uses template .go-runtime-template.: kubectl -n default apply -f manifests/warmpool.yaml" out &&
+	test_grep "^      fix: v1beta1 claims name a warm pool, and no SandboxWarmPool in .default. uses template .go-runtime-template.: kubectl -n default apply -k manifests/warmpool (2 pre-warmed sandboxes), or for a cold start a pool of 0 replicas: kubectl -n default apply -k manifests/cold-start " out &&
 	! grep "rbac.yaml" out
 '
 
@@ -167,7 +167,7 @@ test_expect_success 'v0.5.6, v1alpha1 claims: WarmPoolNotFound names the shadow 
 		--kubeconfig=v05.kubeconfig \
 		--probe --probe-timeout=20s >out &&
 	test_grep "^fail  probe: .*WarmPoolNotFound.*shadow-pool-go-runtime-template" out &&
-	test_grep "^      fix: create the SandboxWarmPool the claim names (SandboxWarmPool .shadow-pool-go-runtime-template. not found): kubectl -n default apply -f manifests/warmpool.yaml" out &&
+	test_grep "^      fix: create the SandboxWarmPool the claim names (SandboxWarmPool .shadow-pool-go-runtime-template. not found): kubectl -n default apply -k manifests/v1alpha1/warmpool " out &&
 	! grep "rbac.yaml" out
 '
 

@@ -19,11 +19,15 @@ test_expect_success SHELLCHECK 'shellcheck finds nothing' '
 test_expect_success 'uses strict mode and the repository manifests and image' '
 	test_grep "^set -euo pipefail" "$S" &&
 	test_grep "manifests/base" "$S" &&
-	test_grep "manifests/warmpool.yaml" "$S" &&
+	test_grep "POOL_DIR=manifests/warmpool$" "$S" &&
+	test_grep "TEMPLATE_DIR=manifests/v1alpha1$" "$S" &&
+	test_grep "POOL_DIR=manifests/v1alpha1/warmpool$" "$S" &&
+	test_grep "sandbox-with-extensions.yaml" "$S" &&
+	test_grep "sandbox-router-go:" "$S" &&
 	test_grep "docker build -f runtime-image/Dockerfile" "$S" &&
 	test_grep "kind load docker-image" "$S" &&
 	test_grep "sandbox_router.yaml" "$S" &&
-	test_grep "AS_VERSION:-v0.4.6" "$S"
+	test_grep "AS_VERSION:-v1.0.3" "$S"
 '
 
 test_expect_success 'runs gosbx doctor, demo --flow=all and smoke on kube' '

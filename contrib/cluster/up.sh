@@ -498,30 +498,23 @@ run kadm wait --for=condition=Established --timeout=60s \
 kadm get namespace "$ns" >/dev/null 2>&1 || run kadm create namespace "$ns"
 run kadm -n "$ns" apply --server-side --validate=strict \
 	-f "$top/manifests/rbac.yaml"
-# manifests/base and warmpool.yaml are extensions.agents.x-k8s.io/
-# v1alpha1. agent-sandbox v1.0 no longer serves it, and v0.5.x stores
-# v1beta1 and converts v1alpha1 through the controller's webhook, which
-# is not running here: where v1beta1 is served they are applied as
-# v1beta1 (the same fields), and said so
+# manifests/base and manifests/warmpool are extensions.agents.x-k8s.io/
+# v1beta1 (agent-sandbox v0.5.x and v1.0); manifests/v1alpha1 and
+# manifests/v1alpha1/warmpool are the same as v1alpha1, for v0.4.x. The
+# variant is the one the served CRD asks for: v0.5.x serves both, and
+# its v1alpha1 would go through the controller's conversion webhook,
+# which does not run here.
 served=$(kadm get crd sandboxtemplates.extensions.agents.x-k8s.io \
 	-o 'jsonpath={.spec.versions[?(@.served==true)].name}')
-as_served() {
-	case " $served " in
-	*" v1beta1 "*)
-		echo "note: agent-sandbox $release serves '$served';" \
-			"$2 applied as v1beta1"
-		sed -i 's|^apiVersion: extensions.agents.x-k8s.io/v1alpha1$|apiVersion: extensions.agents.x-k8s.io/v1beta1|' \
-			"$1"
-		;;
-	*" v1alpha1 "*) ;;
-	*) die "sandboxtemplates served in versions '$served', neither v1alpha1 nor v1beta1" ;;
-	esac
-}
-kadm kustomize "$top/manifests/base" >"$dir/base.yaml"
-as_served "$dir/base.yaml" manifests/base
+case " $served " in
+*" v1beta1 "*) template=manifests/base pool=manifests/warmpool ;;
+*" v1alpha1 "*) template=manifests/v1alpha1 pool=manifests/v1alpha1/warmpool ;;
+*) die "sandboxtemplates served in versions '$served', neither v1alpha1 nor v1beta1" ;;
+esac
+echo "note: agent-sandbox $release serves '$served': applying $template and $pool"
+kadm kustomize "$top/$template" >"$dir/base.yaml"
 run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/base.yaml"
-cp "$top/manifests/warmpool.yaml" "$dir/warmpool.yaml"
-as_served "$dir/warmpool.yaml" manifests/warmpool.yaml
+kadm kustomize "$top/$pool" >"$dir/warmpool.yaml"
 run kadm -n "$ns" apply --server-side --validate=strict -f "$dir/warmpool.yaml"
 
 # the ServiceAccount's token (TokenRequest), a day long

@@ -28,9 +28,19 @@
 	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "        \
 	"gosbx-client to your user, group or service account"
 
-/* agent-sandbox v0.5: claims name a warm pool, which must exist */
-#define WARMPOOL_FIX                                                           \
-	"kubectl -n %s apply -f manifests/warmpool.yaml (pool "                \
+/*
+ * agent-sandbox v0.5 and v1.0 (v1beta1): every claim names a warm pool,
+ * which must exist; one of 0 replicas gives a cold start. v0.4.x
+ * (v1alpha1): the pool is optional. manifests/warmpool, cold-start and
+ * v1alpha1/warmpool hold them.
+ */
+#define WARMPOOL_FIX_BETA                                                      \
+	"kubectl -n %s apply -k manifests/warmpool (2 pre-warmed "             \
+	"sandboxes), or for a cold start a pool of 0 replicas: kubectl -n "    \
+	"%s apply -k manifests/cold-start (pool go-runtime-warmpool of "       \
+	"go-runtime-template; copy it for another template)"
+#define WARMPOOL_FIX_ALPHA                                                     \
+	"kubectl -n %s apply -k manifests/v1alpha1/warmpool (pool "            \
 	"go-runtime-warmpool of go-runtime-template; copy it for another "     \
 	"template)"
 
@@ -67,6 +77,22 @@ struct kube_doctor {
 			       0: lacks it, -1: unknown */
 	int template_found;
 };
+
+/* the fix that makes the template's warm pool, for the claims' version */
+static void add_warmpool_fix(struct kube_doctor *kd, struct strbuf *fix)
+{
+	if (!strcmp(kd->kc.claim_version, "v1beta1"))
+		strbuf_addf(fix, WARMPOOL_FIX_BETA, kd->ns, kd->ns);
+	else
+		strbuf_addf(fix, WARMPOOL_FIX_ALPHA, kd->ns);
+}
+
+/* the manifests of the template, for the claims' version */
+static const char *template_dir(struct kube_doctor *kd)
+{
+	return strcmp(kd->kc.claim_version, "v1beta1") ? "manifests/v1alpha1"
+						       : "manifests/base";
+}
 
 /*
  * GET path (a JSON answer) within timeout_ms: *status gets the HTTP
@@ -678,12 +704,12 @@ static void check_template(struct kube_doctor *kd)
 				    kd->ns);
 		else
 			strbuf_addf(&fix,
-				    "kubectl kustomize manifests/base (or "
+				    "kubectl kustomize %s (or "
 				    "manifests/overlays/gvisor; "
 				    "manifests/overlays/gke-gvisor on GKE) | "
 				    "kubectl -n %s apply -f -; or name "
 				    "another template with --template",
-				    kd->ns);
+				    template_dir(kd), kd->ns);
 		check_add(kd->cl, "template", ISOLATE_CHECK_FAIL, msg.buf,
 			  fix.buf);
 		goto out;
@@ -727,8 +753,8 @@ static void check_template(struct kube_doctor *kd)
 		strbuf_addf(&fix,
 			    "add 'service: true' under spec of the template "
 			    "(manifests/base has it) and re-apply: kubectl "
-			    "-n %s apply -k manifests/base",
-			    kd->ns);
+			    "-n %s apply -k %s",
+			    kd->ns, template_dir(kd));
 		check_add(kd->cl, "template", ISOLATE_CHECK_WARN, msg.buf,
 			  fix.buf);
 	}
@@ -884,7 +910,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 		strbuf_addf(&msg,
 			    "no SandboxWarmPool in '%s' uses template '%s'",
 			    kd->ns, kd->tmpl);
-		strbuf_addf(&fix, WARMPOOL_FIX, kd->ns);
+		add_warmpool_fix(kd, &fix);
 		if (beta) {
 			strbuf_addstr(&msg,
 				      ": v1beta1 claims name a warm pool");
@@ -988,17 +1014,18 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 			add_events(kd, "SandboxClaim", claim.name.buf, &msg);
 			add_events(kd, "Sandbox", sbx, &msg);
 			add_events(kd, "Pod", pod, &msg);
-			if (!strcmp(now.reason.buf, "WarmPoolNotFound"))
-				/*
-				 * agent-sandbox v0.5: every claim names a
-				 * pool (a v1alpha1 claim the pool
-				 * shadow-pool-<template>) that must exist
-				 */
+			/*
+			 * agent-sandbox v0.5 and v1.0: every claim names a
+			 * pool (a v1alpha1 claim on v0.5 the pool
+			 * shadow-pool-<template>) that must exist
+			 */
+			if (!strcmp(now.reason.buf, "WarmPoolNotFound")) {
 				strbuf_addf(&fix,
 					    "create the SandboxWarmPool the "
-					    "claim names (%s): " WARMPOOL_FIX,
-					    now.message.buf, kd->ns);
-			else
+					    "claim names (%s): ",
+					    now.message.buf);
+				add_warmpool_fix(kd, &fix);
+			} else {
 				strbuf_addf(&fix,
 					    "kubectl -n %s describe pod %s; "
 					    "kubectl -n %s get events: an "
@@ -1007,13 +1034,15 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 					    "the gke-gvisor overlay), no node "
 					    "for the runtime class",
 					    kd->ns, pod, kd->ns);
+			}
 		} else if (!strcmp(kd->kc.claim_version, "v1beta1") &&
 			   !spec.warm_pool) {
 			strbuf_addf(&fix,
 				    "v1beta1 claims name a warm pool, and no "
 				    "SandboxWarmPool in '%s' uses template "
-				    "'%s': " WARMPOOL_FIX,
-				    kd->ns, kd->tmpl, kd->ns);
+				    "'%s': ",
+				    kd->ns, kd->tmpl);
+			add_warmpool_fix(kd, &fix);
 		} else {
 			strbuf_addf(&fix, RBAC_FIX, kd->ns);
 		}

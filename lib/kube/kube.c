@@ -922,7 +922,8 @@ static void watch_check(struct watch *w, json_t *obj)
 			      ? ""
 			      : "; agent-sandbox v0.5 claims need an existing "
 				"SandboxWarmPool: create it "
-				"(manifests/warmpool.yaml)");
+				"(manifests/warmpool, or manifests/cold-start "
+				"for a pool of 0 replicas)");
 		w->state = W_FAILED;
 	}
 }
