@@ -45,6 +45,9 @@ struct xfer {
 	int read_failed; /* read_body returned -1 */
 	int too_big;	 /* the stored body passed max_body */
 	int error_cut;	 /* a non-2xx body was cut: the answer is in */
+	int idle_out;	 /* nothing came for req->idle_timeout_ms */
+	curl_off_t last_dl;
+	int64_t last_dl_ms; /* when last_dl last grew (monotonic) */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -374,6 +377,17 @@ static int xferinfo_cb(void *data, curl_off_t dltotal, curl_off_t dlnow,
 	if (x->req->cancel && *x->req->cancel) {
 		x->aborted = 1;
 		return 1;
+	}
+	if (x->req->idle_timeout_ms > 0) {
+		int64_t now = (int64_t)monotonic_ms();
+
+		if (dlnow != x->last_dl || !x->last_dl_ms) {
+			x->last_dl = dlnow;
+			x->last_dl_ms = now;
+		} else if (now - x->last_dl_ms > x->req->idle_timeout_ms) {
+			x->idle_out = 1;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -705,14 +719,22 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	SETOPT(h, CURLOPT_HEADERDATA, &x);
 	SETOPT(h, CURLOPT_WRITEDATA, &x);
 	SETOPT(h, CURLOPT_XFERINFODATA, &x);
-	SETOPT(h, CURLOPT_NOPROGRESS, req->cancel ? 0L : 1L);
+	SETOPT(h, CURLOPT_NOPROGRESS,
+	       req->cancel || req->idle_timeout_ms > 0 ? 0L : 1L);
 
 	rc = curl_easy_perform(h);
 	if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && x.error_cut))
 		ret = 0;
 	else if (x.aborted)
 		ret = HTTP_ABORTED;
-	else
+	else if (x.idle_out) {
+		strbuf_reset(&c->last_err);
+		strbuf_addf(&c->last_err,
+			    "%s '%s': nothing came for %ld s; the connection "
+			    "is taken for lost",
+			    method, path, (req->idle_timeout_ms + 999) / 1000);
+		error("%s", c->last_err.buf);
+	} else
 		report_failure(c, method, rc, &x);
 	if (rc != CURLE_OK && is_connect_error(rc))
 		resp->not_sent = 1;

@@ -190,6 +190,15 @@ struct http_req {
 
 	/* Limit for the whole request in ms; 0: none. */
 	long timeout_ms;
+	/*
+	 * Most ms without a byte of the answer; 0: none. For a stream
+	 * whose server sends something at least this often (gosbx-runtime's
+	 * exec heartbeat, Documentation/gosbx-runtime.txt): past it the
+	 * connection is taken for lost (a proxy or port-forward that went
+	 * silent without closing it), and http_request() fails with an
+	 * error that says so instead of waiting for ever.
+	 */
+	long idle_timeout_ms;
 
 	/*
 	 * Streaming: when set, the body of a 2xx answer is given to

@@ -189,12 +189,13 @@ static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 {
 	struct strbuf body = STRBUF_INIT;
 
-	strbuf_addstr(&body,
-		      "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
-		      "\"version\":\"" GOSBX_VERSION "\",\"features\":"
-		      "[\"archive\",\"exec-cancel\",\"exec-input\","
-		      "\"exec-interactive\",\"exec-options\","
-		      "\"exec-stream\",\"files\",\"logs\",\"metrics\"]}");
+	strbuf_addstr(&body, "{\"status\":\"ok\",\"server\":\"gosbx-runtime\","
+			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
+			     "[\"archive\",\"exec-cancel\",\"exec-input\","
+			     "\"exec-interactive\",\"exec-options\","
+			     "\"exec-stream\",\"files\",\"logs\",\"metrics\"],"
+			     "\"heartbeat_ms\":");
+	strbuf_addf(&body, "%lld}", (long long)rt.heartbeat_ms);
 	return reply_json(c, r, 200, &body);
 }
 

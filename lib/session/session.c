@@ -251,6 +251,10 @@ static void read_features(struct session *s, json_t *root)
 	size_t i;
 
 	s->features = 0;
+	s->heartbeat_ms =
+		(long)json_integer_value(json_object_get(root, "heartbeat_ms"));
+	if (s->heartbeat_ms < 0 || s->heartbeat_ms > 3600000)
+		s->heartbeat_ms = 0;
 	free(s->server);
 	s->server = xstrdup(server ? server : "");
 	json_array_foreach (f, i, v) {
@@ -704,6 +708,10 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 	req.on_data = stream_data;
 	req.on_data_arg = &st;
 	req.cancel = e->cancel;
+	/* the runtime's heartbeat: silence past three of them is a lost
+	 * connection (Documentation/gosbx-runtime.txt, exec-stream) */
+	if (s->heartbeat_ms > 0)
+		req.idle_timeout_ms = 3 * s->heartbeat_ms + 5000;
 	rc = http_request(s->http, &req, &resp);
 	if (rc == HTTP_ABORTED && (st.overlong || st.bad_line)) {
 		/* the runtime broke the protocol: no result to trust */

@@ -140,7 +140,10 @@ struct session {
 	struct http_client *http; /* the runtime connection */
 	unsigned features;	  /* SESSION_FEAT_* */
 	char *server; /* "gosbx-runtime" or "" for upstream servers */
-	int keep;     /* close() disconnects instead of deleting */
+	/* GET /'s heartbeat_ms: /v1/exec sends an event at least this
+	 * often (ms); 0: not said (upstream servers) */
+	long heartbeat_ms;
+	int keep; /* close() disconnects instead of deleting */
 	struct session_keepalive *keepalive; /* see session_keepalive_start */
 	/*
 	 * The memory limit the backend applied to the sandbox, in bytes,
