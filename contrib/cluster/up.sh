@@ -1,24 +1,37 @@
 #!/bin/sh
 # contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
 #	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
-#	[--no-controller] [--no-nodes]
+#	[--no-controller] [--no-nodes] [--no-router]
+#	[--runtime=<gosbx-runtime>]
 #
-# Starts a real Kubernetes control plane on 127.0.0.1 from the binaries
-# contrib/cluster/build.sh put in its cache: etcd, kube-apiserver (TLS
-# with client certificates, Node and RBAC authorization, service-account
-# tokens, the default admission plugins) and kube-controller-manager.
-# Then the agent-sandbox controller of <release> (build.sh
-# --agent-sandbox=<release>; --no-controller: none) as the ServiceAccount
-# agent-sandbox-system/agent-sandbox-controller with the module's own
-# ClusterRoles. Then kube-scheduler and kwok with one node, kwok-node-0
-# (--no-nodes: neither; sandbox pods then stay Pending and claims are
-# never Ready): kwok's default stages make scheduled pods Running and
-# Ready with an IP of 10.244.0.0/24, but nothing runs in them yet.
+# Starts a real Kubernetes control plane from the binaries
+# contrib/cluster/build.sh put in its cache, in a network namespace of
+# its own (loopback only; as a user, in a user namespace of that user):
+# enter it with contrib/cluster/in.sh, where the API server is on
+# 127.0.0.1 and the pods' IPs are local addresses. etcd, kube-apiserver
+# (TLS with client certificates, Node and RBAC authorization,
+# service-account tokens, the default admission plugins) and
+# kube-controller-manager. Then the agent-sandbox controller of
+# <release> (build.sh --agent-sandbox=<release>; --no-controller: none)
+# as the ServiceAccount agent-sandbox-system/agent-sandbox-controller
+# with the module's own ClusterRoles. Then kube-scheduler and kwok with
+# one node, kwok-node-0 (--no-nodes: neither; sandbox pods then stay
+# Pending and claims are never Ready): kwok's stages make scheduled pods
+# Running and Ready with an IP of 10.244.0.0/24.
 #
 # Then applies, with kubectl --server-side: the CRDs of agent-sandbox at
 # <release> (default in versions.sh; from the Go module, t/crds.sh),
-# manifests/rbac.yaml, manifests/base and manifests/warmpool.yaml
-# (--validate=strict) into <ns> (default "default").
+# manifests/rbac.yaml, manifests/base and manifests/warmpool (or their
+# v1alpha1 variants where v1beta1 is not served; --validate=strict)
+# into <ns> (default "default").
+#
+# Then (unless --no-router, --no-nodes or --no-controller) pods.py, a
+# container runtime for kwok's node: a real gosbx-runtime (--runtime,
+# default build/gosbx-runtime) at the IP of each sandbox pod, and the
+# router of <release> for the router's pod, which up.sh applies as the
+# release's module deploys it (one replica, in <ns>); kwok's
+# PortForwards make pods/portforward reach them. up.sh waits until the
+# router answers its probe.
 #
 # The state directory (default ${TMPDIR:-/tmp}/gosbx-cluster-<uid>)
 # holds:
@@ -28,7 +41,10 @@
 #	                      allowed only what manifests/rbac.yaml grants
 #	                      (a token from the TokenRequest API)
 #	<component>.pid/.log  etcd, kube-apiserver, kube-controller-manager,
-#	                      agent-sandbox-controller, kube-scheduler, kwok
+#	                      agent-sandbox-controller, kube-scheduler, kwok,
+#	                      pods.py
+#	netns.pid             the process holding the network namespace
+#	pods/<ns>_<pod>/      a pod's directory: its process's log, workdir
 #	url                   https://127.0.0.1:<port>
 #	audit.log             the API server's audit log (JSON lines): each
 #	                      write to a SandboxClaim with its request body
