@@ -3,6 +3,9 @@
 # then print one summary line: "N passed, N failed".
 # Arguments: shell-test globs relative to t/ (default: all).
 # GOSBX_TEST_JOBS: scripts run in parallel (default 2).
+# GOSBX_TEST_TIMEOUT: seconds a script may take (default 1500); one that
+# takes longer is stopped (SIGTERM, SIGKILL 30 s later) and fails, so
+# that a hang costs one script, not the run.
 # GOSBX_TEST_UNIT=1: the unit tests too when globs are given (they
 # always run without).
 cd "$(dirname "$0")" || exit 1
@@ -12,6 +15,8 @@ results=$(mktemp)
 GOSBX_TEST_RESULTS=$results
 export GOSBX_TEST_RESULTS
 jobs=${GOSBX_TEST_JOBS:-2}
+GOSBX_TEST_TIMEOUT=${GOSBX_TEST_TIMEOUT:-1500}
+export GOSBX_TEST_TIMEOUT
 logdir=trash/logs
 rm -rf "$logdir"
 mkdir -p "$logdir"
@@ -72,9 +77,14 @@ if test -n "$scripts"; then
 	printf '%s\n' $scripts |
 		xargs -P "$jobs" -I{} sh -c '
 			s={}; name=$(basename "$s" .sh); start=$(date +%s)
-			if sh "$s" >"trash/logs/$name.out" 2>&1; then
+			timeout -k 30 "$GOSBX_TEST_TIMEOUT" sh "$s" \
+				>"trash/logs/$name.out" 2>&1
+			st=$?
+			if test $st = 0; then
 				echo "$name: ok ($(grep -c "^ok " "trash/logs/$name.out") tests, $(($(date +%s) - start)) s)"
 			else
+				test $st = 124 || test $st = 137 &&
+					echo "*** $name: TIMED OUT (GOSBX_TEST_TIMEOUT=$GOSBX_TEST_TIMEOUT s)"
 				echo "*** $name: FAILED after $(($(date +%s) - start)) s"
 				grep -v "^ok " "trash/logs/$name.out" | head -120
 				grep -q "^$name " "$GOSBX_TEST_RESULTS" ||
