@@ -4,4 +4,5 @@
 # each of kwok's sandbox pods (GOSBX_TEST_BACKEND=cluster,
 # t/lib-backend.sh)
 GOSBX_TEST_BACKEND=cluster
+T2010_STDIN_MIB=64 # through the API server, kwok and the router
 . "$(dirname "$0")"/t2040-exec-stdin.sh

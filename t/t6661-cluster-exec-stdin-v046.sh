@@ -4,5 +4,6 @@
 # each of kwok's sandbox pods (GOSBX_TEST_BACKEND=cluster,
 # t/lib-backend.sh)
 GOSBX_TEST_BACKEND=cluster
+T2010_STDIN_MIB=64 # through the API server, kwok and the router
 CLUSTER_RELEASE=v0.4.6
 . "$(dirname "$0")"/t2040-exec-stdin.sh
