@@ -451,6 +451,8 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 		goto out;
 	fo.client = kb->fwd_api;
 	fo.bearer_token = a.bearer_token.len ? a.bearer_token.buf : NULL;
+	/* impersonation and Basic credentials apply to the upgrade too */
+	fo.headers = a.headers.nr ? (const char *const *)a.headers.v : NULL;
 	if (kb->kc.has_exec)
 		/* exec plugin or token file: the token changes over time */
 		fo.get_token = forward_token;
@@ -561,6 +563,17 @@ static int wait_router(struct session *s, struct kube_backend *kb,
 			strbuf_addstr(&why, http_client_last_error(s->http));
 		else
 			http_error_text(&why, resp.status, &resp.body);
+		if (r && kb->fwd && kube_forward_denied(kb->fwd)) {
+			/* the authorizer said no: no retry changes that */
+			error("the API server refuses this user a port-forward "
+			      "to the sandbox-router (HTTP %d): RBAC must "
+			      "grant "
+			      "get and create on pods/portforward in namespace "
+			      "'%s' (manifests/rbac.yaml; gosbx doctor checks "
+			      "it)",
+			      kube_forward_denied(kb->fwd), kb->ns);
+			break;
+		}
 		if (monotonic_ms() + (uint64_t)pause >= end) {
 			error("the router cannot reach sandbox '%s' in "
 			      "namespace '%s': %s",

@@ -2,6 +2,7 @@
 #include "kube/portforward.h"
 #include "http.h"
 #include "strbuf.h"
+#include "strvec.h"
 #include "usage.h"
 
 #include <arpa/inet.h>
@@ -53,6 +54,7 @@ struct fwd_conn {
 struct kube_forward {
 	struct kube_forward_opts o;
 	char *ns, *pod, *token;
+	struct strvec headers; /* o.headers, copied */
 	int lfd;
 	int stop_pipe[2];
 	char *dir; /* private dir of the unix socket, or NULL */
@@ -64,6 +66,7 @@ struct kube_forward {
 	unsigned long tunnels;
 	unsigned long errors; /* tunnel errors so far */
 	char *last_error;
+	int denied; /* 403, or 401 with a fresh credential: see below */
 	/* pod names replaced by resolve_pod(): threads may still read them */
 	char **old_pods;
 	size_t nr_old_pods, alloc_old_pods;
@@ -445,6 +448,8 @@ static int ws_connect(struct fwd_conn *c, const char *token)
 		    path.buf, host.buf, key.buf);
 	if (token)
 		strbuf_addf(&req, "Authorization: Bearer %s\r\n", token);
+	for (size_t i = 0; i < f->headers.nr; i++)
+		strbuf_addf(&req, "%s\r\n", f->headers.v[i]);
 	strbuf_addstr(&req, "\r\n");
 	if (send_all(c, req.buf, req.len) < 0)
 		goto out;
@@ -571,6 +576,12 @@ static int tunnel_open(struct fwd_conn *c)
 			ret = 0;
 			goto out;
 		}
+	}
+	if (c->refused == 403 ||
+	    (c->refused == 401 && (attempt || !f->o.get_token))) {
+		pthread_mutex_lock(&f->lock);
+		f->denied = c->refused;
+		pthread_mutex_unlock(&f->lock);
 	}
 	if (c->refused)
 		set_error(f,
@@ -1066,6 +1077,7 @@ static void forward_free(struct kube_forward *f)
 		free(f->old_pods[--f->nr_old_pods]);
 	free(f->old_pods);
 	free(f->token);
+	strvec_clear(&f->headers);
 	free(f->dir);
 	free(f->addr);
 	free(f->last_error);
@@ -1090,6 +1102,15 @@ struct kube_forward *kube_forward_start(const struct kube_forward_opts *o)
 	f->ns = xstrdup(o->namespace);
 	f->pod = xstrdup(o->pod);
 	f->token = o->bearer_token ? xstrdup(o->bearer_token) : NULL;
+	strvec_init(&f->headers);
+	for (size_t i = 0; o->headers && o->headers[i]; i++) {
+		if (strpbrk(o->headers[i], "\r\n")) {
+			error("port-forward: a header line holds CR or LF");
+			goto fail;
+		}
+		strvec_push(&f->headers, o->headers[i]);
+	}
+	f->o.headers = NULL;
 	if (pipe2(f->stop_pipe, O_CLOEXEC) < 0) {
 		error("port-forward: pipe: %s", strerror(errno));
 		goto fail;
@@ -1129,6 +1150,16 @@ char *kube_forward_last_error(struct kube_forward *f)
 	s = f->last_error ? xstrdup(f->last_error) : NULL;
 	pthread_mutex_unlock(&f->lock);
 	return s;
+}
+
+int kube_forward_denied(struct kube_forward *f)
+{
+	int d;
+
+	pthread_mutex_lock(&f->lock);
+	d = f->denied;
+	pthread_mutex_unlock(&f->lock);
+	return d;
 }
 
 unsigned long kube_forward_errors(struct kube_forward *f)

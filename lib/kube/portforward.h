@@ -59,6 +59,15 @@ struct kube_forward_opts {
 	 */
 	const char *bearer_token;
 	/*
+	 * Other "Name: value" header lines for every upgrade, or NULL:
+	 * the kubeconfig's Basic credentials and impersonation
+	 * (Impersonate-User, -Group, -Uid, -Extra-*; kube_auth.headers),
+	 * which the API server applies to pods/portforward as to any
+	 * request. Copied by kube_forward_start(); a line holding CR or
+	 * LF is refused there.
+	 */
+	const char *const *headers;
+	/*
 	 * Optional credential source for credentials that rotate (exec
 	 * plugin tokens expire after about an hour, projected
 	 * service-account token files are replaced): the tunnel thread
@@ -140,6 +149,15 @@ unsigned long kube_forward_tunnels(struct kube_forward *f);
  * with error().
  */
 char *kube_forward_last_error(struct kube_forward *f);
+
+/*
+ * The HTTP status of an upgrade the API server refused for good: 403
+ * (the authorizer: RBAC has no get+create on pods/portforward for this
+ * user, impersonated or not), or 401 again after a fresh credential (or
+ * with a credential that cannot be refreshed); 0 when none. Retrying
+ * cannot help: callers fail at once (issue 20).
+ */
+int kube_forward_denied(struct kube_forward *f);
 
 /*
  * How many tunnel errors happened so far (a mark for
