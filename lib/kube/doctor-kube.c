@@ -335,6 +335,10 @@ static int check_credentials_crds(struct kube_doctor *kd)
 	strbuf_addf(&msg, "accepted (user '%s')",
 		    kd->cfg.context.user ? kd->cfg.context.user
 					 : "in-cluster service account");
+	if (kd->cfg.user.impersonate)
+		/* every check below, and gosbx's requests, act as this one */
+		strbuf_addf(&msg, ", acting as '%s' (impersonation, 'as')",
+			    kd->cfg.user.impersonate);
 	check_add(kd->cl, "credentials", ISOLATE_CHECK_OK, msg.buf, NULL);
 	strbuf_reset(&msg);
 
