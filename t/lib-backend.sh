@@ -38,7 +38,8 @@
 # versions.sh's) and a real gosbx-runtime for each sandbox pod (each in
 # a directory of its own); gosbx and kubectl on PATH run in the
 # cluster's network namespace, as the ServiceAccount manifests/rbac.yaml
-# binds (KUBECONFIG). Prerequisites KUBE and CLUSTER are set.
+# binds (KUBECONFIG); BACKEND_KUBE_MEMORY_LIMIT as for kube. Prerequisites
+# KUBE and CLUSTER are set.
 # GOSBX_TEST_BACKEND=url: one gosbx-runtime on a unix socket in the
 # trash directory (t/lib-runtime.sh's rt_start), GOSBX_BACKEND=url and
 # GOSBX_URL exported; claims are not a thing there (--claim is ignored:
@@ -115,6 +116,13 @@ cluster)
 	test_expect_success "a real control plane: agent-sandbox $CLUSTER_RELEASE, its router, gosbx-runtimes" '
 		cluster_up
 	' || test_done
+	# the template users apply, with another memory limit if asked
+	if test -n "${BACKEND_KUBE_MEMORY_LIMIT:-}"; then
+		test_expect_success "the template's memory limit: $BACKEND_KUBE_MEMORY_LIMIT" '
+			kadm patch sandboxtemplate go-runtime-template --type=json \
+				-p "[{\"op\":\"replace\",\"path\":\"/spec/podTemplate/spec/containers/0/resources/limits/memory\",\"value\":\"$BACKEND_KUBE_MEMORY_LIMIT\"}]"
+		' || test_done
+	fi
 	# every gosbx and kubectl of the suite runs in the cluster's
 	# network namespace: in.sh execs them there (the same process, so
 	# signals and exit statuses are theirs)

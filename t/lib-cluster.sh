@@ -30,7 +30,9 @@
 #	kuser <kubectl args>  kubectl as the RBAC user
 #	gosbx_user <gosbx args>  gosbx --backend=kube as the RBAC user
 # cluster_audit <file>: the API server's audit log of SandboxClaim
-# writes, one line a request: "<verb> <user> <code> <requestURI>".
+# writes and port-forwards, one line a request: "<verb> <user> <code>
+# <requestURI>", <user> as "<user>(as:<impersonated user>)" when the
+# request impersonated one.
 
 test -n "${TRASH_DIRECTORY:-}" || {
 	echo >&2 "lib-cluster.sh: source test-lib.sh first"
@@ -101,8 +103,15 @@ cluster_up() {
 cluster_audit() {
 	python3 -c '
 import json, sys
+seen = set()
 for l in open(sys.argv[1]):
 	e = json.loads(l)
-	print(e["verb"], e["user"]["username"], e["responseStatus"]["code"],
-	      e["requestURI"])' "$CLUSTER_DIR/audit.log" >"$1"
+	if e["auditID"] in seen:  # an upgrade logs ResponseStarted too
+		continue
+	seen.add(e["auditID"])
+	u = e["user"]["username"]
+	if "impersonatedUser" in e:
+		u += "(as:" + e["impersonatedUser"]["username"] + ")"
+	print(e["verb"], u, e["responseStatus"]["code"], e["requestURI"])' \
+		"$CLUSTER_DIR/audit.log" >"$1"
 }

@@ -4,4 +4,5 @@
 # each of kwok's sandbox pods (GOSBX_TEST_BACKEND=cluster,
 # t/lib-backend.sh)
 GOSBX_TEST_BACKEND=cluster
+BACKEND_KUBE_MEMORY_LIMIT=512Mi
 . "$(dirname "$0")"/t4040-mcp-jobs.sh

@@ -47,7 +47,8 @@
 #	pods/<ns>_<pod>/      a pod's directory: its process's log, workdir
 #	url                   https://127.0.0.1:<port>
 #	audit.log             the API server's audit log (JSON lines): each
-#	                      write to a SandboxClaim with its request body
+#	                      write to a SandboxClaim with its request body,
+#	                      each pods/portforward (metadata)
 # and the two kubeconfig paths are printed. contrib/cluster/down.sh
 # stops it all and removes the directory.
 #
@@ -365,7 +366,8 @@ sys.exit(0 if b"\"health\":\"true\"" in r.read() else 1)' \
 }
 poll 30 "etcd on port $etcd_port" etcd_ready
 
-# the audit policy: what clients send to SandboxClaims, nothing else
+# the audit policy: what clients send to SandboxClaims, and who opens
+# port-forwards, nothing else
 cat >"$dir/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -376,6 +378,10 @@ rules:
   - group: extensions.agents.x-k8s.io
     resources: [sandboxclaims]
   verbs: [create, update, patch, delete, deletecollection]
+- level: Metadata
+  resources:
+  - group: ""
+    resources: [pods/portforward]
 - level: None
 EOF
 
