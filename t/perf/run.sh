@@ -8,7 +8,7 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime local mcp kube net
+# Sections: runtime local mcp kube net cluster
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
@@ -34,7 +34,7 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime local mcp kube net"
+all_sections="runtime local mcp kube net cluster"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
@@ -49,6 +49,7 @@ if test -n "${GOSBX_PERF_QUICK:-}"; then
 	mcp_warmup=10
 	mcp_duration=1s
 	kube_open_n=5
+	cluster_claim_n=10
 	kube_ready_n=5
 	kube_n=200
 	kube_warmup=20
@@ -65,6 +66,7 @@ else
 	mcp_warmup=50
 	mcp_duration=5s
 	kube_open_n=10
+	cluster_claim_n=50
 	kube_ready_n=20
 	kube_n=2000
 	kube_warmup=100
@@ -1529,6 +1531,93 @@ section_net() {
 	net_modules_bench
 	net_proxy_bench
 	local_cleanup
+}
+
+# ---------------------------------------------------------------------
+# cluster: a real control plane (contrib/cluster/up.sh; its binaries
+# from contrib/cluster/build.sh) with each agent-sandbox release's
+# controller and router and real gosbx-runtimes behind kwok's pods.
+# Per release, $cluster_claim_n throwaway `gosbx exec -- true` one
+# after another, as the RBAC-bound user, through the API server's
+# port-forward and the router, over a warm pool of 4 (manifests/warmpool,
+# scaled): the time from the claim's creation to Ready (its create and
+# the watch that saw it Ready, as gosbx -v measures them), next to
+# agent-sandbox's published p50 of 92 ms, and the whole command (process
+# start, discovery, claim, router, the first command, the delete).
+
+cluster_bench() { # <release>
+	cdir=$tmp/cluster-$1
+	if ! "$PERF_DIR"/../../contrib/cluster/up.sh --dir="$cdir" \
+		--agent-sandbox="$1" --runtime="$GOSBX_BUILD_DIR/gosbx-runtime" \
+		>"$tmp/cluster-up.out" 2>&1; then
+		sed 's/^/#   /' "$tmp/cluster-up.out" | tail -n 15
+		perf_error "cluster $1: up.sh failed"
+		return
+	fi
+	cin() { "$PERF_DIR"/../../contrib/cluster/in.sh --dir="$cdir" "$@"; }
+	cin kubectl --kubeconfig="$cdir/admin.kubeconfig" patch \
+		sandboxwarmpool go-runtime-warmpool --type=merge \
+		-p '{"spec":{"replicas":4}}' >/dev/null
+	: >"$tmp/cluster.ms"
+	i=0
+	while test $i -lt $((cluster_claim_n + 2)); do
+		# a full pool first: each claim adopts a warm sandbox
+		j=0
+		until test "$(cin kubectl --kubeconfig="$cdir/admin.kubeconfig" \
+			get sandboxwarmpool go-runtime-warmpool \
+			-o 'jsonpath={.status.readyReplicas}')" = 4 ||
+			test $j -ge 300; do
+			sleep 0.1
+			j=$((j + 1))
+		done
+		t0=$(date +%s%N)
+		if ! cin "$GOSBX" --backend=kube \
+			--kubeconfig="$cdir/gosbx.kubeconfig" -v exec -- true \
+			2>"$tmp/cluster.err"; then
+			sed 's/^/#   /' "$tmp/cluster.err" | head -n 10
+			perf_error "cluster $1: gosbx exec -- true"
+			break
+		fi
+		t1=$(date +%s%N)
+		# claim to Ready: the create and the watch that saw it Ready
+		# (-v: their times as gosbx measured them)
+		ready=$(sed -n -e 's|^kube: POST .*/sandboxclaims?.*: 201 (\([0-9]*\) ms)$|\1|p' \
+			-e 's|^kube: GET .*/sandboxclaims?watch=1.*: ended by gosbx (\([0-9]*\) ms)$|\1|p' \
+			"$tmp/cluster.err" | awk '{ t += $1; n++ } END { if (n == 2) print t }')
+		if test -z "$ready"; then
+			sed 's/^/#   /' "$tmp/cluster.err" | head -n 10
+			perf_error "cluster $1: no create and watch times in gosbx -v"
+			break
+		fi
+		# the first two are warm-up
+		test $i -lt 2 ||
+			echo "$(((t1 - t0) / 1000)) $((ready * 1000))" >>"$tmp/cluster.ms"
+		i=$((i + 1))
+	done
+	"$PERF_DIR"/../../contrib/cluster/down.sh --dir="$cdir" >/dev/null 2>&1
+	test "$(wc -l <"$tmp/cluster.ms")" = "$cluster_claim_n" || return
+	# pct <column> <p>: nearest rank, in ms
+	pct() {
+		cut -d ' ' -f "$1" "$tmp/cluster.ms" | sort -n |
+			awk -v p="$2" '{ v[NR] = $1 } END {
+			r = int((p * NR + 99) / 100); if (r < 1) r = 1
+			printf "%.1f", v[r] / 1000 }'
+	}
+	r50=$(pct 2 50) r90=$(pct 2 90) r99=$(pct 2 99)
+	p50=$(pct 1 50) p90=$(pct 1 90) p99=$(pct 1 99)
+	say "# bench=cluster release=$1 n=$cluster_claim_n ready_p50_ms=$r50 ready_p90_ms=$r90 ready_p99_ms=$r99 exec_p50_ms=$p50 exec_p90_ms=$p90 exec_p99_ms=$p99"
+	perf_goal "cluster $1: claim created to Ready, p50" "$r50" ms "<=" 92 \
+		"agent-sandbox's published p50"
+	perf_info "cluster $1: claim created to Ready, p90 / p99" "$r90 / $r99 ms"
+	perf_info "cluster $1: gosbx exec -- true (claim to first command, delete), p50" "$p50 ms"
+	perf_info "cluster $1: gosbx exec -- true, p90 / p99" "$p90 / $p99 ms"
+}
+
+section_cluster() {
+	. "$PERF_DIR"/../../contrib/cluster/versions.sh
+	for r in $GOSBX_CLUSTER_CONTROLLERS; do
+		cluster_bench "$r"
+	done
 }
 
 sections=${*:-$all_sections}
