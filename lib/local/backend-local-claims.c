@@ -28,8 +28,8 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 	for (size_t i = 0; i < nr; i++)
 		if ((int)strlen(list[i].name) > w)
 			w = (int)strlen(list[i].name);
-	printf("%-*s  %-7s  %-9s  %-9s  %5s  %5s  %6s\n", w, "NAME", "BACKEND",
-	       "MODE", "STATUS", "AGE", "IDLE", "SIZE");
+	printf("%-*s  %-7s  %-9s  %5s  %5s  %6s  %s\n", w, "NAME", "BACKEND",
+	       "STATUS", "AGE", "IDLE", "SIZE", "MODE");
 	for (size_t i = 0; i < nr; i++) {
 		const struct local_claim_info *c = &list[i];
 
@@ -39,10 +39,9 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 		claims_add_age(&age, now - c->created);
 		claims_add_age(&idle, now - c->last_used);
 		claims_add_size(&size, c->app_bytes);
-		printf("%-*s  %-7s  %-9s  %-9s  %5s  %5s  %6s\n", w, c->name,
-		       "local", claim_mode(c),
-		       local_claim_status_name(c->status), age.buf, idle.buf,
-		       size.buf);
+		printf("%-*s  %-7s  %-9s  %5s  %5s  %6s  %s\n", w, c->name,
+		       "local", local_claim_status_name(c->status), age.buf,
+		       idle.buf, size.buf, claim_mode(c));
 	}
 	/* how each claim that no longer runs ended: under the table */
 	for (size_t i = 0; i < nr; i++)
