@@ -245,12 +245,36 @@ struct kube_sandbox {
 	struct strbuf name;
 	struct strbuf pod_name; /* annotation agents.x-k8s.io/pod-name */
 	struct strvec pod_ips;	/* status.podIPs */
+	/*
+	 * spec.operatingMode ("Running", "Suspended"; agent-sandbox v1.0);
+	 * "" when the served Sandbox has none (before v1.0: spec.replicas)
+	 */
+	struct strbuf mode;
+	int suspended; /* condition Suspended is True (its pod is gone) */
+	int ready;     /* condition Ready is True */
+	struct strbuf reason; /* the Suspended (when suspending) or Ready
+			       * condition's reason and message, for
+			       * errors; "" if none */
 };
 void kube_sandbox_init(struct kube_sandbox *s);
 void kube_sandbox_release(struct kube_sandbox *s);
 /* GET a Sandbox. Returns 0, 1 when missing (404), -1 with error(). */
 int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
 		     struct kube_sandbox *out);
+/*
+ * List the Sandboxes of ns (NULL: kc->namespace; "*": all namespaces):
+ * *out gets a new JSON array of the items. 0, or -1 with error().
+ */
+int kube_sandbox_list(struct kube_client *kc, const char *ns, json_t **out);
+/*
+ * Set spec.operatingMode of a Sandbox to mode ("Running" or
+ * "Suspended"): a merge patch with fieldValidation=Strict, as claims
+ * are created (the server refuses a field it does not know instead of
+ * dropping it). Returns 0, or -1 with error() and the server's Status
+ * message ("cannot suspend sandbox x: ... forbidden ...").
+ */
+int kube_sandbox_set_mode(struct kube_client *kc, const char *ns,
+			  const char *name, const char *mode);
 
 struct kube_ready {
 	struct strbuf sandbox; /* status.sandbox.name */
