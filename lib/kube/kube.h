@@ -241,6 +241,12 @@ int kube_claim_list(struct kube_client *kc, const char *ns,
 int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
 		     time_t shutdown);
 
+/*
+ * The Ready=False reason of a suspended Sandbox (agent-sandbox v1.0
+ * SandboxReasonSuspended), which its claim forwards
+ */
+#define KUBE_REASON_SUSPENDED "SandboxSuspended"
+
 struct kube_sandbox {
 	struct strbuf name;
 	struct strbuf pod_name; /* annotation agents.x-k8s.io/pod-name */
