@@ -1209,7 +1209,7 @@ const char *kube_backend_namespace(const struct session *s)
 /*
  * The API client of the commands that work on claims without a
  * session: kubeconfig (opts->kubeconfig, opts->context), namespace,
- * discovery (opts->api_version). 0, or -1 with error() and nothing to
+ * discovery (opts->api_version), -v (opts->verbose). 0, or -1 with error() and nothing to
  * release.
  */
 static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
@@ -1228,6 +1228,7 @@ static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
 		kube_config_release(cfg);
 		return -1;
 	}
+	kc->verbose = opts->verbose; /* gosbx -v: each API call */
 	if (kube_discover(kc, opts->api_version) < 0) {
 		kube_client_release(kc);
 		kube_config_release(cfg);
@@ -1338,12 +1339,14 @@ out:
 /*
  * Wait until the controller reports the Sandbox sb suspended
  * (condition Suspended True: its pod is gone) or, with resume, Ready,
- * asking every 100 ms to 1 s, at most timeout_ms. 0, or -1 with error().
+ * asking every 100 ms to 1 s, until timeout_ms after start
+ * (monotonic_ms()). 0, or -1 with error().
  */
 static int wait_mode(struct kube_client *kc, const char *name,
-		     struct kube_sandbox *sb, int resume, int64_t timeout_ms)
+		     struct kube_sandbox *sb, int resume, uint64_t start,
+		     int64_t timeout_ms)
 {
-	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = start + (uint64_t)timeout_ms;
 	int delay = 100;
 
 	for (;;) {
@@ -1397,7 +1400,7 @@ static int set_mode(const struct session_opts *opts, const char *name,
 		goto out;
 	/* the conditions come from the controller: ask again */
 	sb.ready = sb.suspended = 0;
-	if (wait_mode(&kc, name, &sb, resume, timeout) < 0)
+	if (wait_mode(&kc, name, &sb, resume, start, timeout) < 0)
 		goto out;
 	if (resume) {
 		/* the claim forwards its Sandbox's Ready: exec reads it */

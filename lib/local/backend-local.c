@@ -1706,8 +1706,8 @@ static int suspendable(const char *name, struct strbuf *dir,
 	}
 	if (!meta_int(meta->buf, "keep", 0)) {
 		error("claim '%s' is not kept: it ends with the gosbx that "
-		      "opened it; only a claim of 'gosbx open --keep' (or "
-		      "'gosbx mcp --persistent') can be suspended",
+		      "opened it; only a claim of 'gosbx open' (or 'gosbx "
+		      "mcp --persistent') can be suspended",
 		      name);
 		goto out;
 	}
