@@ -1209,8 +1209,8 @@ const char *kube_backend_namespace(const struct session *s)
 /*
  * The API client of the commands that work on claims without a
  * session: kubeconfig (opts->kubeconfig, opts->context), namespace,
- * discovery (opts->api_version), -v (opts->verbose). 0, or -1 with error() and nothing to
- * release.
+ * discovery (opts->api_version), -v (opts->verbose). 0, or -1 with error() and
+ * nothing to release.
  */
 static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
 		       struct kube_client *kc)

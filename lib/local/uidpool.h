@@ -20,9 +20,9 @@
  * of the range goes with the n-th gid.
  *
  * A uid is free when no reservation of it is held by a live process,
- * no process on the host (but a zombie) has it (or its gid) as a real, effective,
- * saved or file-system id, and neither the user nor the group database
- * knows it (getpwuid_r, getgrgid_r). Reservations are files
+ * no process on the host (but a zombie) has it (or its gid) as a real,
+ * effective, saved or file-system id, and neither the user nor the group
+ * database knows it (getpwuid_r, getgrgid_r). Reservations are files
  * UIDPOOL_DIR/<uid> (root only; /run is emptied at boot, with every
  * sandbox), each with "owner <pid> <start>" (the process that reserved
  * it) and, once started, "sandbox <pid> <start>" (the sandbox's bwrap):

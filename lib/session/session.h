@@ -548,8 +548,7 @@ struct backend_ops {
 	 * is not kept, a backend API without suspension: the error says
 	 * so). NULL: the backend cannot (url).
 	 */
-	int (*suspend_claim)(const struct session_opts *opts,
-			     const char *name);
+	int (*suspend_claim)(const struct session_opts *opts, const char *name);
 	int (*resume_claim)(const struct session_opts *opts, const char *name);
 	/* create (opts->claim NULL) or find a claim; set s->claim and
 	 * s->http (connected client for the runtime). 0 or -1. */
