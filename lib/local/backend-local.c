@@ -1742,6 +1742,26 @@ static int write_mode(const char *dir, const char *meta, const char *mode)
 }
 
 /*
+ * Wait until the killed sandbox of h (its pids and start times only)
+ * has ended: its pid 1 gone, the kernel has ended every process of its
+ * pid namespace (without cgroups, a normal user's sandbox, the kill
+ * reaches them only through that). At most 5 s. 0, or -1 with error().
+ */
+static int wait_gone(const struct isolate_handle *h, const char *name)
+{
+	uint64_t deadline = monotonic_ms() + 5000;
+
+	while (isolate_alive(h)) {
+		if (monotonic_ms() > deadline)
+			return error("cannot suspend claim '%s': its sandbox "
+				     "(pid %d) still runs 5 s after SIGKILL",
+				     name, (int)h->child_pid);
+		poll(NULL, 0, 2);
+	}
+	return 0;
+}
+
+/*
  * Stop every process of the sandbox (its runtime, what it started, netd
  * with it), remove its cgroups (its namespaces end with its last
  * process), give back its host uid; keep the claim directory, its
@@ -1751,7 +1771,7 @@ static int local_op_suspend(const struct session_opts *opts, const char *name)
 {
 	struct strbuf dir = STRBUF_INIT, meta = STRBUF_INIT;
 	struct strbuf p = STRBUF_INIT;
-	struct isolate_handle h;
+	struct isolate_handle h, pids;
 	int lock = -1, ret = -1;
 
 	(void)opts;
@@ -1771,8 +1791,16 @@ static int local_op_suspend(const struct session_opts *opts, const char *name)
 		goto out;
 	}
 	/* an expired or dead one too: what is left goes, the files stay */
+	isolate_handle_init(&pids);
+	pids.pid = h.pid;
+	pids.start = h.start;
+	pids.child_pid = h.child_pid;
+	pids.child_start = h.child_start;
 	ret = isolate_destroy(&h);
 	isolate_handle_init(&h);
+	if (!ret)
+		ret = wait_gone(&pids, name);
+	isolate_handle_free(&pids);
 	if (ret < 0 || write_mode(dir.buf, meta.buf, "suspended") < 0) {
 		ret = -1;
 		goto out;
