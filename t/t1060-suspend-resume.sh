@@ -121,6 +121,7 @@ test_expect_success SANDBOX,LIMITS 'a resume that cannot apply its limits fails 
 	test_expect_code_err 125 env GOSBX_CGROUP_ROOT="$PWD/empty-cgroups" \
 		gosbx resume s &&
 	test_grep "cannot create sandbox" err &&
+	test_grep "^error: claim .s. stays suspended (it runs again only with the isolation and limits it was opened with)$" err &&
 	test "$(status s)" = suspended &&
 	test "$(meta s mode)" = suspended
 '

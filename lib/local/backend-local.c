@@ -1933,6 +1933,9 @@ static int resume_locked(const char *dir, const char *name, const char *meta)
 		/* still suspended: its old meta, files untouched */
 		strbuf_addf(&p, "%s/meta", dir);
 		write_file_atomic(p.buf, meta, strlen(meta));
+		error("claim '%s' stays suspended (it runs again only with "
+		      "the isolation and limits it was opened with)",
+		      name);
 		strbuf_release(&p);
 	}
 out:
@@ -1951,6 +1954,7 @@ static int local_op_resume(const struct session_opts *opts, const char *name)
 	struct strbuf dir = STRBUF_INIT, meta = STRBUF_INIT;
 	struct strbuf p = STRBUF_INIT;
 	struct isolate_handle h;
+	enum local_claim_status st;
 	int lock = -1, ret = -1;
 
 	(void)opts;
@@ -1964,20 +1968,19 @@ static int local_op_resume(const struct session_opts *opts, const char *name)
 		error_errno("cannot read '%s'", p.buf);
 		goto out;
 	}
-	switch (claim_status(dir.buf, meta.buf, &h)) {
+	st = claim_status(dir.buf, meta.buf, &h);
+	switch (st) {
 	case LOCAL_CLAIM_SUSPENDED:
 		ret = resume_locked(dir.buf, name, meta.buf);
 		break;
 	case LOCAL_CLAIM_READY:
 		ret = 1;
 		break;
-	default:
+	case LOCAL_CLAIM_EXPIRED:
+	case LOCAL_CLAIM_DEAD:
 		error("claim '%s' is not suspended but %s; suspend it first "
 		      "('gosbx suspend %s') to start it again",
-		      name,
-		      local_claim_status_name(
-			      claim_status(dir.buf, meta.buf, &h)),
-		      name);
+		      name, local_claim_status_name(st), name);
 	}
 out:
 	isolate_handle_free(&h);
