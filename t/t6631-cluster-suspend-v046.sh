@@ -33,7 +33,7 @@ test_expect_success 'setup: a v1alpha1 claim gets Ready' '
 for verb in suspend resume; do
 	test_expect_success "$verb: refused, naming the API and the version it needs" "
 		test_expect_code_err 125 gosbx_user $verb c1 &&
-		test_grep \"^error: cannot $verb claim .c1.: the served agent-sandbox API (agents.x-k8s.io/v1alpha1 Sandbox) has no spec.operatingMode; suspending needs agent-sandbox v1.0 or later\" err &&
+		test_grep \"^error: cannot $verb claim .c1.: the Sandbox API in use (agents.x-k8s.io/v1alpha1) has no spec.operatingMode; suspending needs the v1beta1 API of agent-sandbox v0.5 or later (v0.4.x serves v1alpha1 only)\$\" err &&
 		claim_ready &&
 		test -z \"\$(kadm get sandbox \"\$(cat sandbox)\" -o jsonpath={.spec.operatingMode})\"
 	"

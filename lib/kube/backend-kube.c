@@ -1294,9 +1294,11 @@ int kube_backend_delete(const struct session_opts *opts, const char *name)
 /* ---- suspend and resume (gosbx-suspend(1)) ---- */
 
 /*
- * The Sandbox of the claim name, into sb: refused when the served API
- * has no spec.operatingMode (agent-sandbox before v1.0). verb: "suspend"
- * or "resume", for the messages. 0, or -1 with error().
+ * The Sandbox of the claim name, into sb: refused when the Sandbox API
+ * in use is v1alpha1 (agent-sandbox v0.4.x, or --api-version=v1alpha1),
+ * which has spec.replicas and no spec.operatingMode; v1beta1 (v0.5 and
+ * later) has it, Running when unset (its CRD's default). verb:
+ * "suspend" or "resume", for the messages. 0, or -1 with error().
  */
 static int claim_sandbox(struct kube_client *kc, const char *name,
 			 const char *verb, struct kube_sandbox *sb)
@@ -1304,6 +1306,13 @@ static int claim_sandbox(struct kube_client *kc, const char *name,
 	struct kube_claim c;
 	int r, ret = -1;
 
+	if (!strcmp(kc->sandbox_version, "v1alpha1"))
+		return error("cannot %s claim '%s': the Sandbox API in use "
+			     "(%s/v1alpha1) has no spec.operatingMode; "
+			     "suspending needs the v1beta1 API of "
+			     "agent-sandbox v0.5 or later (v0.4.x serves "
+			     "v1alpha1 only)",
+			     verb, name, KUBE_SANDBOX_GROUP);
 	kube_claim_init(&c);
 	r = kube_claim_get(kc, NULL, name, &c);
 	if (r > 0)
@@ -1322,14 +1331,8 @@ static int claim_sandbox(struct kube_client *kc, const char *name,
 		      name, c.sandbox.buf);
 	if (r)
 		goto out;
-	if (!sb->mode.len) {
-		error("cannot %s claim '%s': the served agent-sandbox API "
-		      "(%s/%s Sandbox) has no spec.operatingMode; suspending "
-		      "needs agent-sandbox v1.0 or later (v0.4.x and v0.5.x "
-		      "have none)",
-		      verb, name, KUBE_SANDBOX_GROUP, kc->sandbox_version);
-		goto out;
-	}
+	if (!sb->mode.len)
+		strbuf_addstr(&sb->mode, "Running");
 	ret = 0;
 out:
 	kube_claim_release(&c);

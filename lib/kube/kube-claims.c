@@ -82,7 +82,8 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 /*
  * The mode of the Sandbox of c in sandboxes (a list of Sandbox
  * objects, may be NULL): "running" or "suspended" from its
- * spec.operatingMode (agent-sandbox v1.0), NULL when unknown.
+ * spec.operatingMode (v1beta1, agent-sandbox v0.5 and later), NULL when
+ * unknown (v1alpha1 has spec.replicas instead).
  */
 static const char *sandbox_mode(json_t *sandboxes, const struct kclaim *c)
 {
@@ -97,6 +98,7 @@ static const char *sandbox_mode(json_t *sandboxes, const struct kclaim *c)
 		const char *ns = json_object_str(md, "namespace");
 		const char *m = json_object_str(json_object_get(o, "spec"),
 						"operatingMode");
+		const char *av;
 
 		if (!name || strcmp(name, c->sandbox) ||
 		    (ns && strcmp(ns, c->ns)))
@@ -104,6 +106,10 @@ static const char *sandbox_mode(json_t *sandboxes, const struct kclaim *c)
 		if (m && !strcmp(m, "Suspended"))
 			return "suspended";
 		if (m && !strcmp(m, "Running"))
+			return "running";
+		/* v1beta1 without it: its CRD's default */
+		av = json_object_str(o, "apiVersion");
+		if (!m && av && ends_with(av, "/v1beta1"))
 			return "running";
 		return NULL;
 	}

@@ -252,8 +252,9 @@ struct kube_sandbox {
 	struct strbuf pod_name; /* annotation agents.x-k8s.io/pod-name */
 	struct strvec pod_ips;	/* status.podIPs */
 	/*
-	 * spec.operatingMode ("Running", "Suspended"; agent-sandbox v1.0);
-	 * "" when the served Sandbox has none (before v1.0: spec.replicas)
+	 * spec.operatingMode ("Running", "Suspended"; the v1beta1 Sandbox
+	 * of agent-sandbox v0.5 and later); "" when the object has none
+	 * (v1alpha1 has spec.replicas)
 	 */
 	struct strbuf mode;
 	int suspended; /* condition Suspended is True (its pod is gone) */
