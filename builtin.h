@@ -106,7 +106,9 @@ int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_resume(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_smoke(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_suspend(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gosbx_ctx *ctx);
 
 /*

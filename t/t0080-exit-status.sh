@@ -46,8 +46,14 @@ open 129 open --ttl=soon
 push 129 push --claim=nope
 push 129 push --claim=nope --to=../x f
 push 125 push --claim=nope f
+resume 129 resume
+resume 129 resume ../x
+resume 125 resume nope
 smoke 129 smoke extra-arg
 smoke 129 smoke --timeout=soon
+suspend 129 suspend
+suspend 129 suspend ../x
+suspend 125 suspend nope
 version 129 version -o yaml
 EOF_TABLE
 

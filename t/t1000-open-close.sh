@@ -39,8 +39,8 @@ test_expect_success SANDBOX 'open prints the claim name, claims shows it ready' 
 	grep "gosbx exec --claim=$name -- " hint &&
 	gosbx claims >list &&
 	head -n 1 list >header &&
-	grep "^NAME  *BACKEND  *STATUS  *AGE  *IDLE  *SIZE$" header &&
-	grep "^$name  *local  *ready  *[0-9]*s  *[0-9]*s  *[0-9.]*[BKM]$" list &&
+	grep "^NAME  *BACKEND  *STATUS  *AGE  *IDLE  *SIZE  *MODE$" header &&
+	grep "^$name  *local  *ready  *[0-9]*s  *[0-9]*s  *[0-9.]*[BKM]  *running$" list &&
 	test -d "$claims_dir/$name/fs/app"
 '
 

@@ -85,7 +85,7 @@ test_expect_success SANDBOX,PYTHON 'claims -o json has every field' '
 
 test_expect_success SANDBOX 'the table shows the size in human units' '
 	gosbx claims >list &&
-	grep "^listed  *local  *ready  *[0-9]*s  *[0-9]*s  *2[0-9]K$" list
+	grep "^listed  *local  *ready  *[0-9]*s  *[0-9]*s  *2[0-9]K  *running$" list
 '
 
 test_expect_success SANDBOX,PYTHON 'a claim idle past its TTL expires' '

@@ -313,6 +313,50 @@ c.close()
 '
 
 
+test_expect_success 'sandbox_stop keep suspends; sandbox_start resumes it' '
+	mcp_run "
+c = Client(\"--persistent\")
+ok(c.call(\"sandbox_start\", sandbox=\"k\", namespace=NS))
+ok(c.call(\"sandbox_run_command\", sandbox=\"k\", namespace=NS,
+          command=\"echo kept >f\"))
+res, text = err(c.call(\"sandbox_stop\", sandbox=\"k\", namespace=NS,
+                       keep=\"yes\"))
+assert text == \"keep must be a boolean\", text
+res, text = ok(c.call(\"sandbox_stop\", sandbox=\"k\", namespace=NS,
+                      keep=True))
+assert \"suspended (claim default-k-\" in text, text
+sc = res[\"structuredContent\"]
+assert sc[\"suspended\"] is True and sc[\"running\"] is False, sc
+open(\"claim\", \"w\").write(sc[\"claim\"])
+res, text = err(c.call(\"sandbox_run_command\", sandbox=\"k\", namespace=NS,
+                       command=\"true\"))
+res, text = ok(c.call(\"sandbox_start\", sandbox=\"k\", namespace=NS))
+assert \"resumed\" in text and sc[\"claim\"] in text, text
+res, text = ok(c.call(\"sandbox_run_command\", sandbox=\"k\", namespace=NS,
+                      command=\"cat f\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"kept\\n\", res
+ok(c.call(\"sandbox_stop\", sandbox=\"k\", namespace=NS))
+c.close()
+" &&
+	test_grep "suspending claim default-k-" server.err &&
+	test_grep "resuming claim default-k-" server.err &&
+	no_claims
+'
+
+test_expect_success 'sandbox_stop keep needs --persistent' '
+	mcp_run "
+c = Client()
+ok(c.call(\"sandbox_start\", sandbox=\"k\", namespace=NS))
+res, text = err(c.call(\"sandbox_stop\", sandbox=\"k\", namespace=NS,
+                       keep=True))
+assert \"start it with --persistent\" in text, text
+ok(c.call(\"sandbox_stop\", sandbox=\"k\", namespace=NS))
+c.close()
+" &&
+	no_claims
+'
+
+
 test_expect_success 'by default: text alone, no outputSchema, no structuredContent' '
 	MCP_SERVER="gosbx mcp --tools=sandbox" mcp_run "
 c = Client()

@@ -322,7 +322,7 @@ for r in role[\"rules\"]:
 want = {
     (\"extensions.agents.x-k8s.io\", \"sandboxclaims\"):
         {\"create\", \"get\", \"list\", \"watch\", \"delete\", \"patch\"},
-    (\"agents.x-k8s.io\", \"sandboxes\"): {\"get\", \"list\", \"watch\"},
+    (\"agents.x-k8s.io\", \"sandboxes\"): {\"get\", \"list\", \"watch\", \"patch\"},
     (\"extensions.agents.x-k8s.io\", \"sandboxtemplates\"): {\"get\", \"list\"},
     (\"extensions.agents.x-k8s.io\", \"sandboxwarmpools\"): {\"get\", \"list\"},
     (\"\", \"pods\"): {\"get\"},

@@ -34,7 +34,7 @@ test_expect_success 'a healthy cluster: no check fails' '
 	test_grep "^ok    API server: https://127.0.0.1:[0-9]* answers, Kubernetes v1.31.0" out &&
 	test_grep "^ok    credentials: accepted" out &&
 	test_grep "^ok    agent-sandbox CRDs: .*v1alpha1: agent-sandbox v0.4.x" out &&
-	test_grep "^ok    RBAC: all 18 permissions" out &&
+	test_grep "^ok    RBAC: all 19 permissions" out &&
 	test_grep "^ok    router: Service sandbox-router-svc has 1 ready endpoint" out &&
 	test_grep "^ok    template: SandboxTemplate .go-runtime-template. in .default. has spec.service: true" out &&
 	test_grep "^ok    warm pool: no SandboxWarmPool" out &&
@@ -59,7 +59,7 @@ assert v[\"summary\"][\"fail\"] == 0, v
 
 test_expect_success 'missing permissions are listed, with manifests/rbac.yaml' '
 	test_expect_code 1 doctor rbac.kubeconfig >out &&
-	test_grep "^fail  RBAC: 2 of 18 permissions missing in namespace .default.: get pods/portforward, list events$" out &&
+	test_grep "^fail  RBAC: 2 of 19 permissions missing in namespace .default.: get pods/portforward, list events$" out &&
 	test_grep "fix: kubectl -n default apply -f manifests/rbac.yaml" out
 '
 

@@ -61,9 +61,9 @@ test_expect_success 'the global kube options reach claims and doctor' '
 test_expect_success 'the namespace: only the claims gosbx made' '
 	claims >out &&
 	head -n 1 out >header &&
-	test_grep "^NAME  *NAMESPACE  *READY  *SANDBOX  *AGE  *EXPIRES  *PERSISTENT$" header &&
-	test_grep "^kept  *default  *True  *kept  *[0-9]*s  *[0-9]*d  *yes$" out &&
-	test_grep "^expired  *default  *False (ClaimExpired)  *-  *[0-9]*s  *expired  *no$" out &&
+	test_grep "^NAME  *NAMESPACE  *READY  *SANDBOX  *AGE  *EXPIRES  *PERSISTENT  *MODE$" header &&
+	test_grep "^kept  *default  *True  *kept  *[0-9]*s  *[0-9]*d  *yes  *-$" out &&
+	test_grep "^expired  *default  *False (ClaimExpired)  *-  *[0-9]*s  *expired  *no  *-$" out &&
 	! grep foreign out &&
 	! grep failed out &&
 	test_line_count = 3 out &&
@@ -99,6 +99,8 @@ assert isinstance(k[\"age_s\"], int), k
 e = v[\"expired\"]
 assert e[\"expired\"] is True and e[\"reason\"] == \"ClaimExpired\", e
 assert e[\"sandbox\"] is None, e
+# a v1alpha1 Sandbox has no spec.operatingMode: the mode is unknown
+assert k[\"mode\"] is None and e[\"mode\"] is None, v
 assert v[\"failed\"][\"namespace\"] == \"other\", v
 "
 '

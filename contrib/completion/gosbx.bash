@@ -87,7 +87,7 @@ _gosbx() {
 		__gosbx_reply "$claims" ;;
 	*,-*)
 		__gosbx_reply "$(gosbx "$cmd" --list-opts 2>/dev/null)" ;;
-	close,*|logs,*)
+	close,*|logs,*|resume,*|suspend,*)
 		__gosbx_reply "$(__gosbx_claims)" ;;
 	cp,*/*|cp,.*)
 		;;

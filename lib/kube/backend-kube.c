@@ -27,6 +27,7 @@
 #include "usage.h"
 
 #include <ctype.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -296,6 +297,12 @@ static int find_claim(struct kube_backend *kb, const char *name)
 	}
 	if (r < 0)
 		goto out;
+	if (!c.ready && !strcmp(c.reason.buf, KUBE_REASON_SUSPENDED)) {
+		error("claim '%s' is suspended; resume it with 'gosbx resume "
+		      "%s'",
+		      name, name);
+		goto out;
+	}
 	if (!c.ready || !c.sandbox.len) {
 		if (c.reason.len)
 			error("claim '%s' is not Ready: Ready=False %s: %s",
@@ -1173,6 +1180,11 @@ static int kube_defaults(const struct session_opts *opts,
 	return ret;
 }
 
+static int kube_backend_suspend(const struct session_opts *opts,
+				const char *name);
+static int kube_backend_resume(const struct session_opts *opts,
+			       const char *name);
+
 const struct backend_ops backend_kube = {
 	.name = "kube",
 	.logs = session_http_logs,
@@ -1180,6 +1192,8 @@ const struct backend_ops backend_kube = {
 	.defaults = kube_defaults,
 	.delete_claim = kube_backend_delete,
 	.delete_all = kube_backend_delete_all,
+	.suspend_claim = kube_backend_suspend,
+	.resume_claim = kube_backend_resume,
 	.open = kube_open,
 	.destroy = kube_destroy,
 	.detach = kube_detach,
@@ -1208,8 +1222,8 @@ const char *kube_backend_namespace(const struct session *s)
 /*
  * The API client of the commands that work on claims without a
  * session: kubeconfig (opts->kubeconfig, opts->context), namespace,
- * discovery (opts->api_version). 0, or -1 with error() and nothing to
- * release.
+ * discovery (opts->api_version), -v (opts->verbose). 0, or -1 with error() and
+ * nothing to release.
  */
 static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
 		       struct kube_client *kc)
@@ -1227,6 +1241,7 @@ static int api_connect(const struct session_opts *opts, struct kube_config *cfg,
 		kube_config_release(cfg);
 		return -1;
 	}
+	kc->verbose = opts->verbose; /* gosbx -v: each API call */
 	if (kube_discover(kc, opts->api_version) < 0) {
 		kube_client_release(kc);
 		kube_config_release(cfg);
@@ -1287,4 +1302,151 @@ int kube_backend_delete(const struct session_opts *opts, const char *name)
 	kube_client_release(&kc);
 	kube_config_release(&cfg);
 	return ret;
+}
+
+/* ---- suspend and resume (gosbx-suspend(1)) ---- */
+
+/*
+ * The Sandbox of the claim name, into sb: refused when the Sandbox API
+ * in use is v1alpha1 (agent-sandbox v0.4.x, or --api-version=v1alpha1),
+ * which has spec.replicas and no spec.operatingMode; v1beta1 (v0.5 and
+ * later) has it, Running when unset (its CRD's default). verb:
+ * "suspend" or "resume", for the messages. 0, or -1 with error().
+ */
+static int claim_sandbox(struct kube_client *kc, const char *name,
+			 const char *verb, struct kube_sandbox *sb)
+{
+	struct kube_claim c;
+	int r, ret = -1;
+
+	if (!strcmp(kc->sandbox_version, "v1alpha1"))
+		return error("cannot %s claim '%s': the Sandbox API in use "
+			     "(%s/v1alpha1) has no spec.operatingMode; "
+			     "suspending needs the v1beta1 API of "
+			     "agent-sandbox v0.5 or later (v0.4.x serves "
+			     "v1alpha1 only)",
+			     verb, name, KUBE_SANDBOX_GROUP);
+	kube_claim_init(&c);
+	r = kube_claim_get(kc, NULL, name, &c);
+	if (r > 0)
+		error("no claim '%s' in namespace '%s'", name, kc->namespace);
+	if (r)
+		goto out;
+	if (!c.sandbox.len) {
+		error("cannot %s claim '%s': it has no sandbox yet "
+		      "(status.sandbox.name is empty)",
+		      verb, name);
+		goto out;
+	}
+	r = kube_sandbox_get(kc, NULL, c.sandbox.buf, sb);
+	if (r > 0)
+		error("cannot %s claim '%s': its sandbox '%s' is gone", verb,
+		      name, c.sandbox.buf);
+	if (r)
+		goto out;
+	if (!sb->mode.len)
+		strbuf_addstr(&sb->mode, "Running");
+	ret = 0;
+out:
+	kube_claim_release(&c);
+	return ret;
+}
+
+/*
+ * Wait until the controller reports the Sandbox sb suspended
+ * (condition Suspended True: its pod is gone) or, with resume, Ready,
+ * asking every 100 ms to 1 s, until timeout_ms after start
+ * (monotonic_ms()). 0, or -1 with error().
+ */
+static int wait_mode(struct kube_client *kc, const char *name,
+		     struct kube_sandbox *sb, int resume, uint64_t start,
+		     int64_t timeout_ms)
+{
+	uint64_t deadline = start + (uint64_t)timeout_ms;
+	int delay = 100;
+
+	for (;;) {
+		struct strbuf sandbox = STRBUF_INIT;
+		int r;
+
+		if (resume ? sb->ready : sb->suspended)
+			return 0;
+		if (monotonic_ms() >= deadline) {
+			error("timed out after %" PRId64 " ms waiting for "
+			      "sandbox '%s' of claim '%s' to be %s (see "
+			      "--open-timeout); last condition: %s",
+			      timeout_ms, sb->name.buf, name,
+			      resume ? "Ready" : "Suspended",
+			      sb->reason.len ? sb->reason.buf : "none");
+			return -1;
+		}
+		poll(NULL, 0, delay);
+		delay = delay * 2 > 1000 ? 1000 : delay * 2;
+		strbuf_addbuf(&sandbox, &sb->name);
+		r = kube_sandbox_get(kc, NULL, sandbox.buf, sb);
+		if (r > 0)
+			error("sandbox '%s' of claim '%s' is gone", sandbox.buf,
+			      name);
+		strbuf_release(&sandbox);
+		if (r)
+			return -1;
+	}
+}
+
+/* suspend (resume 0) or resume the Sandbox of the claim name */
+static int set_mode(const struct session_opts *opts, const char *name,
+		    int resume)
+{
+	const char *mode = resume ? "Running" : "Suspended";
+	int64_t timeout = opts->open_timeout_ms > 0 ? opts->open_timeout_ms
+						    : DEFAULT_OPEN_TIMEOUT_MS;
+	uint64_t start = monotonic_ms();
+	struct kube_config cfg;
+	struct kube_client kc;
+	struct kube_sandbox sb;
+	int ret = -1, already;
+
+	if (api_connect(opts, &cfg, &kc) < 0)
+		return -1;
+	kube_sandbox_init(&sb);
+	if (claim_sandbox(&kc, name, resume ? "resume" : "suspend", &sb) < 0)
+		goto out;
+	already = !strcmp(sb.mode.buf, mode);
+	if (!already && kube_sandbox_set_mode(&kc, NULL, sb.name.buf, mode) < 0)
+		goto out;
+	/* the conditions come from the controller: ask again */
+	sb.ready = sb.suspended = 0;
+	if (wait_mode(&kc, name, &sb, resume, start, timeout) < 0)
+		goto out;
+	if (resume) {
+		/* the claim forwards its Sandbox's Ready: exec reads it */
+		struct kube_ready ready;
+		int64_t left = timeout - (int64_t)(monotonic_ms() - start);
+
+		kube_ready_init(&ready);
+		ret = kube_claim_wait_ready(&kc, NULL, name, NULL,
+					    left > 0 ? (long)left : 1, NULL,
+					    &ready);
+		kube_ready_release(&ready);
+		if (ret < 0)
+			goto out;
+	}
+	ret = already;
+out:
+	kube_sandbox_release(&sb);
+	kube_client_release(&kc);
+	kube_config_release(&cfg);
+	return ret;
+}
+
+static int kube_backend_suspend(const struct session_opts *opts,
+				const char *name)
+{
+	return set_mode(opts, name, 0);
+}
+
+static int kube_backend_resume(const struct session_opts *opts,
+			       const char *name)
+{
+	return set_mode(opts, name, 1);
 }

@@ -411,6 +411,8 @@ static const struct {
 	{ KUBE_SANDBOX_GROUP, "sandboxes", "get" },
 	{ KUBE_SANDBOX_GROUP, "sandboxes", "list" },
 	{ KUBE_SANDBOX_GROUP, "sandboxes", "watch" },
+	/* gosbx suspend and resume (spec.operatingMode) */
+	{ KUBE_SANDBOX_GROUP, "sandboxes", "patch" },
 	{ KUBE_CLAIM_GROUP, "sandboxtemplates", "get" },
 	{ KUBE_CLAIM_GROUP, "sandboxtemplates", "list" },
 	{ KUBE_CLAIM_GROUP, "sandboxwarmpools", "get" },

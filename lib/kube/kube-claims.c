@@ -28,6 +28,8 @@ struct kube_claims_opts {
 struct kclaim {
 	const char *name, *ns, *sandbox, *ready, *reason, *message;
 	const char *shutdown, *created, *session;
+	/* "running", "suspended" (the Sandbox's spec.operatingMode), or NULL */
+	const char *mode;
 	int persistent, gosbx;
 	time_t created_t, shutdown_t; /* 0: unknown / none */
 };
@@ -77,6 +79,43 @@ static void kclaim_from(struct kclaim *c, json_t *o)
 		c->shutdown_t = 0;
 }
 
+/*
+ * The mode of the Sandbox of c in sandboxes (a list of Sandbox
+ * objects, may be NULL): "running" or "suspended" from its
+ * spec.operatingMode (v1beta1, agent-sandbox v0.5 and later), NULL when
+ * unknown (v1alpha1 has spec.replicas instead).
+ */
+static const char *sandbox_mode(json_t *sandboxes, const struct kclaim *c)
+{
+	json_t *o;
+	size_t i;
+
+	if (!*c->sandbox)
+		return NULL;
+	json_array_foreach (sandboxes, i, o) {
+		json_t *md = json_object_get(o, "metadata");
+		const char *name = json_object_str(md, "name");
+		const char *ns = json_object_str(md, "namespace");
+		const char *m = json_object_str(json_object_get(o, "spec"),
+						"operatingMode");
+		const char *av;
+
+		if (!name || strcmp(name, c->sandbox) ||
+		    (ns && strcmp(ns, c->ns)))
+			continue;
+		if (m && !strcmp(m, "Suspended"))
+			return "suspended";
+		if (m && !strcmp(m, "Running"))
+			return "running";
+		/* v1beta1 without it: its CRD's default */
+		av = json_object_str(o, "apiVersion");
+		if (!m && av && ends_with(av, "/v1beta1"))
+			return "running";
+		return NULL;
+	}
+	return NULL;
+}
+
 /* "5m" until t, "expired" once past, "-" without a shutdownTime */
 static void add_expires(struct strbuf *out, time_t t, time_t now)
 {
@@ -96,7 +135,7 @@ static void claim_ready_text(struct strbuf *out, const struct kclaim *c)
 		strbuf_addf(out, " (%s)", c->reason);
 }
 
-static void kube_print_table(json_t *items, time_t now)
+static void kube_print_table(json_t *items, json_t *sandboxes, time_t now)
 {
 	struct strbuf age = STRBUF_INIT, exp = STRBUF_INIT;
 	struct strbuf ready = STRBUF_INIT;
@@ -119,9 +158,9 @@ static void kube_print_table(json_t *items, time_t now)
 		if ((int)strlen(c.sandbox) > ws)
 			ws = (int)strlen(c.sandbox);
 	}
-	printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %s\n", wn, "NAME", wns,
+	printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %-10s  %s\n", wn, "NAME", wns,
 	       "NAMESPACE", wr, "READY", ws, "SANDBOX", "AGE", "EXPIRES",
-	       "PERSISTENT");
+	       "PERSISTENT", "MODE");
 	json_array_foreach (items, i, o) {
 		kclaim_from(&c, o);
 		strbuf_reset(&age);
@@ -133,10 +172,11 @@ static void kube_print_table(json_t *items, time_t now)
 			strbuf_addch(&age, '-');
 		add_expires(&exp, c.shutdown_t, now);
 		claim_ready_text(&ready, &c);
-		printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %s\n", wn, c.name,
-		       wns, c.ns, wr, ready.buf, ws,
+		c.mode = sandbox_mode(sandboxes, &c);
+		printf("%-*s  %-*s  %-*s  %-*s  %5s  %7s  %-10s  %s\n", wn,
+		       c.name, wns, c.ns, wr, ready.buf, ws,
 		       *c.sandbox ? c.sandbox : "-", age.buf, exp.buf,
-		       c.persistent ? "yes" : "no");
+		       c.persistent ? "yes" : "no", c.mode ? c.mode : "-");
 	}
 	strbuf_release(&age);
 	strbuf_release(&exp);
@@ -148,7 +188,7 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-static int kube_print_json(json_t *items, time_t now)
+static int kube_print_json(json_t *items, json_t *sandboxes, time_t now)
 {
 	json_t *arr = json_array(), *o;
 	struct kclaim c;
@@ -166,6 +206,8 @@ static int kube_print_json(json_t *items, time_t now)
 		json_object_set_new(e, "reason", str_or_null(c.reason));
 		json_object_set_new(e, "message", str_or_null(c.message));
 		json_object_set_new(e, "sandbox", str_or_null(c.sandbox));
+		json_object_set_new(e, "mode",
+				    str_or_null(sandbox_mode(sandboxes, &c)));
 		json_object_set_new(e, "created", str_or_null(c.created));
 		json_object_set_new(e, "age_s",
 				    c.created_t
@@ -253,7 +295,7 @@ static int claims_kube(const struct kube_claims_opts *o, int prune)
 	struct kube_load_opts lo = { 0 };
 	struct kube_config cfg;
 	struct kube_client kc;
-	json_t *items = NULL;
+	json_t *items = NULL, *sandboxes = NULL;
 	const char *ns;
 	int ret = 1;
 
@@ -275,16 +317,20 @@ static int claims_kube(const struct kube_claims_opts *o, int prune)
 			    o->all && !prune ? NULL : KUBE_SELECTOR_GOSBX,
 			    &items, NULL) < 0)
 		goto out;
+	/* the modes: one list of the Sandboxes */
+	if (!prune && kube_sandbox_list(&kc, ns, &sandboxes) < 0)
+		goto out;
 	if (prune)
 		ret = kube_prune(&kc, items, o->all_namespaces, o->dry_run);
 	else if (!strcmp(o->format, "json"))
-		ret = kube_print_json(items, time(NULL)) < 0;
+		ret = kube_print_json(items, sandboxes, time(NULL)) < 0;
 	else {
-		kube_print_table(items, time(NULL));
+		kube_print_table(items, sandboxes, time(NULL));
 		ret = 0;
 	}
 out:
 	json_decref(items);
+	json_decref(sandboxes);
 	kube_client_release(&kc);
 	kube_config_release(&cfg);
 	return ret;

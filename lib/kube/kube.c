@@ -775,6 +775,9 @@ void kube_sandbox_init(struct kube_sandbox *s)
 	strbuf_init(&s->name, 0);
 	strbuf_init(&s->pod_name, 0);
 	strvec_init(&s->pod_ips);
+	strbuf_init(&s->mode, 0);
+	strbuf_init(&s->reason, 0);
+	s->suspended = s->ready = 0;
 }
 
 void kube_sandbox_release(struct kube_sandbox *s)
@@ -782,6 +785,42 @@ void kube_sandbox_release(struct kube_sandbox *s)
 	strbuf_release(&s->name);
 	strbuf_release(&s->pod_name);
 	strvec_clear(&s->pod_ips);
+	strbuf_release(&s->mode);
+	strbuf_release(&s->reason);
+}
+
+/* the Suspended and Ready conditions of a Sandbox's status st */
+static void sandbox_conditions(struct kube_sandbox *out, json_t *st)
+{
+	json_t *cond;
+	size_t i;
+
+	out->suspended = out->ready = 0;
+	strbuf_reset(&out->reason);
+	json_array_foreach (json_object_get(st, "conditions"), i, cond) {
+		const char *type = json_object_str(cond, "type");
+		const char *status = json_object_str(cond, "status");
+		const char *reason = json_object_str(cond, "reason");
+		const char *msg = json_object_str(cond, "message");
+		int is_true = status && !strcmp(status, "True");
+
+		if (!type)
+			continue;
+		if (!strcmp(type, "Suspended"))
+			out->suspended = is_true;
+		else if (!strcmp(type, "Ready"))
+			out->ready = is_true;
+		else
+			continue;
+		if (is_true || !reason)
+			continue;
+		/* the one that says what is missing: Suspended wins */
+		if (out->reason.len && strcmp(type, "Suspended"))
+			continue;
+		strbuf_reset(&out->reason);
+		strbuf_addf(&out->reason, "%s %s: %s", type, reason,
+			    msg ? msg : "");
+	}
 }
 
 /* Push the strings of a podIPs array (strings or {"ip":...}). */
@@ -830,8 +869,61 @@ int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
 		push_ips(&out->pod_ips,
 			 json_object_get(json_object_get(ans, "status"),
 					 "podIPs"));
+		set_str(&out->mode,
+			json_object_str(json_object_get(ans, "spec"),
+					"operatingMode"));
+		sandbox_conditions(out, json_object_get(ans, "status"));
 		ret = 0;
 	}
+	json_decref(ans);
+	strbuf_release(&p);
+	strbuf_release(&what);
+	return ret;
+}
+
+int kube_sandbox_list(struct kube_client *kc, const char *ns, json_t **out)
+{
+	struct strbuf p = STRBUF_INIT;
+	int ret;
+
+	strbuf_addf(&p, "/apis/%s/%s/", KUBE_SANDBOX_GROUP,
+		    kc->sandbox_version);
+	if (!ns || strcmp(ns, "*")) {
+		strbuf_addstr(&p, "namespaces/");
+		http_pct_encode_path(&p, ns_or(kc, ns));
+		strbuf_addch(&p, '/');
+	}
+	strbuf_addstr(&p, "sandboxes");
+	ret = kube_list(kc, p.buf, "", "cannot list sandboxes", out, NULL);
+	strbuf_release(&p);
+	return ret;
+}
+
+int kube_sandbox_set_mode(struct kube_client *kc, const char *ns,
+			  const char *name, const char *mode)
+{
+	struct strbuf p = STRBUF_INIT, what = STRBUF_INIT;
+	json_t *body, *ans = NULL;
+	long st;
+	int ret = 0;
+
+	strbuf_addf(&p, "/apis/%s/%s/namespaces/", KUBE_SANDBOX_GROUP,
+		    kc->sandbox_version);
+	http_pct_encode_path(&p, ns_or(kc, ns));
+	strbuf_addstr(&p, "/sandboxes/");
+	http_pct_encode_path(&p, name);
+	body = json_pack("{s:{s:s}}", "spec", "operatingMode", mode);
+	st = kube_json(kc, "PATCH", p.buf, "fieldValidation=Strict", body,
+		       "application/merge-patch+json", &ans);
+	if (st < 0) {
+		ret = -1;
+	} else if (st / 100 != 2) {
+		strbuf_addf(&what, "cannot %s sandbox %s",
+			    strcmp(mode, "Suspended") ? "resume" : "suspend",
+			    name);
+		ret = kube_status_error(what.buf, st, ans);
+	}
+	json_decref(body);
 	json_decref(ans);
 	strbuf_release(&p);
 	strbuf_release(&what);

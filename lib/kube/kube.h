@@ -241,16 +241,47 @@ int kube_claim_list(struct kube_client *kc, const char *ns,
 int kube_claim_renew(struct kube_client *kc, const char *ns, const char *name,
 		     time_t shutdown);
 
+/*
+ * The Ready=False reason of a suspended Sandbox (agent-sandbox v1.0
+ * SandboxReasonSuspended), which its claim forwards
+ */
+#define KUBE_REASON_SUSPENDED "SandboxSuspended"
+
 struct kube_sandbox {
 	struct strbuf name;
 	struct strbuf pod_name; /* annotation agents.x-k8s.io/pod-name */
 	struct strvec pod_ips;	/* status.podIPs */
+	/*
+	 * spec.operatingMode ("Running", "Suspended"; the v1beta1 Sandbox
+	 * of agent-sandbox v0.5 and later); "" when the object has none
+	 * (v1alpha1 has spec.replicas)
+	 */
+	struct strbuf mode;
+	int suspended; /* condition Suspended is True (its pod is gone) */
+	int ready;     /* condition Ready is True */
+	struct strbuf reason; /* the Suspended (when suspending) or Ready
+			       * condition's reason and message, for
+			       * errors; "" if none */
 };
 void kube_sandbox_init(struct kube_sandbox *s);
 void kube_sandbox_release(struct kube_sandbox *s);
 /* GET a Sandbox. Returns 0, 1 when missing (404), -1 with error(). */
 int kube_sandbox_get(struct kube_client *kc, const char *ns, const char *name,
 		     struct kube_sandbox *out);
+/*
+ * List the Sandboxes of ns (NULL: kc->namespace; "*": all namespaces):
+ * *out gets a new JSON array of the items. 0, or -1 with error().
+ */
+int kube_sandbox_list(struct kube_client *kc, const char *ns, json_t **out);
+/*
+ * Set spec.operatingMode of a Sandbox to mode ("Running" or
+ * "Suspended"): a merge patch with fieldValidation=Strict, as claims
+ * are created (the server refuses a field it does not know instead of
+ * dropping it). Returns 0, or -1 with error() and the server's Status
+ * message ("cannot suspend sandbox x: ... forbidden ...").
+ */
+int kube_sandbox_set_mode(struct kube_client *kc, const char *ns,
+			  const char *name, const char *mode);
 
 struct kube_ready {
 	struct strbuf sandbox; /* status.sandbox.name */

@@ -12,6 +12,12 @@
 
 #include <time.h>
 
+/* "running" or "suspended" (gosbx-suspend(1)) */
+static const char *claim_mode(const struct local_claim_info *c)
+{
+	return c->status == LOCAL_CLAIM_SUSPENDED ? "suspended" : "running";
+}
+
 static void print_table(const struct local_claim_info *list, size_t nr,
 			int64_t now)
 {
@@ -22,8 +28,8 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 	for (size_t i = 0; i < nr; i++)
 		if ((int)strlen(list[i].name) > w)
 			w = (int)strlen(list[i].name);
-	printf("%-*s  %-7s  %-7s  %5s  %5s  %6s\n", w, "NAME", "BACKEND",
-	       "STATUS", "AGE", "IDLE", "SIZE");
+	printf("%-*s  %-7s  %-9s  %5s  %5s  %6s  %s\n", w, "NAME", "BACKEND",
+	       "STATUS", "AGE", "IDLE", "SIZE", "MODE");
 	for (size_t i = 0; i < nr; i++) {
 		const struct local_claim_info *c = &list[i];
 
@@ -33,9 +39,9 @@ static void print_table(const struct local_claim_info *list, size_t nr,
 		claims_add_age(&age, now - c->created);
 		claims_add_age(&idle, now - c->last_used);
 		claims_add_size(&size, c->app_bytes);
-		printf("%-*s  %-7s  %-7s  %5s  %5s  %6s\n", w, c->name, "local",
-		       local_claim_status_name(c->status), age.buf, idle.buf,
-		       size.buf);
+		printf("%-*s  %-7s  %-9s  %5s  %5s  %6s  %s\n", w, c->name,
+		       "local", local_claim_status_name(c->status), age.buf,
+		       idle.buf, size.buf, claim_mode(c));
 	}
 	/* how each claim that no longer runs ended: under the table */
 	for (size_t i = 0; i < nr; i++)
@@ -63,6 +69,7 @@ static int print_json(const struct local_claim_info *list, size_t nr,
 		json_object_set_new(
 			o, "status",
 			json_string(local_claim_status_name(c->status)));
+		json_object_set_new(o, "mode", json_string(claim_mode(c)));
 		if (c->reason)
 			json_object_set_new(o, "reason",
 					    json_string(c->reason));
@@ -104,7 +111,9 @@ static int prune(int dry_run)
 	if (local_claims_list(&list, &nr, 0) < 0)
 		return 1;
 	for (size_t i = 0; i < nr; i++) {
-		if (list[i].status == LOCAL_CLAIM_READY)
+		/* a suspended claim is kept on purpose */
+		if (list[i].status == LOCAL_CLAIM_READY ||
+		    list[i].status == LOCAL_CLAIM_SUSPENDED)
 			continue;
 		if (!dry_run && local_claim_delete(list[i].name) < 0) {
 			ret = 1;

@@ -69,6 +69,8 @@ const char *local_claim_status_name(enum local_claim_status s)
 		return "ready";
 	case LOCAL_CLAIM_EXPIRED:
 		return "expired";
+	case LOCAL_CLAIM_SUSPENDED:
+		return "suspended";
 	default:
 		return "dead";
 	}
@@ -357,6 +359,10 @@ static enum local_claim_status claim_status(const char *dir, const char *meta,
 	struct strbuf p = STRBUF_INIT, end = STRBUF_INIT;
 	enum local_claim_status st = LOCAL_CLAIM_DEAD;
 
+	if (strstr(meta, "\nmode suspended\n")) {
+		st = LOCAL_CLAIM_SUSPENDED;
+		goto out;
+	}
 	if (isolate_state_parse(h, meta) == 0 && isolate_alive(h)) {
 		st = LOCAL_CLAIM_READY;
 		goto out;
@@ -400,6 +406,17 @@ static int reattach(struct session *s, struct local_state *ls, const char *name,
 	switch (claim_status(ls->dir.buf, meta.buf, &ls->h)) {
 	case LOCAL_CLAIM_READY:
 		break;
+	case LOCAL_CLAIM_SUSPENDED:
+		if (allow_dead) {
+			s->claim = xstrdup(name);
+			ls->dead = 1;
+			ret = 0;
+			goto out;
+		}
+		error("claim '%s' is suspended; resume it with 'gosbx resume "
+		      "%s'",
+		      name, name);
+		goto out;
 	case LOCAL_CLAIM_EXPIRED:
 		if (allow_dead) {
 			s->claim = xstrdup(name);
@@ -791,45 +808,48 @@ static void note_granted(struct session *s, const struct isolate_config *cfg,
 	s->granted.go_version = go_release(go);
 }
 
-static int create_claim(struct session *s, struct local_state *ls,
-			const struct session_opts *o, const char *name)
+/*
+ * The limits of a sandbox as meta records them: what was applied
+ * (0: none), so that a resumed sandbox gets exactly those, asked
+ * explicitly (never less: resume fails closed).
+ */
+static void meta_add_plan(struct strbuf *meta, const struct session_opts *o,
+			  const struct isolate_config *cfg, unsigned limits)
 {
-	struct isolate_config cfg;
+	strbuf_addf(meta,
+		    "limit_memory %" PRId64 "\nlimit_pids %" PRId64
+		    "\nlimit_cpus %.17g\n",
+		    limits & ISOLATE_LIMIT_MEMORY ? cfg->memory_bytes : 0,
+		    limits & ISOLATE_LIMIT_PIDS ? cfg->pids : 0,
+		    limits & ISOLATE_LIMIT_CPU ? cfg->cpus : 0.0);
+	strbuf_addf(meta, "go_path %s\nmode running\n", o->go ? o->go : "");
+}
+
+/*
+ * Start the sandbox of the claim in ls->dir on its storage st with
+ * cfg (claim ids and storage set by the caller; the rest from o), write
+ * meta (created: epoch seconds of the claim) and connect. owner_rd:
+ * the read end of the owner pipe, or -1 (kept); closed here. Returns 0,
+ * or -1 with error() and nothing left running (ls->have_handle 0).
+ */
+static int start_sandbox(struct session *s, struct local_state *ls,
+			 const struct session_opts *o, const char *name,
+			 struct isolate_config *cfg, const struct storage *st,
+			 int64_t created, int owner_rd)
+{
 	struct strbuf p = STRBUF_INIT, runtime = STRBUF_INIT;
 	struct strbuf meta = STRBUF_INIT, sock = STRBUF_INIT;
 	struct strbuf cgname = STRBUF_INIT, go = STRBUF_INIT;
 	struct strbuf resolv = STRBUF_INIT, gostd = STRBUF_INIT;
-	struct storage_opts so = STORAGE_OPTS_INIT;
-	struct strbuf templates = STRBUF_INIT;
-	struct storage st;
 	struct listen_info li = { 0 };
 	int64_t ttl = o->ttl_ms > 0 ? o->ttl_ms : DEFAULT_TTL_MS;
 	/* what the runtime gets: socket, end report, ready, owner, log */
-	int child_fds[5] = { -1, -1, -1, -1, -1 };
-	int ready_fd = -1, ret = -1, created = 0, ready[2], status_fd = -1;
+	int child_fds[5] = { -1, -1, -1, owner_rd, -1 };
+	int ready_fd = -1, ret = -1, ready[2], status_fd = -1;
 	enum { C_SOCK, C_END, C_READY, C_OWNER, C_LOG };
 
-	storage_init(&st);
 	if (local_find_runtime(&runtime) < 0)
-		return -1;
-	if (mkdir(ls->dir.buf, 0700) < 0) {
-		if (errno == EEXIST)
-			error("claim '%s' already exists", name);
-		else
-			error_errno("cannot create claim directory '%s'",
-				    ls->dir.buf);
 		goto out;
-	}
-	created = 1;
-	/* ours alone: the sandbox never sees run/ (see the top) */
-	strbuf_addf(&p, "%s/run", ls->dir.buf);
-	if (mkdir(p.buf, 0700) < 0) {
-		error_errno("cannot create '%s'", p.buf);
-		goto out;
-	}
-	if (!o->keep && take_ownership(ls, &child_fds[C_OWNER]) < 0)
-		goto out;
-	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/runtime.log", ls->dir.buf);
 	child_fds[C_LOG] =
 		open(p.buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -858,6 +878,9 @@ static int create_claim(struct session *s, struct local_state *ls,
 	if (socket_path(ls, &sock) < 0)
 		goto out;
 	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/run/runtime.sock", ls->dir.buf);
+	unlink(p.buf); /* a resumed claim's, from its last sandbox */
+	strbuf_reset(&p);
 	strbuf_addf(&p, "unix:%s", sock.buf);
 	child_fds[C_SOCK] = listen_address(p.buf, NULL, 256, &li);
 	if (child_fds[C_SOCK] < 0)
@@ -869,32 +892,6 @@ static int create_claim(struct session *s, struct local_state *ls,
 	ready_fd = ready[0];
 	child_fds[C_READY] = ready[1];
 
-	isolate_config_init(&cfg);
-	if (give_claim(&cfg) < 0) {
-		isolate_config_release(&cfg);
-		goto out;
-	}
-	/*
-	 * /app, HOME (the Go caches) and /tmp: the claim's own storage,
-	 * owned by the sandbox's host ids (as root a uid of its own)
-	 */
-	if (cfg.host_uid != geteuid()) {
-		so.owner = cfg.host_uid;
-		so.group = cfg.host_gid;
-	}
-	so.disk_bytes = o->disk_bytes;
-	so.disk_explicit = o->disk_bytes > 0;
-	/* formatted images to copy: <state>/gosbx/disk-templates */
-	if (!local_claims_dir(&templates)) {
-		strbuf_setlen(&templates, templates.len - strlen("claims"));
-		strbuf_addstr(&templates, "disk-templates");
-		so.template_dir = templates.buf;
-	}
-	if (storage_create(&st, ls->dir.buf, &so) < 0) {
-		isolate_config_release(&cfg);
-		goto out;
-	}
-
 	/*
 	 * Cgroups (and systemd scopes) live in one namespace for the whole
 	 * machine while claim names are only unique per state directory:
@@ -903,71 +900,65 @@ static int create_claim(struct session *s, struct local_state *ls,
 	 */
 	strbuf_addf(&cgname, "%s-", name);
 	add_random(&cgname);
-	cfg.claim_name = cgname.buf;
-	cfg.claim_dir = st.app.buf;
-	cfg.home_dir = st.home.buf;
-	cfg.tmp_dir = st.tmp.len ? st.tmp.buf : NULL;
-	cfg.default_skipped = st.skipped.len ? st.skipped.buf : NULL;
-	cfg.network = o->network;
-	if (plan_network(ls, o, &cfg, &go, &resolv) < 0) {
-		isolate_config_release(&cfg);
+	cfg->claim_name = cgname.buf;
+	cfg->claim_dir = st->app.buf;
+	cfg->home_dir = st->home.buf;
+	cfg->tmp_dir = st->tmp.len ? st->tmp.buf : NULL;
+	cfg->default_skipped = st->skipped.len ? st->skipped.buf : NULL;
+	cfg->network = o->network;
+	if (plan_network(ls, o, cfg, &go, &resolv) < 0)
 		goto out;
-	}
-	plan_gocache(&cfg, st.home.buf, go.buf, &gostd);
-	cfg.die_with_parent = 0;
-	cfg.as_init = 1;
-	cfg.memory_bytes = o->memory_bytes < 0 ? 0
-			   : o->memory_bytes   ? o->memory_bytes
-					       : SESSION_DEFAULT_MEMORY;
-	cfg.memory_explicit = o->memory_set && o->memory_bytes > 0;
-	cfg.pids = o->pids < 0 ? 0 : o->pids ? o->pids : SESSION_DEFAULT_PIDS;
-	cfg.pids_explicit = o->pids_set && o->pids > 0;
-	cfg.cpus = o->cpus < 0	 ? 0
-		   : o->cpus > 0 ? o->cpus
-				 : SESSION_DEFAULT_CPUS;
-	cfg.cpus_explicit = o->cpus_set && o->cpus > 0;
-	strvec_pushf(&cfg.ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
-	strvec_push(&cfg.argv, SANDBOX_RUNTIME);
-	strvec_pushf(&cfg.argv, "--addr=fd:%d", child_fds[C_SOCK]);
-	strvec_push(&cfg.argv, "--workdir=/app");
-	strvec_pushf(&cfg.argv, "--idle-timeout=%" PRId64 "ms", ttl);
-	strvec_pushf(&cfg.argv, "--expired-fd=%d", child_fds[C_END]);
-	strvec_pushf(&cfg.argv, "--ready-fd=%d", child_fds[C_READY]);
+	plan_gocache(cfg, st->home.buf, go.buf, &gostd);
+	cfg->die_with_parent = 0;
+	cfg->as_init = 1;
+	cfg->memory_bytes = o->memory_bytes < 0 ? 0
+			    : o->memory_bytes	? o->memory_bytes
+						: SESSION_DEFAULT_MEMORY;
+	cfg->memory_explicit = o->memory_set && o->memory_bytes > 0;
+	cfg->pids = o->pids < 0 ? 0 : o->pids ? o->pids : SESSION_DEFAULT_PIDS;
+	cfg->pids_explicit = o->pids_set && o->pids > 0;
+	cfg->cpus = o->cpus < 0	  ? 0
+		    : o->cpus > 0 ? o->cpus
+				  : SESSION_DEFAULT_CPUS;
+	cfg->cpus_explicit = o->cpus_set && o->cpus > 0;
+	strvec_pushf(&cfg->ro_binds, "%s:" SANDBOX_RUNTIME, runtime.buf);
+	strvec_push(&cfg->argv, SANDBOX_RUNTIME);
+	strvec_pushf(&cfg->argv, "--addr=fd:%d", child_fds[C_SOCK]);
+	strvec_push(&cfg->argv, "--workdir=/app");
+	strvec_pushf(&cfg->argv, "--idle-timeout=%" PRId64 "ms", ttl);
+	strvec_pushf(&cfg->argv, "--expired-fd=%d", child_fds[C_END]);
+	strvec_pushf(&cfg->argv, "--ready-fd=%d", child_fds[C_READY]);
 	if (child_fds[C_OWNER] >= 0)
-		strvec_pushf(&cfg.argv, "--owner-fd=%d", child_fds[C_OWNER]);
-	strvec_push(&cfg.argv, "--shutdown-grace=1s");
+		strvec_pushf(&cfg->argv, "--owner-fd=%d", child_fds[C_OWNER]);
+	strvec_push(&cfg->argv, "--shutdown-grace=1s");
 	for (int i = 0; i < C_LOG; i++)
 		if (child_fds[i] >= 0)
-			cfg.pass_fds[cfg.nr_pass_fds++] = child_fds[i];
-	cfg.stdin_fd = -1;
-	cfg.stdout_fd = child_fds[C_LOG];
-	cfg.stderr_fd = child_fds[C_LOG];
-	cfg.status_fd = status_fd;
+			cfg->pass_fds[cfg->nr_pass_fds++] = child_fds[i];
+	cfg->stdin_fd = -1;
+	cfg->stdout_fd = child_fds[C_LOG];
+	cfg->stderr_fd = child_fds[C_LOG];
+	cfg->status_fd = status_fd;
 	/* sanitizer builds: keep their reports in the log */
 	if (getenv("ASAN_OPTIONS"))
-		strvec_pushf(&cfg.env, "ASAN_OPTIONS=%s",
+		strvec_pushf(&cfg->env, "ASAN_OPTIONS=%s",
 			     getenv("ASAN_OPTIONS"));
 	if (getenv("UBSAN_OPTIONS"))
-		strvec_pushf(&cfg.env, "UBSAN_OPTIONS=%s",
+		strvec_pushf(&cfg->env, "UBSAN_OPTIONS=%s",
 			     getenv("UBSAN_OPTIONS"));
 
 	isolate_handle_init(&ls->h);
 	ls->have_handle = 1;
-	if (isolate_spawn(&cfg, &ls->h) < 0) {
-		isolate_config_release(&cfg);
+	if (isolate_spawn(cfg, &ls->h) < 0) {
 		ls->have_handle = 0;
 		goto out;
 	}
 	ls->spawned = 1;
-	if (cfg.net_proxy && start_netd(ls, o, runtime.buf, go.buf) < 0) {
-		isolate_config_release(&cfg);
+	if (cfg->net_proxy && start_netd(ls, o, runtime.buf, go.buf) < 0)
 		goto out;
-	}
 	/* what an out-of-memory result names (session.h) */
 	if (ls->h.limits & ISOLATE_LIMIT_MEMORY)
-		s->memory_limit_bytes = cfg.memory_bytes;
-	note_granted(s, &cfg, ls->h.limits, &st, go.buf);
-	isolate_config_release(&cfg);
+		s->memory_limit_bytes = cfg->memory_bytes;
+	note_granted(s, cfg, ls->h.limits, st, go.buf);
 	/* theirs now: EOF on the ready pipe means the runtime is gone */
 	close_fds(child_fds, ARRAY_SIZE(child_fds));
 
@@ -975,10 +966,11 @@ static int create_claim(struct session *s, struct local_state *ls,
 		    "name %s\ncreated %lld\nttl_ms %" PRId64
 		    "\nnetwork %d\nkeep %d\npurpose %s\nowner %d\n" META_CHANNEL
 		    "\nallow_net %s\nmodules %d\n",
-		    name, (long long)time(NULL), ttl, o->network, o->keep,
+		    name, (long long)created, ttl, o->network, o->keep,
 		    o->purpose ? o->purpose : "", ls->owner_fd >= 0,
 		    o->allow_net ? o->allow_net : "",
 		    !o->network && !o->modules_off);
+	meta_add_plan(&meta, o, cfg, ls->h.limits);
 	isolate_state_format(&ls->h, &meta);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/meta", ls->dir.buf);
@@ -997,15 +989,11 @@ out:
 	if (status_fd >= 0)
 		close(status_fd);
 	listen_info_release(&li);
-	if (ret < 0 && created) {
-		if (ls->have_handle)
-			isolate_destroy(&ls->h);
+	if (ret < 0 && ls->have_handle) {
+		isolate_destroy(&ls->h);
 		ls->have_handle = 0;
-		storage_unmount(ls->dir.buf);
-		remove_tree(ls->dir.buf);
 	}
-	storage_release(&st);
-	strbuf_release(&templates);
+	cfg->claim_name = NULL;
 	strbuf_release(&p);
 	strbuf_release(&runtime);
 	strbuf_release(&meta);
@@ -1014,6 +1002,74 @@ out:
 	strbuf_release(&go);
 	strbuf_release(&resolv);
 	strbuf_release(&gostd);
+	return ret;
+}
+
+static int create_claim(struct session *s, struct local_state *ls,
+			const struct session_opts *o, const char *name)
+{
+	struct isolate_config cfg;
+	struct strbuf p = STRBUF_INIT, templates = STRBUF_INIT;
+	struct storage_opts so = STORAGE_OPTS_INIT;
+	struct storage st;
+	int ret = -1, created = 0, owner_rd = -1, have_cfg = 0;
+
+	storage_init(&st);
+	if (mkdir(ls->dir.buf, 0700) < 0) {
+		if (errno == EEXIST)
+			error("claim '%s' already exists", name);
+		else
+			error_errno("cannot create claim directory '%s'",
+				    ls->dir.buf);
+		goto out;
+	}
+	created = 1;
+	/* ours alone: the sandbox never sees run/ (see the top) */
+	strbuf_addf(&p, "%s/run", ls->dir.buf);
+	if (mkdir(p.buf, 0700) < 0) {
+		error_errno("cannot create '%s'", p.buf);
+		goto out;
+	}
+	if (!o->keep && take_ownership(ls, &owner_rd) < 0)
+		goto out;
+
+	isolate_config_init(&cfg);
+	have_cfg = 1;
+	if (give_claim(&cfg) < 0)
+		goto out;
+	/*
+	 * /app, HOME (the Go caches) and /tmp: the claim's own storage,
+	 * owned by the sandbox's host ids (as root a uid of its own)
+	 */
+	if (cfg.host_uid != geteuid()) {
+		so.owner = cfg.host_uid;
+		so.group = cfg.host_gid;
+	}
+	so.disk_bytes = o->disk_bytes;
+	so.disk_explicit = o->disk_bytes > 0;
+	/* formatted images to copy: <state>/gosbx/disk-templates */
+	if (!local_claims_dir(&templates)) {
+		strbuf_setlen(&templates, templates.len - strlen("claims"));
+		strbuf_addstr(&templates, "disk-templates");
+		so.template_dir = templates.buf;
+	}
+	if (storage_create(&st, ls->dir.buf, &so) < 0)
+		goto out;
+	ret = start_sandbox(s, ls, o, name, &cfg, &st, (int64_t)time(NULL),
+			    owner_rd);
+	owner_rd = -1;
+out:
+	if (owner_rd >= 0)
+		close(owner_rd);
+	if (have_cfg)
+		isolate_config_release(&cfg);
+	if (ret < 0 && created) {
+		storage_unmount(ls->dir.buf);
+		remove_tree(ls->dir.buf);
+	}
+	storage_release(&st);
+	strbuf_release(&templates);
+	strbuf_release(&p);
 	return ret;
 }
 
@@ -1385,6 +1441,8 @@ static int local_op_keep(const struct session_opts *opts, const char *name);
 static int local_op_delete_all(const struct session_opts *opts,
 			       void (*closed)(const char *name, void *data),
 			       void *data);
+static int local_op_suspend(const struct session_opts *opts, const char *name);
+static int local_op_resume(const struct session_opts *opts, const char *name);
 
 const struct backend_ops backend_local = {
 	.name = "local",
@@ -1396,6 +1454,8 @@ const struct backend_ops backend_local = {
 	.delete_claim = local_op_delete,
 	.keep_claim = local_op_keep,
 	.delete_all = local_op_delete_all,
+	.suspend_claim = local_op_suspend,
+	.resume_claim = local_op_resume,
 	.open = local_open,
 	.destroy = local_destroy,
 	.detach = local_detach,
@@ -1492,7 +1552,8 @@ int local_claims_list(struct local_claim_info **out, size_t *nr, int with_size)
 		strbuf_addf(&p, "%s/%s", dir.buf, de->d_name);
 		isolate_handle_init(&h);
 		c->status = claim_status(p.buf, meta.buf, &h);
-		if (c->status != LOCAL_CLAIM_READY) {
+		if (c->status != LOCAL_CLAIM_READY &&
+		    c->status != LOCAL_CLAIM_SUSPENDED) {
 			struct strbuf why = STRBUF_INIT;
 
 			death_reason(p.buf, &h, 0, NULL, &why);
@@ -1583,5 +1644,350 @@ static int local_op_delete_all(const struct session_opts *opts,
 			closed(list[i].name, data);
 	}
 	local_claims_free(list, nr);
+	return ret;
+}
+
+/* ---- suspend and resume (gosbx-suspend(1)) ---- */
+
+/*
+ * Lock the claim in dir against another suspend or resume (flock of
+ * its run/, held until the descriptor is closed). Returns the
+ * descriptor, or -1 with error() ("no such claim").
+ */
+static int lock_claim(const char *dir, const char *name)
+{
+	struct strbuf p = STRBUF_INIT;
+	int fd;
+
+	strbuf_addf(&p, "%s/run", dir);
+	fd = open(p.buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			error("no such claim '%s'", name);
+		else
+			error_errno("cannot open '%s'", p.buf);
+	} else if (flock(fd, LOCK_EX) < 0) {
+		error_errno("cannot lock '%s'", p.buf);
+		close(fd);
+		fd = -1;
+	}
+	strbuf_release(&p);
+	return fd;
+}
+
+/*
+ * The claim directory of name into dir and its meta into meta, for a
+ * claim gosbx suspend can work on: one that records its mode (made by a
+ * gosbx that knows how to resume it) and is kept. 0, or -1 with error().
+ */
+static int suspendable(const char *name, struct strbuf *dir,
+		       struct strbuf *meta)
+{
+	struct strbuf p = STRBUF_INIT;
+	int ret = -1;
+
+	if (local_claims_dir(dir) < 0)
+		goto out;
+	strbuf_addf(dir, "/%s", name);
+	strbuf_addf(&p, "%s/meta", dir->buf);
+	if (strbuf_read_file(meta, p.buf, 0) < 0) {
+		if (errno == ENOENT)
+			error("no such claim '%s'", name);
+		else
+			error_errno("cannot read '%s'", p.buf);
+		goto out;
+	}
+	if (!strstr(meta->buf, "\nmode ")) {
+		error("claim '%s' was opened by an older gosbx that did not "
+		      "record how to start it again; close it and open a new "
+		      "one",
+		      name);
+		goto out;
+	}
+	if (!meta_int(meta->buf, "keep", 0)) {
+		error("claim '%s' is not kept: it ends with the gosbx that "
+		      "opened it; only a claim of 'gosbx open' (or 'gosbx "
+		      "mcp --persistent') can be suspended",
+		      name);
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&p);
+	return ret;
+}
+
+/* meta with its "mode" line replaced by mode, written to dir/meta */
+static int write_mode(const char *dir, const char *meta, const char *mode)
+{
+	struct strbuf out = STRBUF_INIT, p = STRBUF_INIT;
+	const char *line = meta;
+	int ret;
+
+	while (*line) {
+		const char *eol = strchrnul(line, '\n');
+
+		if (!starts_with(line, "mode "))
+			strbuf_add(&out, line, eol - line);
+		if (!starts_with(line, "mode ") && *eol)
+			strbuf_addch(&out, '\n');
+		line = *eol ? eol + 1 : eol;
+	}
+	strbuf_addf(&out, "mode %s\n", mode);
+	strbuf_addf(&p, "%s/meta", dir);
+	ret = write_file_atomic(p.buf, out.buf, out.len);
+	strbuf_release(&out);
+	strbuf_release(&p);
+	return ret;
+}
+
+/*
+ * Wait until the killed sandbox of h (its pids and start times only)
+ * has ended: its pid 1 gone, the kernel has ended every process of its
+ * pid namespace (without cgroups, a normal user's sandbox, the kill
+ * reaches them only through that). At most 5 s. 0, or -1 with error().
+ */
+static int wait_gone(const struct isolate_handle *h, const char *name)
+{
+	uint64_t deadline = monotonic_ms() + 5000;
+
+	while (isolate_alive(h)) {
+		if (monotonic_ms() > deadline)
+			return error("cannot suspend claim '%s': its sandbox "
+				     "(pid %d) still runs 5 s after SIGKILL",
+				     name, (int)h->child_pid);
+		poll(NULL, 0, 2);
+	}
+	return 0;
+}
+
+/*
+ * Stop every process of the sandbox (its runtime, what it started, netd
+ * with it), remove its cgroups (its namespaces end with its last
+ * process), give back its host uid; keep the claim directory, its
+ * storage (mounted) and meta, marked suspended.
+ */
+static int local_op_suspend(const struct session_opts *opts, const char *name)
+{
+	struct strbuf dir = STRBUF_INIT, meta = STRBUF_INIT;
+	struct strbuf p = STRBUF_INIT;
+	struct isolate_handle h, pids;
+	int lock = -1, ret = -1;
+
+	(void)opts;
+	isolate_handle_init(&h);
+	if (suspendable(name, &dir, &meta) < 0 ||
+	    (lock = lock_claim(dir.buf, name)) < 0)
+		goto out;
+	/* again, under the lock */
+	strbuf_reset(&meta);
+	strbuf_addf(&p, "%s/meta", dir.buf);
+	if (strbuf_read_file(&meta, p.buf, 0) < 0) {
+		error_errno("cannot read '%s'", p.buf);
+		goto out;
+	}
+	if (claim_status(dir.buf, meta.buf, &h) == LOCAL_CLAIM_SUSPENDED) {
+		ret = 1;
+		goto out;
+	}
+	/* an expired or dead one too: what is left goes, the files stay */
+	isolate_handle_init(&pids);
+	pids.pid = h.pid;
+	pids.start = h.start;
+	pids.child_pid = h.child_pid;
+	pids.child_start = h.child_start;
+	ret = isolate_destroy(&h);
+	isolate_handle_init(&h);
+	if (!ret)
+		ret = wait_gone(&pids, name);
+	isolate_handle_free(&pids);
+	if (ret < 0 || write_mode(dir.buf, meta.buf, "suspended") < 0) {
+		ret = -1;
+		goto out;
+	}
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/run/runtime.sock", dir.buf);
+	unlink(p.buf);
+out:
+	isolate_handle_free(&h);
+	if (lock >= 0)
+		close(lock);
+	strbuf_release(&dir);
+	strbuf_release(&meta);
+	strbuf_release(&p);
+	return ret;
+}
+
+/*
+ * The options the sandbox of meta was opened with, as resume asks for
+ * them: every limit that was applied, explicitly (never degraded), and
+ * none where none was. Strings point into the strbufs given.
+ */
+static void resume_opts(const char *meta, struct session_opts *o,
+			struct strbuf *allow_net, struct strbuf *go,
+			struct strbuf *purpose)
+{
+	struct strbuf v = STRBUF_INIT;
+	int64_t n;
+
+	memset(o, 0, sizeof(*o));
+	o->keep = 1;
+	o->ttl_ms = meta_int(meta, "ttl_ms", DEFAULT_TTL_MS);
+	o->network = (int)meta_int(meta, "network", 0);
+	o->modules_off = !o->network && !meta_int(meta, "modules", 0);
+	if (meta_get(meta, "allow_net", allow_net) && allow_net->len)
+		o->allow_net = allow_net->buf;
+	if (meta_get(meta, "go_path", go) && go->len)
+		o->go = go->buf;
+	o->purpose = meta_get(meta, "purpose", purpose);
+	n = meta_int(meta, "limit_memory", 0);
+	o->memory_bytes = n > 0 ? n : -1;
+	o->memory_set = n > 0;
+	n = meta_int(meta, "limit_pids", 0);
+	o->pids = n > 0 ? (int)n : -1;
+	o->pids_set = n > 0;
+	o->cpus = meta_get(meta, "limit_cpus", &v) ? strtod(v.buf, NULL) : 0;
+	o->cpus_set = o->cpus > 0;
+	if (o->cpus <= 0)
+		o->cpus = -1;
+	strbuf_release(&v);
+}
+
+/*
+ * The storage of the claim in dir for a resumed sandbox owned by the
+ * ids of cfg: refused when its disk image is no longer mounted (the host
+ * restarted), given to cfg's uid when that changed (as root, when the
+ * claim's uid was taken while it was suspended). 0 or -1 with error().
+ */
+static int resume_storage(const char *dir, const char *name,
+			  const struct isolate_config *cfg, uid_t old_uid,
+			  struct storage *st)
+{
+	struct strbuf p = STRBUF_INIT;
+	struct stat sd, sf;
+	int ret = -1;
+
+	storage_paths(st, dir);
+	strbuf_addf(&p, "%s/disk.img", dir);
+	if (!access(p.buf, F_OK) &&
+	    (stat(dir, &sd) < 0 || stat(st->root.buf, &sf) < 0 ||
+	     sd.st_dev == sf.st_dev)) {
+		error("cannot resume claim '%s': its disk '%s' is not mounted "
+		      "(the host restarted?); close it",
+		      name, p.buf);
+		goto out;
+	}
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/tmp", st->root.buf);
+	if (!access(p.buf, F_OK))
+		strbuf_addbuf(&st->tmp, &p);
+	if (cfg->host_uid != old_uid &&
+	    (isolate_chown_tree(cfg, st->app.buf) < 0 ||
+	     isolate_chown_tree(cfg, st->home.buf) < 0 ||
+	     (st->tmp.len && isolate_chown_tree(cfg, st->tmp.buf) < 0)))
+		goto out;
+	ret = 0;
+out:
+	strbuf_release(&p);
+	return ret;
+}
+
+/* Start the sandbox of the suspended claim in dir again; lock held. */
+static int resume_locked(const char *dir, const char *name, const char *meta)
+{
+	struct strbuf allow = STRBUF_INIT, go = STRBUF_INIT;
+	struct strbuf purpose = STRBUF_INIT;
+	struct session_opts o;
+	struct isolate_config cfg;
+	struct isolate_handle old;
+	struct storage st;
+	struct session s = { 0 };
+	struct local_state *ls = xcalloc(1, sizeof(*ls));
+	int ret = -1;
+
+	strbuf_init(&ls->dir, 0);
+	strbuf_addstr(&ls->dir, dir);
+	ls->run_fd = ls->owner_fd = ls->lock_fd = -1;
+	s.ops = &backend_local;
+	s.backend = ls;
+	s.keep = 1;
+	storage_init(&st);
+	isolate_config_init(&cfg);
+	isolate_handle_init(&old);
+	resume_opts(meta, &o, &allow, &go, &purpose);
+	isolate_state_parse(&old, meta);
+	/* as root: the uid that owns its files, else another one */
+	if (old.host_uid != (uid_t)-1 &&
+	    isolate_reserve_ids_as(&cfg, old.host_uid) < 0) {
+		warning("claim '%s' gets another host uid", name);
+		if (give_claim(&cfg) < 0)
+			goto out;
+	}
+	if (resume_storage(dir, name, &cfg, old.host_uid, &st) < 0)
+		goto out;
+	ret = start_sandbox(&s, ls, &o, name, &cfg, &st,
+			    meta_int(meta, "created", (int64_t)time(NULL)), -1);
+	if (ret < 0) {
+		struct strbuf p = STRBUF_INIT;
+
+		/* still suspended: its old meta, files untouched */
+		strbuf_addf(&p, "%s/meta", dir);
+		write_file_atomic(p.buf, meta, strlen(meta));
+		error("claim '%s' stays suspended (it runs again only with "
+		      "the isolation and limits it was opened with)",
+		      name);
+		strbuf_release(&p);
+	}
+out:
+	session_disconnect(&s);
+	isolate_handle_free(&old);
+	isolate_config_release(&cfg);
+	storage_release(&st);
+	strbuf_release(&allow);
+	strbuf_release(&go);
+	strbuf_release(&purpose);
+	return ret;
+}
+
+static int local_op_resume(const struct session_opts *opts, const char *name)
+{
+	struct strbuf dir = STRBUF_INIT, meta = STRBUF_INIT;
+	struct strbuf p = STRBUF_INIT;
+	struct isolate_handle h;
+	enum local_claim_status st;
+	int lock = -1, ret = -1;
+
+	(void)opts;
+	isolate_handle_init(&h);
+	if (suspendable(name, &dir, &meta) < 0 ||
+	    (lock = lock_claim(dir.buf, name)) < 0)
+		goto out;
+	strbuf_reset(&meta);
+	strbuf_addf(&p, "%s/meta", dir.buf);
+	if (strbuf_read_file(&meta, p.buf, 0) < 0) {
+		error_errno("cannot read '%s'", p.buf);
+		goto out;
+	}
+	st = claim_status(dir.buf, meta.buf, &h);
+	switch (st) {
+	case LOCAL_CLAIM_SUSPENDED:
+		ret = resume_locked(dir.buf, name, meta.buf);
+		break;
+	case LOCAL_CLAIM_READY:
+		ret = 1;
+		break;
+	case LOCAL_CLAIM_EXPIRED:
+	case LOCAL_CLAIM_DEAD:
+		error("claim '%s' is not suspended but %s; suspend it first "
+		      "('gosbx suspend %s') to start it again",
+		      name, local_claim_status_name(st), name);
+	}
+out:
+	isolate_handle_free(&h);
+	if (lock >= 0)
+		close(lock);
+	strbuf_release(&dir);
+	strbuf_release(&meta);
+	strbuf_release(&p);
 	return ret;
 }

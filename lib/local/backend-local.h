@@ -23,7 +23,10 @@
  *                   lives; free, the claim is removed by the next gosbx
  *                   that lists or creates claims
  *   meta         name, created, ttl, keep, owner, limits, the isolate
- *                state (written by us only)
+ *                state, "mode running|suspended" (written by us only);
+ *                a suspended claim (gosbx-suspend(1)) has no process,
+ *                cgroup or namespace left, only its files, and meta
+ *                says how to start it again with the same isolation
  *   runtime.log  the runtime's stderr (only the runtime, pid 1 of the
  *                sandbox and not dumpable, holds it open)
  *   last-used    its mtime is the last use
@@ -36,6 +39,8 @@ enum local_claim_status {
 	LOCAL_CLAIM_READY,   /* its runtime runs */
 	LOCAL_CLAIM_EXPIRED, /* the runtime ended after its idle TTL */
 	LOCAL_CLAIM_DEAD,    /* the runtime ended otherwise (crash, kill) */
+	/* gosbx suspend stopped it; its files wait for gosbx resume */
+	LOCAL_CLAIM_SUSPENDED,
 };
 
 struct local_claim_info {
@@ -51,7 +56,7 @@ struct local_claim_info {
 	char *reason; /* not ready: how it ended (NULL while ready) */
 };
 
-/* "ready", "expired", "dead" */
+/* "ready", "expired", "dead", "suspended" */
 const char *local_claim_status_name(enum local_claim_status s);
 
 /*

@@ -289,7 +289,9 @@ static void check_stale_claims(struct check_list *cl)
 		goto out;
 	}
 	for (size_t i = 0; i < nr; i++) {
-		if (list[i].status == LOCAL_CLAIM_READY)
+		/* a suspended claim is kept on purpose */
+		if (list[i].status == LOCAL_CLAIM_READY ||
+		    list[i].status == LOCAL_CLAIM_SUSPENDED)
 			continue;
 		stale++;
 		if (names.len)

@@ -77,6 +77,17 @@ int isolate_reserve_ids(struct isolate_config *cfg)
 	return 0;
 }
 
+int isolate_reserve_ids_as(struct isolate_config *cfg, uid_t uid)
+{
+	if (!drops_ids() || cfg->ids_reserved)
+		return 0;
+	if (uidpool_reserve_id(uid, &cfg->host_gid))
+		return -1;
+	cfg->host_uid = uid;
+	cfg->ids_reserved = 1;
+	return 0;
+}
+
 static uid_t chown_uid;
 static gid_t chown_gid;
 static const char *chown_failed;

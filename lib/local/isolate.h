@@ -256,6 +256,13 @@ void isolate_config_release(struct isolate_config *cfg);
  * or -1 with error("cannot create sandbox: uid: ...").
  */
 int isolate_reserve_ids(struct isolate_config *cfg);
+/*
+ * The same for the host uid uid only (a suspended claim resumed as
+ * the uid that owns its files): 0, or -1 with error() when that uid is
+ * taken meanwhile (the caller may reserve another and give the files
+ * to it). Nothing to do as another user.
+ */
+int isolate_reserve_ids_as(struct isolate_config *cfg, uid_t uid);
 
 /*
  * Give the tree at path (a directory or a file, not followed when it

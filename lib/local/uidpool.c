@@ -276,6 +276,13 @@ static void scan_processes(const struct uidpool_range *r, unsigned char *used)
 		strbuf_reset(&sb);
 		if (strbuf_read_file(&sb, path.buf, 2048) < 0)
 			continue; /* gone meanwhile */
+		/*
+		 * a zombie runs nothing and holds nothing (isolate_alive()
+		 * counts it as ended too): where the host's init is slow to
+		 * reap, a suspended sandbox's own would keep its uid from it
+		 */
+		if (strstr(sb.buf, "\nState:\tZ"))
+			continue;
 		p = strstr(sb.buf, "\nUid:");
 		if (p)
 			mark_ids(p + 5, r->uid_base, r->count, used);
@@ -302,13 +309,44 @@ static int id_known(uid_t uid, gid_t gid)
 	return grp != NULL;
 }
 
-int uidpool_reserve(uid_t *uid, gid_t *gid)
+/*
+ * Reserve the n-th id of r for the calling process if it is free.
+ * Returns 1 when reserved, 0 when in use, -1 with why on failure.
+ */
+static int try_reserve(const struct uidpool_range *r, const unsigned char *used,
+		       uint32_t n, struct strbuf *why)
+{
+	uid_t u = r->uid_base + n;
+	gid_t g = r->gid_base + n;
+	struct reservation res;
+	int have;
+
+	if (used[n / 8] & (1u << (n % 8)))
+		return 0;
+	have = reservation_read(u, &res);
+	if (have < 0 || (have && reservation_live(&res)))
+		return 0;
+	if (id_known(u, g))
+		return 0;
+	memset(&res, 0, sizeof(res));
+	res.owner = getpid();
+	res.owner_start = proc_start_time(res.owner);
+	if (reservation_write(u, &res, why))
+		return -1;
+	return 1;
+}
+
+/*
+ * uidpool_reserve() and uidpool_reserve_id(): want (uid_t)-1 takes any
+ * free id, else only want.
+ */
+static int reserve(uid_t want, uid_t *uid, gid_t *gid)
 {
 	struct uidpool_range r;
 	struct strbuf why = STRBUF_INIT;
 	unsigned char *used = NULL;
-	uint32_t first, i;
-	int lock = -1, ret = -1;
+	uint32_t first, i, tries;
+	int lock = -1, ret = -1, got = 0;
 
 	if (read_range(&r, &why))
 		goto out;
@@ -317,36 +355,45 @@ int uidpool_reserve(uid_t *uid, gid_t *gid)
 		goto out;
 	used = xcalloc(r.count / 8 + 1, 1);
 	scan_processes(&r, used);
-	/* start anywhere: a uid given back is not handed out at once */
-	if (getrandom(&first, sizeof(first), 0) != sizeof(first))
-		first = (uint32_t)monotonic_us();
-	first %= r.count;
-	for (i = 0; i < r.count; i++) {
-		uint32_t n = (first + i) % r.count;
-		uid_t u = r.uid_base + n;
-		gid_t g = r.gid_base + n;
-		struct reservation res;
-		int have;
-
-		if (used[n / 8] & (1u << (n % 8)))
-			continue;
-		have = reservation_read(u, &res);
-		if (have < 0 || (have && reservation_live(&res)))
-			continue;
-		if (id_known(u, g))
-			continue;
-		memset(&res, 0, sizeof(res));
-		res.owner = getpid();
-		res.owner_start = proc_start_time(res.owner);
-		if (reservation_write(u, &res, &why))
+	tries = r.count;
+	if (want != (uid_t)-1) {
+		if (want < r.uid_base || want - r.uid_base >= r.count) {
+			strbuf_addf(&why,
+				    "host uid %u is not in the range "
+				    "%u-%u (%s)",
+				    (unsigned)want, r.uid_base,
+				    r.uid_base + r.count - 1, r.source);
 			goto out;
-		*uid = u;
-		*gid = g;
-		ret = 0;
-		goto out;
+		}
+		first = want - r.uid_base;
+		tries = 1;
+	} else if (getrandom(&first, sizeof(first), 0) != sizeof(first)) {
+		/* start anywhere: a uid given back is not handed out at once */
+		first = (uint32_t)monotonic_us();
 	}
-	strbuf_addf(&why, "all %u host uids of the range %u-%u (%s) are in use",
-		    r.count, r.uid_base, r.uid_base + r.count - 1, r.source);
+	first %= r.count;
+	for (i = 0; i < tries && !got; i++) {
+		uint32_t n = (first + i) % r.count;
+
+		got = try_reserve(&r, used, n, &why);
+		if (got < 0)
+			goto out;
+		if (got) {
+			*uid = r.uid_base + n;
+			*gid = r.gid_base + n;
+			ret = 0;
+		}
+	}
+	if (got)
+		goto out;
+	if (want != (uid_t)-1)
+		strbuf_addf(&why, "host uid %u is in use", (unsigned)want);
+	else
+		strbuf_addf(&why,
+			    "all %u host uids of the range %u-%u (%s) are in "
+			    "use",
+			    r.count, r.uid_base, r.uid_base + r.count - 1,
+			    r.source);
 out:
 	if (ret)
 		error("cannot create sandbox: uid: %s", why.buf);
@@ -354,6 +401,18 @@ out:
 	pool_unlock(lock);
 	strbuf_release(&why);
 	return ret;
+}
+
+int uidpool_reserve(uid_t *uid, gid_t *gid)
+{
+	return reserve((uid_t)-1, uid, gid);
+}
+
+int uidpool_reserve_id(uid_t uid, gid_t *gid)
+{
+	uid_t got;
+
+	return reserve(uid, &got, gid);
 }
 
 int uidpool_bind(uid_t uid, pid_t pid, uint64_t start)

@@ -20,9 +20,9 @@
  * of the range goes with the n-th gid.
  *
  * A uid is free when no reservation of it is held by a live process,
- * no process on the host has it (or its gid) as a real, effective,
- * saved or file-system id, and neither the user nor the group database
- * knows it (getpwuid_r, getgrgid_r). Reservations are files
+ * no process on the host (but a zombie) has it (or its gid) as a real,
+ * effective, saved or file-system id, and neither the user nor the group
+ * database knows it (getpwuid_r, getgrgid_r). Reservations are files
  * UIDPOOL_DIR/<uid> (root only; /run is emptied at boot, with every
  * sandbox), each with "owner <pid> <start>" (the process that reserved
  * it) and, once started, "sandbox <pid> <start>" (the sandbox's bwrap):
@@ -60,6 +60,13 @@ int uidpool_range(struct uidpool_range *r);
  * the range is exhausted or UIDPOOL_DIR cannot be used.
  */
 int uidpool_reserve(uid_t *uid, gid_t *gid);
+/*
+ * The same for one given uid (and the gid that goes with it, into
+ * *gid): a suspended claim's sandbox resumes as the host uid that owns
+ * its files (backend-local.c). Returns 0, or -1 with error() ("...: host
+ * uid N is in use", or not in the range).
+ */
+int uidpool_reserve_id(uid_t uid, gid_t *gid);
 
 /*
  * Record that the sandbox whose bwrap is pid (started at start, clock

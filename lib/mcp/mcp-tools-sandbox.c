@@ -51,6 +51,12 @@ struct sbx {
 struct sbx_state {
 	struct sbx **v;
 	size_t nr, alloc;
+	/*
+	 * Sandboxes this client stopped with keep (suspended, not
+	 * deleted), pairs "<namespace>/<sandbox>" and claim name: the
+	 * next sandbox_start of that name resumes the claim
+	 */
+	struct strvec suspended;
 };
 
 static const char *const known_images[] = {
@@ -69,8 +75,12 @@ static struct sbx_state *get_state(struct mcp_session *s)
 {
 	void **slot = mcp_session_state(s, &mcp_toolset_sandbox);
 
-	if (!*slot)
-		*slot = xcalloc(1, sizeof(struct sbx_state));
+	if (!*slot) {
+		struct sbx_state *st = xcalloc(1, sizeof(*st));
+
+		strvec_init(&st->suspended);
+		*slot = st;
+	}
 	return *slot;
 }
 
@@ -688,6 +698,48 @@ static int parse_config(struct mcp_result *res, const json_t *cfg,
 	return 0;
 }
 
+/*
+ * If this client stopped ns/name with keep, forget that and put its
+ * claim name into claim: 1; else 0. The MCP session lock is held.
+ */
+static int take_suspended_locked(struct sbx_state *st, const char *ns,
+				 const char *name, struct strbuf *claim)
+{
+	struct strbuf key = STRBUF_INIT;
+	int ret = 0;
+
+	strbuf_addf(&key, "%s/%s", ns, name);
+	for (size_t i = 0; i + 1 < st->suspended.nr; i += 2) {
+		if (strcmp(st->suspended.v[i], key.buf))
+			continue;
+		strbuf_addstr(claim, st->suspended.v[i + 1]);
+		free((char *)st->suspended.v[i]);
+		free((char *)st->suspended.v[i + 1]);
+		/* the NULL at the end moves too */
+		memmove(&st->suspended.v[i], &st->suspended.v[i + 2],
+			(st->suspended.nr - i - 1) * sizeof(*st->suspended.v));
+		st->suspended.nr -= 2;
+		ret = 1;
+		break;
+	}
+	strbuf_release(&key);
+	return ret;
+}
+
+/* The backend's resume of the claim (gosbx-resume(1)); 0 or -1 */
+static int resume_claim(const struct session_opts *opts, const char *claim)
+{
+	const struct backend_ops *ops = backend_find(opts->backend);
+
+	if (!ops)
+		return -1;
+	if (!ops->resume_claim)
+		return error("the %s backend cannot resume a sandbox",
+			     ops->name);
+	mcp_log_stderr("resuming claim %s", claim);
+	return ops->resume_claim(opts, claim) < 0 ? -1 : 0;
+}
+
 static int tool_start(struct mcp_call *call, struct mcp_result *res)
 {
 	static const char *const keys[] = { "sandbox", "namespace", "config" };
@@ -701,6 +753,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	struct sbx *b;
 	int64_t mem;
 	double cpus;
+	int suspended;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
@@ -753,9 +806,11 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	}
 	ALLOC_GROW(st->v, st->nr + 1, st->alloc);
 	st->v[st->nr++] = b;
+	suspended = take_suspended_locked(st, ns, name, &claim);
 	mcp_session_unlock(call->session);
 
-	claim_name(&claim, ns, name);
+	if (!suspended)
+		claim_name(&claim, ns, name);
 	opts.claim = NULL;
 	opts.name = claim.buf;
 	/*
@@ -772,6 +827,28 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 		opts.open_timeout_ms = mo->open_timeout_ms;
 	mcp_log_stderr("opening sandbox '%s/%s' (image=%s claim=%s)", ns, name,
 		       b->image, claim.buf);
+	if (suspended) {
+		/* stopped with keep: the same claim, its files, its limits */
+		opts.claim = claim.buf;
+		opts.name = NULL;
+	}
+	if (suspended && resume_claim(&opts, claim.buf) < 0) {
+		mcp_result_error(res, "could not resume sandbox: %s",
+				 last_error());
+		b->gone = 1;
+		pthread_mutex_unlock(&b->lock);
+		mcp_session_lock(call->session);
+		st = get_state(call->session);
+		remove_locked(st, b);
+		strvec_pushf(&st->suspended, "%s/%s", ns, name);
+		strvec_push(&st->suspended, claim.buf);
+		sbx_unref_locked(b);
+		mcp_session_unlock(call->session);
+		strbuf_release(&claim);
+		strbuf_release(&notes);
+		strbuf_release(&allow);
+		return 0;
+	}
 	if (session_open(&b->sess, &opts) < 0) {
 		mcp_result_error(res, "could not open sandbox: %s",
 				 last_error());
@@ -792,8 +869,9 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	mem = operator_memory(&opts);
 	cpus = operator_cpus(&opts);
 	strbuf_reset(&res->text);
-	strbuf_addf(&res->text, "sandbox '%s/%s' started (image %s, claim %s",
-		    ns, name, b->image, b->sess.claim);
+	strbuf_addf(&res->text, "sandbox '%s/%s' %s (image %s, claim %s", ns,
+		    name, suspended ? "resumed" : "started", b->image,
+		    b->sess.claim);
 	if (mem)
 		strbuf_addf(&res->text, ", memory %" PRId64 " MiB", mem >> 20);
 	if (cpus)
@@ -863,18 +941,81 @@ static void sbx_shut(struct sbx *b, int persistent)
 	b->opened = 0;
 }
 
+/*
+ * sandbox_stop with keep: suspend the claim of the open sandbox b
+ * (gosbx-suspend(1)) instead of deleting it, and remember it for the
+ * next sandbox_start of ns/name; b's lock held. Only with --persistent
+ * (a sandbox is otherwise owned by this process and ends with it).
+ */
+static void stop_keep(struct mcp_call *call, struct mcp_result *res,
+		      struct sbx *b)
+{
+	const struct mcp_options *mo = mcp_session_options(call->session);
+	const struct backend_ops *ops = b->sess.ops;
+	struct session_opts opts = mo->sandbox;
+	struct sbx_state *st;
+	char *claim = xstrdup(b->sess.claim);
+
+	if (!opts.namespace)
+		opts.namespace = mo->namespace;
+	sbx_shut(b, 1);
+	mcp_log_stderr("suspending claim %s", claim);
+	if (!ops->suspend_claim || ops->suspend_claim(&opts, claim) < 0) {
+		mcp_result_error(res,
+				 "could not suspend sandbox '%s/%s': %s; it is "
+				 "kept (claim %s)",
+				 b->ns, b->name,
+				 ops->suspend_claim ? last_error()
+						    : "the backend cannot "
+						      "suspend a sandbox",
+				 claim);
+		free(claim);
+		return;
+	}
+	mcp_session_lock(call->session);
+	st = get_state(call->session);
+	strvec_pushf(&st->suspended, "%s/%s", b->ns, b->name);
+	strvec_push(&st->suspended, claim);
+	mcp_session_unlock(call->session);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text,
+		    "sandbox '%s/%s' suspended (claim %s): its files are "
+		    "kept; sandbox_start of the same sandbox resumes it",
+		    b->ns, b->name, claim);
+	res->structured = json_pack("{s:s, s:s, s:s, s:b, s:b}", "name",
+				    b->name, "namespace", b->ns, "claim", claim,
+				    "running", 0, "suspended", 1);
+	free(claim);
+}
+
 static int tool_stop(struct mcp_call *call, struct mcp_result *res)
 {
-	static const char *const keys[] = { "sandbox", "namespace" };
+	static const char *const keys[] = { "sandbox", "namespace", "keep" };
 	const char *ns, *name;
 	struct sbx_state *st;
 	struct sbx *b = NULL;
+	json_t *jkeep;
 	ssize_t i;
+	int keep;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0)
 		return 0;
+	jkeep = json_object_get(call->args, "keep");
+	if (jkeep && !json_is_boolean(jkeep)) {
+		mcp_result_error(res, "keep must be a boolean");
+		return 0;
+	}
+	keep = json_is_true(jkeep);
+	if (keep && !mcp_session_options(call->session)->persistent) {
+		mcp_result_error(res,
+				 "cannot keep sandbox '%s/%s': this server "
+				 "deletes its sandboxes when its client goes "
+				 "(start it with --persistent to keep them)",
+				 ns, name);
+		return 0;
+	}
 	mcp_session_lock(call->session);
 	st = get_state(call->session);
 	i = find_locked(st, ns, name);
@@ -897,11 +1038,15 @@ static int tool_stop(struct mcp_call *call, struct mcp_result *res)
 		not_running(res, ns, name);
 		return 0;
 	}
-	sbx_shut(b, 0);
+	if (keep) {
+		stop_keep(call, res, b);
+	} else {
+		sbx_shut(b, 0);
+		strbuf_reset(&res->text);
+		strbuf_addf(&res->text, "sandbox '%s/%s' stopped", ns, name);
+	}
 	b->gone = 1;
 	pthread_mutex_unlock(&b->lock);
-	strbuf_reset(&res->text);
-	strbuf_addf(&res->text, "sandbox '%s/%s' stopped", ns, name);
 	sbx_unref(call->session, b);
 	return 0;
 }
@@ -1132,6 +1277,7 @@ static void sandbox_session_end(struct mcp_session *s, void *state)
 		pthread_mutex_unlock(&b->lock);
 		sbx_unref_locked(b);
 	}
+	strvec_clear(&st->suspended);
 	free(st->v);
 	free(st);
 }
@@ -1219,10 +1365,16 @@ static const struct mcp_tool sandbox_tools[] = {
 	{
 		"sandbox_stop",
 		"Stop a sandbox",
-		"Stop a running sandbox and delete it with everything in it. "
+		"Stop a running sandbox and delete it with everything in it; "
+		"with keep, suspend it instead: its processes stop, its files "
+		"stay, and the next sandbox_start of the same sandbox resumes "
+		"it (needs a server started with --persistent). "
 		"Waits for a command that is running in it to finish. "
 		"Stopping a sandbox that is not running is an error.",
-		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS "},"
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS
+		",\"keep\":{\"type\":\"boolean\",\"description\":"
+		"\"Suspend the sandbox instead of deleting it (default "
+		"false)\"}},"
 		"\"required\":[\"sandbox\",\"namespace\"],"
 		"\"additionalProperties\":false}",
 		NULL,

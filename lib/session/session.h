@@ -541,6 +541,18 @@ struct backend_ops {
 	int (*delete_all)(const struct session_opts *opts,
 			  void (*closed)(const char *name, void *data),
 			  void *data);
+	/*
+	 * `gosbx suspend`: stop every process of the kept claim name and
+	 * free what it holds, keeping its files, so that resume_claim
+	 * starts it again with the isolation and limits it was opened
+	 * with (gosbx-suspend(1)); `gosbx resume`: that start, waiting
+	 * until the sandbox is ready. Both return 0 when done, 1 when the
+	 * claim already was in that mode, -1 with error() (a claim that
+	 * is not kept, a backend API without suspension: the error says
+	 * so). NULL: the backend cannot (url).
+	 */
+	int (*suspend_claim)(const struct session_opts *opts, const char *name);
+	int (*resume_claim)(const struct session_opts *opts, const char *name);
 	/* create (opts->claim NULL) or find a claim; set s->claim and
 	 * s->http (connected client for the runtime). 0 or -1. */
 	int (*open)(struct session *s, const struct session_opts *opts);

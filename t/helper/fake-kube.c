@@ -2785,12 +2785,21 @@ static struct obj *create_sandbox(const char *ns, const char *name,
 
 	podt = json_path(tmpl->body, "spec.podTemplate");
 	body = json_pack(
-		"{s:s,s:s,s:{s:s,s:{},s:{s:s}},s:{s:O,s:i}}", "apiVersion",
+		"{s:s,s:s,s:{s:s,s:{},s:{s:s}},s:{s:O}}", "apiVersion",
 		group_version_of(K_SANDBOX, storage_version(K_SANDBOX), &gv),
 		"kind", "Sandbox", "metadata", "name", name ? name : "",
 		"labels", "annotations", "fake-kube.gosbx/template", tname,
-		"spec", "podTemplate", podt ? podt : json_object(), "replicas",
-		1);
+		"spec", "podTemplate", podt ? podt : json_object());
+	/*
+	 * v1beta1 (v0.5+) has spec.operatingMode where v1alpha1 has
+	 * spec.replicas (their CRDs); this controller never suspends
+	 */
+	if (S.release_v05)
+		json_object_set_new(json_object_get(body, "spec"),
+				    "operatingMode", json_string("Running"));
+	else
+		json_object_set_new(json_object_get(body, "spec"), "replicas",
+				    json_integer(1));
 	if (!name)
 		json_object_set_new(meta_of(body), "generateName",
 				    json_string(gen_name));
@@ -2886,8 +2895,10 @@ static void sandbox_tick(void)
 		json_object_set_new(json_object_get(sbx->body, "status"),
 				    "podIPs",
 				    ip ? json_pack("[s]", ip) : json_array());
-		json_object_set_new(json_object_get(sbx->body, "status"),
-				    "replicas", json_integer(1));
+		if (!S.release_v05)
+			json_object_set_new(
+				json_object_get(sbx->body, "status"),
+				"replicas", json_integer(1));
 		json_object_set_new(json_object_get(sbx->body, "status"),
 				    "service", json_string(sbx->name));
 		{

@@ -370,7 +370,8 @@ section_runtime() {
 # XDG_STATE_HOME and XDG_CACHE_HOME (never the user's own claims or
 # caches); every claim is closed at the end, also on Ctrl-C.
 #   1. gosbx open to ready (it returns once the runtime answers):
-#      p50 <= 15 ms, p90 shown
+#      p50 <= 15 ms, p90 shown; gosbx resume of a suspended claim to
+#      ready (issue 20): p50 <= 50 ms, p90 shown
 #   2. gosbx exec --claim=X true vs sh -c true, both whole processes:
 #      added latency at the median <= 3 ms
 #   3. go run hello.go in a warm sandbox vs on the host (warm
@@ -495,6 +496,32 @@ local_open_bench() {
 	else
 		perf_error "local: gosbx open"
 	fi
+}
+
+# local 1b: gosbx resume of a suspended claim to ready, the claim
+# suspended again after each run, outside the timing
+local_resume_bench() {
+	if ! local_open perf-resume ||
+		! lgosbx suspend perf-resume >/dev/null 2>"$tmp/open.err"; then
+		sed 's/^/#   /' "$tmp/open.err" | head -n 10
+		perf_error "local: gosbx resume (cannot open and suspend)"
+		return
+	fi
+	# shellcheck disable=SC2016 # expanded by bench-local's sh -c
+	after='"$GOSBX" --backend=local suspend perf-resume >/dev/null 2>&1'
+	if bench_with "$BENCH_LOCAL" run --n="$local_open_n" --warmup=2 \
+		--after="$after" \
+		-- "$GOSBX" --backend=local resume perf-resume
+	then
+		perf_goal "local: gosbx resume to ready (p50)" \
+			"$(us_to_ms "$(kv "$line" median_us)")" ms "<=" 50 \
+			"$local_open_n resumes"
+		perf_info "local: gosbx resume to ready (p90)" \
+			"$(us_to_ms "$(kv "$line" p90_us)") ms"
+	else
+		perf_error "local: gosbx resume"
+	fi
+	lgosbx close perf-resume >/dev/null 2>&1
 }
 
 # local 2: gosbx exec --claim true vs sh -c true, alternating
@@ -684,6 +711,7 @@ section_local() {
 		return
 	fi
 	local_open_bench
+	local_resume_bench
 	local_exec_bench
 	local_go_bench
 	lgosbx close perf-warm >/dev/null 2>&1
