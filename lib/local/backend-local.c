@@ -1717,6 +1717,31 @@ out:
 	return ret;
 }
 
+/*
+ * suspendable(), then the claim's lock into *lock (the caller unlocks),
+ * then its meta read again under the lock. 0, or -1 with error().
+ */
+static int lock_suspendable(const char *name, struct strbuf *dir,
+			    struct strbuf *meta, int *lock)
+{
+	struct strbuf p = STRBUF_INIT;
+	int ret = -1;
+
+	if (suspendable(name, dir, meta) < 0 ||
+	    (*lock = lock_claim(dir->buf, name)) < 0)
+		goto out;
+	strbuf_reset(meta);
+	strbuf_addf(&p, "%s/meta", dir->buf);
+	if (strbuf_read_file(meta, p.buf, 0) < 0) {
+		error_errno("cannot read '%s'", p.buf);
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&p);
+	return ret;
+}
+
 /* meta with its "mode" line replaced by mode, written to dir/meta */
 static int write_mode(const char *dir, const char *meta, const char *mode)
 {
@@ -1776,16 +1801,8 @@ static int local_op_suspend(const struct session_opts *opts, const char *name)
 
 	(void)opts;
 	isolate_handle_init(&h);
-	if (suspendable(name, &dir, &meta) < 0 ||
-	    (lock = lock_claim(dir.buf, name)) < 0)
+	if (lock_suspendable(name, &dir, &meta, &lock) < 0)
 		goto out;
-	/* again, under the lock */
-	strbuf_reset(&meta);
-	strbuf_addf(&p, "%s/meta", dir.buf);
-	if (strbuf_read_file(&meta, p.buf, 0) < 0) {
-		error_errno("cannot read '%s'", p.buf);
-		goto out;
-	}
 	if (claim_status(dir.buf, meta.buf, &h) == LOCAL_CLAIM_SUSPENDED) {
 		ret = 1;
 		goto out;
@@ -1959,15 +1976,8 @@ static int local_op_resume(const struct session_opts *opts, const char *name)
 
 	(void)opts;
 	isolate_handle_init(&h);
-	if (suspendable(name, &dir, &meta) < 0 ||
-	    (lock = lock_claim(dir.buf, name)) < 0)
+	if (lock_suspendable(name, &dir, &meta, &lock) < 0)
 		goto out;
-	strbuf_reset(&meta);
-	strbuf_addf(&p, "%s/meta", dir.buf);
-	if (strbuf_read_file(&meta, p.buf, 0) < 0) {
-		error_errno("cannot read '%s'", p.buf);
-		goto out;
-	}
 	st = claim_status(dir.buf, meta.buf, &h);
 	switch (st) {
 	case LOCAL_CLAIM_SUSPENDED:
