@@ -130,6 +130,30 @@ static void remove_locked(struct sbx_state *st, struct sbx *b)
 	}
 }
 
+/*
+ * A sandbox whose start failed (b locked by the caller, unlocked here):
+ * gone from the session's list; suspended_claim (or NULL): the claim of
+ * ns/name stays suspended, to be resumed by a later start.
+ */
+static void drop_unopened(struct mcp_session *session, struct sbx *b,
+			  const char *ns, const char *name,
+			  const char *suspended_claim)
+{
+	struct sbx_state *st;
+
+	b->gone = 1;
+	pthread_mutex_unlock(&b->lock);
+	mcp_session_lock(session);
+	st = get_state(session);
+	remove_locked(st, b);
+	if (suspended_claim) {
+		strvec_pushf(&st->suspended, "%s/%s", ns, name);
+		strvec_push(&st->suspended, suspended_claim);
+	}
+	sbx_unref_locked(b);
+	mcp_session_unlock(session);
+}
+
 /* Look a sandbox up and take a reference, or NULL. */
 static struct sbx *sbx_get(struct mcp_session *s, const char *ns,
 			   const char *name)
@@ -835,15 +859,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	if (suspended && resume_claim(&opts, claim.buf) < 0) {
 		mcp_result_error(res, "could not resume sandbox: %s",
 				 last_error());
-		b->gone = 1;
-		pthread_mutex_unlock(&b->lock);
-		mcp_session_lock(call->session);
-		st = get_state(call->session);
-		remove_locked(st, b);
-		strvec_pushf(&st->suspended, "%s/%s", ns, name);
-		strvec_push(&st->suspended, claim.buf);
-		sbx_unref_locked(b);
-		mcp_session_unlock(call->session);
+		drop_unopened(call->session, b, ns, name, claim.buf);
 		strbuf_release(&claim);
 		strbuf_release(&notes);
 		strbuf_release(&allow);
@@ -852,12 +868,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	if (session_open(&b->sess, &opts) < 0) {
 		mcp_result_error(res, "could not open sandbox: %s",
 				 last_error());
-		b->gone = 1;
-		pthread_mutex_unlock(&b->lock);
-		mcp_session_lock(call->session);
-		remove_locked(get_state(call->session), b);
-		sbx_unref_locked(b);
-		mcp_session_unlock(call->session);
+		drop_unopened(call->session, b, ns, name, NULL);
 		strbuf_release(&claim);
 		strbuf_release(&notes);
 		strbuf_release(&allow);
