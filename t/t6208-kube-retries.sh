@@ -4,7 +4,8 @@ test_description='the kube backend behaves like a real client (client-go)
 fake-kube injects the faults of a busy or restarting control plane: 429
 with Retry-After and 5xx answers are tried again (a POST only when the
 server says it did nothing), a watch answered 504 "Too large resource
-version" is listed and watched again, an API server unreachable for
+version" is listed and watched again, and so is one that gets ERROR
+events of 5xx inside the stream, after the same back-off; an API server unreachable for
 10 s is ridden out within --open-timeout (and a failed open still
 deletes its claim), a router that answers 502 just after Ready is
 tried again; an older controller'"'"'s status.sandbox.Name is read, and
@@ -93,6 +94,27 @@ test_expect_success '429 on the watch: backed off and watched again' '
 	gosbx exec -- echo watched >out &&
 	echo watched >expect && test_cmp expect out &&
 	faults_used &&
+	rt_poll 10 no_claims
+'
+
+test_expect_success 'ERROR events of 503 inside the watch: backed off, not a tight loop' '
+	# Ready after 5 s: the errors come while the claim is not Ready
+	kube_expect 200 POST "/fake/ready-delay?ms=5000" &&
+	fault "fail?status=503&count=2&verb=watch&resource=sandboxclaims&as=event" &&
+	{ gosbx -v exec -- echo backed-off 2>&1 >out; echo "exit $?"; } |
+		while IFS= read -r l; do
+			echo "$(date +%s%N) $l"
+		done >err.ts &&
+	kube_expect 200 POST "/fake/ready-delay?ms=100" &&
+	test_grep " exit 0\$" err.ts &&
+	echo backed-off >expect && test_cmp expect out &&
+	faults_used &&
+	grep " kube: GET .*/sandboxclaims?watch=1" err.ts >watches &&
+	test_line_count = 3 watches &&
+	# between the first error and the next watch: a pause of 1 s
+	# (then 2 s); before, they came back to back, a list between
+	awk "NR <= 3 { t[NR] = \$1 }
+		END { exit !(t[2] - t[1] >= 9e8 && t[3] - t[2] >= 1.9e9) }" watches &&
 	rt_poll 10 no_claims
 '
 

@@ -978,6 +978,8 @@ struct watch {
 	int events;		 /* events in the current stream */
 	enum watch_state state;
 	struct kube_ready *out;
+	long err_code; /* an ERROR event's 429/5xx code in this stream */
+	char err_msg[256];
 };
 
 /* Look at a claim state; sets w->state. */
@@ -1041,6 +1043,13 @@ static void watch_event(struct watch *w, const char *buf, size_t len)
 		if (code == 410 || code == 429 || code >= 500) {
 			/* 504: too large resource version; relist */
 			w->state = W_GONE;
+			if (code != 410) {
+				const char *m = json_object_str(obj, "message");
+				/* overloaded: the loop backs off first */
+				w->err_code = (long)code;
+				snprintf(w->err_msg, sizeof(w->err_msg), "%s",
+					 m ? m : "error event");
+			}
 		} else {
 			const char *m = json_object_str(obj, "message");
 			error("watching claim %s failed: %s", w->name,
@@ -1206,9 +1215,26 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		req.cancel = cancel;
 		strbuf_reset(&w.line);
 		w.events = 0;
+		w.err_code = 0;
 		r = kube_request(kc, &req, &resp);
 		if (!r && resp.status == 410) {
 			w.state = W_GONE;
+		} else if ((!r || r == HTTP_ABORTED) && w.state == W_GONE &&
+			   w.err_code) {
+			/*
+			 * an ERROR event of 429 or 5xx inside the stream: the
+			 * same back-off as for such an answer, never a tight
+			 * loop of lists and watches
+			 */
+			if (++failures >= 10) {
+				error("cannot watch claim %s: the API server "
+				      "keeps answering %ld: %s",
+				      name, w.err_code, w.err_msg);
+				w.state = W_FAILED;
+			} else {
+				pause_ms(500L << (failures < 4 ? failures : 4),
+					 deadline, cancel);
+			}
 		} else if (!r && (resp.status == 429 || resp.status >= 500) &&
 			   ++failures < 10) {
 			/*

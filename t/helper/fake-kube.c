@@ -286,6 +286,7 @@ static struct {
 	struct fault {
 		char *verb, *resource, *message;
 		int status, count, retry_after;
+		int as_event; /* a watch answered 200 with an ERROR event */
 	} faults[16];
 	size_t nr_faults;
 	uint64_t outage_until_ms; /* monotonic; API requests dropped until */
@@ -4411,14 +4412,14 @@ static void drop_history(void)
  *                              whose pods never get Ready (new sandboxes)
  *   POST /fake/ready-delay?ms=<n>  change --ready-delay
  *   POST /fake/fail?status=<code>[&count=<n>][&verb=<v>][&resource=<r>]
- *        [&retry-after=<s>][&message=<m>]  the next n (default 1) API
- *                              requests of that verb (get, list, watch,
- *                              create, patch, delete...) on that
- *                              resource (plural, e.g. sandboxclaims)
- *                              get a Status with that code (429
+ *        [&retry-after=<s>][&message=<m>][&as=event]  the next n (default 1)
+ * API requests of that verb (get, list, watch, create, patch, delete...) on
+ * that resource (plural, e.g. sandboxclaims) get a Status with that code (429
  *                              TooManyRequests, 500 InternalError, 503
  *                              ServiceUnavailable, 504 Timeout) and a
- *                              Retry-After header; every rule counts
+ *                              Retry-After header; every rule counts;
+ *                              as=event: a watch is answered 200 with
+ *                              that Status in one ERROR event instead
  *   POST /fake/outage?ms=<n>[&on=<verb>:<resource>]  API requests get no
  *                              answer (the connection is closed) for n
  *                              ms: from now, or from the next request
@@ -4487,6 +4488,8 @@ static enum MHD_Result fake_handler(struct MHD_Connection *c, struct req *r,
 			f->resource = xstrdup(v);
 		if ((v = query(c, "message")))
 			f->message = xstrdup(v);
+		f->as_event =
+			query(c, "as") && !strcmp(query(c, "as"), "event");
 		out = json_pack("{s:i,s:i}", "status", f->status, "count",
 				f->count);
 	} else if (!strcmp(what, "outage") && !strcmp(method, "POST") &&
@@ -4648,8 +4651,17 @@ static int inject_fault(struct MHD_Connection *c, const char *verb,
 	st = status_object((unsigned)hit.status, reason,
 			   hit.message ? hit.message : "injected fault",
 			   details);
-	json_dump_into(&sb, st);
-	json_decref(st);
+	if (hit.as_event) {
+		/* the way the real server reports it inside a watch */
+		json_t *ev =
+			json_pack("{s:s,s:o}", "type", "ERROR", "object", st);
+		json_dump_into(&sb, ev);
+		strbuf_addch(&sb, '\n');
+		json_decref(ev);
+	} else {
+		json_dump_into(&sb, st);
+		json_decref(st);
+	}
 	{
 		size_t len;
 
@@ -4669,7 +4681,8 @@ static int inject_fault(struct MHD_Connection *c, const char *verb,
 		xsnprintf(ra, sizeof(ra), "%d", hit.retry_after);
 		MHD_add_response_header(resp, "Retry-After", ra);
 	}
-	*out = MHD_queue_response(c, (unsigned)hit.status, resp);
+	*out = MHD_queue_response(c, hit.as_event ? 200 : (unsigned)hit.status,
+				  resp);
 	MHD_destroy_response(resp);
 	return 1;
 }
