@@ -182,14 +182,14 @@ test: all helpers
 
 # The kube suites against a real control plane (t66*, contrib/cluster):
 # build.sh builds etcd, kube-apiserver and kube-controller-manager from
-# Go modules once (cached by version), then the scripts run with
-# GOSBX_TEST_CLUSTER=1 (without it they skip)
+# Go modules once (cached by version), then the scripts (T, default
+# t66*.sh) run with GOSBX_TEST_CLUSTER=1 (without it they skip)
 GOSBX_CLUSTER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gosbx/cluster
 test-cluster: all helpers
 	@GOSBX_CLUSTER_CACHE='$(GOSBX_CLUSTER_CACHE)' ./contrib/cluster/build.sh
 	@GOSBX_TEST_CLUSTER=1 GOSBX_CLUSTER_CACHE='$(GOSBX_CLUSTER_CACHE)' \
 		GOSBX_BUILD_DIR=$(abspath $(O)) SANITIZE='$(SANITIZE)' \
-		./t/run-tests.sh 't66*.sh'
+		./t/run-tests.sh $(or $(T),'t66*.sh')
 
 unit: $(UNIT_BIN)
 
