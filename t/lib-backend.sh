@@ -29,6 +29,8 @@
 # shows requests proxied for the sandbox of <claim>, each to the pod's
 # IP (gosbx sends X-Sandbox-Pod-IP).
 #
+# SUSPEND: gosbx suspend/resume work there (local; cluster with
+# agent-sandbox v0.5 or later; not fake-kube's v0.4.6).
 # LIMITS or NOLIMITS (test-lib.sh, test_limits_prereq): whether a
 # sandbox gets the limits it asks for (always on kube, where the template
 # has them).
@@ -69,6 +71,7 @@ local)
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null ||
 		test_skip_all 'unprivileged user namespaces do not work here'
 	test_set_prereq LOCAL
+	test_set_prereq SUSPEND
 	test_limits_prereq
 	BACKEND_WORKDIR=/app
 	;;
@@ -112,6 +115,11 @@ cluster)
 	test_set_prereq KUBE
 	test_set_prereq CLUSTER
 	test_set_prereq LIMITS
+	# spec.operatingMode: the v1beta1 Sandbox of v0.5 and later
+	case $CLUSTER_RELEASE in
+	v0.[0-4].*) ;;
+	*) test_set_prereq SUSPEND ;;
+	esac
 	BACKEND_WORKDIR=
 	test_expect_success "a real control plane: agent-sandbox $CLUSTER_RELEASE, its router, gosbx-runtimes" '
 		cluster_up

@@ -313,7 +313,7 @@ c.close()
 '
 
 
-test_expect_success 'sandbox_stop keep suspends; sandbox_start resumes it' '
+test_expect_success SUSPEND 'sandbox_stop keep suspends; sandbox_start resumes it' '
 	mcp_run "
 c = Client(\"--persistent\")
 ok(c.call(\"sandbox_start\", sandbox=\"k\", namespace=NS))
