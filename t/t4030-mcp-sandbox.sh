@@ -383,13 +383,13 @@ test_expect_success '--call-timeout cuts sandbox_run_command, and the text says 
 c = Client()
 ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
 res, text = err(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,
-                       command=\"echo started; exec sleep 4030.5\"))
+                       command=\"echo started; exec sleep 4030.$$\"))
 assert \"  reason=timeout  signal=9  \" in text.split(\"\\n\")[0], text
 assert \"started\" in text, text
 ok(c.call(\"sandbox_stop\", sandbox=\"t\", namespace=NS))
 c.close()
 " &&
-	! pgrep -f "^sleep 4030.5\$" &&
+	! pgrep -f "^sleep 4030.$$\$" &&
 	no_claims
 '
 
