@@ -46,6 +46,7 @@
 #	netns.pid             the process holding the network namespace
 #	pods/<ns>_<pod>/      a pod's directory: its process's log, workdir
 #	url                   https://127.0.0.1:<port>
+#	etcd-url              http://127.0.0.1:<port>, etcd's client URL
 #	audit.log             the API server's audit log (JSON lines): each
 #	                      write to a SandboxClaim with its request body,
 #	                      each pods/portforward (metadata)
@@ -229,6 +230,7 @@ etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 asc_port=$5
 sched_port=$6 kwok_port=$7
 url=https://127.0.0.1:$api_port
 echo "$url" >"$dir/url"
+echo "http://127.0.0.1:$etcd_port" >"$dir/etcd-url"
 
 # --- certificates (EC P-256; a day is enough for a test cluster)
 pki=$dir/pki

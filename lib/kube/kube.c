@@ -702,15 +702,39 @@ int kube_claim_delete(struct kube_client *kc, const char *ns, const char *name)
 }
 
 /* GET a list at path?query; *items a new array, rv its resourceVersion. */
-static int kube_list(struct kube_client *kc, const char *path,
-		     const char *query, const char *what, json_t **items,
-		     struct strbuf *rv)
+static long ms_now(void);
+static void pause_ms(long ms, long deadline,
+		     const volatile sig_atomic_t *cancel);
+
+/*
+ * GET a list into *items (and its resourceVersion into rv). With a
+ * deadline (ms_now() clock; 0: none), a 403 is tried again with back-off
+ * (0.5, 1, 2, 4, 8 s..., at most 10 times, not past the deadline): for a
+ * list of what the caller was allowed a moment ago, a restarted API
+ * server that answers before its RBAC informers have synced says 403
+ * ("clusterrole ... not found") for a few seconds (seen on a real
+ * kube-apiserver v1.37, t6690).
+ */
+static int kube_list_until(struct kube_client *kc, const char *path,
+			   const char *query, const char *what, json_t **items,
+			   struct strbuf *rv, long deadline,
+			   const volatile sig_atomic_t *cancel)
 {
 	json_t *ans = NULL, *it;
 	long st;
+	int tries = 0;
 
 	*items = NULL;
-	st = kube_json(kc, "GET", path, query, NULL, NULL, &ans);
+	for (;;) {
+		st = kube_json(kc, "GET", path, query, NULL, NULL, &ans);
+		if (st != 403 || !deadline || tries >= 10 ||
+		    ms_now() >= deadline || (cancel && *cancel))
+			break;
+		json_decref(ans);
+		ans = NULL;
+		pause_ms(500L << (tries < 4 ? tries : 4), deadline, cancel);
+		tries++;
+	}
 	if (st < 0)
 		return -1;
 	if (st / 100 != 2 || !json_is_object(ans)) {
@@ -725,6 +749,13 @@ static int kube_list(struct kube_client *kc, const char *path,
 					    "resourceVersion"));
 	json_decref(ans);
 	return 0;
+}
+
+static int kube_list(struct kube_client *kc, const char *path,
+		     const char *query, const char *what, json_t **items,
+		     struct strbuf *rv)
+{
+	return kube_list_until(kc, path, query, what, items, rv, 0, NULL);
 }
 
 int kube_claim_list(struct kube_client *kc, const char *ns,
@@ -1103,8 +1134,10 @@ static void pause_ms(long ms, long deadline,
 	}
 }
 
-/* LIST the claim by name: state and a fresh rv. */
-static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
+/* LIST the claim by name: state and a fresh rv (403s retried until
+ * deadline: we just made the claim, see kube_list_until()). */
+static int watch_list(struct kube_client *kc, const char *ns, struct watch *w,
+		      long deadline, const volatile sig_atomic_t *cancel)
 {
 	struct strbuf p = STRBUF_INIT, q = STRBUF_INIT, f = STRBUF_INIT;
 	struct strbuf rv = STRBUF_INIT;
@@ -1114,7 +1147,8 @@ static int watch_list(struct kube_client *kc, const char *ns, struct watch *w)
 	claims_path(&p, kc, ns, NULL);
 	strbuf_addf(&f, "metadata.name=%s", w->name);
 	http_query_add(&q, "fieldSelector", f.buf);
-	ret = kube_list(kc, p.buf, q.buf, "cannot list claims", &items, &rv);
+	ret = kube_list_until(kc, p.buf, q.buf, "cannot list claims", &items,
+			      &rv, deadline, cancel);
 	if (!ret && !json_array_size(items)) {
 		if (w->seen)
 			ret = error("claim %s was deleted while waiting for "
@@ -1171,7 +1205,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 			break;
 		}
 		if (need_list) {
-			if (watch_list(kc, ns, &w) < 0)
+			if (watch_list(kc, ns, &w, deadline, cancel) < 0)
 				break;
 			need_list = 0;
 			if (w.state == W_READY) {
@@ -1235,12 +1269,16 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 				pause_ms(500L << (failures < 4 ? failures : 4),
 					 deadline, cancel);
 			}
-		} else if (!r && (resp.status == 429 || resp.status >= 500) &&
+		} else if (!r &&
+			   (resp.status == 429 || resp.status >= 500 ||
+			    resp.status == 403) &&
 			   ++failures < 10) {
 			/*
 			 * overloaded, or 504 "Too large resource version"
-			 * (a cache behind our rv): back off, then list
-			 * and watch again (client-go's reflector)
+			 * (a cache behind our rv), or 403 from a restarted
+			 * server whose RBAC cache is not synced (we made
+			 * the claim a moment ago): back off, then list and
+			 * watch again (client-go's reflector)
 			 */
 			pause_ms(
 				resp.retry_after_s >= 0
