@@ -30,10 +30,14 @@ meta() {
 	sed -n "s/^$2 //p" "$claims_dir/$1/meta"
 }
 
-# live PID: the process exists and is not a zombie (nothing runs in
-# one; the host's init may be slow to reap it)
+# live PID: the process exists, is not a zombie (nothing runs in one;
+# the host's init may be slow to reap it) and still has its memory (a
+# killed process mid-exit has released it: /proc/PID/cmdline is empty;
+# without cgroups the kernel ends a pid namespace's other processes so,
+# as its pid 1 ends)
 live() {
-	test -r "/proc/$1/status" && ! grep -q "^State:	Z" "/proc/$1/status"
+	test -r "/proc/$1/status" && ! grep -q "^State:	[ZX]" "/proc/$1/status" &&
+		test -s "/proc/$1/cmdline"
 }
 
 # the cgroup directories recorded in a claim's meta
