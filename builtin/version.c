@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "builtin.h"
 #include "dl/dl.h"
+#include "goenv.h"
 #include "json.h"
 #include "output.h"
 #include "local/isolate.h"
@@ -120,22 +121,19 @@ static void find_libs(struct version_info *v)
 /* the Go local sandboxes get (isolate_host_go()) and its GOVERSION */
 static void find_go(struct version_info *v)
 {
-	const char *argv[] = { NULL, "env", "GOVERSION", NULL };
 	int r = isolate_host_go(NULL, &v->go_path, &v->go_why);
 
 	if (!r)
 		strbuf_addstr(&v->go_why, "no go on PATH");
 	if (r <= 0)
 		return;
-	argv[0] = v->go_path.buf;
-	if (!exited_ok(run_capture(argv, &v->go, 10000)) ||
-	    !starts_with(v->go.buf, "go")) {
+	if (goenv_get(v->go_path.buf, "GOVERSION", &v->go, &v->go_why) < 0)
+		return;
+	if (!starts_with(v->go.buf, "go")) {
 		strbuf_reset(&v->go);
 		strbuf_addf(&v->go_why, "'%s env GOVERSION' failed",
 			    v->go_path.buf);
-		return;
 	}
-	strbuf_setlen(&v->go, strcspn(v->go.buf, "\n"));
 }
 
 static void version_info_gather(struct version_info *v,

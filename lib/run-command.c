@@ -15,6 +15,12 @@ int exited_ok(int status)
 
 int run_capture(const char *const *argv, struct strbuf *out, int timeout_ms)
 {
+	return run_capture_in(argv, NULL, NULL, out, timeout_ms);
+}
+
+int run_capture_in(const char *const *argv, const char *const *env,
+		   const char *dir, struct strbuf *out, int timeout_ms)
+{
 	uint64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int fds[2], status;
 	pid_t pid;
@@ -35,7 +41,13 @@ int run_capture(const char *const *argv, struct strbuf *out, int timeout_ms)
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		signal(SIGPIPE, SIG_DFL);
-		execvp(argv[0], (char *const *)argv);
+		if (dir && chdir(dir) < 0)
+			_exit(127);
+		if (env)
+			execvpe(argv[0], (char *const *)argv,
+				(char *const *)env);
+		else
+			execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);

@@ -15,6 +15,14 @@
  */
 int run_capture(const char *const *argv, struct strbuf *out, int timeout_ms);
 
+/*
+ * run_capture() with the environment env (a NULL-terminated list of
+ * "K=V"; NULL: gosbx's own) in directory dir (NULL: the current one;
+ * one that cannot be entered gives the status of exit 127).
+ */
+int run_capture_in(const char *const *argv, const char *const *env,
+		   const char *dir, struct strbuf *out, int timeout_ms);
+
 /* True if a wait status says the command exited 0. */
 int exited_ok(int status);
 

@@ -56,10 +56,14 @@ fake_go() {
 	chmod +x "$2/bin/go" &&
 	cat >"$1/go" <<-EOF &&
 	#!/bin/sh
-	if test "\$*" = "env GOROOT"; then echo "$2"; exit 0; fi
-	exec "$realgo" "\$@"
+	GOROOT="$2" exec "$realgo" "\$@"
 	EOF
 	chmod +x "$1/go"
+}
+
+# goroot_says <file> <goroot>: a go at <file> whose GOROOT is <goroot>
+goroot_says() {
+	printf '#!/bin/sh\nGOROOT=%s exec %s "$@"\n' "$2" "$realgo" >"$1"
 }
 
 test_expect_success 'a GOROOT that holds the home is not bound' '
@@ -80,11 +84,11 @@ test_expect_success 'a GOROOT inside what sandboxes write is not bound' '
 
 test_expect_success 'a go whose GOROOT has no bin/go is not trusted' '
 	mkdir -p fake3 nogo &&
-	printf "#!/bin/sh\necho $PWD/nogo\n" >fake3/go &&
+	goroot_says fake3/go "$PWD/nogo" &&
 	chmod +x fake3/go &&
 	PATH=$PWD/fake3:$PATH with_err isolate-run -- true &&
 	grep "^warning: sandboxes get no Go from this host: GOROOT .*/nogo. has no executable bin/go" err &&
-	printf "#!/bin/sh\necho /\n" >fake3/go &&
+	goroot_says fake3/go / &&
 	PATH=$PWD/fake3:$PATH with_err isolate-run -- true &&
 	grep "^warning: sandboxes get no Go from this host: GOROOT ./. holds" err
 '

@@ -19,6 +19,7 @@
 #include "session/doctor.h"
 #include "local/backend-local.h"
 #include "dir.h"
+#include "goenv.h"
 #include "http.h"
 #include "local/egress.h"
 #include "local/gostd.h"
@@ -615,6 +616,8 @@ static void plan_gocache(struct isolate_config *cfg, const char *home,
 					    "/.cache/.go-build-upper",
 					    "/.cache/.go-build-work" };
 	struct strbuf p = STRBUF_INIT;
+	struct stat st;
+	int made = 0;
 	size_t i;
 
 	if (!*go || gostd_layer(go, layer) <= 0)
@@ -622,7 +625,9 @@ static void plan_gocache(struct isolate_config *cfg, const char *home,
 	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s%s", home, dirs[i]);
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST)
+		if (!mkdir(p.buf, 0755))
+			made = 1;
+		else if (errno != EEXIST)
 			goto out;
 	}
 	/*
@@ -634,44 +639,26 @@ static void plan_gocache(struct isolate_config *cfg, const char *home,
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s/.cache/.go-build-upper/%02x", home,
 			    (unsigned)i);
-		if (mkdir(p.buf, 0755) < 0 && errno != EEXIST)
+		if (!mkdir(p.buf, 0755))
+			made = 1;
+		else if (errno != EEXIST)
 			goto out;
 	}
+	/*
+	 * Given to the sandbox's uid, unless nothing was made and the
+	 * top is its already (a resumed claim's: isolate_chown_tree()
+	 * does the top last, and the sandbox makes only files of its
+	 * own), so that a resume does not walk a large build cache
+	 */
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/.cache", home);
-	if (isolate_chown_tree(cfg, p.buf) < 0)
+	if ((made || lstat(p.buf, &st) < 0 || st.st_uid != cfg->host_uid ||
+	     st.st_gid != cfg->host_gid) &&
+	    isolate_chown_tree(cfg, p.buf) < 0)
 		goto out;
 	cfg->gocache_lower = layer->buf;
 out:
 	strbuf_release(&p);
-}
-
-/*
- * `go env` of the four names of vars, one value a line, into out; one
- * run per process and go binary (an MCP server opens many sandboxes).
- * Returns 0, or -1 when go env failed.
- */
-static int go_env(const char *go, const char *const vars[4], struct strbuf *out)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
-	const char *argv[] = { go,	"env",	 vars[0], vars[1],
-			       vars[2], vars[3], NULL };
-	int ret = 0;
-
-	pthread_mutex_lock(&lock);
-	if (!cached_go.len || strcmp(cached_go.buf, go)) {
-		strbuf_reset(&cached);
-		strbuf_reset(&cached_go);
-		if (exited_ok(run_capture(argv, &cached, 10000)))
-			strbuf_addstr(&cached_go, go);
-		else
-			ret = -1;
-	}
-	if (!ret)
-		strbuf_addbuf(out, &cached);
-	pthread_mutex_unlock(&lock);
-	return ret;
 }
 
 /*
@@ -711,7 +698,8 @@ static int plan_network(struct local_state *ls, const struct session_opts *o,
 	cfg->net_proxy = 1;
 	cfg->modules = !o->modules_off;
 	/* the user's checksum database settings, for the go inside */
-	if (cfg->modules && go->len && !go_env(go->buf, go_vars, &env)) {
+	if (cfg->modules && go->len &&
+	    !goenv_lines(go->buf, go_vars, ARRAY_SIZE(go_vars), &env, &p)) {
 		const char *line = env.buf;
 
 		for (i = 0; i < ARRAY_SIZE(go_vars) && *line; i++) {

@@ -6,6 +6,7 @@
 #include "compat.h"
 #include "local/backend-local.h"
 #include "dir.h"
+#include "goenv.h"
 #include "session/doctor.h"
 #include "http.h"
 #include "local/gostd.h"
@@ -158,7 +159,7 @@ static void check_go_network(struct check_list *cl)
 {
 	struct strbuf go = STRBUF_INIT, why = STRBUF_INIT, out = STRBUF_INIT;
 	struct strbuf msg = STRBUF_INIT, layer = STRBUF_INIT;
-	const char *argv[] = { NULL, "env", "GOPROXY", "GOSUMDB", NULL };
+	static const char *const names[] = { "GOPROXY", "GOSUMDB" };
 	char *sumdb;
 
 	check_add(cl, "network", ISOLATE_CHECK_OK,
@@ -169,8 +170,7 @@ static void check_go_network(struct check_list *cl)
 		  NULL);
 	if (isolate_host_go(NULL, &go, &why) <= 0)
 		goto out;
-	argv[0] = go.buf;
-	if (!exited_ok(run_capture(argv, &out, VERSION_TIMEOUT_MS)) ||
+	if (goenv_lines(go.buf, names, ARRAY_SIZE(names), &out, &why) < 0 ||
 	    !(sumdb = strchr(out.buf, '\n'))) {
 		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
 			  "'go env GOPROXY GOSUMDB' failed: sandboxes get "

@@ -3,6 +3,7 @@
  */
 #include "compat.h"
 #include "dir.h"
+#include "goenv.h"
 #include "local/gostd.h"
 #include "run-command.h"
 #include "strvec.h"
@@ -42,24 +43,13 @@ static uint32_t fnv1a(const char *s)
 /* the layer's name for go: "<GOVERSION>-<GOOS>-<GOARCH>-<hash>" */
 static int layer_name(const char *go, struct strbuf *out)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct strbuf for_go = STRBUF_INIT, name = STRBUF_INIT;
-	const char *argv[] = { go,	 "env",	   "GOVERSION", "GOOS",
-			       "GOARCH", "GOROOT", NULL };
-	struct strbuf sb = STRBUF_INIT;
+	static const char *const names[] = { "GOVERSION", "GOOS", "GOARCH",
+					     "GOROOT" };
+	struct strbuf sb = STRBUF_INIT, why = STRBUF_INIT;
 	struct strvec lines = STRVEC_INIT;
 	int ret = -1;
 
-	pthread_mutex_lock(&lock);
-	if (for_go.len && !strcmp(for_go.buf, go)) {
-		strbuf_addbuf(out, &name);
-		ret = name.len ? 0 : -1;
-		goto out;
-	}
-	strbuf_reset(&name);
-	strbuf_reset(&for_go);
-	strbuf_addstr(&for_go, go);
-	if (exited_ok(run_capture(argv, &sb, 10000))) {
+	if (!goenv_lines(go, names, ARRAY_SIZE(names), &sb, &why)) {
 		char *p = sb.buf, *nl;
 
 		while ((nl = strchr(p, '\n'))) {
@@ -70,14 +60,13 @@ static int layer_name(const char *go, struct strbuf *out)
 	}
 	if (lines.nr == 4 && starts_with(lines.v[0], "go") &&
 	    lines.v[3][0] == '/' && !strchr(lines.v[0], '/') &&
-	    !strchr(lines.v[1], '/') && !strchr(lines.v[2], '/'))
-		strbuf_addf(&name, "%s-%s-%s-%08x", lines.v[0], lines.v[1],
+	    !strchr(lines.v[1], '/') && !strchr(lines.v[2], '/')) {
+		strbuf_addf(out, "%s-%s-%s-%08x", lines.v[0], lines.v[1],
 			    lines.v[2], fnv1a(lines.v[3]));
-	strbuf_addbuf(out, &name);
-	ret = name.len ? 0 : -1;
-out:
-	pthread_mutex_unlock(&lock);
+		ret = 0;
+	}
 	strbuf_release(&sb);
+	strbuf_release(&why);
 	strvec_clear(&lines);
 	return ret;
 }

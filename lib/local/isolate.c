@@ -1,5 +1,6 @@
 #include "compat.h"
 #include "dir.h"
+#include "goenv.h"
 #include "local/isolate.h"
 #include "local/gostd.h"
 #include "local/netd.h"
@@ -114,7 +115,7 @@ int isolate_chown_tree(const struct isolate_config *cfg, const char *path)
 	chown_uid = cfg->host_uid;
 	chown_gid = cfg->host_gid;
 	chown_failed = NULL;
-	if (nftw(path, chown_one, 16, FTW_PHYS | FTW_MOUNT)) {
+	if (nftw(path, chown_one, 16, FTW_PHYS | FTW_MOUNT | FTW_DEPTH)) {
 		ret = error_errno("cannot create sandbox: uid: cannot give "
 				  "'%s' to uid %u",
 				  chown_failed ? chown_failed : path,
@@ -584,10 +585,7 @@ out:
 static int host_goroot(const struct goroot_rules *rules, const char *want,
 		       struct strbuf *out, struct strbuf *why)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct strbuf cached_go = STRBUF_INIT, cached = STRBUF_INIT;
 	struct strbuf go = STRBUF_INIT, sb = STRBUF_INIT;
-	const char *argv[] = { NULL, "env", "GOROOT", NULL };
 	struct stat st;
 	size_t i;
 	int ret = -1;
@@ -611,26 +609,15 @@ static int host_goroot(const struct goroot_rules *rules, const char *want,
 		strbuf_release(&go);
 		return 0;
 	}
-	/* one `go env` per process and go binary: it takes a while */
-	pthread_mutex_lock(&lock);
-	if (strcmp(cached_go.buf, go.buf)) {
-		argv[0] = go.buf;
-		strbuf_reset(&cached);
-		if (!goroot_of_binary(go.buf, &cached)) {
-			; /* what go env would say */
-		} else if (exited_ok(run_capture(argv, &cached, 10000))) {
-			char *nl = strchr(cached.buf, '\n');
+	/* what go env would say, else go env (goenv.h keeps it) */
+	if (goroot_of_binary(go.buf, &sb)) {
+		struct strbuf err = STRBUF_INIT;
 
-			if (nl)
-				strbuf_setlen(&cached, nl - cached.buf);
-		} else {
-			strbuf_reset(&cached);
-		}
-		strbuf_reset(&cached_go);
-		strbuf_addbuf(&cached_go, &go);
+		strbuf_reset(&sb);
+		if (goenv_get(go.buf, "GOROOT", &sb, &err) < 0)
+			strbuf_reset(&sb);
+		strbuf_release(&err);
 	}
-	strbuf_addbuf(&sb, &cached);
-	pthread_mutex_unlock(&lock);
 
 	if (!sb.len || sb.buf[0] != '/') {
 		strbuf_addf(why, "'%s env GOROOT' gave no absolute path",

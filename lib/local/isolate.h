@@ -267,7 +267,8 @@ int isolate_reserve_ids_as(struct isolate_config *cfg, uid_t uid);
 /*
  * Give the tree at path (a directory or a file, not followed when it
  * is a symlink) to cfg->host_uid and host_gid, so that the sandbox
- * can write it: lchown(2) of every entry, not crossing mount points.
+ * can write it: lchown(2) of every entry, not crossing mount points,
+ * the top last (its owner tells that a walk finished).
  * Call it before the sandbox starts, on a tree no untrusted code can
  * change meanwhile. Nothing to do when the ids are the caller's own
  * (not root). Returns 0, or -1 with error() naming the entry.

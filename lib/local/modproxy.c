@@ -18,6 +18,7 @@
 #include "compat.h"
 #include "dir.h"
 #include "http.h"
+#include "goenv.h"
 #include "json.h"
 #include "local/modproxy.h"
 #include "log.h"
@@ -1484,50 +1485,33 @@ static int default_cache_dir(struct strbuf *out)
 	return 0;
 }
 
-/* `<go> env -json <go_env_vars>` into c->env, with our environment */
+/* `<go> env <go_env_vars>` into c->env (goenv.h: this go, our environment) */
 static int read_go_env(struct modproxy_config *c)
 {
-	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
-	struct strbuf cwd = STRBUF_INIT, msg = STRBUF_INIT;
-	struct go_result g = GO_RESULT_INIT;
-	json_t *j = NULL;
+	struct strbuf out = STRBUF_INIT, why = STRBUF_INIT;
+	const char *line;
 	size_t i;
 	int ret = -1;
 
-	strvec_push(&argv, c->go);
-	strvec_push(&argv, "env");
-	strvec_push(&argv, "-json");
-	for (i = 0; i < ARRAY_SIZE(go_env_vars); i++)
-		strvec_push(&argv, go_env_vars[i]);
-	/* this Go, not the one a go.mod or GOTOOLCHAIN would switch to */
-	for (i = 0; environ[i]; i++)
-		if (!starts_with(environ[i], "GOTOOLCHAIN="))
-			strvec_push(&env, environ[i]);
-	strvec_push(&env, "GOTOOLCHAIN=local");
-	if (!work_dir(c, &cwd, &g.err))
-		run_child((char *const *)argv.v, (char *const *)env.v, cwd.buf,
-			  GO_ENV_TIMEOUT_MS, &g);
-	if (go_ok(&g, &msg) && !(j = json_parse(g.out.buf, g.out.len, &msg)))
-		strbuf_insert(&msg, 0, "its answer: ", 12);
-	if (!j) {
+	if (goenv_lines(c->go, go_env_vars, ARRAY_SIZE(go_env_vars), &out,
+			&why) < 0) {
 		error("cannot read the module settings with '%s env': %s",
-		      c->go, msg.buf);
+		      c->go, why.buf);
 		goto out;
 	}
+	line = out.buf;
 	for (i = 0; i < ARRAY_SIZE(go_env_vars); i++) {
-		const char *v = json_object_str(j, go_env_vars[i]);
+		const char *nl = strchrnul(line, '\n');
 
-		if (v && *v)
-			strvec_pushf(&c->env, "%s=%s", go_env_vars[i], v);
+		if (nl > line)
+			strvec_pushf(&c->env, "%s=%.*s", go_env_vars[i],
+				     (int)(nl - line), line);
+		line = *nl ? nl + 1 : nl;
 	}
 	ret = 0;
 out:
-	json_decref(j);
-	go_result_release(&g);
-	strvec_clear(&argv);
-	strvec_clear(&env);
-	strbuf_release(&cwd);
-	strbuf_release(&msg);
+	strbuf_release(&out);
+	strbuf_release(&why);
 	return ret;
 }
 

@@ -3,42 +3,28 @@
  * (mcp-environment.h).
  */
 #include "compat.h"
+#include "goenv.h"
 #include "mcp/mcp-environment.h"
-#include "run-command.h"
 #include "session/session.h"
 
-#include <pthread.h>
 #include <sys/stat.h>
 
 /* `go env GOVERSION` of the Go sandboxes get: "go1.26.8", or "" */
 static void go_version(const char *want, struct strbuf *out)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct strbuf cached = STRBUF_INIT, cached_for = STRBUF_INIT;
-	struct strbuf go = STRBUF_INIT, v = STRBUF_INIT;
-	const char *argv[] = { NULL, "env", "GOVERSION", NULL };
+	struct strbuf go = STRBUF_INIT, v = STRBUF_INIT, why = STRBUF_INIT;
 	struct stat st;
 
 	if (want && !stat(want, &st) && S_ISDIR(st.st_mode))
 		strbuf_addf(&go, "%s/bin/go", want);
 	else
 		strbuf_addstr(&go, want ? want : "go");
-	pthread_mutex_lock(&lock);
-	if (!cached_for.len || strcmp(cached_for.buf, go.buf)) {
-		argv[0] = go.buf;
-		strbuf_reset(&cached);
-		if (exited_ok(run_capture(argv, &v, 10000)) &&
-		    starts_with(v.buf, "go")) {
-			strbuf_trim(&v);
-			strbuf_addbuf(&cached, &v);
-		}
-		strbuf_reset(&cached_for);
-		strbuf_addbuf(&cached_for, &go);
-	}
-	strbuf_addbuf(out, &cached);
-	pthread_mutex_unlock(&lock);
+	if (!goenv_get(go.buf, "GOVERSION", &v, &why) &&
+	    starts_with(v.buf, "go"))
+		strbuf_addbuf(out, &v);
 	strbuf_release(&go);
 	strbuf_release(&v);
+	strbuf_release(&why);
 }
 
 static void describe_go(const struct session_opts *so, unsigned caps,
