@@ -86,6 +86,9 @@ void ctx_global_args(const struct gosbx_ctx *ctx, struct strvec *argv)
 		strvec_pushf(argv, "--gateway=%s", ctx->session.gateway);
 	if (ctx->session.api_url)
 		strvec_pushf(argv, "--api-url=%s", ctx->session.api_url);
+	if (ctx->session.router_namespace)
+		strvec_pushf(argv, "--router-namespace=%s",
+			     ctx->session.router_namespace);
 	if (ctx->session.open_timeout_ms > 0)
 		strvec_pushf(argv, "--open-timeout=%" PRId64 "ms",
 			     ctx->session.open_timeout_ms);
@@ -130,6 +133,7 @@ static const struct backend_option {
 	{ "api-version", BACKEND_KUBE_API, "--backend=kube" },
 	{ "gateway", BACKEND_KUBE_API, "--backend=kube" },
 	{ "api-url", BACKEND_KUBE_API, "--backend=kube" },
+	{ "router-namespace", BACKEND_KUBE_API, "--backend=kube" },
 	{ "open-timeout", BACKEND_KUBE_API, "--backend=kube" },
 	{ "router-token-file", BACKEND_BEARER_TOKEN,
 	  "--backend=kube or --backend=url" },
@@ -369,6 +373,11 @@ int main(int argc, const char **argv)
 			   "(default: port-forward)"),
 		OPT_STRING(0, "api-url", &ctx.session.api_url, "<url>",
 			   "reach the sandbox-router at this URL"),
+		OPT_STRING_ENV(0, "router-namespace",
+			       &ctx.session.router_namespace, "<ns>",
+			       "namespace of the sandbox-router (default: the "
+			       "claims', else agent-sandbox-system)",
+			       "GOSBX_ROUTER_NAMESPACE"),
 		OPT_DURATION_ENV(0, "open-timeout", &open_timeout_ms,
 				 "longest wait for a new claim to be Ready "
 				 "(default 5m)",

@@ -2,7 +2,7 @@
 # contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>]
 #	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
 #	[--no-controller] [--no-nodes] [--no-router]
-#	[--runtime=<gosbx-runtime>]
+#	[--router-namespace=<ns>] [--runtime=<gosbx-runtime>]
 #
 # Starts a real Kubernetes control plane from the binaries
 # contrib/cluster/build.sh put in its cache, in a network namespace of
@@ -29,7 +29,8 @@
 # container runtime for kwok's node: a real gosbx-runtime (--runtime,
 # default build/gosbx-runtime) at the IP of each sandbox pod, and the
 # router of <release> for the router's pod, which up.sh applies as the
-# release's module deploys it (one replica, in <ns>); kwok's
+# release's module deploys it (one replica, in <ns>, or in the namespace
+# of --router-namespace, e.g. agent-sandbox-system as v1.0 ships it); kwok's
 # PortForwards make pods/portforward reach them. up.sh waits until the
 # router answers its probe.
 #
@@ -68,9 +69,10 @@ ns=default
 controller=1
 nodes=1
 router=1
+router_ns=
 runtime=${GOSBX_BUILD_DIR:-$top/build}/gosbx-runtime
 
-usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes] [--no-router] [--runtime=<gosbx-runtime>]"
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes] [--no-router] [--router-namespace=<ns>] [--runtime=<gosbx-runtime>]"
 for arg; do
 	case $arg in
 	--dir=?*) dir=${arg#--dir=} ;;
@@ -81,6 +83,7 @@ for arg; do
 	--no-controller) controller= ;;
 	--no-nodes) nodes= ;;
 	--no-router) router= ;;
+	--router-namespace=?*) router_ns=${arg#--router-namespace=} ;;
 	--runtime=?*) runtime=${arg#--runtime=} ;;
 	-h | --help)
 		echo "$usage"
@@ -192,6 +195,7 @@ if test -z "${GOSBX_CLUSTER_NETNS:-}"; then
 	test -z "$controller" && set -- "$@" --no-controller
 	test -z "$nodes" && set -- "$@" --no-nodes
 	test -z "$router" && set -- "$@" --no-router
+	test -n "$router_ns" && set -- "$@" --router-namespace="$router_ns"
 	GOSBX_CLUSTER_NETNS=1 exec "$here"/in.sh --dir="$dir" "$0" \
 		--dir="$dir" --agent-sandbox="$release" --k8s="$k8s" \
 		--etcd="$etcd" --namespace="$ns" --runtime="$runtime" "$@"
@@ -605,14 +609,17 @@ if test -n "$router"; then
 		probe=8080/healthz
 	fi
 	start pods.py python3 "$here"/pods.py "$@"
-	sed -i -e "s|^\( *namespace:\) agent-sandbox-system\$|\1 $ns|" \
+	rns=${router_ns:-$ns}
+	kadm get namespace "$rns" >/dev/null 2>&1 ||
+		run kadm create namespace "$rns"
+	sed -i -e "s|^\( *namespace:\) agent-sandbox-system\$|\1 $rns|" \
 		-e 's|^\( *replicas:\) [0-9]*|\1 1|' \
 		-e "s|\\\${ROUTER_IMAGE}|sandbox-router:$release|" "$dir/router.yaml"
-	run kadm -n "$ns" apply --server-side -f "$dir/router.yaml"
+	run kadm -n "$rns" apply --server-side -f "$dir/router.yaml"
 	# ready: its pod has an IP and the router answers its probe there
 	router_ready() {
 		alive pods.py
-		rip=$(kadm -n "$ns" get pods -l app=sandbox-router \
+		rip=$(kadm -n "$rns" get pods -l app=sandbox-router \
 			-o 'jsonpath={.items[0].status.podIP}') &&
 			test -n "$rip" &&
 			python3 -c '

@@ -53,6 +53,8 @@ struct kube_backend {
 	struct kube_client kc;
 	int kc_ready;		     /* kc initialised */
 	char *ns;		     /* namespace of the claim */
+	const char *router_ns_opt;   /* --router-namespace, or NULL */
+	char *router_ns;	     /* where the router was found */
 	char *sandbox;		     /* bound Sandbox name */
 	char *pod_ip;		     /* or NULL */
 	char *shutdown_time;	     /* of a reattached claim, or NULL */
@@ -87,6 +89,7 @@ static void kb_free(struct kube_backend *kb)
 		kube_client_release(&kb->kc);
 	kube_config_release(&kb->cfg);
 	free(kb->ns);
+	free(kb->router_ns);
 	free(kb->sandbox);
 	free(kb->pod_ip);
 	free(kb->shutdown_time);
@@ -99,6 +102,15 @@ static void kb_free(struct kube_backend *kb)
 
 static void quiet_report(const char *prefix, const char *msg, void *data)
 {
+}
+
+/* an error() kept in data (a strbuf) instead of printed */
+static void keep_report(const char *prefix, const char *msg, void *data)
+{
+	struct strbuf *sb = data;
+
+	strbuf_reset(sb);
+	strbuf_addstr(sb, msg);
 }
 
 static uint64_t now_ms(void)
@@ -412,10 +424,11 @@ static int forward_resolve(void *data, struct strbuf *pod)
 
 	if (kube_client_init(&kc, &kb->cfg, kb->ns) < 0)
 		return -1;
-	if (kube_router_pods(&kc, kb->ns, &names, &ips) < 0)
+	if (kube_router_pods(&kc, kb->router_ns, &names, &ips) < 0)
 		goto out;
 	if (!names.nr) {
-		error("no ready sandbox-router pod in namespace '%s'", kb->ns);
+		error("no ready sandbox-router pod in namespace '%s'",
+		      kb->router_ns);
 		goto out;
 	}
 	strbuf_addstr(pod, names.v[0]);
@@ -425,6 +438,65 @@ out:
 	strvec_clear(&names);
 	strvec_clear(&ips);
 	return ret;
+}
+
+/*
+ * The ready router pods into names and ips, and their namespace into
+ * kb->router_ns: --router-namespace only when given, else the claim's
+ * namespace (the seed's guide, agent-sandbox v0.x and its Go client),
+ * else KUBE_ROUTER_DEFAULT_NS, where agent-sandbox v1.0 deploys it
+ * (sandbox-router/deploy/ of the module; its Python client's router_namespace
+ * default). 0, or -1 with error().
+ */
+static int find_router(struct kube_backend *kb, struct strvec *names,
+		       struct strvec *ips)
+{
+	struct strbuf why = STRBUF_INIT;
+	report_fn saved;
+	void *saved_data;
+	int r;
+
+	free(kb->router_ns);
+	kb->router_ns = xstrdup(kb->router_ns_opt ? kb->router_ns_opt : kb->ns);
+	if (kube_router_pods(&kb->kc, kb->router_ns, names, ips) < 0)
+		return -1;
+	if (names->nr)
+		return 0;
+	if (kb->router_ns_opt) {
+		error("no ready sandbox-router pod in namespace '%s' "
+		      "(--router-namespace; EndpointSlices of Service "
+		      "sandbox-router-svc)",
+		      kb->router_ns);
+		return -1;
+	}
+	if (strcmp(kb->ns, KUBE_ROUTER_DEFAULT_NS)) {
+		get_error_routine(&saved, &saved_data);
+		set_error_routine(keep_report, &why);
+		r = kube_router_pods(&kb->kc, KUBE_ROUTER_DEFAULT_NS, names,
+				     ips);
+		set_error_routine(saved, saved_data);
+		if (!r && names->nr) {
+			free(kb->router_ns);
+			kb->router_ns = xstrdup(KUBE_ROUTER_DEFAULT_NS);
+			strbuf_release(&why);
+			return 0;
+		}
+		if (!r)
+			strbuf_addstr(&why, "none ready there");
+	}
+	error("no ready sandbox-router pod in namespace '%s' "
+	      "(EndpointSlices of Service sandbox-router-svc)%s%s%s%s; "
+	      "deploy the router, or name its namespace with "
+	      "--router-namespace, or use --gateway or --api-url",
+	      kb->ns, why.len ? ", nor in '" KUBE_ROUTER_DEFAULT_NS "' (" : "",
+	      why.buf, why.len ? ")" : "",
+	      why.len && strstr(why.buf, "forbidden")
+		      ? " (RBAC: manifests/rbac-router-namespace.yaml grants "
+			"what gosbx "
+			"needs there)"
+		      : "");
+	strbuf_release(&why);
+	return -1;
 }
 
 /* Start a port-forward to port 8080 of the first ready router pod. */
@@ -437,15 +509,8 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 	int ret = -1;
 
 	kube_auth_init(&a);
-	if (kube_router_pods(&kb->kc, kb->ns, &names, &ips) < 0)
+	if (find_router(kb, &names, &ips) < 0)
 		goto out;
-	if (!names.nr) {
-		error("no ready sandbox-router pod in namespace '%s' "
-		      "(EndpointSlices of Service sandbox-router-svc); deploy "
-		      "the router, or use --gateway or --api-url",
-		      kb->ns);
-		goto out;
-	}
 	/*
 	 * The forward gets its own API client: kube_client replaces its
 	 * own on a credential refresh, and the forward must not see it
@@ -465,7 +530,7 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 		fo.get_token = forward_token;
 	fo.resolve_pod = forward_resolve;
 	fo.token_data = kb;
-	fo.namespace = kb->ns;
+	fo.namespace = kb->router_ns;
 	fo.pod = names.v[0];
 	fo.port = ROUTER_PORT;
 	kb->fwd = kube_forward_start(&fo);
@@ -502,8 +567,13 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 		if (!strstr(opts->gateway, "://"))
 			strbuf_addstr(&base, "http://");
 		strbuf_addstr(&base, opts->gateway);
-	} else if (start_forward(kb, &base, &sock) < 0) {
-		goto out;
+	} else {
+		kb->router_ns_opt =
+			opts->router_namespace && *opts->router_namespace
+				? opts->router_namespace
+				: NULL;
+		if (start_forward(kb, &base, &sock) < 0)
+			goto out;
 	}
 	ho.unix_socket = sock.len ? sock.buf : NULL;
 	ho.connect_timeout_ms = 30000;
@@ -578,7 +648,7 @@ static int wait_router(struct session *s, struct kube_backend *kb,
 			      "get and create on pods/portforward in namespace "
 			      "'%s' (manifests/rbac.yaml; gosbx doctor checks "
 			      "it)",
-			      kube_forward_denied(kb->fwd), kb->ns);
+			      kube_forward_denied(kb->fwd), kb->router_ns);
 			break;
 		}
 		if (monotonic_ms() + (uint64_t)pause >= end) {

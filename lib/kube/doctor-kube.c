@@ -542,39 +542,108 @@ static void check_controller(struct kube_doctor *kd)
 	strbuf_release(&msg);
 }
 
+/*
+ * The router found in ns, another namespace than the claims': may this
+ * user port-forward there? (manifests/rbac-router-namespace.yaml)
+ */
+static void router_elsewhere(struct kube_doctor *kd, const char *ns,
+			     struct strbuf *msg)
+{
+	int get = 0, create = 0;
+	struct capture cap;
+	struct strbuf fix = STRBUF_INIT;
+
+	capture_start(&cap);
+	if (kube_can_i(&kd->kc, "get", "", "pods/portforward", ns, &get) < 0 ||
+	    kube_can_i(&kd->kc, "create", "", "pods/portforward", ns, &create) <
+		    0) {
+		capture_end(&cap);
+		strbuf_addf(msg,
+			    "; cannot check the port-forward permission "
+			    "there: %s",
+			    cap.err.buf);
+		check_add(kd->cl, "router", ISOLATE_CHECK_WARN, msg->buf, NULL);
+	} else if (!get || !create) {
+		capture_end(&cap);
+		strbuf_addf(msg, "; but this user may not port-forward there "
+				 "(get and create on pods/portforward)");
+		strbuf_addf(&fix,
+			    "sed 's/CLAIMS_NAMESPACE/%s/' "
+			    "manifests/rbac-router-namespace.yaml | sed "
+			    "'s/agent-sandbox-system/%s/' | kubectl apply -f -",
+			    kd->ns, ns);
+		check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, msg->buf,
+			  fix.buf);
+	} else {
+		capture_end(&cap);
+		check_add(kd->cl, "router", ISOLATE_CHECK_OK, msg->buf, NULL);
+	}
+	capture_release(&cap);
+	strbuf_release(&fix);
+}
+
 static void check_router(struct kube_doctor *kd)
 {
 	struct strvec names = STRVEC_INIT, ips = STRVEC_INIT;
 	struct strbuf msg = STRBUF_INIT, fix = STRBUF_INIT, p = STRBUF_INIT;
+	struct strbuf other = STRBUF_INIT;
+	const char *opt = kd->o->session->router_namespace;
+	const char *ns = opt && *opt ? opt : kd->ns;
 	struct capture cap;
 	json_t *ans = NULL;
 	long st = 0;
 	int r;
 
 	capture_start(&cap);
-	r = kube_router_pods(&kd->kc, kd->ns, &names, &ips);
+	r = kube_router_pods(&kd->kc, ns, &names, &ips);
 	capture_end(&cap);
-	strbuf_addf(&fix, ROUTER_INSTALL, kd->ns, kd->ns, kd->ns);
+	strbuf_addf(&fix, ROUTER_INSTALL, ns, ns, ns);
 	if (r < 0) {
 		check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, cap.err.buf,
 			  fix.buf);
 		goto out;
 	}
+	/* none in the claims' namespace: v1.0 deploys it in its own */
+	if (!names.nr && ns == kd->ns && strcmp(ns, KUBE_ROUTER_DEFAULT_NS)) {
+		capture_release(&cap);
+		capture_start(&cap);
+		r = kube_router_pods(&kd->kc, KUBE_ROUTER_DEFAULT_NS, &names,
+				     &ips);
+		capture_end(&cap);
+		if (!r && names.nr)
+			ns = KUBE_ROUTER_DEFAULT_NS;
+		else if (r < 0)
+			strbuf_addf(&other,
+				    " (nor can this user look in '%s': "
+				    "%s)",
+				    KUBE_ROUTER_DEFAULT_NS, cap.err.buf);
+		else
+			strbuf_addf(&other, " (nor in '%s')",
+				    KUBE_ROUTER_DEFAULT_NS);
+	}
 	if (names.nr) {
 		strbuf_addf(&msg,
 			    "Service sandbox-router-svc has %zu ready "
 			    "endpoint%s in '%s' (%s",
-			    names.nr, names.nr == 1 ? "" : "s", kd->ns,
-			    names.v[0]);
+			    names.nr, names.nr == 1 ? "" : "s", ns, names.v[0]);
 		for (size_t i = 1; i < names.nr; i++)
 			strbuf_addf(&msg, ", %s", names.v[i]);
 		strbuf_addch(&msg, ')');
-		check_add(kd->cl, "router", ISOLATE_CHECK_OK, msg.buf, NULL);
+		if (strcmp(ns, kd->ns)) {
+			strbuf_addf(&msg,
+				    ", none in the claims' namespace "
+				    "'%s'",
+				    kd->ns);
+			router_elsewhere(kd, ns, &msg);
+		} else {
+			check_add(kd->cl, "router", ISOLATE_CHECK_OK, msg.buf,
+				  NULL);
+		}
 		goto out;
 	}
 	/* none ready: is the Service there at all? (may be forbidden) */
 	strbuf_addstr(&p, "/api/v1/namespaces/");
-	http_pct_encode_path(&p, kd->ns);
+	http_pct_encode_path(&p, ns);
 	strbuf_addstr(&p, "/services/sandbox-router-svc");
 	capture_release(&cap);
 	capture_start(&cap);
@@ -584,26 +653,27 @@ static void check_router(struct kube_doctor *kd)
 		strbuf_addf(&msg,
 			    "no Service sandbox-router-svc in namespace "
 			    "'%s': gosbx reaches sandboxes through the router",
-			    kd->ns);
+			    ns);
 	} else if (!r && st / 100 == 2) {
 		strbuf_addf(&msg,
 			    "Service sandbox-router-svc in '%s' has no ready "
 			    "endpoints",
-			    kd->ns);
+			    ns);
 		strbuf_reset(&fix);
 		strbuf_addf(&fix,
 			    "kubectl -n %s rollout status "
 			    "deployment/sandbox-router-deployment; kubectl "
 			    "-n %s describe pods of the router (image pull, "
 			    "crash); or redeploy it: ",
-			    kd->ns, kd->ns);
-		strbuf_addf(&fix, ROUTER_INSTALL, kd->ns, kd->ns, kd->ns);
+			    ns, ns);
+		strbuf_addf(&fix, ROUTER_INSTALL, ns, ns, ns);
 	} else {
 		strbuf_addf(&msg,
 			    "no ready endpoints of Service "
 			    "sandbox-router-svc in namespace '%s'",
-			    kd->ns);
+			    ns);
 	}
+	strbuf_addbuf(&msg, &other);
 	check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, msg.buf, fix.buf);
 out:
 	json_decref(ans);
@@ -613,6 +683,7 @@ out:
 	strbuf_release(&msg);
 	strbuf_release(&fix);
 	strbuf_release(&p);
+	strbuf_release(&other);
 }
 
 /*

@@ -306,6 +306,13 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 			  struct kube_ready *out);
 
 /*
+ * Where agent-sandbox v1.0 deploys the sandbox-router
+ * (sandbox-router/deploy/ of the module; its Python client's router_namespace
+ * default): gosbx looks there when the claims' namespace has none.
+ */
+#define KUBE_ROUTER_DEFAULT_NS "agent-sandbox-system"
+
+/*
  * Ready router pods: EndpointSlices (discovery.k8s.io/v1) labelled
  * kubernetes.io/service-name=sandbox-router-svc in ns (NULL:
  * kc->namespace). names and ips (initialised) get one entry per ready

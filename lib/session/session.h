@@ -92,6 +92,11 @@ struct session_opts {
 	const char *warm_pool;
 	const char *gateway; /* reach the router at http://<addr> */
 	const char *api_url; /* reach the router at this URL */
+	/*
+	 * the sandbox-router's namespace; NULL: the claims', else
+	 * agent-sandbox-system (v1.0's)
+	 */
+	const char *router_namespace;
 	/* NULL: a native port-forward to a ready router pod */
 	const char *router_token; /* Authorization: Bearer to the router
 				   * (kube) or the runtime (url) */
