@@ -20,14 +20,16 @@ print(urllib.request.urlopen(r, timeout=10).read().decode())' \
 		"$(cat "$CLUSTER_DIR/etcd-url")" "$1" "$2"
 }
 
-# restart_apiserver: SIGTERM (SIGKILL 5 s later), start it again with
-# the same command line in the cluster's network namespace
+# restart_apiserver [<flag>...]: SIGTERM (SIGKILL 5 s later), start it
+# again with the same command line (and these flags) in the cluster's
+# network namespace
 restart_apiserver() {
 	cluster_in python3 -c '
 import os, subprocess, sys, time
 d = sys.argv[1]
 pid = int(open(d + "/kube-apiserver.pid").read())
 argv = open("/proc/%d/cmdline" % pid, "rb").read().split(b"\0")[:-1]
+argv += [a.encode() for a in sys.argv[2:]]
 def gone():
 	try:
 		return open("/proc/%d/stat" % pid).read().split(") ")[1][0] == "Z"
@@ -47,11 +49,22 @@ else:
 log = open(d + "/kube-apiserver.log", "ab")
 p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
 	stderr=subprocess.STDOUT, start_new_session=True)
-open(d + "/kube-apiserver.pid", "w").write("%d\n" % p.pid)' "$CLUSTER_DIR"
+open(d + "/kube-apiserver.pid", "w").write("%d\n" % p.pid)' "$CLUSTER_DIR" "$@"
 }
 
 api_ready() {
 	test "$(kadm get --raw=/readyz 2>/dev/null)" = ok
+}
+
+# rbac_ready: the restarted server's authorizer lets gosbx watch claims
+rbac_ready() {
+	test "$(kuser auth can-i watch sandboxclaims.extensions.agents.x-k8s.io 2>/dev/null)" = yes
+}
+
+# watching <claim>: gosbx's watch of the claim has started
+watching() {
+	cluster_audit audit.txt &&
+	grep -q "^watch system:serviceaccount:default:gosbx-client 200 .*/sandboxclaims?.*name%3D$1&" audit.txt
 }
 
 test_expect_success 'open rides out a compaction and an API server restart' '
@@ -80,6 +93,45 @@ test_expect_success 'open rides out a compaction and an API server restart' '
 	echo after >expect &&
 	test_cmp expect out &&
 	gosbx close rs
+'
+
+# A server with its watch cache keeps the history a watch asks for
+# across a restart (the test above relists after the broken stream); one
+# without (--watch-cache=false) sends the watch to etcd, which no longer
+# has the claim's revision: the real 410 of KEP-3157's "resource
+# version too old".
+test_expect_success 'without a watch cache the restarted server answers 410' '
+	asc=$(cat "$CLUSTER_DIR/agent-sandbox-controller.pid") &&
+	kill -STOP "$asc" &&
+	test_atexit "kill -CONT $asc" &&
+	{ gosbx -v --open-timeout=180s open -q --name=gone >out 2>err & } &&
+	pid=$! &&
+	# gosbx watches the claim (the audit log says), then is held while
+	# the server restarts, so that its next watch finds it ready
+	test_retry 300 0.1 watching gone &&
+	kill -STOP $pid &&
+	# two writes: a watch from the claim asks for the first, which
+	# the compaction at the second removes
+	kadm create configmap after-gone --from-literal=a=b &&
+	kadm create configmap after-gone-2 --from-literal=a=b &&
+	etcd /v3/kv/range "{\"key\":\"AA==\",\"limit\":1}" >range.json &&
+	rev=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"header\"][\"revision\"])" range.json) &&
+	etcd /v3/kv/compaction "{\"revision\":\"$rev\",\"physical\":true}" &&
+	restart_apiserver --watch-cache=false &&
+	test_retry 900 0.1 api_ready &&
+	test_retry 300 0.1 rbac_ready &&
+	kill -CONT $pid &&
+	kill -CONT "$asc" &&
+	{ wait $pid; status=$?; } &&
+	cat err >&3 &&
+	test $status = 0 &&
+	# the watch from the old revision got a 410, then gosbx listed
+	grep -n -E "^kube: watch of claim gone: ERROR event 410: |^kube: GET .*/sandboxclaims\?.*watch=1.*: 410 " err >gone &&
+	grep -n "^kube: GET .*/sandboxclaims?fieldSelector=metadata.name%3Dgone: 200 " err >lists &&
+	test "$(head -n 1 gone | cut -d: -f1)" -lt "$(tail -n 1 lists | cut -d: -f1)" &&
+	echo gone >expect &&
+	test_cmp expect out &&
+	gosbx close gone
 '
 
 test_done

@@ -50,7 +50,8 @@
 #	etcd-url              http://127.0.0.1:<port>, etcd's client URL
 #	audit.log             the API server's audit log (JSON lines): each
 #	                      write to a SandboxClaim with its request body,
-#	                      each pods/portforward (metadata)
+#	                      each watch of them and each pods/portforward
+#	                      (metadata)
 # and the two kubeconfig paths are printed. contrib/cluster/down.sh
 # stops it all and removes the directory.
 #
@@ -372,8 +373,8 @@ sys.exit(0 if b"\"health\":\"true\"" in r.read() else 1)' \
 }
 poll 30 "etcd on port $etcd_port" etcd_ready
 
-# the audit policy: what clients send to SandboxClaims, and who opens
-# port-forwards, nothing else
+# the audit policy: what clients send to SandboxClaims, who watches
+# them and who opens port-forwards, nothing else
 cat >"$dir/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -388,6 +389,11 @@ rules:
   resources:
   - group: ""
     resources: [pods/portforward]
+- level: Metadata
+  resources:
+  - group: extensions.agents.x-k8s.io
+    resources: [sandboxclaims]
+  verbs: [watch]
 - level: None
 EOF
 

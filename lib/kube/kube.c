@@ -1074,6 +1074,14 @@ static void watch_event(struct watch *w, const char *buf, size_t len)
 		if (code == 410 || code == 429 || code >= 500) {
 			/* 504: too large resource version; relist */
 			w->state = W_GONE;
+			if (w->kc->verbose) {
+				const char *m = json_object_str(obj, "message");
+
+				fprintf(stderr,
+					"kube: watch of claim %s: ERROR event "
+					"%ld: %s: listing again\n",
+					w->name, (long)code, m ? m : "");
+			}
 			if (code != 410) {
 				const char *m = json_object_str(obj, "message");
 				/* overloaded: the loop backs off first */
@@ -1314,7 +1322,9 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 		if (r < 0) {
 			/*
 			 * transport failure: the API server may be gone for
-			 * a while; list and watch again until the deadline
+			 * a while; watch again from the last rv until the
+			 * deadline (client-go's reflector): a server that
+			 * no longer has it says 410, and we list then
 			 */
 			if (++failures >= 60 || ms_now() >= deadline) {
 				error("cannot watch claim %s: %s", name,
@@ -1323,7 +1333,7 @@ int kube_claim_wait_ready(struct kube_client *kc, const char *ns,
 			}
 			pause_ms(failures < 4 ? 500L << failures : 5000,
 				 deadline, cancel);
-			need_list = 1;
+			need_list = !w.rv.len;
 			continue;
 		}
 		failures = 0;
