@@ -27,6 +27,41 @@ test_expect_success 'up.sh: the router runs in agent-sandbox-system' '
 	test "$(kadm -n default get pods -l app=sandbox-router -o name | wc -l)" = 0
 '
 
+# admitted <netpol.json> <pod.json> <ns.json>: does a from-peer of the
+# NetworkPolicy select this pod in this namespace (matchLabels, as the
+# policy uses)?
+admitted() {
+	python3 - "$@" <<-\PY
+	import json, sys
+	np, pod, ns = (json.load(open(f)) for f in sys.argv[1:4])
+	def sel(s, labels):
+	    return all(labels.get(k) == v
+	               for k, v in (s.get("matchLabels") or {}).items())
+	same = ns["metadata"]["name"] == np["metadata"]["namespace"]
+	ok = False
+	for rule in np["spec"]["ingress"]:
+	    for peer in rule.get("from", []):
+	        nsel, psel = peer.get("namespaceSelector"), peer.get("podSelector")
+	        in_ns = sel(nsel, ns["metadata"]["labels"]) if nsel is not None else same
+	        if in_ns and sel(psel or {}, pod["metadata"]["labels"]):
+	            ok = True
+	sys.exit(0 if ok else 1)
+	PY
+}
+
+test_expect_success 'the NetworkPolicy the API server took admits the real router pod there' '
+	kadm -n default get networkpolicy gosbx-runtime-ingress -o json >np.json &&
+	kadm -n agent-sandbox-system get pods -l app=sandbox-router -o json >pods.json &&
+	python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1]))[\"items\"][0], open(sys.argv[2], \"w\"))" pods.json router.json &&
+	kadm get namespace agent-sandbox-system -o json >ns.json &&
+	admitted np.json router.json ns.json &&
+	# and not another pod, there or in the claims namespace
+	kadm get namespace default -o json >default.json &&
+	python3 -c "import json,sys; p = {\"metadata\": {\"name\": \"x\", \"labels\": {\"app\": \"other\"}}}; json.dump(p, open(sys.argv[1], \"w\"))" other.json &&
+	! admitted np.json other.json ns.json &&
+	! admitted np.json other.json default.json
+'
+
 test_expect_success 'without RBAC there: the error names the namespace and the fix' '
 	test_expect_code_err 125 gosbx_user --open-timeout=60s exec -- true &&
 	test_grep "^error: no ready sandbox-router pod in namespace .default. (EndpointSlices of Service sandbox-router-svc), nor in .agent-sandbox-system. (.*forbidden.*) (RBAC: manifests/rbac-router-namespace.yaml" err &&

@@ -4,8 +4,8 @@ test_description='etcd compacted and the API server restarted while gosbx open w
 # agent-sandbox controller held with SIGSTOP), etcd is compacted past
 # the claim's resourceVersion and kube-apiserver is restarted. gosbx's
 # watch breaks, the restarted server no longer has that history, so
-# gosbx lists again (a 410 Expired, or its relist after a broken
-# stream) and then sees the claim Ready once the controller runs.
+# gosbx watches again, and lists after the restarting server's 429 or a
+# 410 Gone; then it sees the claim Ready once the controller runs.
 . "$(dirname "$0")"/test-lib.sh
 GOSBX_TEST_BACKEND=cluster
 . "$TEST_DIRECTORY"/lib-backend.sh
@@ -52,6 +52,17 @@ p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
 open(d + "/kube-apiserver.pid", "w").write("%d\n" % p.pid)' "$CLUSTER_DIR" "$@"
 }
 
+# compact_after <name>: two writes (configmaps <name>-1 and -2), then
+# etcd compacted at its newest revision: a watch from before them asks
+# for the first, which the compaction removed
+compact_after() {
+	kadm create configmap "$1-1" --from-literal=a=b &&
+	kadm create configmap "$1-2" --from-literal=a=b &&
+	etcd /v3/kv/range "{\"key\":\"AA==\",\"limit\":1}" >range.json &&
+	rev=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"header\"][\"revision\"])" range.json) &&
+	etcd /v3/kv/compaction "{\"revision\":\"$rev\",\"physical\":true}"
+}
+
 api_ready() {
 	test "$(kadm get --raw=/readyz 2>/dev/null)" = ok
 }
@@ -74,11 +85,7 @@ test_expect_success 'open rides out a compaction and an API server restart' '
 	{ gosbx -v --open-timeout=180s open -q --name=rs >out 2>err & } &&
 	pid=$! &&
 	test_retry 300 0.1 kadm get sandboxclaim rs &&
-	# writes after the claim, then compact etcd at its newest revision
-	kadm create configmap after-claim --from-literal=a=b &&
-	etcd /v3/kv/range "{\"key\":\"AA==\",\"limit\":1}" >range.json &&
-	rev=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"header\"][\"revision\"])" range.json) &&
-	etcd /v3/kv/compaction "{\"revision\":\"$rev\",\"physical\":true}" &&
+	compact_after after-claim &&
 	restart_apiserver &&
 	test_retry 900 0.1 api_ready &&
 	kill -CONT "$asc" &&
@@ -95,11 +102,12 @@ test_expect_success 'open rides out a compaction and an API server restart' '
 	gosbx close rs
 '
 
-# A server with its watch cache keeps the history a watch asks for
-# across a restart (the test above relists after the broken stream); one
-# without (--watch-cache=false) sends the watch to etcd, which no longer
-# has the claim's revision: the real 410 of KEP-3157's "resource
-# version too old".
+# A restarted server with its watch cache answers a watch from an old
+# revision 429 until its cache is filled, then from the cache (the test
+# above lists after the 429); one without (--watch-cache=false) sends
+# the watch to etcd, which no longer has the claim's revision: the real
+# 410 Gone of the API concepts ("the resourceVersion for the provided
+# watch is too old").
 test_expect_success 'without a watch cache the restarted server answers 410' '
 	asc=$(cat "$CLUSTER_DIR/agent-sandbox-controller.pid") &&
 	kill -STOP "$asc" &&
@@ -110,13 +118,7 @@ test_expect_success 'without a watch cache the restarted server answers 410' '
 	# the server restarts, so that its next watch finds it ready
 	test_retry 300 0.1 watching gone &&
 	kill -STOP $pid &&
-	# two writes: a watch from the claim asks for the first, which
-	# the compaction at the second removes
-	kadm create configmap after-gone --from-literal=a=b &&
-	kadm create configmap after-gone-2 --from-literal=a=b &&
-	etcd /v3/kv/range "{\"key\":\"AA==\",\"limit\":1}" >range.json &&
-	rev=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"header\"][\"revision\"])" range.json) &&
-	etcd /v3/kv/compaction "{\"revision\":\"$rev\",\"physical\":true}" &&
+	compact_after after-gone &&
 	restart_apiserver --watch-cache=false &&
 	test_retry 900 0.1 api_ready &&
 	test_retry 300 0.1 rbac_ready &&
