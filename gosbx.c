@@ -324,11 +324,26 @@ static int unknown_command(const char *name)
 	return EXIT_USAGE;
 }
 
+/*
+ * Do the command's own options ask for its help (-h, --help)? Only
+ * options before the first other word count: in `exec ls -h` the -h is
+ * the sandbox command's, and the check must not be skipped.
+ */
+static int asks_help(int argc, const char **argv)
+{
+	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--");
+	     i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
 static int run_builtin(struct cmd_struct *c, int argc, const char **argv,
 		       struct gosbx_ctx *ctx)
 {
+	/* `gosbx --namespace=x exec -h` shows exec's help anywhere */
 	if ((c->flags & NEED_BACKEND) && !(c->flags & OWN_BACKEND) &&
-	    ctx_check_backend_options(ctx) < 0)
+	    !asks_help(argc, argv) && ctx_check_backend_options(ctx) < 0)
 		return EXIT_USAGE;
 	return flush_status(c->fn(argc, argv, ctx));
 }

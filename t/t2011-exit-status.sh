@@ -57,7 +57,8 @@ test_expect_success 'every command: a bad option value is 129 with the usage' '
 test_expect_success 'a kube option without the kube backend is 129, naming it' '
 	for o in --kubeconfig=k --context=c --namespace=n --template=t \
 		--warm-pool=w --api-version=v1beta1 --gateway=127.0.0.1:1 \
-		--api-url=http://127.0.0.1:1 --open-timeout=1m
+		--api-url=http://127.0.0.1:1 --router-namespace=r \
+		--open-timeout=1m
 	do
 		test_expect_code_err 129 gosbx $o open </dev/null >out &&
 		test_grep "^error: option .${o%%=*}. needs --backend=kube; the backend here is .local.\$" err &&
@@ -73,6 +74,18 @@ test_expect_success 'a kube option without the kube backend is 129, naming it' '
 	echo token >tok &&
 	test_expect_code_err 129 gosbx --router-token-file=tok claims &&
 	test_grep "option .--router-token-file. needs --backend=kube or --backend=url" err
+'
+
+test_expect_success 'a kube option before a command'"'"'s -h: its help, not the error' '
+	gosbx --namespace=n exec -h >out &&
+	test_grep "^usage: gosbx exec " out &&
+	gosbx --namespace=n open --help >out &&
+	test_grep "^usage: gosbx open " out &&
+	# a -h after the command is the sandbox command'"'"'s: still refused
+	test_expect_code_err 129 gosbx --namespace=n exec ls -h </dev/null &&
+	test_grep "needs --backend=kube" err &&
+	test_expect_code_err 129 gosbx --namespace=n exec -- -h </dev/null &&
+	test_grep "needs --backend=kube" err
 '
 
 test_expect_success 'a command'"'"'s own --backend=kube takes the global kube options' '
