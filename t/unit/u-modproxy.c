@@ -628,14 +628,17 @@ static void test_config_load(void **state)
 	struct strbuf cache = STRBUF_INIT, script = STRBUF_INIT;
 	FILE *fp;
 
+	/* lib/goenv.h: nothing kept in the user's cache by a test */
+	setenv("GOSBX_GOENV_CACHE", "off", 1);
 	strbuf_addf(&script, "%s/goenv", f->dir);
 	fp = fopen(script.buf, "w");
 	assert_non_null(fp);
 	fprintf(fp, "#!/bin/sh\n"
 		    "test \"$GOTOOLCHAIN\" = local || exit 3\n"
-		    "test \"$*\" = 'env -json GOPROXY GOSUMDB GOPRIVATE "
-		    "GONOPROXY GONOSUMDB GOINSECURE GOAUTH GOVCS GOENV' || "
-		    "exit 4\n"
+		    "test \"$*\" = 'env -json GOVERSION GOOS GOARCH GOROOT "
+		    "GOPROXY GOSUMDB GOPRIVATE GONOPROXY GONOSUMDB GOINSECURE "
+		    "GOAUTH GOVCS GOENV GOFLAGS' || exit 4\n"
+		    "test \"$PWD\" = / || exit 5\n"
 		    "echo '{\"GOPROXY\":\"direct\",\"GOSUMDB\":"
 		    "\"sum.example.org+abc https://sum.example.org/x/\","
 		    "\"GOPRIVATE\":\"\",\"GONOPROXY\":\"x.example\"}'\n");
