@@ -571,8 +571,9 @@ static int claim_as_command(struct gosbx_ctx *ctx, int argc, const char **argv,
 }
 
 /* -d: start the command as a job, print <claim>/<id>. */
-static int start_job(struct session *s, const char *command, int64_t timeout_ms,
-		     const struct strvec *env, const char *cwd)
+static int start_job(struct session *s, const char *claim, const char *command,
+		     int64_t timeout_ms, const struct strvec *env,
+		     const char *cwd)
 {
 	struct session_exec e = { 0 };
 	json_t *job = NULL;
@@ -583,7 +584,7 @@ static int start_job(struct session *s, const char *command, int64_t timeout_ms,
 	e.env = env->nr ? env->v : NULL;
 	e.cwd = cwd;
 	if (!session_job_start(s, &e, &job)) {
-		printf("%s/%s\n", s->claim, json_object_str(job, "id"));
+		printf("%s/%s\n", claim, json_object_str(job, "id"));
 		ret = 0;
 	}
 	json_decref(job);
@@ -784,7 +785,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	if (exec_signal)
 		status = 128 + exec_signal;
 	else if (detach)
-		status = start_job(&s, command, timeout_ms, &env,
+		status = start_job(&s, claim, command, timeout_ms, &env,
 				   cwd_rel.len ? cwd_rel.buf : NULL);
 	else if (want_repl)
 		status = exec_repl(&s, &exec_signal);
