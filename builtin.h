@@ -101,8 +101,12 @@ int cmd_cp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_open(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_attach(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_jobs(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_kill(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gosbx_ctx *ctx);
+int cmd_wait(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_netd(int argc, const char **argv, struct gosbx_ctx *ctx);
 int cmd_push(int argc, const char **argv, struct gosbx_ctx *ctx);
@@ -153,5 +157,15 @@ int exec_repl(struct session *s, volatile sig_atomic_t *sig);
 #define EXIT_OOM 137
 /* a usage error: PARSE_OPT_USAGE_STATUS (lib/parse-options.h) */
 #define EXIT_USAGE PARSE_OPT_USAGE_STATUS
+
+/*
+ * Open the kept sandbox of a job named "<claim>/<id>", or "<id>" with
+ * claim_opt (--claim), for builtins: 0 with s open and *id (owned by
+ * the caller) set; EXIT_USAGE after error() for a malformed name;
+ * EXIT_OWN_FAILURE when the sandbox cannot be opened (builtin/jobs.c).
+ */
+int job_session_open(struct gosbx_ctx *ctx, const char *ref,
+		     const char *claim_opt, const char *purpose,
+		     struct session *s, char **id);
 
 #endif /* BUILTIN_H */

@@ -22,6 +22,8 @@ struct cmd_struct {
 
 /* keep alphabetical; only commands that work are listed */
 static struct cmd_struct commands[] = {
+	{ "attach", cmd_attach, NEED_BACKEND,
+	  "connect to a detached command's stdin and output" },
 	{ "claims", cmd_claims, NEED_BACKEND | OWN_BACKEND,
 	  "list sandboxes; prune stale ones" },
 	{ "close", cmd_close, NEED_BACKEND, "delete sandboxes (or keep them)" },
@@ -32,6 +34,10 @@ static struct cmd_struct commands[] = {
 	{ "doctor", cmd_doctor, NEED_BACKEND | OWN_BACKEND,
 	  "diagnose the backend and say what to fix" },
 	{ "exec", cmd_exec, NEED_BACKEND, "run a command in a sandbox" },
+	{ "jobs", cmd_jobs, NEED_BACKEND,
+	  "list the detached commands of a kept sandbox" },
+	{ "kill", cmd_kill, NEED_BACKEND,
+	  "signal a detached command's process group" },
 	{ "logs", cmd_logs, NEED_BACKEND,
 	  "show (or follow) the request log of a sandbox's runtime" },
 	{ "mcp", cmd_mcp, NEED_BACKEND,
@@ -50,6 +56,8 @@ static struct cmd_struct commands[] = {
 	  "stop a kept sandbox, keeping its files" },
 	{ "version", cmd_version, 0,
 	  "the version, libraries, bwrap, Go and backend defaults" },
+	{ "wait", cmd_wait, NEED_BACKEND,
+	  "wait for a detached command, exit with its status" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -18,6 +18,7 @@
 #include "output.h"
 #include "parse-options.h"
 #include "quote.h"
+#include "session/jobs.h"
 #include "session/session.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -36,6 +37,8 @@ static const char *const exec_usage[] = {
 	"[--timeout=<duration>] [-e <K[=V]>]... [-w <dir>] [-o text|json] "
 	"[--json] [--] <command>...",
 	"gosbx exec --claim=<name>",
+	"gosbx exec -d --claim=<name> [-e <K[=V]>]... [-w <dir>] "
+	"[--timeout=<duration>] [--] <command>...",
 	NULL,
 };
 
@@ -567,6 +570,27 @@ static int claim_as_command(struct gosbx_ctx *ctx, int argc, const char **argv,
 	return 1;
 }
 
+/* -d: start the command as a job, print <claim>/<id>. */
+static int start_job(struct session *s, const char *claim, const char *command,
+		     int64_t timeout_ms, const struct strvec *env,
+		     const char *cwd)
+{
+	struct session_exec e = { 0 };
+	json_t *job = NULL;
+	int ret = EXIT_OWN_FAILURE;
+
+	e.command = command;
+	e.timeout_ms = timeout_ms;
+	e.env = env->nr ? env->v : NULL;
+	e.cwd = cwd;
+	if (!session_job_start(s, &e, &job)) {
+		printf("%s/%s\n", claim, json_object_str(job, "id"));
+		ret = 0;
+	}
+	json_decref(job);
+	return ret;
+}
+
 int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	struct session_opts o = { 0 };
@@ -581,7 +605,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	static const char *const formats[] = { "text", "json", NULL };
 	struct output_opt output = OUTPUT_OPT_INIT;
 	int status, rc;
-	int want_repl = 0, stdin_on = 0, tty = 0, after_dashdash;
+	int want_repl = 0, stdin_on = 0, tty = 0, after_dashdash, detach = 0;
 	int orig_argc = argc;
 	const char **orig_argv = xcalloc(argc + 1, sizeof(*orig_argv));
 	char *command = NULL;
@@ -594,6 +618,9 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 			 "pass standard input to the command"),
 		OPT_BOOL('t', "tty", &tty,
 			 "run the command on a terminal in the sandbox"),
+		OPT_BOOL('d', "detach", &detach,
+			 "start the command as a job of the kept sandbox, "
+			 "print its id (see gosbx-jobs(1))"),
 		OPT_STRING_LIST('f', "file", &file_specs, "<local>[:<dest>]",
 				"copy a local file to /app/<dest> first"),
 		OPT_DURATION(0, "timeout", &timeout_ms,
@@ -642,6 +669,19 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (!claim && claim_as_command(ctx, argc, argv, after_dashdash)) {
 		status = usage_reported(exec_usage, opts);
+		goto out;
+	}
+	if (detach && !claim) {
+		status = usage_error(exec_usage, opts,
+				     "-d needs --claim=<name>: a throwaway "
+				     "sandbox would be deleted with its job");
+		goto out;
+	}
+	if (detach &&
+	    (stdin_on || tty || output.json || !argc || file_specs.nr)) {
+		status = usage_error(exec_usage, opts,
+				     "-d takes a command and none of -i, -t, "
+				     "-f, -o json (its stdin: gosbx attach)");
 		goto out;
 	}
 	if (timeout_ms < 0) {
@@ -744,6 +784,9 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 			s.claim);
 	if (exec_signal)
 		status = 128 + exec_signal;
+	else if (detach)
+		status = start_job(&s, claim, command, timeout_ms, &env,
+				   cwd_rel.len ? cwd_rel.buf : NULL);
 	else if (want_repl)
 		status = exec_repl(&s, &exec_signal);
 	else if (stdin_on || tty)

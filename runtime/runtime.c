@@ -193,7 +193,8 @@ static enum MHD_Result handle_root(struct MHD_Connection *c, struct request *r)
 			     "\"version\":\"" GOSBX_VERSION "\",\"features\":"
 			     "[\"archive\",\"exec-cancel\",\"exec-input\","
 			     "\"exec-interactive\",\"exec-options\","
-			     "\"exec-stream\",\"files\",\"logs\",\"metrics\"],"
+			     "\"exec-stream\",\"files\",\"jobs\",\"logs\","
+			     "\"metrics\"],"
 			     "\"heartbeat_ms\":");
 	strbuf_addf(&body, "%lld}", (long long)rt.heartbeat_ms);
 	return reply_json(c, r, 200, &body);
@@ -235,6 +236,11 @@ static void route_request(struct request *r, const char *method,
 	int path_known = 0;
 
 	r->route = R_NONE;
+	if (jobs_route(method, url, r)) {
+		if (!r->status)
+			r->route = R_JOBS;
+		return;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
 		int match = !strcmp(url, table[i].path) ||
 			    (table[i].prefix &&
@@ -318,6 +324,17 @@ static unsigned check_web(struct MHD_Connection *c, const struct request *r,
 		strbuf_addstr(msg, "Content-Type must be application/json");
 		return 415;
 	}
+	if (r->route == R_JOBS && jobs_op_takes_json(r) &&
+	    !http_content_type_is(ct, "application/json")) {
+		strbuf_addstr(msg, "Content-Type must be application/json");
+		return 415;
+	}
+	if (r->route == R_JOBS && jobs_op_takes_stdin(r) &&
+	    simple_body_type(ct)) {
+		strbuf_addstr(msg, "Content-Type must be "
+				   "application/octet-stream");
+		return 415;
+	}
 	if ((r->route == R_ARCHIVE_IN || r->route == R_EXEC_INPUT) &&
 	    simple_body_type(ct)) {
 		strbuf_addf(msg, "Content-Type must be %s",
@@ -379,6 +396,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		return handle_exec_ws(c, r);
 	case R_EXEC_INPUT:
 		return handle_exec_input(c, r);
+	case R_JOBS:
+		return handle_jobs(c, r);
 	}
 	return MHD_NO;
 }
@@ -448,6 +467,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			r->write_failed = 1;
 		if (r->route == R_EXEC_INPUT)
 			exec_input_begin(c, r);
+		if (r->route == R_JOBS)
+			jobs_begin(c, r);
 		return MHD_YES;
 	}
 	if (r->refused) {
@@ -469,6 +490,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			upload_take(r, upload_data, n);
 		} else if (r->route == R_EXEC_INPUT) {
 			exec_input_take(r, upload_data, n);
+		} else if (r->route == R_JOBS) {
+			jobs_take(r, upload_data, n);
 		}
 		return MHD_YES;
 	}
@@ -495,6 +518,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	request_release_spool(r);
 	exec_input_release(r);
+	jobs_release(r);
 	strbuf_release(&r->body);
 	free(r->url);
 	free(r);

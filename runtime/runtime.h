@@ -54,6 +54,7 @@ enum route {
 	R_EXEC_CANCEL,
 	R_EXEC_WS,    /* GET /v1/exec: the interactive channel */
 	R_EXEC_INPUT, /* POST /v1/exec/<id>/stdin or /control */
+	R_JOBS,	      /* /v1/jobs... (runtime-jobs.c) */
 };
 
 /* Per-request state, allocated on the first call of the handler. */
@@ -79,6 +80,8 @@ struct request {
 	struct MHD_PostProcessor *pp;
 	void *stream; /* runtime-exec.c: a running /v1/exec */
 	void *input;  /* runtime-interactive.c: POST /v1/exec/<id>/... */
+	int job_op;   /* runtime-jobs.c: which /v1/jobs request */
+	void *job;    /* runtime-jobs.c: its state */
 };
 
 /* Queue a JSON answer; takes ownership of body's buffer. */
@@ -198,6 +201,25 @@ enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r);
  * session, waiting up to grace_ms for them to close.
  */
 void interactive_shutdown(int64_t grace_ms);
+
+/*
+ * runtime-jobs.c: detached commands (feature jobs,
+ * Documentation/gosbx-runtime.txt "jobs").
+ *
+ * jobs_route(): 1 when url is under /v1/jobs, with r->job_op set, or
+ * r->status the 404/405 to answer; 0 otherwise. jobs_op_takes_json()
+ * and jobs_op_takes_stdin() say which body the request has (for the
+ * Content-Type checks). jobs_begin() on the head, jobs_take() with each
+ * body chunk, handle_jobs() once the request is whole, jobs_release()
+ * when it completed.
+ */
+int jobs_route(const char *method, const char *url, struct request *r);
+int jobs_op_takes_json(const struct request *r);
+int jobs_op_takes_stdin(const struct request *r);
+void jobs_begin(struct MHD_Connection *c, struct request *r);
+void jobs_take(struct request *r, const char *data, size_t len);
+enum MHD_Result handle_jobs(struct MHD_Connection *c, struct request *r);
+void jobs_release(struct request *r);
 
 /* runtime-metrics.c */
 enum MHD_Result handle_metrics(struct MHD_Connection *c, struct request *r);

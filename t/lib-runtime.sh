@@ -203,10 +203,11 @@ rt_curl() {
 	*[Cc]ontent-[Tt]ype:* | *" -F "* | *" --form "*) ;;
 	*)
 		case "$_rt_path" in
-		/execute | /v1/exec | /v1/exec/*/control)
+		/execute | /v1/exec | /v1/exec/*/control | /v1/jobs | \
+			/v1/jobs/*/signal)
 			set -- -H "Content-Type: application/json" "$@"
 			;;
-		/v1/exec/*/stdin)
+		/v1/exec/*/stdin | /v1/jobs/*/stdin*)
 			set -- -H "Content-Type: application/octet-stream" "$@"
 			;;
 		/v1/archive*)

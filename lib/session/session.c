@@ -240,6 +240,7 @@ static const struct {
 	{ "exec-options", SESSION_FEAT_EXEC_OPTIONS },
 	{ "exec-stream", SESSION_FEAT_EXEC_STREAM },
 	{ "files", SESSION_FEAT_FILES },
+	{ "jobs", SESSION_FEAT_JOBS },
 	{ "logs", SESSION_FEAT_LOGS },
 	{ "metrics", SESSION_FEAT_METRICS },
 };

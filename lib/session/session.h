@@ -130,6 +130,7 @@ struct session_opts {
 #define SESSION_FEAT_EXEC_INTERACTIVE (1u << 6)
 #define SESSION_FEAT_EXEC_INPUT (1u << 7)
 #define SESSION_FEAT_LOGS (1u << 8)
+#define SESSION_FEAT_JOBS (1u << 9)
 
 struct backend_ops;
 struct check_list;
