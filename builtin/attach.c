@@ -24,10 +24,13 @@ static const char *const attach_usage[] = {
 };
 
 static volatile sig_atomic_t attach_signal;
+/* set to stop following: a signal, or stdin that cannot be passed on */
+static volatile sig_atomic_t attach_stop;
 
 static void on_signal(int sig)
 {
 	attach_signal = sig;
+	attach_stop = 1;
 }
 
 struct follower {
@@ -43,18 +46,24 @@ static void *follow_run(void *arg)
 {
 	struct follower *f = arg;
 
-	f->ret = session_job_output(&f->s, f->id, 0, 1, 1, 2, &attach_signal,
+	f->ret = session_job_output(&f->s, f->id, 0, 1, 1, 2, &attach_stop,
 				    &f->res, &f->ended);
 	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* Copy standard input to the job until EOF or the follower is done. */
+/*
+ * Copy standard input to the job until EOF, the follower is done or the
+ * job takes no more (it ended or closed its stdin: the rest of the
+ * input is not its, as with a pipe). 0 or -1 with error().
+ */
 static int pump_stdin(struct session *s, const char *id, struct follower *f)
 {
 	char buf[16384];
 
-	while (!__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) && !attach_signal) {
+	while (!__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) && !attach_stop) {
+		int r;
+
 		struct pollfd p = { .fd = 0, .events = POLLIN };
 		ssize_t n;
 
@@ -65,9 +74,10 @@ static int pump_stdin(struct session *s, const char *id, struct follower *f)
 			continue;
 		if (n < 0)
 			return error_errno("cannot read standard input");
-		if (session_job_stdin(s, id, buf, n, n == 0) < 0)
+		r = session_job_stdin(s, id, buf, n, n == 0);
+		if (r < 0)
 			return -1;
-		if (!n)
+		if (r > 0 || !n)
 			return 0;
 	}
 	return 0;
@@ -109,11 +119,14 @@ int cmd_attach(int argc, const char **argv, struct gosbx_ctx *ctx)
 	rc = EXIT_OWN_FAILURE;
 	if (!f.s.http || pthread_create(&t, NULL, follow_run, &f))
 		goto out;
-	if (pump_stdin(&s, id, &f) < 0 && !attach_signal)
-		attach_signal = SIGTERM; /* stop following too */
+	if (pump_stdin(&s, id, &f) < 0) {
+		attach_stop = 1; /* stop following too: gosbx failed */
+		pthread_join(t, NULL);
+		goto out;
+	}
 	pthread_join(t, NULL);
-	if (f.ret > 0 || attach_signal)
-		rc = 128 + (attach_signal ? attach_signal : SIGINT);
+	if (attach_signal)
+		rc = 128 + attach_signal;
 	else if (!f.ret && f.ended)
 		rc = session_job_exit_status(&f.res);
 out:

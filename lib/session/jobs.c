@@ -192,6 +192,8 @@ int session_job_stdin(struct session *s, const char *id, const char *buf,
 	http_resp_init(&resp);
 	if (http_request(s->http, &req, &resp) < 0)
 		ret = -1;
+	else if (resp.status == 409)
+		ret = 1;
 	else if (resp.status / 100 != 2)
 		ret = answer_error("POST", path.buf, &resp);
 	http_resp_release(&resp);

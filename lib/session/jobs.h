@@ -59,7 +59,12 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 		       volatile sig_atomic_t *cancel,
 		       struct session_result *res, int *ended);
 
-/* POST /v1/jobs/<id>/stdin: len bytes of buf; eof closes it after. */
+/*
+ * POST /v1/jobs/<id>/stdin: len bytes of buf; eof closes it after.
+ * Returns 0; 1, printing nothing, when the runtime answers 409 (the job
+ * ended or closed its stdin meanwhile: a race no caller can avoid, its
+ * output and status tell the rest); or -1 with error().
+ */
 int session_job_stdin(struct session *s, const char *id, const char *buf,
 		      size_t len, int eof);
 
