@@ -34,6 +34,17 @@ exec 129 exec -e =v -- true
 exec 129 exec --memory=4k -- true
 exec 129 exec --memory=lots -- true
 exec 125 exec --claim=nope -- true
+jobs 129 jobs extra-arg
+jobs 129 jobs
+jobs 125 jobs --claim=nope
+kill 129 kill
+kill 129 kill nope/j1 extra-arg
+kill 125 kill nope/j1
+wait 129 wait
+wait 125 wait nope/j1
+attach 129 attach
+attach 125 attach nope/j1
+exec 129 exec -d -- true
 logs 129 logs
 logs 129 logs a b
 logs 125 logs nope

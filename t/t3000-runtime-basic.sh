@@ -43,7 +43,7 @@ test_expect_success 'GET / answers the readiness object with features' '
 	test_cmp expect type &&
 	test -n "$(json_get body version)" &&
 	json_is body features \
-		"[\"archive\", \"exec-cancel\", \"exec-input\", \"exec-interactive\", \"exec-options\", \"exec-stream\", \"files\", \"logs\", \"metrics\"]" &&
+		"[\"archive\", \"exec-cancel\", \"exec-input\", \"exec-interactive\", \"exec-options\", \"exec-stream\", \"files\", \"jobs\", \"logs\", \"metrics\"]" &&
 	rt_header Content-Type >ct &&
 	test_grep "^application/json" ct
 '
