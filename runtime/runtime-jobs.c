@@ -7,7 +7,7 @@
  * Each job has a thread of its own (the "pump") that runs exec_step()
  * until the command finished, as a /v1/exec request's thread does, and
  * appends the output to segment files under
- * $TMPDIR/gosbx-jobs/<id>/ (records: an 8-byte header, stream and
+ * $TMPDIR/gosbx-jobs-<uid>/<id>/ (records: an 8-byte header, stream and
  * length, then the bytes). Offsets are counts of output bytes (stdout
  * and stderr together, in the order read). Past the job's bound the
  * oldest segment is removed; a reader that asks for what is gone gets
@@ -359,7 +359,11 @@ static int job_make_dir(struct job *j)
 
 	if (!tmp || *tmp != '/')
 		tmp = "/tmp";
-	strbuf_addf(&base, "%s/gosbx-jobs", tmp);
+	/*
+	 * one directory per uid: a runtime on a shared host (the url
+	 * backend) must not meet another user's, which it refuses
+	 */
+	strbuf_addf(&base, "%s/gosbx-jobs-%u", tmp, (unsigned)geteuid());
 	if (mkdir(base.buf, 0700) < 0 && errno != EEXIST)
 		goto out;
 	if (lstat(base.buf, &st) < 0 || !S_ISDIR(st.st_mode) ||

@@ -51,7 +51,7 @@ test_expect_success 'a job outlives the request that started it' '
 	job_state $id running &&
 	rt_expect 200 GET /v1/jobs &&
 	grep -q "\"id\":\"$id\"" body &&
-	test -d tmp/gosbx-jobs/$id
+	test -d tmp/gosbx-jobs-$(id -u)/$id
 '
 
 test_expect_success 'stdin, then EOF; wait gives the end' '
@@ -122,7 +122,7 @@ test_expect_success 'wait times out with 408 and the running job' '
 	json_is body state running &&
 	rt_expect 204 DELETE "/v1/jobs/$id" &&
 	rt_expect_error 404 "no job '\''$id'\''" GET "/v1/jobs/$id" &&
-	rt_poll 10 eval "! test -e tmp/gosbx-jobs/$id"
+	rt_poll 10 eval "! test -e tmp/gosbx-jobs-$(id -u)/$id"
 '
 
 test_expect_success 'output past the bound is trimmed with a marker' '
@@ -143,7 +143,7 @@ test_expect_success 'output past the bound is trimmed with a marker' '
 	tail -n 1 actual >last &&
 	echo $line >expect &&
 	test_cmp expect last &&
-	ls tmp/gosbx-jobs/$id >files &&
+	ls tmp/gosbx-jobs-$(id -u)/$id >files &&
 	test_line_count -le 5 files
 '
 
@@ -182,7 +182,7 @@ test_expect_success 'at most 64 jobs: ended ones are forgotten oldest first' '
 	python3 -c "import json,sys; print(len(json.load(open(\"body\"))))" >n &&
 	echo 64 >expect &&
 	test_cmp expect n &&
-	ls tmp/gosbx-jobs >dirs &&
+	ls tmp/gosbx-jobs-$(id -u) >dirs &&
 	test_line_count -le 66 dirs
 '
 
