@@ -376,7 +376,7 @@ cat >expect-bad-args <<\EOF
 missing required 'command' field
 invalid arguments: 'command' must not be empty
 invalid arguments: 'command' must be a string, not a number
-invalid arguments: unknown property 'extra' (run_go_code takes 'files' and 'command')
+invalid arguments: unknown property 'extra' (run_go_code takes 'files', 'command' and 'timeout')
 invalid arguments: 'files' must be an object mapping relative paths to file contents, not an array
 invalid arguments: files['main.go'] must be a string (the file's contents), not a number
 invalid arguments: invalid file path '../x': empty, '.' or '..' segment
