@@ -204,7 +204,7 @@ must_be_empty() {
 
 rule=$(printf '\342\224\200\342\224\200')
 
-test_expect_success 'tools/list: run_go_code with the seed schema' '
+test_expect_success 'tools/list: run_go_code with the seed schema and a timeout' '
 	echo "!list" >steps &&
 	mcp &&
 	python3 - <<-\EOF
@@ -214,12 +214,14 @@ test_expect_success 'tools/list: run_go_code with the seed schema' '
 	assert len(tools) == 1, r
 	t = tools[0]
 	s = t["inputSchema"]
-	for p in ("files", "command"):
+	for p in ("files", "command", "timeout"):
 	    assert isinstance(s["properties"][p].pop("description"), str)
+	# the seed's two, and the timeout of issue 21 (no hidden limit)
 	assert s == {"type": "object", "properties": {
 	    "files": {"type": "object",
 	              "additionalProperties": {"type": "string"}},
-	    "command": {"type": "string"}},
+	    "command": {"type": "string"},
+	    "timeout": {"type": "number", "exclusiveMinimum": 0}},
 	    "required": ["command"], "additionalProperties": False}, s
 	d = t["description"]
 	for w in ("isolated sandbox", "/app", "persist", "rm -rf -- *",
