@@ -85,6 +85,29 @@ test_expect_success 'scaled: run_go_code and a waited-for job get heartbeats too
 	wait_no_claims
 '
 
+test_expect_success 'scaled, HTTP: the SSE stream carries the heartbeats' '
+	(
+		GOSBX_MCP_HEARTBEAT=1s &&
+		export GOSBX_MCP_HEARTBEAT &&
+		mcp_http_start --name=hb --tools=sandbox
+	) &&
+	mcp_client --url="$(cat hb.url)" --token-file=hb.token $START \
+		--progress --reset-timeout-on-progress --timeout=3000 \
+		call sandbox_run_command "{$T,\"command\":\"sleep 6\"}" \
+		--timeout=3000 \
+		call sandbox_run_command "{$T,\"command\":\"sleep 4160.7\"}" \
+		>out 2>err
+	test $? = 1 &&
+	mcp_check out "r[1].ok && r[1].result.isError === false &&
+		r[1].progress.filter((p) =>
+			/^running, [0-9]+ s$/.test(p.message)).length >= 3" &&
+	mcp_check out "!r[2].ok && r[2].error.code === -32001" &&
+	mcp_check out "errs.length === 0" &&
+	wait_gone "sleep 4160.7" &&
+	mcp_http_stop hb &&
+	wait_no_claims
+'
+
 test_expect_success 'a bad GOSBX_MCP_HEARTBEAT is a usage error' '
 	GOSBX_MCP_HEARTBEAT=often test_expect_code_err 129 gosbx mcp </dev/null &&
 	test_grep "GOSBX_MCP_HEARTBEAT" err
