@@ -221,7 +221,7 @@ test_expect_success 'tools/list: run_go_code with the seed schema and a timeout'
 	    "files": {"type": "object",
 	              "additionalProperties": {"type": "string"}},
 	    "command": {"type": "string"},
-	    "timeout": {"type": "number", "exclusiveMinimum": 0}},
+	    "timeout": {"type": "number"}},
 	    "required": ["command"], "additionalProperties": False}, s
 	d = t["description"]
 	for w in ("isolated sandbox", "/app", "persist", "rm -rf -- *",

@@ -156,8 +156,8 @@ int mcp_call_timeout_arg(struct mcp_call *call, struct mcp_result *res,
 			 int64_t dflt_ms, int64_t *out_ms);
 /* the inputSchema property of that argument, for the tools' schemas */
 #define MCP_TIMEOUT_PROP                                                       \
-	"\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,"             \
-	"\"description\":\"Longest run of the command in seconds (a "          \
+	"\"timeout\":{\"type\":\"number\","                                    \
+	"\"description\":\"Longest run of the command in seconds, above 0 (a " \
 	"duration string such as \\\"90s\\\" or \\\"2m\\\" is accepted too); " \
 	"at most the server's call timeout (gosbx mcp --call-timeout; a "      \
 	"larger value is refused). Default: the tool's limit. A command "      \
