@@ -216,7 +216,7 @@ test_expect_success 'tools/list: run_go_code with the seed schema and a timeout'
 	s = t["inputSchema"]
 	for p in ("files", "command", "timeout"):
 	    assert isinstance(s["properties"][p].pop("description"), str)
-	# the seed's two, and the timeout of issue 21 (no hidden limit)
+	# the two of the seed, and the timeout of issue 21 (no hidden limit)
 	assert s == {"type": "object", "properties": {
 	    "files": {"type": "object",
 	              "additionalProperties": {"type": "string"}},
