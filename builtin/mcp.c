@@ -127,6 +127,26 @@ static int check_limits(const struct session_opts *o)
 }
 
 /*
+ * GOSBX_MCP_HEARTBEAT: the heartbeat interval (a duration; 0 turns
+ * heartbeats off), for tests; gosbx-mcp(1) ENVIRONMENT. -1 with error()
+ * on a bad value.
+ */
+static int heartbeat_env(int64_t *ms)
+{
+	const char *v = getenv("GOSBX_MCP_HEARTBEAT");
+	int64_t n;
+
+	if (!v || !*v)
+		return 0;
+	if (parse_duration_ms(v, &n) < 0)
+		return error("GOSBX_MCP_HEARTBEAT: expected a duration such "
+			     "as '5s' or 0, not '%s'",
+			     v);
+	*ms = n;
+	return 0;
+}
+
+/*
  * The token lets anyone who reads it run code here: warn when the
  * file's group or others may read or write it (OpenSSH refuses such a
  * private key; a token of an earlier recipe may be 0644).
@@ -226,6 +246,8 @@ int cmd_mcp(int argc, const char **argv, struct gosbx_ctx *ctx)
 	}
 	if (call_timeout > 0)
 		o.call_timeout_ms = call_timeout;
+	if (heartbeat_env(&o.heartbeat_ms) < 0)
+		return 129;
 	if (o.claim && ctx_check_claim_name(ctx, o.claim) < 0)
 		return usage_reported(mcp_usage, opts);
 	ctx_session_opts(ctx, &o.sandbox);

@@ -204,7 +204,7 @@ must_be_empty() {
 
 rule=$(printf '\342\224\200\342\224\200')
 
-test_expect_success 'tools/list: run_go_code with the seed schema' '
+test_expect_success 'tools/list: run_go_code with the seed schema and a timeout' '
 	echo "!list" >steps &&
 	mcp &&
 	python3 - <<-\EOF
@@ -214,12 +214,14 @@ test_expect_success 'tools/list: run_go_code with the seed schema' '
 	assert len(tools) == 1, r
 	t = tools[0]
 	s = t["inputSchema"]
-	for p in ("files", "command"):
+	for p in ("files", "command", "timeout"):
 	    assert isinstance(s["properties"][p].pop("description"), str)
+	# the two of the seed, and the timeout of issue 21 (no hidden limit)
 	assert s == {"type": "object", "properties": {
 	    "files": {"type": "object",
 	              "additionalProperties": {"type": "string"}},
-	    "command": {"type": "string"}},
+	    "command": {"type": "string"},
+	    "timeout": {"type": "number"}},
 	    "required": ["command"], "additionalProperties": False}, s
 	d = t["description"]
 	for w in ("isolated sandbox", "/app", "persist", "rm -rf -- *",
@@ -376,7 +378,7 @@ cat >expect-bad-args <<\EOF
 missing required 'command' field
 invalid arguments: 'command' must not be empty
 invalid arguments: 'command' must be a string, not a number
-invalid arguments: unknown property 'extra' (run_go_code takes 'files' and 'command')
+invalid arguments: unknown property 'extra' (run_go_code takes 'files', 'command' and 'timeout')
 invalid arguments: 'files' must be an object mapping relative paths to file contents, not an array
 invalid arguments: files['main.go'] must be a string (the file's contents), not a number
 invalid arguments: invalid file path '../x': empty, '.' or '..' segment

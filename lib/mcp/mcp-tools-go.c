@@ -52,7 +52,8 @@ static const char run_go_code_input_schema[] =
 	"\"command\":{\"type\":\"string\","
 	"\"description\":\"shell command run via 'sh -c' in /app. "
 	"Examples: 'go run main.go', 'go test ./...', "
-	"'go build -o app . && ./app'. State persists across calls.\"}},"
+	"'go build -o app . && ./app'. State persists across "
+	"calls.\"}," MCP_TIMEOUT_PROP "},"
 	"\"required\":[\"command\"],\"additionalProperties\":false}";
 
 /* structuredContent of a result (2025-06-18 on) */
@@ -146,11 +147,12 @@ static int check_args(json_t *args, const char **command,
 	size_t n = 0;
 
 	json_object_foreach (args, key, v) {
-		if (strcmp(key, "command") && strcmp(key, "files")) {
+		if (strcmp(key, "command") && strcmp(key, "files") &&
+		    strcmp(key, "timeout")) {
 			strbuf_addf(why,
 				    "invalid arguments: unknown "
 				    "property '%s' (run_go_code takes "
-				    "'files' and 'command')",
+				    "'files', 'command' and 'timeout')",
 				    key);
 			return -1;
 		}
@@ -460,6 +462,10 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 		mcp_result_error(res, "%s", why.buf);
 		goto done;
 	}
+	/* --call-timeout: 5 min, the seed's defaultExecuteTimeout */
+	if (mcp_call_timeout_arg(call, res, o->call_timeout_ms, &e.timeout_ms) <
+	    0)
+		goto done;
 	e.files = files;
 
 	st = get_state(call->session);
@@ -495,8 +501,6 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	e.on_phase = on_phase;
 	e.data = &p;
 	e.cancel = &call->cancelled;
-	/* --call-timeout: 5 min, the seed's defaultExecuteTimeout */
-	e.timeout_ms = o->call_timeout_ms;
 	ret = session_execute(&st->sbx, &e, &sr);
 	if (ret < 0 && reopen_dead(call->session, st, &died, res) < 0) {
 		progress_finish(&p);

@@ -84,6 +84,8 @@ struct job {
 	pthread_t thread;
 	int joined;
 	int held; /* a wait=true caller still reads it */
+	/* longest run (ms): the timeout argument, else JOB_TIMEOUT_MS */
+	int64_t timeout_ms;
 	struct jobs_state *st;
 };
 
@@ -361,7 +363,7 @@ static void run_job(struct job *j)
 		e.files = &file;
 		e.nr_files = 1;
 		e.command = cmds[j->lang];
-		e.timeout_ms = JOB_TIMEOUT_MS;
+		e.timeout_ms = j->timeout_ms;
 		e.on_output = on_output;
 		e.data = j;
 		e.cancel = &j->cancel;
@@ -534,7 +536,8 @@ static int check_args(struct mcp_result *res, const json_t *args,
 	json_t *v;
 
 	json_object_foreach ((json_t *)args, key, v) {
-		if (strcmp(key, code_key) && strcmp(key, "wait")) {
+		if (strcmp(key, code_key) && strcmp(key, "wait") &&
+		    strcmp(key, "timeout")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return -1;
 		}
@@ -581,9 +584,11 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	json_t *v;
 	struct job *j;
 	int wait = 1, ahead;
-	int64_t retry;
+	int64_t retry, timeout_ms;
 
-	if (check_args(res, call->args, code_key) < 0)
+	/* the seed's 5 minutes, within the operator's --call-timeout */
+	if (check_args(res, call->args, code_key) < 0 ||
+	    mcp_call_timeout_arg(call, res, JOB_TIMEOUT_MS, &timeout_ms) < 0)
 		return 0;
 	v = json_object_get(call->args, "wait");
 	if (json_is_boolean(v))
@@ -596,6 +601,7 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	j->code = xmalloc(j->code_len + 1);
 	memcpy(j->code, json_string_value(v), j->code_len + 1);
 	j->lang = lang;
+	j->timeout_ms = timeout_ms;
 	j->status = JOB_QUEUED;
 	j->cpu_ms = j->peak_rss_kb = -1;
 	strbuf_init(&j->out, 0);
@@ -812,7 +818,8 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 #define RUN_DESC(what, lang)                                                           \
 	"Execute " what                                                                \
 	" in a fresh, isolated sandbox (the network below, 512 MB "                    \
-	"memory, 5 minute limit, deleted afterwards) with " lang ". With "             \
+	"memory, 5 minute limit or the timeout argument, deleted "                     \
+	"afterwards) with " lang ". With "                                             \
 	"wait true (the default) the answer comes when the job is done: "              \
 	"text `job <id> completed: exit=<code>  (<ms>ms)  cpu=<s>s  "                  \
 	"peak_memory=<MB>MB`, then `── stdout ──` and `── stderr ──` " \
@@ -835,7 +842,8 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	"{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":"          \
 	"\"string\",\"description\":\"" what "\"},\"wait\":{\"type\":"         \
 	"\"boolean\",\"default\":true,\"description\":\"Wait for the job "     \
-	"to finish (true) or return a job_id at once (false)\"}},"             \
+	"to finish (true) or return a job_id at once "                         \
+	"(false)\"}," MCP_TIMEOUT_PROP "},"                                    \
 	"\"required\":[\"" key "\"],\"additionalProperties\":false}"
 
 #define JOB_ID_SCHEMA                                                          \

@@ -349,10 +349,23 @@ static void on_phase(const char *phase, void *data)
 	mcp_call_progress(pd->call, ++pd->n, 0, phase);
 }
 
-/* Run one command in a started sandbox and fill res. */
+/* The timeout argument, default --call-timeout; -1 with res set. */
+static int arg_timeout(struct mcp_call *call, struct mcp_result *res,
+		       int64_t *ms)
+{
+	const struct mcp_options *o = mcp_session_options(call->session);
+
+	return mcp_call_timeout_arg(call, res, o->call_timeout_ms, ms);
+}
+
+/*
+ * Run one command in a started sandbox and fill res; timeout_ms is the
+ * longest run (arg_timeout()).
+ */
 static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 		  const char *name, const char *command,
-		  const struct session_file *files, size_t nr_files)
+		  const struct session_file *files, size_t nr_files,
+		  int64_t timeout_ms)
 {
 	struct session_exec e = { 0 };
 	struct session_result r;
@@ -373,7 +386,7 @@ static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 	e.cancel = &call->cancelled;
 	e.on_phase = on_phase;
 	e.data = &pd;
-	e.timeout_ms = mcp_session_options(call->session)->call_timeout_ms;
+	e.timeout_ms = timeout_ms; /* the argument or --call-timeout */
 	session_result_init(&r);
 	ret = session_execute(&b->sess, &e, &r);
 	pthread_mutex_unlock(&b->lock);
@@ -1067,18 +1080,20 @@ static int tool_stop(struct mcp_call *call, struct mcp_result *res)
 static int tool_run_code(struct mcp_call *call, struct mcp_result *res)
 {
 	static const char *const keys[] = { "sandbox", "namespace", "code",
-					    "language" };
+					    "language", "timeout" };
 	const char *ns, *name, *code, *lang;
 	struct strbuf dir = STRBUF_INIT, cmd = STRBUF_INIT;
 	struct strbuf p1 = STRBUF_INIT, p2 = STRBUF_INIT;
 	struct session_file files[2];
 	size_t nr = 0;
 	json_t *jcode;
+	int64_t timeout_ms;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0 ||
-	    !(lang = arg_str(call, res, "language")))
+	    !(lang = arg_str(call, res, "language")) ||
+	    arg_timeout(call, res, &timeout_ms) < 0)
 		return 0;
 	jcode = json_object_get(call->args, "code");
 	if (!json_is_string(jcode)) {
@@ -1124,7 +1139,7 @@ static int tool_run_code(struct mcp_call *call, struct mcp_result *res)
 	files[0].path = p1.buf;
 	nr++;
 	strbuf_addf(&cmd, "; rc=$?; rm -rf %s; exit $rc", dir.buf);
-	run_in(call, res, ns, name, cmd.buf, files, nr);
+	run_in(call, res, ns, name, cmd.buf, files, nr, timeout_ms);
 out:
 	strbuf_release(&dir);
 	strbuf_release(&cmd);
@@ -1138,16 +1153,18 @@ out:
 static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 {
 	static const char *const keys[] = { "sandbox", "namespace", "command",
-					    "args" };
+					    "args", "timeout" };
 	struct strbuf cmd = STRBUF_INIT;
 	const char *ns, *name, *command;
 	json_t *args, *a;
 	size_t i;
+	int64_t timeout_ms;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0 ||
-	    !(command = arg_str(call, res, "command")))
+	    !(command = arg_str(call, res, "command")) ||
+	    arg_timeout(call, res, &timeout_ms) < 0)
 		return 0;
 	strbuf_addstr(&cmd, command);
 	args = json_object_get(call->args, "args");
@@ -1168,7 +1185,7 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 		strbuf_addch(&cmd, ' ');
 		sq_quote_buf(&cmd, json_string_value(a));
 	}
-	run_in(call, res, ns, name, cmd.buf, NULL, 0);
+	run_in(call, res, ns, name, cmd.buf, NULL, 0, timeout_ms);
 out:
 	strbuf_release(&cmd);
 	return 0;
@@ -1408,7 +1425,7 @@ static const struct mcp_tool sandbox_tools[] = {
 		"\"Code to execute\"},"
 		"\"language\":{\"type\":\"string\",\"enum\":[\"python\","
 		"\"nodejs\",\"go\",\"bash\"],\"description\":"
-		"\"Programming language\"}},"
+		"\"Programming language\"}," MCP_TIMEOUT_PROP "},"
 		"\"required\":[\"sandbox\",\"namespace\",\"code\","
 		"\"language\"],\"additionalProperties\":false}",
 		RUN_OUTPUT_SCHEMA,
@@ -1429,7 +1446,8 @@ static const struct mcp_tool sandbox_tools[] = {
 		"\"command\":{\"type\":\"string\",\"description\":"
 		"\"Command to execute\"},"
 		"\"args\":{\"type\":\"array\",\"items\":{\"type\":"
-		"\"string\"},\"description\":\"Command arguments\"}},"
+		"\"string\"},\"description\":\"Command "
+		"arguments\"}," MCP_TIMEOUT_PROP "},"
 		"\"required\":[\"sandbox\",\"namespace\",\"command\"],"
 		"\"additionalProperties\":false}",
 		RUN_OUTPUT_SCHEMA,

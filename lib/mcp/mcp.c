@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "json.h"
 #include "mcp/mcp-internal.h"
+#include "parse-options.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -91,6 +92,7 @@ void mcp_options_init(struct mcp_options *o)
 	memset(o, 0, sizeof(*o));
 	o->open_timeout_ms = 5 * 60 * 1000;
 	o->call_timeout_ms = 5 * 60 * 1000;
+	o->heartbeat_ms = MCP_HEARTBEAT_MS;
 	o->jobs_cpu_budget_ms = 10000;
 	o->jobs_max_concurrent = 2;
 	o->max_sandboxes = 4;
@@ -528,11 +530,22 @@ struct call_ctx {
 	struct mcp_chan *ch;
 	json_t *id, *args, *token;
 	int rev, modern;
-	int log_level; /* 2026 _meta logLevel, -1 none */
-	pthread_mutex_t mu;
+	int log_level;	    /* 2026 _meta logLevel, -1 none */
+	pthread_mutex_t mu; /* guards what follows */
 	int done;
 	int sent_progress;
-	double last_progress;
+	double last_progress; /* the last value sent */
+	/*
+	 * Heartbeats (MCP_HEARTBEAT_MS): a thread per call with a
+	 * progressToken sends one whenever nothing was sent for the
+	 * interval; offset (one per heartbeat) is added to the tool's
+	 * values so that they still grow strictly after one.
+	 */
+	double offset;
+	uint64_t start_ms, last_sent_ms; /* monotonic */
+	pthread_cond_t hb_cond;		 /* done was set (CLOCK_MONOTONIC) */
+	pthread_t hb_thread;
+	int hb_running;
 	struct call_ctx *next;
 };
 
@@ -890,8 +903,110 @@ static void call_free(struct call_ctx *c)
 	json_decref(c->args);
 	if (c->token)
 		json_decref(c->token);
+	pthread_cond_destroy(&c->hb_cond);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
+}
+
+/*
+ * Send one notifications/progress of value progress (already shifted
+ * by c->offset); c->mu held, the call still running.
+ */
+static void send_progress_locked(struct call_ctx *c, double progress,
+				 double total, const char *message)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	c->sent_progress = 1;
+	c->last_progress = progress;
+	c->last_sent_ms = monotonic_ms();
+	strbuf_addstr(&out, "{\"jsonrpc\":\"2.0\",\"method\":"
+			    "\"notifications/progress\",\"params\":{"
+			    "\"progressToken\":");
+	add_json(&out, c->token);
+	strbuf_addstr(&out, ",\"progress\":");
+	add_number(&out, progress);
+	if (total > 0 && isfinite(total)) {
+		strbuf_addstr(&out, ",\"total\":");
+		add_number(&out, total);
+	}
+	if (message && c->rev >= MCP_REV_2025_03_26) {
+		strbuf_addstr(&out, ",\"message\":");
+		json_add_str(&out, message);
+	}
+	strbuf_addstr(&out, "}}");
+	chan_send(c->ch, &out, 0, 200);
+	strbuf_release(&out);
+}
+
+/*
+ * The heartbeat thread of a call: until the call is done, a progress
+ * "running, <s> s" whenever nothing was sent for the interval. It
+ * holds c->mu except while it waits, so that it never sends after the
+ * answer (call_thread sets done under c->mu, then joins it).
+ */
+static void *heartbeat_thread(void *arg)
+{
+	struct call_ctx *c = arg;
+	uint64_t every = (uint64_t)c->s->srv->opts.heartbeat_ms;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->done) {
+		uint64_t now = monotonic_ms(), due = c->last_sent_ms + every;
+		struct timespec ts;
+
+		if (now < due) {
+			deadline_in_ms(&ts, CLOCK_MONOTONIC, due - now);
+			pthread_cond_timedwait(&c->hb_cond, &c->mu, &ts);
+			continue;
+		}
+		if (c->call.cancelled) {
+			c->last_sent_ms = now; /* nobody waits: just sleep */
+			continue;
+		}
+		{
+			struct strbuf msg = STRBUF_INIT;
+			double next =
+				c->sent_progress ? c->last_progress + 1 : 1;
+
+			strbuf_addf(&msg, "running, %" PRIu64 " s",
+				    (now - c->start_ms + 500) / 1000);
+			/* the tool's values sent later stay above next */
+			c->offset += 1;
+			send_progress_locked(c, next, 0, msg.buf);
+			strbuf_release(&msg);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Start the heartbeats of c (a call with a progressToken). */
+static void heartbeat_start(struct call_ctx *c)
+{
+	int rc;
+
+	if (!c->token || c->s->srv->opts.heartbeat_ms <= 0)
+		return;
+	rc = pthread_create(&c->hb_thread, NULL, heartbeat_thread, c);
+	if (rc)
+		mcp_log_stderr("gosbx mcp: no heartbeats for a call of "
+			       "'%s': cannot start a thread: %s",
+			       c->call.tool, strerror(rc));
+	else
+		c->hb_running = 1;
+}
+
+/* The call is done: no progress or log after this; heartbeats end. */
+static void call_mark_done(struct call_ctx *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->done = 1;
+	pthread_cond_signal(&c->hb_cond);
+	pthread_mutex_unlock(&c->mu);
+	if (c->hb_running)
+		pthread_join(c->hb_thread, NULL);
+	c->hb_running = 0;
 }
 
 static void *call_thread(void *arg)
@@ -914,9 +1029,7 @@ static void *call_thread(void *arg)
 	cancelled = c->call.cancelled;
 	pthread_mutex_unlock(&s->mu);
 	/* no progress or log after this point: the answer comes last */
-	pthread_mutex_lock(&c->mu);
-	c->done = 1;
-	pthread_mutex_unlock(&c->mu);
+	call_mark_done(c);
 
 	if (cancelled) {
 		chan_send(c->ch, NULL, 1, 200);
@@ -984,6 +1097,15 @@ static int do_tools_call(struct req *r)
 	c->modern = r->modern;
 	c->log_level = r->log_level;
 	pthread_mutex_init(&c->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->hb_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	c->start_ms = c->last_sent_ms = monotonic_ms();
 	c->call.session = r->s;
 	c->call.tool = tool->tool->name;
 	c->call.args = c->args;
@@ -1004,6 +1126,8 @@ static int do_tools_call(struct req *r)
 
 	reap_threads();
 	pthread_attr_init(&attr);
+	/* before the call thread, which joins it */
+	heartbeat_start(c);
 	rc = pthread_create(&tid, &attr, call_thread, c);
 	pthread_attr_destroy(&attr);
 	if (!rc) {
@@ -1012,6 +1136,7 @@ static int do_tools_call(struct req *r)
 		pthread_mutex_unlock(&threads_mu);
 	}
 	if (rc) {
+		call_mark_done(c);
 		pthread_mutex_lock(&r->s->mu);
 		r->s->calls = c->next;
 		pthread_mutex_unlock(&r->s->mu);
@@ -1029,37 +1154,58 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total,
 		       const char *message)
 {
 	struct call_ctx *c = call ? call->core : NULL;
-	struct strbuf out = STRBUF_INIT;
 
 	if (!c || !c->token)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (c->done || call->cancelled ||
-	    (c->sent_progress && !(progress > c->last_progress)) ||
-	    !isfinite(progress)) {
-		pthread_mutex_unlock(&c->mu);
-		return;
-	}
-	c->sent_progress = 1;
-	c->last_progress = progress;
-	strbuf_addstr(&out, "{\"jsonrpc\":\"2.0\",\"method\":"
-			    "\"notifications/progress\",\"params\":{"
-			    "\"progressToken\":");
-	add_json(&out, c->token);
-	strbuf_addstr(&out, ",\"progress\":");
-	add_number(&out, progress);
-	if (total > 0 && isfinite(total)) {
-		strbuf_addstr(&out, ",\"total\":");
-		add_number(&out, total);
-	}
-	if (message && c->rev >= MCP_REV_2025_03_26) {
-		strbuf_addstr(&out, ",\"message\":");
-		json_add_str(&out, message);
-	}
-	strbuf_addstr(&out, "}}");
-	chan_send(c->ch, &out, 0, 200);
+	progress += c->offset;
+	if (total > 0)
+		total += c->offset;
+	if (!c->done && !call->cancelled && isfinite(progress) &&
+	    (!c->sent_progress || progress > c->last_progress))
+		send_progress_locked(c, progress, total, message);
 	pthread_mutex_unlock(&c->mu);
-	strbuf_release(&out);
+}
+
+int mcp_call_timeout_arg(struct mcp_call *call, struct mcp_result *res,
+			 int64_t dflt_ms, int64_t *out_ms)
+{
+	int64_t limit = mcp_session_options(call->session)->call_timeout_ms;
+	json_t *v = json_object_get(call->args, "timeout");
+	int64_t ms;
+
+	if (!v || json_is_null(v)) {
+		*out_ms = dflt_ms < limit ? dflt_ms : limit;
+		return 0;
+	}
+	if (json_is_number(v)) {
+		double sec = json_number_value(v);
+
+		if (!isfinite(sec) || sec <= 0 || sec > 1e12)
+			goto bad;
+		ms = (int64_t)(sec * 1000 + 0.5);
+		if (ms < 1)
+			ms = 1;
+	} else if (!json_is_string(v) ||
+		   parse_duration_ms(json_string_value(v), &ms) < 0 ||
+		   ms <= 0) {
+		goto bad;
+	}
+	if (ms > limit) {
+		mcp_result_error(res,
+				 "argument 'timeout' (%g s) is above this "
+				 "server's limit of %g s (gosbx mcp "
+				 "--call-timeout): ask for at most %g s",
+				 ms / 1000.0, limit / 1000.0, limit / 1000.0);
+		return -1;
+	}
+	*out_ms = ms;
+	return 0;
+bad:
+	mcp_result_error(res, "argument 'timeout' must be a number of "
+			      "seconds above 0 or a duration such as "
+			      "\"90s\" or \"2m\"");
+	return -1;
 }
 
 void mcp_call_log(struct mcp_call *call, const char *level, const char *fmt,

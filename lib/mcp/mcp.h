@@ -37,6 +37,17 @@ struct mcp_session;
  */
 #define MCP_KEEPALIVE_MS (5 * 60 * 1000)
 
+/*
+ * Heartbeats: while a tools/call that carries a progressToken runs, the
+ * core sends notifications/progress ("running, 30 s") whenever nothing
+ * was sent for this long, output or not, so that a client that resets
+ * its request timeout on progress (the official SDKs'
+ * resetTimeoutOnProgress; their default timeout is 60 s) never gives up
+ * on a live command (issue 21). Milliseconds; GOSBX_MCP_HEARTBEAT
+ * (a duration, gosbx-mcp(1) ENVIRONMENT) overrides it for tests.
+ */
+#define MCP_HEARTBEAT_MS (5 * 1000)
+
 /* Server-wide options (seed 000 flags, Documentation/protocol/mcp.md
  * "Lifecycle"). */
 struct mcp_options {
@@ -62,6 +73,8 @@ struct mcp_options {
 	 * the seed's defaultExecuteTimeout. Jobs keep their own limit.
 	 */
 	int64_t call_timeout_ms;
+	/* heartbeat interval in ms (MCP_HEARTBEAT_MS); <= 0: none */
+	int64_t heartbeat_ms;
 	/*
 	 * --structured-content: tools/list gives each tool's outputSchema
 	 * and results carry structuredContent (2025-06-18 on). Off by
@@ -98,7 +111,10 @@ struct mcp_call {
  * Send notifications/progress for this call (only if the client gave
  * a progressToken; otherwise nothing happens). progress must grow with
  * every call; total <= 0 leaves it out; message may be NULL (only sent
- * from revision 2025-03-26 on). Thread-safe.
+ * from revision 2025-03-26 on). Thread-safe. The core's heartbeats
+ * (MCP_HEARTBEAT_MS) go between these: each shifts the values sent
+ * later (progress and total) up by one, so that what the client sees
+ * still grows strictly (the MCP spec's rule).
  */
 void mcp_call_progress(struct mcp_call *call, double progress, double total,
 		       const char *message);
@@ -127,6 +143,25 @@ void mcp_result_release(struct mcp_result *res);
 /* Replace the text with a formatted message and set is_error. */
 void mcp_result_error(struct mcp_result *res, const char *fmt, ...)
 	PRINTF_LIKE(2, 3);
+
+/*
+ * The timeout argument of a tool that runs a command (issue 21: no
+ * hidden limit): args "timeout" absent or null gives dflt_ms; a number
+ * of seconds (> 0) or a duration string ("90s", "2m") gives that, if it
+ * is at most the operator's --call-timeout (mcp_options.call_timeout_ms).
+ * Returns 0 with *out_ms set, or -1 with res an error result naming the
+ * limit (a larger value is refused, never clamped).
+ */
+int mcp_call_timeout_arg(struct mcp_call *call, struct mcp_result *res,
+			 int64_t dflt_ms, int64_t *out_ms);
+/* the inputSchema property of that argument, for the tools' schemas */
+#define MCP_TIMEOUT_PROP                                                       \
+	"\"timeout\":{\"type\":\"number\","                                    \
+	"\"description\":\"Longest run of the command in seconds, above 0 (a " \
+	"duration string such as \\\"90s\\\" or \\\"2m\\\" is accepted too); " \
+	"at most the server's call timeout (gosbx mcp --call-timeout; a "      \
+	"larger value is refused). Default: the tool's limit. A command "      \
+	"cut by it is killed and the result says reason=timeout.\"}"
 
 /* MCP tool annotations (2025-03-26 on): bits of mcp_tool.hints */
 #define MCP_HINT_READ_ONLY (1u << 0)
