@@ -88,8 +88,21 @@ gosbx_user() {
 	cluster_in gosbx --backend=kube --kubeconfig="$CLUSTER_USER" "$@"
 }
 
+# At exit: after a failed test, the cluster's logs (each component's,
+# pods.py's, every pod process's, the audit log) go to cluster-logs/ in
+# the trash directory, which is kept; then down.sh removes the cluster.
+cluster_down() {
+	if test "$test_failure" != 0 && test -d "$CLUSTER_DIR"; then
+		(cd "$CLUSTER_DIR" && find . -name '*.log' -type f) >cluster-logs.list &&
+			mkdir -p cluster-logs &&
+			tar -C "$CLUSTER_DIR" -cf - -T cluster-logs.list |
+			tar -C cluster-logs -xf -
+	fi
+	"$CLUSTER_SCRIPTS"/down.sh --dir="$CLUSTER_DIR"
+}
+
 cluster_up() {
-	test_atexit "'$CLUSTER_SCRIPTS'/down.sh --dir='$CLUSTER_DIR'"
+	test_atexit cluster_down
 	"$CLUSTER_SCRIPTS"/up.sh --dir="$CLUSTER_DIR" \
 		--agent-sandbox="$CLUSTER_RELEASE" \
 		--runtime="$GOSBX_BUILD_DIR/gosbx-runtime" "$@" \
