@@ -2,16 +2,23 @@
  * gosbx attach: connect standard input to a detached command's stdin
  * (gosbx exec -d) and print its output as it comes, until it ends.
  * Standard input goes to the job in chunks as it is read; at its EOF
- * the job's stdin is closed and the output followed to the end. The
- * local terminal is not put in raw mode (a job on a terminal gets
- * lines as the local terminal hands them over).
+ * the job's stdin is closed and the output followed to the end.
+ *
+ * A job on a terminal (gosbx exec -dt) with standard input a terminal:
+ * the local terminal goes to raw mode (every key to the job, Ctrl-C
+ * included), the job's terminal takes the local window size now and at
+ * every SIGWINCH, and Ctrl-P Ctrl-Q detaches (docker's keys). Otherwise
+ * the local terminal is left as it is (lines go as they are typed) and
+ * Ctrl-C detaches.
  */
 #include "compat.h"
 #include "builtin.h"
 #include "http.h"
+#include "json.h"
 #include "parse-options.h"
 #include "session/jobs.h"
 #include "session/session.h"
+#include "terminal.h"
 #include "usage.h"
 
 #include <poll.h>
@@ -26,6 +33,11 @@ static const char *const attach_usage[] = {
 static volatile sig_atomic_t attach_signal;
 /* set to stop following: a signal, or stdin that cannot be passed on */
 static volatile sig_atomic_t attach_stop;
+static volatile sig_atomic_t attach_winch;
+
+/* Ctrl-P Ctrl-Q, docker attach's detach keys (raw mode only) */
+#define DETACH_1 0x10
+#define DETACH_2 0x11
 
 static void on_signal(int sig)
 {
@@ -52,12 +64,74 @@ static void *follow_run(void *arg)
 	return NULL;
 }
 
+struct stdin_state {
+	int raw;  /* the local terminal is raw: watch for the detach keys */
+	int held; /* a Ctrl-P read last, not sent yet */
+	int detached;
+};
+
+/* Send the job its terminal's size when ours changed. */
+static void pass_resize(struct session *s, const char *id)
+{
+	unsigned cols, rows;
+
+	if (!attach_winch)
+		return;
+	attach_winch = 0;
+	if (!terminal_size(&cols, &rows))
+		session_job_resize(s, id, cols, rows);
+}
+
 /*
- * Copy standard input to the job until EOF, the follower is done or the
- * job takes no more (it ended or closed its stdin: the rest of the
- * input is not its, as with a pipe). 0 or -1 with error().
+ * Send n bytes of buf, in raw mode up to the detach keys: 0, 1 when
+ * the job takes no more, 2 when the keys were typed, or -1.
  */
-static int pump_stdin(struct session *s, const char *id, struct follower *f)
+static int pass_input(struct session *s, const char *id, struct stdin_state *st,
+		      const char *buf, size_t n)
+{
+	static const char ctrl_p = DETACH_1;
+	size_t i, from = 0;
+	int r;
+
+	if (!st->raw)
+		return session_job_stdin(s, id, buf, n, n == 0);
+	for (i = 0; i < n; i++) {
+		if (st->held) {
+			st->held = 0;
+			if (buf[i] == DETACH_2) {
+				st->detached = 1;
+				return 2;
+			}
+			/* not the keys: the Ctrl-P was the job's */
+			r = session_job_stdin(s, id, &ctrl_p, 1, 0);
+			if (r)
+				return r;
+		}
+		if (buf[i] != DETACH_1)
+			continue;
+		if (i > from) {
+			r = session_job_stdin(s, id, buf + from, i - from, 0);
+			if (r)
+				return r;
+		}
+		st->held = 1;
+		from = i + 1;
+	}
+	if (n > from)
+		return session_job_stdin(s, id, buf + from, n - from, 0);
+	if (!n)
+		return session_job_stdin(s, id, NULL, 0, 1);
+	return 0;
+}
+
+/*
+ * Copy standard input to the job until EOF, the follower is done, the
+ * detach keys, or the job takes no more (it ended or closed its stdin:
+ * the rest of the input is not its, as with a pipe). 0 or -1 with
+ * error().
+ */
+static int pump_stdin(struct session *s, const char *id, struct follower *f,
+		      struct stdin_state *st)
 {
 	char buf[16384];
 
@@ -67,14 +141,15 @@ static int pump_stdin(struct session *s, const char *id, struct follower *f)
 		struct pollfd p = { .fd = 0, .events = POLLIN };
 		ssize_t n;
 
+		pass_resize(s, id);
 		if (poll(&p, 1, 200) <= 0)
 			continue;
 		n = read(0, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0)
 			return error_errno("cannot read standard input");
-		r = session_job_stdin(s, id, buf, n, n == 0);
+		r = pass_input(s, id, st, buf, n);
 		if (r < 0)
 			return -1;
 		if (r > 0 || !n)
@@ -87,6 +162,7 @@ int cmd_attach(int argc, const char **argv, struct gosbx_ctx *ctx)
 {
 	const char *claim = NULL;
 	struct follower f = { 0 };
+	struct stdin_state st = { 0 };
 	struct sigaction sa = { 0 };
 	struct session s;
 	pthread_t t;
@@ -117,19 +193,43 @@ int cmd_attach(int argc, const char **argv, struct gosbx_ctx *ctx)
 	f.id = id;
 	session_result_init(&f.res);
 	rc = EXIT_OWN_FAILURE;
+	if (isatty(0)) {
+		json_t *job = NULL;
+		int tty = 0;
+
+		if (session_job_get(&s, id, &job) < 0)
+			goto out;
+		json_object_bool(job, "tty", &tty);
+		json_decref(job);
+		if (tty) {
+			terminal_watch_resize(&attach_winch);
+			attach_winch = 1; /* the size now */
+			if (terminal_make_raw() < 0)
+				goto out;
+			st.raw = 1;
+		}
+	}
 	if (!f.s.http || pthread_create(&t, NULL, follow_run, &f))
 		goto out;
-	if (pump_stdin(&s, id, &f) < 0) {
+	if (pump_stdin(&s, id, &f, &st) < 0) {
 		attach_stop = 1; /* stop following too: gosbx failed */
 		pthread_join(t, NULL);
 		goto out;
 	}
+	if (st.detached)
+		attach_stop = 1;
 	pthread_join(t, NULL);
-	if (attach_signal)
+	terminal_restore();
+	if (st.detached) {
+		fprintf(stderr, "gosbx: detached from job %s; it runs on\n",
+			argv[0]);
+		rc = 128 + SIGINT;
+	} else if (attach_signal)
 		rc = 128 + attach_signal;
 	else if (!f.ret && f.ended)
 		rc = session_job_exit_status(&f.res);
 out:
+	terminal_restore();
 	http_client_free(f.s.http);
 	session_result_release(&f.res);
 	session_disconnect(&s);

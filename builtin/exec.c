@@ -23,21 +23,20 @@
 #include "strbuf.h"
 #include "strvec.h"
 #include "session/sandbox-limits.h"
+#include "terminal.h"
 #include "usage.h"
 #include "workpath.h"
 
 #include <math.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <termios.h>
 
 static const char *const exec_usage[] = {
 	"gosbx exec [--claim=<name>] [-i] [-t] [-f <local>[:<dest>]]... "
 	"[--timeout=<duration>] [-e <K[=V]>]... [-w <dir>] [-o text|json] "
 	"[--json] [--] <command>...",
 	"gosbx exec --claim=<name>",
-	"gosbx exec -d --claim=<name> [-e <K[=V]>]... [-w <dir>] "
+	"gosbx exec -d [-t] --claim=<name> [-e <K[=V]>]... [-w <dir>] "
 	"[--timeout=<duration>] [--] <command>...",
 	NULL,
 };
@@ -53,60 +52,9 @@ static void exec_on_signal(int sig)
 	exec_signal = sig;
 }
 
-/* ---- -t: the local terminal in raw mode, restored on every exit ---- */
+/* ---- -t: the local terminal (lib/terminal.h) ---- */
 
-static struct termios saved_tty;
-static volatile sig_atomic_t tty_is_raw;
 static volatile sig_atomic_t got_winch;
-
-static void restore_tty(void)
-{
-	if (tty_is_raw) {
-		tcsetattr(0, TCSADRAIN, &saved_tty);
-		tty_is_raw = 0;
-	}
-}
-
-static void on_winch(int sig)
-{
-	got_winch = 1;
-}
-
-/*
- * Raw mode on standard input's terminal (cfmakeraw: every key goes to
- * the sandboxed program, Ctrl-C included, and its terminal does the
- * output processing), undone by restore_tty(): on return, from
- * atexit() for die() and exit(), and before a fatal signal's default
- * action (exec_on_signal() only sets a flag, the command is cancelled
- * and cmd_exec() returns).
- */
-static int make_tty_raw(void)
-{
-	struct termios t;
-
-	if (tcgetattr(0, &saved_tty) < 0)
-		return error_errno("cannot read the terminal's settings");
-	t = saved_tty;
-	cfmakeraw(&t);
-	if (tcsetattr(0, TCSADRAIN, &t) < 0)
-		return error_errno("cannot put the terminal in raw mode");
-	tty_is_raw = 1;
-	atexit(restore_tty);
-	return 0;
-}
-
-static int terminal_size(unsigned *cols, unsigned *rows)
-{
-	struct winsize ws;
-
-	if (ioctl(0, TIOCGWINSZ, &ws) < 0 && ioctl(1, TIOCGWINSZ, &ws) < 0)
-		return -1;
-	if (!ws.ws_col || !ws.ws_row)
-		return -1;
-	*cols = ws.ws_col;
-	*rows = ws.ws_row;
-	return 0;
-}
 
 /*
  * SIGINT, SIGTERM and SIGHUP only set exec_signal: the running request
@@ -415,7 +363,6 @@ static int run_interactive(struct session *s, const char *command,
 	struct interactive_opts o = { 0 };
 	struct session_result res;
 	struct strvec full_env = STRVEC_INIT;
-	struct sigaction sa;
 	int rc, status, have_term = 0;
 
 	if (files->nr) {
@@ -455,11 +402,8 @@ static int run_interactive(struct session *s, const char *command,
 	if (tty)
 		terminal_size(&o.cols, &o.rows);
 	if (tty && stdin_on) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_winch;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGWINCH, &sa, NULL);
-		if (make_tty_raw() < 0) {
+		terminal_watch_resize(&got_winch);
+		if (terminal_make_raw() < 0) {
 			strvec_clear(&full_env);
 			return EXIT_OWN_FAILURE;
 		}
@@ -467,7 +411,7 @@ static int run_interactive(struct session *s, const char *command,
 	session_result_init(&res);
 	rc = interactive_run(s, &o, stdin_on ? 0 : -1, tty ? &got_winch : NULL,
 			     terminal_size, &res);
-	restore_tty();
+	terminal_restore();
 	if (rc < 0 || rc == 1) {
 		status = stopped_status(rc, &ost);
 	} else {
@@ -570,24 +514,44 @@ static int claim_as_command(struct gosbx_ctx *ctx, int argc, const char **argv,
 	return 1;
 }
 
-/* -d: start the command as a job, print <claim>/<id>. */
+/*
+ * -d: start the command as a job, print <claim>/<id>. With -t (docker's
+ * -dt) the job runs on a terminal, of this terminal's size when there
+ * is one, with TERM set as for exec -t; gosbx attach connects to it.
+ */
 static int start_job(struct session *s, const char *claim, const char *command,
 		     int64_t timeout_ms, const struct strvec *env,
-		     const char *cwd)
+		     const char *cwd, int tty)
 {
 	struct session_exec e = { 0 };
+	struct strvec full_env = STRVEC_INIT;
 	json_t *job = NULL;
 	int ret = EXIT_OWN_FAILURE;
 
+	strvec_pushv(&full_env, env->v);
+	if (tty) {
+		int have_term = 0;
+
+		for (size_t i = 0; i < env->nr; i++)
+			have_term |= starts_with(env->v[i], "TERM=");
+		if (!have_term)
+			strvec_pushf(&full_env, "TERM=%s",
+				     getenv("TERM") && *getenv("TERM")
+					     ? getenv("TERM")
+					     : "xterm");
+		e.tty = 1;
+		terminal_size(&e.cols, &e.rows);
+	}
 	e.command = command;
 	e.timeout_ms = timeout_ms;
-	e.env = env->nr ? env->v : NULL;
+	e.env = full_env.nr ? full_env.v : NULL;
 	e.cwd = cwd;
 	if (!session_job_start(s, &e, &job)) {
 		printf("%s/%s\n", claim, json_object_str(job, "id"));
 		ret = 0;
 	}
 	json_decref(job);
+	strvec_clear(&full_env);
 	return ret;
 }
 
@@ -677,11 +641,10 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 				     "sandbox would be deleted with its job");
 		goto out;
 	}
-	if (detach &&
-	    (stdin_on || tty || output.json || !argc || file_specs.nr)) {
+	if (detach && (stdin_on || output.json || !argc || file_specs.nr)) {
 		status = usage_error(exec_usage, opts,
-				     "-d takes a command and none of -i, -t, "
-				     "-f, -o json (its stdin: gosbx attach)");
+				     "-d takes a command and none of -i, -f, "
+				     "-o json (its stdin: gosbx attach)");
 		goto out;
 	}
 	if (timeout_ms < 0) {
@@ -786,7 +749,7 @@ int cmd_exec(int argc, const char **argv, struct gosbx_ctx *ctx)
 		status = 128 + exec_signal;
 	else if (detach)
 		status = start_job(&s, claim, command, timeout_ms, &env,
-				   cwd_rel.len ? cwd_rel.buf : NULL);
+				   cwd_rel.len ? cwd_rel.buf : NULL, tty);
 	else if (want_repl)
 		status = exec_repl(&s, &exec_signal);
 	else if (stdin_on || tty)

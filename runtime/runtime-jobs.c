@@ -94,6 +94,7 @@ enum job_op {
 	JOP_OUTPUT,
 	JOP_STDIN,
 	JOP_SIGNAL,
+	JOP_RESIZE,
 	JOP_WAIT,
 };
 
@@ -459,6 +460,7 @@ int jobs_route(const char *method, const char *url, struct request *r)
 		{ "/output", "GET", JOP_OUTPUT },
 		{ "/stdin", "POST", JOP_STDIN },
 		{ "/signal", "POST", JOP_SIGNAL },
+		{ "/resize", "POST", JOP_RESIZE },
 		{ "/wait", "GET", JOP_WAIT },
 	};
 	const char *rest, *slash;
@@ -494,7 +496,8 @@ int jobs_route(const char *method, const char *url, struct request *r)
 
 int jobs_op_takes_json(const struct request *r)
 {
-	return r->job_op == JOP_CREATE || r->job_op == JOP_SIGNAL;
+	return r->job_op == JOP_CREATE || r->job_op == JOP_SIGNAL ||
+	       r->job_op == JOP_RESIZE;
 }
 
 int jobs_op_takes_stdin(const struct request *r)
@@ -546,7 +549,8 @@ void jobs_begin(struct MHD_Connection *c, struct request *r)
 	if (!jr->j) {
 		struct strbuf msg = STRBUF_INIT;
 
-		strbuf_addf(&msg, "no job '%.*s'", (int)strnlen(id, 64), id);
+		strbuf_addf(&msg, "no job '%.*s'",
+			    (int)(end - id < 64 ? end - id : 64), id);
 		jr_fail(jr, 404, msg.buf);
 		strbuf_release(&msg);
 	}
@@ -815,6 +819,47 @@ static enum MHD_Result job_signal(struct MHD_Connection *c, struct request *r,
 		sent = kill(-j->pgid, sig);
 	pthread_mutex_unlock(&jobs_lock);
 	if (sent < 0)
+		return reply_error(c, r, 409, "job '%s' has ended", j->id);
+	return no_content(c, r);
+}
+
+/*
+ * POST /v1/jobs/<id>/resize {"cols":N,"rows":M}: the size of a job's
+ * terminal (TIOCSWINSZ; the job gets SIGWINCH), as the resize control
+ * message of GET /v1/exec does for an interactive command.
+ */
+static enum MHD_Result job_resize(struct MHD_Connection *c, struct request *r,
+				  struct job *j)
+{
+	struct strbuf perr = STRBUF_INIT;
+	json_int_t cols = 0, rows = 0;
+	json_t *body;
+	int done = -1, tty;
+
+	if (r->too_large)
+		return reply_error(c, r, 413, "request body too large");
+	body = json_parse(r->body.buf, r->body.len, &perr);
+	strbuf_release(&perr);
+	if (json_is_object(body) &&
+	    json_is_integer(json_object_get(body, "cols")) &&
+	    json_is_integer(json_object_get(body, "rows"))) {
+		cols = json_integer_value(json_object_get(body, "cols"));
+		rows = json_integer_value(json_object_get(body, "rows"));
+	}
+	json_decref(body);
+	if (cols < 1 || cols > 65535 || rows < 1 || rows > 65535)
+		return reply_error(c, r, 400,
+				   "want {\"cols\": 1 to 65535, \"rows\": 1 "
+				   "to 65535}");
+	pthread_mutex_lock(&jobs_lock);
+	tty = j->tty;
+	if (tty && j->running && !j->finishing)
+		done = exec_resize(j->proc, (unsigned)cols, (unsigned)rows);
+	pthread_mutex_unlock(&jobs_lock);
+	if (!tty)
+		return reply_error(c, r, 409, "job '%s' has no terminal",
+				   j->id);
+	if (done < 0)
 		return reply_error(c, r, 409, "job '%s' has ended", j->id);
 	return no_content(c, r);
 }
@@ -1133,6 +1178,8 @@ enum MHD_Result handle_jobs(struct MHD_Connection *c, struct request *r)
 		return job_stdin_done(c, r, jr);
 	case JOP_SIGNAL:
 		return job_signal(c, r, jr->j);
+	case JOP_RESIZE:
+		return job_resize(c, r, jr->j);
 	case JOP_WAIT:
 		return job_wait(c, r, jr);
 	case JOP_NONE:

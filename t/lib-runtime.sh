@@ -204,7 +204,7 @@ rt_curl() {
 	*)
 		case "$_rt_path" in
 		/execute | /v1/exec | /v1/exec/*/control | /v1/jobs | \
-			/v1/jobs/*/signal)
+			/v1/jobs/*/signal | /v1/jobs/*/resize)
 			set -- -H "Content-Type: application/json" "$@"
 			;;
 		/v1/exec/*/stdin | /v1/jobs/*/stdin*)

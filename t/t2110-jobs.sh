@@ -69,6 +69,77 @@ test_expect_success 'a job survives a SIGKILLed logs -f' '
 	test_cmp expect out
 '
 
+# attach-tty.py <job>: gosbx attach <job> on a pseudo-terminal of 100x30
+# (its controlling terminal, as in a shell). The job (winch.py) prints
+# its terminal's size at start and at each SIGWINCH, "sigint" at each
+# SIGINT and "got <line>" for each line. Checks that attach gives the
+# job the local size, then a new size, passes a line, a raw Ctrl-C (to
+# the job, not to gosbx) and a lone Ctrl-P, and that Ctrl-P Ctrl-Q
+# detaches with 130.
+cat >winch.py <<\EOF
+import os, signal, sys
+def size(what):
+    c, r = os.get_terminal_size(0)
+    print("%s %dx%d" % (what, c, r), flush=True)
+signal.signal(signal.SIGWINCH, lambda *a: size("winch"))
+signal.signal(signal.SIGINT, lambda *a: print("sigint", flush=True))
+size("size")
+for line in sys.stdin:
+    print("got " + line.strip(), flush=True)
+EOF
+cat >attach-tty.py <<\EOF
+import fcntl, os, pty, select, struct, sys, termios, time
+def winsize(fd, cols, rows):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+pid, fd = pty.fork()
+if pid == 0:
+    winsize(0, 100, 30)
+    os.execvp("gosbx", ["gosbx", "attach", sys.argv[1]])
+seen = b""
+def until(want, secs=60):
+    global seen
+    end = time.time() + secs
+    while want not in seen:
+        left = end - time.time()
+        if left <= 0:
+            sys.exit("no %r in %r" % (want, seen))
+        if select.select([fd], [], [], left)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                sys.exit("attach ended; no %r in %r" % (want, seen))
+until(b"winch 100x30")
+winsize(fd, 120, 40)
+until(b"winch 120x40")
+os.write(fd, b"hello\r")
+until(b"got hello")
+os.write(fd, b"\x03")
+until(b"sigint")
+os.write(fd, b"\x10x\r")
+until(b"got \x10x")
+os.write(fd, b"\x10\x11")
+until(b"detached from job")
+_, st = os.waitpid(pid, 0)
+if os.waitstatus_to_exitcode(st) != 130:
+    sys.exit("attach: status %r; %r" % (st, seen))
+EOF
+
+test_expect_success 'exec -dt: attach from a terminal is raw, sized, detachable' '
+	gosbx exec --claim=t2110 -f "$TRASH_DIRECTORY/winch.py" -- true &&
+	gosbx exec -dt --claim=t2110 -- python3 winch.py >jobt &&
+	test_retry 300 0.1 eval "gosbx logs --job=$(cat jobt) | grep -q \"^size 80x24\"" &&
+	python3 "$TRASH_DIRECTORY/attach-tty.py" "$(cat jobt)" &&
+	gosbx jobs --claim=t2110 >list &&
+	grep "^$(cat jobt) *running" list &&
+	gosbx kill -s KILL $(cat jobt) &&
+	test_expect_code 137 gosbx wait $(cat jobt)
+'
+
+test_expect_success 'exec -d -i is refused' '
+	test_expect_code_err 129 gosbx exec -d -i --claim=t2110 -- true &&
+	test_grep "none of -i" err
+'
+
 test_expect_success 'output over the bound is trimmed with a marker' '
 	gosbx exec -d --claim=t2110 -- "head -c 70000000 /dev/zero | tr \\\\0 x; echo; echo end" >job4 &&
 	gosbx wait $(cat job4) &&
@@ -82,7 +153,7 @@ test_expect_success 'output over the bound is trimmed with a marker' '
 
 test_expect_success 'unknown and malformed jobs: clear errors' '
 	test_expect_code_err 125 gosbx wait t2110/jdeadbeef0000 &&
-	test_grep "no job .jdeadbeef0000." err &&
+	test_grep "no job .jdeadbeef0000.$" err &&
 	test_expect_code_err 125 gosbx kill t2110/jdeadbeef0000 &&
 	test_grep "no job" err &&
 	test_expect_code_err 129 gosbx wait jdeadbeef0000 &&

@@ -115,6 +115,42 @@ test_expect_success 'signal by name and number reaches the process group' '
 	json_is body signal 15
 '
 
+# job_text_has <id> <text>: the job's output so far holds <text>
+job_text_has() {
+	rt_expect 200 GET "/v1/jobs/$1/output" &&
+	ndjson_text body >text &&
+	grep -q "$2" text
+}
+
+test_expect_success 'a job on a terminal: its size at start and resize (SIGWINCH)' '
+	cat >winch.py <<-\EOF &&
+	import os, signal, time
+	def size(what):
+	    c, r = os.get_terminal_size(0)
+	    print("%s %dx%d" % (what, c, r), flush=True)
+	signal.signal(signal.SIGWINCH, lambda *a: size("winch"))
+	size("size")
+	time.sleep(60)
+	EOF
+	job_start "{\"command\":\"python3 $PWD/winch.py\",\"tty\":true,\"cols\":100,\"rows\":30}" &&
+	id=$(cat id) &&
+	json_is body tty true &&
+	rt_poll 20 job_text_has $id "size 100x30" &&
+	rt_expect 204 POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":132,\"rows\":43}" &&
+	rt_poll 20 job_text_has $id "winch 132x43" &&
+	rt_expect 400 POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":0,\"rows\":43}" &&
+	rt_expect 400 POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":70000,\"rows\":43}" &&
+	rt_expect 400 POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":\"80\",\"rows\":24}" &&
+	rt_expect 400 POST "/v1/jobs/$id/resize" --data-binary "[" &&
+	rt_expect 204 POST "/v1/jobs/$id/signal" --data-binary "{\"signal\":\"KILL\"}" &&
+	rt_expect 200 GET "/v1/jobs/$id/wait?timeout_ms=20000" &&
+	rt_expect_error 409 "job '\''$id'\'' has ended" POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":80,\"rows\":24}" &&
+	job_start "{\"command\":\"sleep 100\"}" &&
+	id=$(cat id) &&
+	rt_expect_error 409 "job '\''$id'\'' has no terminal" POST "/v1/jobs/$id/resize" --data-binary "{\"cols\":80,\"rows\":24}" &&
+	rt_expect 204 DELETE "/v1/jobs/$id"
+'
+
 test_expect_success 'wait times out with 408 and the running job' '
 	job_start "{\"command\":\"sleep 100\"}" &&
 	id=$(cat id) &&

@@ -95,6 +95,13 @@ int session_job_start(struct session *s, const struct session_exec *e,
 	}
 	if (e->cwd && *e->cwd)
 		json_object_set_new(o, "cwd", json_string(e->cwd));
+	if (e->tty) {
+		json_object_set_new(o, "tty", json_true());
+		if (e->cols && e->rows) {
+			json_object_set_new(o, "cols", json_integer(e->cols));
+			json_object_set_new(o, "rows", json_integer(e->rows));
+		}
+	}
 	ret = http_json(s->http, "POST", "/v1/jobs", o, NULL, job);
 	json_decref(o);
 	if (!ret && !json_object_str(*job, "id"))
@@ -154,6 +161,23 @@ int session_job_signal(struct session *s, const char *id, const char *sig)
 		return -1;
 	job_path(&path, id, "/signal");
 	o = json_pack("{s:s}", "signal", sig);
+	ret = http_json(s->http, "POST", path.buf, o, NULL, NULL);
+	json_decref(o);
+	strbuf_release(&path);
+	return ret;
+}
+
+int session_job_resize(struct session *s, const char *id, unsigned cols,
+		       unsigned rows)
+{
+	struct strbuf path = STRBUF_INIT;
+	json_t *o;
+	int ret;
+
+	if (need_jobs(s))
+		return -1;
+	job_path(&path, id, "/resize");
+	o = json_pack("{s:i, s:i}", "cols", (int)cols, "rows", (int)rows);
 	ret = http_json(s->http, "POST", path.buf, o, NULL, NULL);
 	json_decref(o);
 	strbuf_release(&path);

@@ -31,9 +31,10 @@ int session_job_ref_parse(const char *ref, const char *default_claim,
 			  char **claim, char **id);
 
 /*
- * POST /v1/jobs: start e->command (with e's env, cwd, timeout_ms;
- * stdin through session_job_stdin()) as a job; *job gets the job
- * object, whose "id" names it.
+ * POST /v1/jobs: start e->command (with e's env, cwd, timeout_ms, and
+ * with e->tty a terminal of e->cols x e->rows; stdin through
+ * session_job_stdin()) as a job; *job gets the job object, whose "id"
+ * names it.
  */
 int session_job_start(struct session *s, const struct session_exec *e,
 		      json_t **job);
@@ -70,6 +71,14 @@ int session_job_stdin(struct session *s, const char *id, const char *buf,
 
 /* POST /v1/jobs/<id>/signal: sig a name ("TERM", "SIGTERM") or number. */
 int session_job_signal(struct session *s, const char *id, const char *sig);
+
+/*
+ * POST /v1/jobs/<id>/resize: the job's terminal becomes cols x rows
+ * characters (1 to 65535 each) and the job gets SIGWINCH. Returns 0, or
+ * -1 with error() (409: the job has no terminal or has ended).
+ */
+int session_job_resize(struct session *s, const char *id, unsigned cols,
+		       unsigned rows);
 
 /*
  * GET /v1/jobs/<id>/wait until the job ended (asking again every 30 s,

@@ -203,6 +203,13 @@ struct session_exec {
 	volatile sig_atomic_t *cancel;
 	/* Called between phases: "writing files", "running". */
 	void (*on_phase)(const char *phase, void *data);
+	/*
+	 * session_job_start() only: run the job on a terminal of cols x
+	 * rows characters (0: the runtime's 80 x 24), its stdin, stdout
+	 * and stderr (gosbx-runtime(1) "jobs").
+	 */
+	int tty;
+	unsigned cols, rows;
 };
 
 /* The outcome of a command. */
