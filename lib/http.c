@@ -48,6 +48,7 @@ struct xfer {
 	int idle_out;	 /* nothing came for req->idle_timeout_ms */
 	curl_off_t last_dl;
 	int64_t last_dl_ms; /* when last_dl last grew (monotonic) */
+	size_t body_off;    /* of req->body sent so far (chunked_bodies) */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -118,6 +119,7 @@ static void copy_opts(struct http_client_opts *dst,
 	dst->connect_to = dup_or_null(src->connect_to);
 	dst->bearer_token = dup_or_null(src->bearer_token);
 	dst->user_agent = dup_or_null(src->user_agent);
+	dst->chunked_bodies = src->chunked_bodies;
 	if (src->headers) {
 		size_t n = 0;
 		char **h;
@@ -360,13 +362,42 @@ static size_t write_cb(char *buf, size_t size, size_t n, void *data)
 static size_t read_cb(char *buf, size_t size, size_t n, void *data)
 {
 	struct xfer *x = data;
-	ssize_t r = x->req->read_body(buf, size * n, x->req->read_data);
+	ssize_t r;
+
+	if (!x->req->read_body) {
+		/* req->body sent in chunks (chunked_bodies) */
+		size_t left = x->req->body_len - x->body_off;
+
+		if (left > size * n)
+			left = size * n;
+		if (left)
+			memcpy(buf, (const char *)x->req->body + x->body_off,
+			       left);
+		x->body_off += left;
+		return left;
+	}
+	r = x->req->read_body(buf, size * n, x->req->read_data);
 
 	if (r < 0) {
 		x->read_failed = 1;
 		return CURL_READFUNC_ABORT;
 	}
 	return (size_t)r;
+}
+
+/*
+ * libcurl rewinds a body it must send again (a reused connection that
+ * turned out closed): req->body can be, a read_body stream cannot.
+ */
+static int seek_cb(void *data, curl_off_t offset, int origin)
+{
+	struct xfer *x = data;
+
+	if (x->req->read_body || origin != SEEK_SET || offset < 0 ||
+	    (size_t)offset > x->req->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	x->body_off = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
 }
 
 static int xferinfo_cb(void *data, curl_off_t dltotal, curl_off_t dlnow,
@@ -690,8 +721,10 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	SETOPT(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
 	if (mime) {
 		SETOPT(h, CURLOPT_MIMEPOST, mime);
-	} else if (req->read_body) {
-		curl_off_t size = req->body_len == HTTP_LEN_UNKNOWN
+	} else if (req->read_body || (has_body && c->opts.chunked_bodies)) {
+		curl_off_t size = req->body_len == HTTP_LEN_UNKNOWN ||
+						  c->opts.chunked_bodies ||
+						  !req->read_body
 					  ? -1
 					  : (curl_off_t)req->body_len;
 
@@ -699,6 +732,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 		SETOPT(h, CURLOPT_POST, 1L);
 		SETOPT(h, CURLOPT_POSTFIELDSIZE_LARGE, size);
 		SETOPT(h, CURLOPT_READDATA, &x);
+		SETOPT(h, CURLOPT_SEEKFUNCTION, seek_cb);
+		SETOPT(h, CURLOPT_SEEKDATA, &x);
 	} else if (has_body) {
 		SETOPT(h, CURLOPT_POSTFIELDS,
 		       req->body ? (const char *)req->body : empty_body);
@@ -752,6 +787,9 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	if (mime)
 		curl_easy_setopt(h, CURLOPT_MIMEPOST, (curl_mime *)NULL);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, (char *)NULL);
+	/* READDATA and SEEKDATA point into this call's frame */
+	curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, (curl_seek_callback)NULL);
+	curl_easy_setopt(h, CURLOPT_READDATA, (void *)NULL);
 	return ret;
 }
 

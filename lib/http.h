@@ -88,6 +88,18 @@ struct http_client_opts {
 	const char *const *headers;
 	/* User-Agent; NULL: "gosbx/<version>". */
 	const char *user_agent;
+	/*
+	 * Send every request body with the chunked transfer coding (RFC
+	 * 9112 section 7.1), never with Content-Length. A Go
+	 * httputil.ReverseProxy (agent-sandbox's sandbox-router, v0.5 and
+	 * later) reads a request body of known length once more after
+	 * its end; when the upstream's answer comes first, the proxy has
+	 * closed the body and cuts the answer right after its headers
+	 * (golang/go#40747). With chunks the upstream sees the end of the
+	 * body only after that read. Both routers and gosbx-runtime take
+	 * chunked bodies.
+	 */
+	int chunked_bodies;
 };
 
 /*

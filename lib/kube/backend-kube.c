@@ -578,6 +578,8 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 	ho.unix_socket = sock.len ? sock.buf : NULL;
 	ho.connect_timeout_ms = 30000;
 	ho.headers = kb->headers.v;
+	/* golang/go#40747 in the Go sandbox-router: lib/http.h */
+	ho.chunked_bodies = 1;
 	if (opts->router_token && *opts->router_token) {
 		kb->router_token = xstrdup(opts->router_token);
 		ho.bearer_token = kb->router_token;
