@@ -40,6 +40,7 @@ static const char *const status_names[] = {
 struct task_waiter {
 	struct mcp_chan *ch; /* referenced */
 	json_t *id;
+	struct strbuf answer; /* made when the task ends */
 	struct task_waiter *next;
 };
 
@@ -169,19 +170,31 @@ static void result_answer(struct strbuf *out, const struct mcp_task *t,
 	strbuf_release(&msg);
 }
 
-/* answer the waiting tasks/result of t and forget them (store locked) */
-static void wake_waiters(struct mcp_task *t)
+/*
+ * Take the waiting tasks/result of t, each with its answer made (store
+ * locked); send_answers() sends them once the lock is dropped, so that
+ * a slow client never holds up the store.
+ */
+static struct task_waiter *take_waiters(struct mcp_task *t)
 {
-	while (t->waiters) {
-		struct task_waiter *w = t->waiters;
-		struct strbuf out = STRBUF_INIT;
+	struct task_waiter *list = t->waiters;
 
-		t->waiters = w->next;
-		result_answer(&out, t, w->id);
-		w->ch->send(w->ch, out.buf, out.len, 1, 200);
-		strbuf_release(&out);
+	for (struct task_waiter *w = list; w; w = w->next)
+		result_answer(&w->answer, t, w->id);
+	t->waiters = NULL;
+	return list;
+}
+
+static void send_answers(struct task_waiter *list)
+{
+	while (list) {
+		struct task_waiter *w = list;
+
+		list = w->next;
+		w->ch->send(w->ch, w->answer.buf, w->answer.len, 1, 200);
 		mcp_chan_unref(w->ch);
 		json_decref(w->id);
+		strbuf_release(&w->answer);
 		free(w);
 	}
 }
@@ -195,6 +208,7 @@ static void task_send(struct mcp_chan *ch, const char *msg, size_t len,
 		      int final, int http_status)
 {
 	struct mcp_task *t = (struct mcp_task *)ch;
+	struct task_waiter *woken;
 	json_t *m = NULL, *v;
 
 	(void)http_status;
@@ -221,8 +235,9 @@ static void task_send(struct mcp_chan *ch, const char *msg, size_t len,
 		}
 		t->updated_ms = realtime_ms();
 	}
-	wake_waiters(t);
+	woken = take_waiters(t);
 	pthread_mutex_unlock(&t->store->mu);
+	send_answers(woken);
 	if (m)
 		json_decref(m);
 }
@@ -253,14 +268,16 @@ void mcp_tasks_free(struct mcp_task_store *st)
 		return;
 	while (st->tasks) {
 		struct mcp_task *t = st->tasks;
+		struct task_waiter *woken;
 
 		st->tasks = t->next;
 		/* the session ends: its calls are done; answer any waiter */
 		pthread_mutex_lock(&st->mu);
 		if (!terminal(t))
 			t->status = TASK_CANCELLED;
-		wake_waiters(t);
+		woken = take_waiters(t);
 		pthread_mutex_unlock(&st->mu);
+		send_answers(woken);
 		mcp_chan_unref(&t->chan);
 	}
 	pthread_mutex_destroy(&st->mu);
@@ -380,6 +397,7 @@ struct mcp_chan *mcp_task_cancel(struct mcp_task_store *st, const char *id,
 				 struct strbuf *out, int *was_done)
 {
 	struct mcp_task *t;
+	struct task_waiter *woken = NULL;
 	size_t len = out->len;
 
 	*was_done = 0;
@@ -393,13 +411,14 @@ struct mcp_chan *mcp_task_cancel(struct mcp_task_store *st, const char *id,
 		t->updated_ms = realtime_ms();
 		free(t->status_message);
 		t->status_message = xstrdup("cancelled by the client");
-		wake_waiters(t);
+		woken = take_waiters(t);
 		add_task(out, t);
 		strbuf_remove(out, len, 1);
 		strbuf_setlen(out, out->len - 1);
 		mcp_chan_ref(&t->chan);
 	}
 	pthread_mutex_unlock(&st->mu);
+	send_answers(woken);
 	return t ? &t->chan : NULL;
 }
 
@@ -419,6 +438,7 @@ int mcp_task_result(struct mcp_task_store *st, const char *id,
 		mcp_chan_ref(ch);
 		w->ch = ch;
 		w->id = json_deep_copy(req_id);
+		strbuf_init(&w->answer, 0);
 		w->next = t->waiters;
 		t->waiters = w;
 	}
