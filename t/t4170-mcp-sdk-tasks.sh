@@ -109,6 +109,23 @@ test_expect_success 'http: the client goes away mid-task; its session still gets
 	wait_no_claims
 '
 
+test_expect_success 'http: a tasks/result whose connection drops before the end' '
+	http --no-terminate --task-file=tid3 info $START \
+		tstart sandbox_run_command \
+		"{$T,\"command\":\"sleep 3; echo waited\"}" >c3 2>err &&
+	sid=$(mcp_get c3 "r[0].sessionId") &&
+	test_expect_code 28 curl -s --max-time 1 -X POST \
+		-H "Authorization: Bearer $(cat srv.token)" \
+		-H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: 2025-11-25" \
+		-H "Content-Type: application/json" \
+		-H "Accept: application/json, text/event-stream" \
+		--data "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"$(cat tid3)\"}}" \
+		"$(cat srv.url)" &&
+	http --session-id="$sid" tresult @tid3 >back 2>err &&
+	mcp_check back "r[0].ok && /waited/.test(text(0))" &&
+	wait_no_claims
+'
+
 test_expect_success 'stop the server' '
 	mcp_http_stop
 '
