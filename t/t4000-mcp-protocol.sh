@@ -463,6 +463,36 @@ test_expect_success 'tasks/cancel stops the call; the task stays cancelled' '
 	EOF
 '
 
+test_expect_success 'tasks: at most 64 a session; one that ended goes after its ttl' '
+	run_py <<-\EOF
+	import time
+	s = S(err="tmax.err"); s.init()
+	# ttl 0: dropped as soon as it ended
+	tid = s.req(1, "tools/call", {"name": "echo", "task": {"ttl": 0}})["result"]["task"]["taskId"]
+	end = time.time() + 30
+	while "result" in s.req(2, "tasks/get", {"taskId": tid}):
+	    assert time.time() < end, "a task past its ttl is still there"
+	    time.sleep(0.05)
+	ids = []
+	for i in range(64):
+	    r = s.req(100 + i, "tools/call", {"name": "sleep", "task": {},
+	        "arguments": {"ms": 100, "steps": 600}})
+	    ids.append(r["result"]["task"]["taskId"])
+	assert len(set(ids)) == 64
+	r = s.req(3, "tools/call", {"name": "echo", "task": {}})
+	err(r, -32603)
+	assert "too many tasks" in r["error"]["message"], r
+	# without a task the call runs as ever
+	assert "result" in s.req(4, "tools/call", {"name": "echo"})
+	for i, t in enumerate(ids):
+	    assert s.req(200 + i, "tasks/cancel", {"taskId": t})["result"]["status"] == "cancelled"
+	# cancelled ones are kept for their ttl (1 h): still full
+	err(s.req(5, "tools/call", {"name": "echo", "task": {}}), -32603)
+	assert len(s.req(6, "tasks/list")["result"]["tasks"]) == 64
+	assert s.close()[0] == 0
+	EOF
+'
+
 test_expect_success 'tasks: not in 2026-07-28 (an extension there), another session sees none' '
 	run_py <<-\EOF
 	s = S(); s.init()
