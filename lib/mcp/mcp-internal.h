@@ -7,8 +7,9 @@
 #include <stdatomic.h>
 
 /*
- * Shared by the MCP protocol core (lib/mcp/mcp.c) and the streamable HTTP
- * transport (lib/mcp/mcp-http.c); not for toolsets or commands.
+ * Shared by the MCP protocol core (lib/mcp/mcp.c), the streamable HTTP
+ * transport (lib/mcp/mcp-http.c) and the task store (lib/mcp/mcp-tasks.c);
+ * not for toolsets or commands.
  */
 
 /* Protocol revisions, oldest first (Documentation/protocol/mcp.md "Protocol").
