@@ -355,6 +355,163 @@ test_expect_success 'calls run on threads: ping is served while a call runs' '
 	EOF
 '
 
+test_expect_success 'tasks (2025-11-25): the capability, taskSupport; none before' '
+	run_py <<-\EOF
+	s = S(); r = s.init()
+	caps = r["result"]["capabilities"]
+	assert caps["tasks"] == {"list": {}, "cancel": {},
+	                         "requests": {"tools": {"call": {}}}}, caps
+	tools = s.req(1, "tools/list")["result"]["tools"]
+	assert all(t["execution"] == {"taskSupport": "optional"}
+	           for t in tools), tools
+	assert s.close()[0] == 0
+	s = S(); r = s.init("2025-06-18")
+	assert "tasks" not in r["result"]["capabilities"], r
+	tools = s.req(1, "tools/list")["result"]["tools"]
+	assert not [t for t in tools if "execution" in t], tools
+	err(s.req(2, "tasks/get", {"taskId": "x"}), -32601)
+	# a task param it never negotiated: an ordinary call
+	r = s.req(3, "tools/call", {"name": "echo", "arguments": {"a": 1},
+	                            "task": {"ttl": 1000}})
+	assert json.loads(r["result"]["content"][0]["text"]) == {"a": 1}, r
+	assert s.close()[0] == 0
+	EOF
+'
+
+test_expect_success 'tasks: a call runs as a task; get, list, result' '
+	run_py <<-\EOF
+	import re
+	s = S(); s.init()
+	r = s.req(1, "tools/call", {"name": "sleep", "task": {"ttl": 60000},
+	                            "arguments": {"ms": 300, "steps": 2}})
+	t = r["result"]["task"]
+	assert re.fullmatch("[0-9a-f]{32}", t["taskId"]), t
+	assert t["status"] == "working" and t["ttl"] == 60000, t
+	assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
+	                    t["createdAt"]), t
+	assert t["pollInterval"] > 0, t
+	g = s.req(2, "tasks/get", {"taskId": t["taskId"]})["result"]
+	assert g["taskId"] == t["taskId"] and g["status"] == "working", g
+	l = s.req(3, "tasks/list")["result"]["tasks"]
+	assert [x["taskId"] for x in l] == [t["taskId"]], l
+	s.send({"jsonrpc": "2.0", "id": 4, "method": "tasks/result",
+	        "params": {"taskId": t["taskId"]}})
+	notes, res = s.until(4)
+	assert not notes, notes
+	res = res["result"]
+	assert res["content"][0]["text"] == "slept 2 steps", res
+	assert res["isError"] is False, res
+	assert res["_meta"]["io.modelcontextprotocol/related-task"] == \
+	    {"taskId": t["taskId"]}, res
+	g = s.req(5, "tasks/get", {"taskId": t["taskId"]})["result"]
+	assert g["status"] == "completed", g
+	# done already: tasks/result answers at once, again
+	r = s.req(6, "tasks/result", {"taskId": t["taskId"]})
+	assert r["result"]["content"][0]["text"] == "slept 2 steps", r
+	# a ttl above the bound is cut to it (1 h); none gives the bound
+	r = s.req(7, "tools/call", {"name": "echo", "task": {"ttl": 10**10}})
+	assert r["result"]["task"]["ttl"] == 3600000, r
+	r = s.req(8, "tools/call", {"name": "echo", "task": {}})
+	assert r["result"]["task"]["ttl"] == 3600000, r
+	assert s.close()[0] == 0
+	EOF
+'
+
+test_expect_success 'tasks: failed calls, malformed params, unknown ids' '
+	run_py <<-\EOF
+	s = S(); s.init()
+	tid = s.req(1, "tools/call", {"name": "bad", "task": {}})["result"]["task"]["taskId"]
+	r = s.req(2, "tasks/result", {"taskId": tid})["result"]
+	assert r["isError"] is True, r
+	assert s.req(3, "tasks/get", {"taskId": tid})["result"]["status"] == "failed"
+	tid = s.req(4, "tools/call", {"name": "fail", "task": {}})["result"]["task"]["taskId"]
+	err(s.req(5, "tasks/result", {"taskId": tid}), -32603)
+	g = s.req(6, "tasks/get", {"taskId": tid})["result"]
+	assert g["status"] == "failed" and "boom" in g["statusMessage"], g
+	err(s.req(7, "tasks/cancel", {"taskId": tid}), -32602)
+	for bad in (5, "x", [], {"ttl": -1}, {"ttl": "60s"}, {"ttl": 1.5}):
+	    err(s.req(8, "tools/call", {"name": "echo", "task": bad}), -32602)
+	for m in ("tasks/get", "tasks/result", "tasks/cancel"):
+	    err(s.req(9, m, {}), -32602)
+	    err(s.req(10, m, {"taskId": 7}), -32602)
+	    err(s.req(11, m, {"taskId": "0" * 32}), -32602)
+	err(s.req(12, "tasks/list", {"cursor": "abc"}), -32602)
+	# a bad task param runs nothing
+	assert len(s.req(13, "tasks/list")["result"]["tasks"]) == 2
+	assert s.close()[0] == 0
+	EOF
+'
+
+test_expect_success 'tasks/cancel stops the call; the task stays cancelled' '
+	run_py <<-\EOF
+	s = S(err="tcancel.err"); s.init()
+	tid = s.req(1, "tools/call", {"name": "sleep", "task": {},
+	    "arguments": {"ms": 100, "steps": 600}})["result"]["task"]["taskId"]
+	s.send({"jsonrpc": "2.0", "id": 2, "method": "tasks/result",
+	        "params": {"taskId": tid}})
+	c = s.req(3, "tasks/cancel", {"taskId": tid})["result"]
+	assert c["taskId"] == tid and c["status"] == "cancelled", c
+	# the waiting tasks/result gets an answer: there is no result
+	got = [m for m in s.seen if m.get("id") == 2]
+	assert len(got) == 1, s.seen
+	err(got[0], -32602)
+	assert stderr_has("cancelled sleep", err="tcancel.err")
+	g = s.req(4, "tasks/get", {"taskId": tid})["result"]
+	assert g["status"] == "cancelled", g
+	err(s.req(5, "tasks/cancel", {"taskId": tid}), -32602)
+	assert s.close()[0] == 0
+	EOF
+'
+
+test_expect_success 'tasks: at most 64 a session; one that ended goes after its ttl' '
+	run_py <<-\EOF
+	import time
+	s = S(err="tmax.err"); s.init()
+	# ttl 0: dropped as soon as it ended
+	tid = s.req(1, "tools/call", {"name": "echo", "task": {"ttl": 0}})["result"]["task"]["taskId"]
+	end = time.time() + 30
+	while "result" in s.req(2, "tasks/get", {"taskId": tid}):
+	    assert time.time() < end, "a task past its ttl is still there"
+	    time.sleep(0.05)
+	ids = []
+	for i in range(64):
+	    r = s.req(100 + i, "tools/call", {"name": "sleep", "task": {},
+	        "arguments": {"ms": 100, "steps": 600}})
+	    ids.append(r["result"]["task"]["taskId"])
+	assert len(set(ids)) == 64
+	r = s.req(3, "tools/call", {"name": "echo", "task": {}})
+	err(r, -32603)
+	assert "too many tasks" in r["error"]["message"], r
+	# without a task the call runs as ever
+	assert "result" in s.req(4, "tools/call", {"name": "echo"})
+	for i, t in enumerate(ids):
+	    assert s.req(200 + i, "tasks/cancel", {"taskId": t})["result"]["status"] == "cancelled"
+	# cancelled ones are kept for their ttl (1 h): still full
+	err(s.req(5, "tools/call", {"name": "echo", "task": {}}), -32603)
+	assert len(s.req(6, "tasks/list")["result"]["tasks"]) == 64
+	assert s.close()[0] == 0
+	EOF
+'
+
+test_expect_success 'tasks: not in 2026-07-28 (an extension there), another session sees none' '
+	run_py <<-\EOF
+	s = S(); s.init()
+	tid = s.req(1, "tools/call", {"name": "echo", "task": {}})["result"]["task"]["taskId"]
+	r = s.req(2, "tasks/get", {"taskId": tid, "_meta": meta()})
+	err(r, -32601)
+	r = s.req(3, "tools/call", {"name": "echo", "arguments": {}, "task": {},
+	                            "_meta": meta()})
+	assert r["result"]["content"][0]["text"] == "{}", r
+	o = S(); o.init()
+	err(o.req(1, "tasks/get", {"taskId": tid}), -32602)
+	err(o.req(2, "tasks/result", {"taskId": tid}), -32602)
+	err(o.req(3, "tasks/cancel", {"taskId": tid}), -32602)
+	assert o.req(4, "tasks/list")["result"]["tasks"] == []
+	assert o.close()[0] == 0
+	assert s.close()[0] == 0
+	EOF
+'
+
 test_expect_success 'notifications/cancelled: no answer, the tool sees it, the server goes on' '
 	run_py <<-\EOF
 	s = S(err="cancel.err"); s.init()

@@ -16,6 +16,8 @@ mcp_hosts_install
 #     the suite's reference server (test_simple_text, test_reconnection,
 #     ...), which a real server does not have; gosbx's progress, logging
 #     and errors are tested with the SDK (t4100, t4110).
+# The suite (0.1.13) has no scenario for tasks (2025-11-25): t4170 tests
+# them with the SDK's client, t4000 on the raw wire.
 # The suite sends no Authorization header: the server runs with --dev.
 scenarios='server-initialize logging-set-level ping tools-list
 server-sse-multiple-streams dns-rebinding-protection'

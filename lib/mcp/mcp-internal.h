@@ -7,8 +7,9 @@
 #include <stdatomic.h>
 
 /*
- * Shared by the MCP protocol core (lib/mcp/mcp.c) and the streamable HTTP
- * transport (lib/mcp/mcp-http.c); not for toolsets or commands.
+ * Shared by the MCP protocol core (lib/mcp/mcp.c), the streamable HTTP
+ * transport (lib/mcp/mcp-http.c) and the task store (lib/mcp/mcp-tasks.c);
+ * not for toolsets or commands.
  */
 
 /* Protocol revisions, oldest first (Documentation/protocol/mcp.md "Protocol").
@@ -153,6 +154,52 @@ void mcp_error_msg(struct strbuf *out, const json_t *id, int code,
 
 /* The largest message accepted on stdio or HTTP (bytes). */
 #define MCP_MAX_MESSAGE ((size_t)64 << 20)
+
+/*
+ * Tasks (revision 2025-11-25, lib/mcp/mcp-tasks.c): a store per MCP
+ * session; tasks of one session are invisible to every other. Bounds
+ * (gosbx-mcp(1) LIMITS): MCP_TASKS_MAX tasks a session; a task that
+ * ended is dropped once its ttl (ms from creation, at most
+ * MCP_TASK_TTL_MAX_MS, the default too) has passed, and every task
+ * goes with its session.
+ */
+#define MCP_TASKS_MAX 64
+#define MCP_TASK_TTL_MAX_MS ((int64_t)60 * 60 * 1000)
+#define MCP_TASK_POLL_MS 1000 /* the pollInterval we suggest */
+#define MCP_META_RELATED_TASK "io.modelcontextprotocol/related-task"
+
+struct mcp_task_store;
+struct mcp_task_store *mcp_tasks_new(void);
+/* free the store; the session's calls must be done */
+void mcp_tasks_free(struct mcp_task_store *st);
+/*
+ * A new working task: returns its channel (the store's reference; take
+ * your own for the call) and appends "task":{Task} to out; ttl_ms < 0:
+ * the default. NULL with error() when the store is full or no random id
+ * can be had.
+ */
+struct mcp_chan *mcp_task_create(struct mcp_task_store *st, int64_t ttl_ms,
+				 struct strbuf *out);
+/* forget the task of channel ch (its call could not start) */
+void mcp_task_forget(struct mcp_task_store *st, struct mcp_chan *ch);
+/* append the Task's fields to out: 0, or -1 when id is unknown */
+int mcp_task_get(struct mcp_task_store *st, const char *id, struct strbuf *out);
+/* append "tasks":[...] (every task, one page) to out */
+void mcp_tasks_list(struct mcp_task_store *st, struct strbuf *out);
+/*
+ * Mark a working task cancelled and append its fields to out; returns
+ * its channel (a reference the caller drops) so that the caller cancels
+ * the call. NULL when id is unknown, or *was_done set when it had
+ * already ended.
+ */
+struct mcp_chan *mcp_task_cancel(struct mcp_task_store *st, const char *id,
+				 struct strbuf *out, int *was_done);
+/*
+ * Answer a tasks/result (request id req_id) on ch: now if the task
+ * ended, else when it does. 0, or -1 (nothing sent) when id is unknown.
+ */
+int mcp_task_result(struct mcp_task_store *st, const char *id,
+		    struct mcp_chan *ch, const json_t *req_id);
 
 /* the server (lib/mcp/mcp.c) */
 const struct mcp_options *mcp_server_options(struct mcp_server *srv);

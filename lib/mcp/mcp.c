@@ -385,6 +385,7 @@ struct mcp_session {
 	int shared;
 	pthread_mutex_t tool_lock; /* mcp_session_lock() */
 	void *state[NR_STATE_SLOTS];
+	struct mcp_task_store *tasks; /* 2025-11-25 tasks of this session */
 	char *id;
 	char label[24];
 };
@@ -402,6 +403,7 @@ struct mcp_session *mcp_session_new(struct mcp_server *srv, const char *id,
 	atomic_init(&s->log_level, -1);
 	s->shared = shared;
 	s->id = id ? xstrdup(id) : NULL;
+	s->tasks = mcp_tasks_new();
 	snprintf(s->label, sizeof(s->label), "%s", label);
 	s->last_used_ms = monotonic_ms();
 	atomic_fetch_add(&srv->live_sessions, 1);
@@ -498,6 +500,7 @@ static void session_destroy(struct mcp_session *s)
 			ts->session_end(s, *slot);
 		*slot = NULL;
 	}
+	mcp_tasks_free(s->tasks);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->tool_lock);
@@ -719,7 +722,11 @@ static int do_initialize(struct req *r)
 	pthread_mutex_unlock(&r->s->mu);
 	strbuf_addf(&f, "\"protocolVersion\":\"%s\"", mcp_rev_name(rev));
 	strbuf_addstr(&f, ",\"capabilities\":{\"logging\":{},"
-			  "\"tools\":{\"listChanged\":false}}");
+			  "\"tools\":{\"listChanged\":false}");
+	if (rev >= MCP_REV_2025_11_25)
+		strbuf_addstr(&f, ",\"tasks\":{\"list\":{},\"cancel\":{},"
+				  "\"requests\":{\"tools\":{\"call\":{}}}}");
+	strbuf_addch(&f, '}');
 	strbuf_addstr(&f, ",\"serverInfo\":");
 	add_server_info(&f, rev);
 	strbuf_addstr(&f, ",\"instructions\":");
@@ -826,6 +833,10 @@ static void add_tool(struct strbuf *out, const struct tool_ref *ref, int rev,
 			    h & MCP_HINT_IDEMPOTENT ? "true" : "false",
 			    h & MCP_HINT_OPEN_WORLD ? "true" : "false");
 	}
+	/* every tool may run as a task (2025-11-25; not in 2026-07-28) */
+	if (rev == MCP_REV_2025_11_25)
+		strbuf_addstr(out, ",\"execution\":{\"taskSupport\":"
+				   "\"optional\"}");
 	strbuf_addch(out, '}');
 }
 
@@ -1059,6 +1070,38 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The "task" param of a tools/call (2025-11-25 only): 0 with *ttl_ms
+ * (-1: none asked) and *is_task set, or -1 (answered).
+ */
+static int task_param(struct req *r, int *is_task, int64_t *ttl_ms)
+{
+	json_t *task = r->params ? json_object_get(r->params, "task") : NULL;
+	json_t *ttl;
+
+	*is_task = 0;
+	*ttl_ms = -1;
+	if (!task || r->modern || r->rev < MCP_REV_2025_11_25)
+		return 0; /* not negotiated: today's tools/call */
+	if (!json_is_object(task)) {
+		reply_error(r, MCP_INVALID_PARAMS, 200,
+			    "Invalid params: \"task\" must be an object");
+		return -1;
+	}
+	ttl = json_object_get(task, "ttl");
+	if (ttl && !json_is_null(ttl)) {
+		if (!json_is_integer(ttl) || json_integer_value(ttl) < 0) {
+			reply_error(r, MCP_INVALID_PARAMS, 200,
+				    "Invalid params: task \"ttl\" must be a "
+				    "number of milliseconds, 0 or more");
+			return -1;
+		}
+		*ttl_ms = (int64_t)json_integer_value(ttl);
+	}
+	*is_task = 1;
+	return 0;
+}
+
 static int do_tools_call(struct req *r)
 {
 	const char *name = json_object_str(r->params, "name");
@@ -1070,7 +1113,10 @@ static int do_tools_call(struct req *r)
 	struct call_ctx *c;
 	pthread_attr_t attr;
 	pthread_t tid;
-	int rc;
+	int rc, is_task;
+	int64_t ttl_ms;
+	struct mcp_chan *ch = r->ch;
+	struct strbuf created = STRBUF_INIT;
 
 	if (!name)
 		return reply_error(r, MCP_INVALID_PARAMS, 200,
@@ -1083,15 +1129,22 @@ static int do_tools_call(struct req *r)
 		return reply_error(r, MCP_INVALID_PARAMS, 200,
 				   "Invalid params: arguments must be an "
 				   "object");
+	if (task_param(r, &is_task, &ttl_ms) < 0)
+		return 0;
+	/* a task: the answer goes to the task, which keeps it */
+	if (is_task && !(ch = mcp_task_create(r->s->tasks, ttl_ms, &created)))
+		return reply_error(r, MCP_INTERNAL_ERROR, 200,
+				   "Internal error: %s", last_error());
 
 	c = xcalloc(1, sizeof(*c));
 	c->s = r->s;
 	c->tool = tool;
-	c->ch = r->ch;
+	c->ch = ch;
 	c->id = json_deep_copy(r->id);
 	c->args = args && json_is_object(args) ? json_deep_copy(args)
 					       : json_object();
-	if (token && (json_is_string(token) || json_is_integer(token)))
+	if (token && !is_task &&
+	    (json_is_string(token) || json_is_integer(token)))
 		c->token = json_deep_copy(token);
 	c->rev = r->rev;
 	c->modern = r->modern;
@@ -1115,6 +1168,9 @@ static int do_tools_call(struct req *r)
 	if (r->s->ended) {
 		pthread_mutex_unlock(&r->s->mu);
 		call_free(c);
+		if (is_task)
+			mcp_task_forget(r->s->tasks, ch);
+		strbuf_release(&created);
 		return reply_error(r, MCP_INTERNAL_ERROR, 200,
 				   "Internal error: the session is ending");
 	}
@@ -1122,7 +1178,7 @@ static int do_tools_call(struct req *r)
 	c->next = r->s->calls;
 	r->s->calls = c;
 	pthread_mutex_unlock(&r->s->mu);
-	mcp_chan_ref(r->ch);
+	mcp_chan_ref(ch);
 
 	reap_threads();
 	pthread_attr_init(&attr);
@@ -1140,13 +1196,103 @@ static int do_tools_call(struct req *r)
 		pthread_mutex_lock(&r->s->mu);
 		r->s->calls = c->next;
 		pthread_mutex_unlock(&r->s->mu);
-		mcp_chan_unref(r->ch);
+		mcp_chan_unref(ch);
 		call_free(c);
+		if (is_task)
+			mcp_task_forget(r->s->tasks, ch);
 		reply_error(r, MCP_INTERNAL_ERROR, 200,
 			    "Internal error: cannot start a thread: %s",
 			    strerror(rc));
 		mcp_session_put(r->s);
+	} else if (is_task) {
+		reply_result(r, &created); /* CreateTaskResult */
 	}
+	strbuf_release(&created);
+	return 0;
+}
+
+/* ---- tasks (2025-11-25) ---- */
+
+/* the taskId param, or NULL (answered -32602) */
+static const char *task_id_param(struct req *r)
+{
+	const char *id = json_object_str(r->params, "taskId");
+
+	if (!id)
+		reply_error(r, MCP_INVALID_PARAMS, 200,
+			    "Invalid params: %s needs a taskId string",
+			    r->method);
+	return id;
+}
+
+static int unknown_task(struct req *r, const char *id)
+{
+	return reply_error(r, MCP_INVALID_PARAMS, 200,
+			   "Invalid params: no task '%.64s' in this session",
+			   id);
+}
+
+static int do_tasks_get(struct req *r)
+{
+	const char *id = task_id_param(r);
+	struct strbuf f = STRBUF_INIT;
+
+	if (!id)
+		return 0;
+	if (mcp_task_get(r->s->tasks, id, &f) < 0)
+		unknown_task(r, id);
+	else
+		reply_result(r, &f);
+	strbuf_release(&f);
+	return 0;
+}
+
+static int do_tasks_result(struct req *r)
+{
+	const char *id = task_id_param(r);
+
+	if (id && mcp_task_result(r->s->tasks, id, r->ch, r->id) < 0)
+		unknown_task(r, id);
+	return 0;
+}
+
+static int do_tasks_list(struct req *r)
+{
+	json_t *cur = r->params ? json_object_get(r->params, "cursor") : NULL;
+	struct strbuf f = STRBUF_INIT;
+
+	/* one page holds them all (MCP_TASKS_MAX): no cursor is valid */
+	if (cur && !json_is_null(cur))
+		return reply_error(r, MCP_INVALID_PARAMS, 200,
+				   "Invalid params: invalid cursor");
+	mcp_tasks_list(r->s->tasks, &f);
+	reply_result(r, &f);
+	strbuf_release(&f);
+	return 0;
+}
+
+static int do_tasks_cancel(struct req *r)
+{
+	const char *id = task_id_param(r);
+	struct strbuf f = STRBUF_INIT;
+	struct mcp_chan *ch;
+	int done;
+
+	if (!id)
+		return 0;
+	ch = mcp_task_cancel(r->s->tasks, id, &f, &done);
+	if (ch) {
+		/* kills the command's process group, as cancelled does */
+		mcp_session_cancel_chan(r->s, ch);
+		mcp_chan_unref(ch);
+		reply_result(r, &f);
+	} else if (done) {
+		reply_error(r, MCP_INVALID_PARAMS, 200,
+			    "Invalid params: task '%s' has already ended", id);
+	} else {
+		unknown_task(r, id);
+	}
+	strbuf_release(&f);
 	return 0;
 }
 
@@ -1254,6 +1400,7 @@ out:
 #define M_LEGACY (1 << 0)   /* handshake revisions only */
 #define M_MODERN (1 << 1)   /* 2026-07-28 only */
 #define M_NEED_REV (1 << 2) /* legacy: after initialize */
+#define M_TASKS (1 << 3)    /* 2025-11-25 (tasks) only */
 
 static const struct method {
 	const char *name;
@@ -1266,6 +1413,10 @@ static const struct method {
 	{ "server/discover", do_discover, M_MODERN },
 	{ "tools/list", do_tools_list, M_NEED_REV },
 	{ "tools/call", do_tools_call, M_NEED_REV },
+	{ "tasks/get", do_tasks_get, M_LEGACY | M_NEED_REV | M_TASKS },
+	{ "tasks/result", do_tasks_result, M_LEGACY | M_NEED_REV | M_TASKS },
+	{ "tasks/list", do_tasks_list, M_LEGACY | M_NEED_REV | M_TASKS },
+	{ "tasks/cancel", do_tasks_cancel, M_LEGACY | M_NEED_REV | M_TASKS },
 };
 
 static int valid_id(const json_t *id)
@@ -1485,6 +1636,9 @@ static int handle_message(struct mcp_session *s, json_t *msg,
 			&r, MCP_INVALID_PARAMS, 400,
 			"Invalid params: missing _meta \"" MCP_META_VERSION
 			"\" (2026-07-28), or send initialize first");
+	if ((m->flags & M_TASKS) && r.rev < MCP_REV_2025_11_25)
+		return reply_error(&r, MCP_METHOD_NOT_FOUND, 200,
+				   "Method not found: %s", method);
 	return m->fn(&r);
 }
 

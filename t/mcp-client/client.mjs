@@ -21,6 +21,17 @@
 //                        (multiline: ^ and $ match at line ends)
 //   ping                 ping
 //   loglevel LEVEL       logging/setLevel
+// Tasks (2025-11-25, client.experimental.tasks of the v1 SDK); ID is a
+// task id, "{{task_id}}" (the last one tstart made) or @FILE (its text):
+//   task NAME ARGS       callToolStream with a task: the messages it
+//                        yielded ("events": type and status) and the result
+//   tstart NAME ARGS     tools/call with "task": {"ttl": 60000}: the
+//                        CreateTaskResult (written to --task-file=FILE too)
+//   tget ID              tasks/get
+//   twait ID STATUS      tasks/get every 0.2 s (30 s at most) until STATUS
+//   tresult ID           tasks/result (the CallToolResult)
+//   tlist                tasks/list
+//   tcancel ID           tasks/cancel
 //
 // Options before the first step apply to every call; the call options
 // given between steps apply to the next call only.
@@ -35,6 +46,9 @@
 //                    client lists the tools first, so that the SDK checks
 //                    structuredContent against each tool's outputSchema)
 //   --no-terminate   HTTP: no DELETE of the session at the end
+//   --session-id=ID  HTTP: join that session (no initialize), as a client
+//                    whose connection dropped does
+//   --task-file=FILE tstart writes the task id there
 // Call options:
 //   --progress       ask for progress (onprogress); the notifications seen
 //                    before the result are in the step's "progress"
@@ -120,7 +134,19 @@ for (let i = 0; i < words.length; i++) {
 	} else if (w === 'loglevel') {
 		need(1);
 		steps.push({ step: 'loglevel', level: words[++i] });
-	} else if (['info', 'list', 'ping'].includes(w)) {
+	} else if (w === 'task' || w === 'tstart') {
+		need(2);
+		steps.push({ step: w, name: words[i + 1],
+			args: readArgs(words[i + 1], words[i + 2]) });
+		i += 2;
+	} else if (['tget', 'tresult', 'tcancel'].includes(w)) {
+		need(1);
+		steps.push({ step: w, id: words[++i] });
+	} else if (w === 'twait') {
+		need(2);
+		steps.push({ step: w, id: words[i + 1], status: words[i + 2] });
+		i += 2;
+	} else if (['info', 'list', 'ping', 'tlist'].includes(w)) {
 		steps.push({ step: w });
 	} else {
 		usage(`unknown step '${w}'`);
@@ -223,6 +249,72 @@ async function until(c, s) {
 	return out;
 }
 
+// the task id an ID argument names
+function taskId(id) {
+	if (id === '{{task_id}}')
+		return vars.task_id;
+	if (id.startsWith('@'))
+		return fs.readFileSync(id.slice(1), 'utf8').trim();
+	return id;
+}
+
+// The task steps; resolves to the output line.
+async function taskStep(c, s) {
+	const t = c.client.experimental.tasks;
+	const out = { step: s.step, ok: true };
+	if (s.step === 'task') {
+		out.events = [];
+		const params = { name: s.name, arguments: JSON.parse(s.args) };
+		for await (const m of t.callToolStream(params, undefined,
+			{ task: { ttl: 60000 } })) {
+			out.events.push({ type: m.type,
+				status: m.task?.status });
+			if (m.type === 'taskCreated')
+				vars.task_id = m.task.taskId;
+			if (m.type === 'result')
+				out.result = m.result;
+			if (m.type === 'error') {
+				out.ok = false;
+				out.error = errorJSON(m.error);
+			}
+		}
+	} else if (s.step === 'tstart') {
+		const { CreateTaskResultSchema } = await import(
+			'@modelcontextprotocol/sdk/types.js');
+		out.result = await c.client.request({ method: 'tools/call',
+			params: { name: s.name, arguments: JSON.parse(s.args),
+				task: { ttl: 60000 } } }, CreateTaskResultSchema);
+		vars.task_id = out.result.task.taskId;
+		if (opts['task-file'])
+			fs.writeFileSync(opts['task-file'], vars.task_id);
+	} else if (s.step === 'tget') {
+		out.result = await t.getTask(taskId(s.id));
+	} else if (s.step === 'twait') {
+		const deadline = Date.now() + 30000;
+		for (;;) {
+			out.result = await t.getTask(taskId(s.id));
+			if (out.result.status === s.status)
+				break;
+			if (Date.now() > deadline) {
+				out.ok = false;
+				out.error = { message: `no ${s.status} in 30 s` };
+				break;
+			}
+			await new Promise((res) => setTimeout(res, 200));
+		}
+	} else if (s.step === 'tresult') {
+		const { CallToolResultSchema } = await import(
+			'@modelcontextprotocol/sdk/types.js');
+		out.result = await t.getTaskResult(taskId(s.id),
+			CallToolResultSchema);
+	} else if (s.step === 'tlist') {
+		out.result = await t.listTasks();
+	} else if (s.step === 'tcancel') {
+		out.result = await t.cancelTask(taskId(s.id));
+	}
+	return out;
+}
+
 let c;
 try {
 	c = await connect(opts, rest);
@@ -266,6 +358,8 @@ for (const s of steps) {
 		} else if (s.step === 'loglevel') {
 			await c.client.setLoggingLevel(s.level);
 			out = { step: 'loglevel', ok: true };
+		} else if (s.step.startsWith('t')) {
+			out = await taskStep(c, s);
 		} else {
 			if (!listed) {
 				await listAll(c.client);

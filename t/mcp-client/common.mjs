@@ -147,7 +147,8 @@ export async function connect(opts, command, name = 'gosbx-test-client') {
 			const { StreamableHTTPClientTransport } = await import(
 				'@modelcontextprotocol/sdk/client/streamableHttp.js');
 			inner = new StreamableHTTPClientTransport(new URL(opts.url),
-				{ requestInit: { headers: httpHeaders(opts) } });
+				{ requestInit: { headers: httpHeaders(opts) },
+					sessionId: opts['session-id'] });
 		} else {
 			const { StdioClientTransport } = await import(
 				'@modelcontextprotocol/sdk/client/stdio.js');
