@@ -1254,10 +1254,10 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
  * sandbox's lock for its request, so it waits behind a
  * sandbox_run_command of the same sandbox.
  */
-#define EXEC_POLL_MAX (64 * 1024)      /* output bytes one poll returns */
-#define EXEC_KEEP_BYTES (4 << 20)      /* output a job keeps (runtime) */
-#define EXEC_STDIN_MAX (1 << 20)       /* bytes of one write_stdin */
-#define EXEC_TIMEOUT_MAX (86400000LL)  /* most a job's timeout asks: 24 h */
+#define EXEC_POLL_MAX (64 * 1024)     /* output bytes one poll returns */
+#define EXEC_KEEP_BYTES (4 << 20)     /* output a job keeps (runtime) */
+#define EXEC_STDIN_MAX (1 << 20)      /* bytes of one write_stdin */
+#define EXEC_TIMEOUT_MAX (86400000LL) /* most a job's timeout asks: 24 h */
 
 /* exec_id: "j" and 12 lower-case hex digits; NULL with res set */
 static const char *arg_exec_id(struct mcp_call *call, struct mcp_result *res)
@@ -1306,8 +1306,8 @@ static void exec_done(struct mcp_call *call, struct sbx *b)
 }
 
 /* A failed job request as the tool's error, the runtime's words kept. */
-static void exec_error(struct mcp_result *res, const char *what,
-		       const char *id, struct sbx *b)
+static void exec_error(struct mcp_result *res, const char *what, const char *id,
+		       struct sbx *b)
 {
 	const char *msg = last_error();
 
@@ -1341,10 +1341,9 @@ static int arg_job_timeout(struct mcp_call *call, struct mcp_result *res,
 		*ms = 0;
 	}
 	if (*ms <= 0 || *ms > EXEC_TIMEOUT_MAX) {
-		mcp_result_error(res,
-				 "argument 'timeout' must be a number of "
-				 "seconds above 0 or a duration such as "
-				 "\"90s\" or \"2h\", at most 24 hours");
+		mcp_result_error(res, "argument 'timeout' must be a number of "
+				      "seconds above 0 or a duration such as "
+				      "\"90s\" or \"2h\", at most 24 hours");
 		return -1;
 	}
 	return 0;
@@ -1457,8 +1456,7 @@ out:
 }
 
 /* The wait argument of sandbox_exec_poll in ms; -1 with res set. */
-static int arg_wait(struct mcp_call *call, struct mcp_result *res,
-		    int64_t *ms)
+static int arg_wait(struct mcp_call *call, struct mcp_result *res, int64_t *ms)
 {
 	int64_t limit = mcp_session_options(call->session)->call_timeout_ms;
 	json_t *v = json_object_get(call->args, "wait");
@@ -1507,7 +1505,7 @@ static int arg_since(struct mcp_call *call, struct mcp_result *res,
 static int tool_exec_poll(struct mcp_call *call, struct mcp_result *res)
 {
 	static const char *const keys[] = { "sandbox", "namespace", "exec_id",
-					    "since",   "wait" };
+					    "since", "wait" };
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	struct session_job_read r;
 	struct session_result sr;
@@ -1521,7 +1519,8 @@ static int tool_exec_poll(struct mcp_call *call, struct mcp_result *res)
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
 	    arg_target(call, res, &ns, &name) < 0 ||
-	    !(id = arg_exec_id(call, res)) || arg_since(call, res, &since) < 0 ||
+	    !(id = arg_exec_id(call, res)) ||
+	    arg_since(call, res, &since) < 0 ||
 	    arg_wait(call, res, &wait_ms) < 0)
 		return 0;
 	if (!(b = exec_sandbox(call, res, ns, name)))
@@ -1541,8 +1540,9 @@ static int tool_exec_poll(struct mcp_call *call, struct mcp_result *res)
 	}
 	ended = r.ended;
 	if (!ended && session_job_get(&b->sess, id, &job) == 0 &&
-	    !strcmp(json_object_str(job, "state") ? json_object_str(job, "state")
-						  : "",
+	    !strcmp(json_object_str(job, "state")
+			    ? json_object_str(job, "state")
+			    : "",
 		    "exited")) {
 		/* it ended, with output past this poll's bound */
 		session_result_from_json(&sr, job);
@@ -1742,8 +1742,7 @@ static int tool_exec_signal(struct mcp_call *call, struct mcp_result *res)
 
 static int tool_exec_close(struct mcp_call *call, struct mcp_result *res)
 {
-	static const char *const keys[] = { "sandbox", "namespace",
-					    "exec_id" };
+	static const char *const keys[] = { "sandbox", "namespace", "exec_id" };
 	const char *ns, *name, *id;
 	struct sbx *b;
 

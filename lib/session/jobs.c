@@ -341,9 +341,9 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		st->trimmed += n > 0 ? (uint64_t)n : 0;
 		if (!st->out_sb)
 			dprintf(st->err_fd,
-			"gosbx: [%" PRId64 " bytes of output "
-			"trimmed]\n",
-			n);
+				"gosbx: [%" PRId64 " bytes of output "
+				"trimmed]\n",
+				n);
 	} else if (!strcmp(type, "exit")) {
 		if (st->res)
 			session_result_from_json(st->res, ev);
