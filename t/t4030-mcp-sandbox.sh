@@ -364,7 +364,7 @@ test_expect_success 'by default: text alone, no outputSchema, no structuredConte
 	MCP_SERVER="gosbx mcp --tools=sandbox" mcp_run "
 c = Client()
 tools = c.request(\"tools/list\", {})[\"result\"][\"tools\"]
-assert len(tools) == 5 and not any(\"outputSchema\" in t for t in tools), tools
+assert len(tools) == 10 and not any(\"outputSchema\" in t for t in tools), tools
 res, text = ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
 assert \"structuredContent\" not in res and \"started\" in text, res
 res, text = ok(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,
