@@ -118,6 +118,15 @@ assert \"env[0]\" in text, text
 res, text = err(exec_call(c, \"sandbox_exec_start\", \"a\", command=\"true\",
     bogus=1))
 assert \"unknown argument\" in text, text
+res, text = err(exec_call(c, \"sandbox_exec_start\", \"a\", command=\"true\",
+    cwd=\"../..\"))
+assert \"within workdir\" in text, text
+ok(c.call(\"sandbox_run_command\", sandbox=\"a\", namespace=NS,
+    command=\"mkdir -p sub\"))
+res, text = ok(exec_call(c, \"sandbox_exec_start\", \"a\", command=\"pwd\",
+    cwd=\"sub\"))
+out, e, sc, text = poll_end(c, \"a\", res[\"structuredContent\"][\"exec_id\"])
+assert out.endswith(\"/sub\\n\"), out
 # a timeout ends it
 res, text = ok(exec_call(c, \"sandbox_exec_start\", \"a\", command=\"sleep 30\",
     timeout=0.5))
