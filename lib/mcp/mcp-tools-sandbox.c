@@ -447,6 +447,13 @@ static void claim_name(struct strbuf *out, const char *ns, const char *name)
 	strbuf_release(&raw);
 }
 
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+	(void)prefix;
+	(void)msg;
+	(void)data;
+}
+
 /*
  * --persistent: the claim of ns/name is "<namespace>-<sandbox>-<5 of a
  * hash of both>", the same in every process, so that a sandbox_start
@@ -462,7 +469,10 @@ static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 	const struct backend_ops *ops = backend_find(o->backend);
 	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
 	struct strbuf key = STRBUF_INIT;
+	report_fn fn;
+	void *fn_data;
 	size_t len;
+	int found;
 
 	claim_name(out, ns, name);
 	strbuf_setlen(out, out->len - 5); /* the random part */
@@ -472,7 +482,13 @@ static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 	strbuf_release(&key);
 	for (int i = 0; i < 5; i++, h /= sizeof(chars) - 1)
 		strbuf_addch(out, chars[h % (sizeof(chars) - 1)]);
-	if (!ops || !ops->keep_claim || ops->keep_claim(o, out->buf) < 0)
+	if (!ops || !ops->keep_claim)
+		return 0;
+	get_error_routine(&fn, &fn_data);
+	set_error_routine(quiet_report, NULL); /* "no such claim": expected */
+	found = ops->keep_claim(o, out->buf) == 0;
+	set_error_routine(fn, fn_data);
+	if (!found)
 		return 0;
 	len = out->len;
 	mcp_log_stderr("reattaching to kept claim %s", out->buf);
