@@ -146,7 +146,8 @@ res, text = ok(exec_call(c, \"sandbox_exec_start\", \"y\",
 id = res[\"structuredContent\"][\"exec_id\"]
 res, text = ok(exec_call(c, \"sandbox_exec_poll\", \"y\", exec_id=id, wait=5))
 sc = res[\"structuredContent\"]
-assert len(sc[\"stdout\"]) <= 65536 and sc[\"next\"] <= 65536, sc[\"next\"]
+assert len(sc[\"stdout\"]) <= 65536, len(sc[\"stdout\"])
+assert sc[\"next\"] == sc.get(\"trimmed_bytes\", 0) + len(sc[\"stdout\"]), sc
 for _ in range(100):
     res, text = ok(exec_call(c, \"sandbox_exec_poll\", \"y\", exec_id=id,
         since=0, wait=1))
