@@ -689,7 +689,9 @@ test_expect_success 'gosbx mcp --tools=go,sandbox,jobs lists the tools of all th
 	assert "nextCursor" not in r, r
 	assert names == ["run_go_code", "sandbox_start", "sandbox_stop",
 	    "sandbox_run_code", "sandbox_run_command", "sandbox_get_metrics",
-	    "execute_python", "execute_javascript", "execute_bash",
+	    "sandbox_exec_start", "sandbox_exec_poll",
+	    "sandbox_exec_write_stdin", "sandbox_exec_signal",
+	    "sandbox_exec_close", "execute_python", "execute_javascript", "execute_bash",
 	    "check_job_status", "get_job_logs"], names
 	assert not any("outputSchema" in t for t in r["tools"]), r
 	s.close()

@@ -25,12 +25,15 @@ test_expect_success 'setup: the test client' '
 	mcp_run "c = Client(); c.close()"
 '
 
-test_expect_success 'tools/list: five tools with schemas and annotations' '
+test_expect_success 'tools/list: ten tools with schemas and annotations' '
 	mcp_run "
 c = Client()
 tools = {t[\"name\"]: t for t in c.request(\"tools/list\", {})[\"result\"][\"tools\"]}
-assert sorted(tools) == [\"sandbox_get_metrics\", \"sandbox_run_code\",
-    \"sandbox_run_command\", \"sandbox_start\", \"sandbox_stop\"], tools
+assert sorted(tools) == [\"sandbox_exec_close\", \"sandbox_exec_poll\",
+    \"sandbox_exec_signal\", \"sandbox_exec_start\",
+    \"sandbox_exec_write_stdin\", \"sandbox_get_metrics\",
+    \"sandbox_run_code\", \"sandbox_run_command\", \"sandbox_start\",
+    \"sandbox_stop\"], tools
 for t in tools.values():
     assert t[\"inputSchema\"][\"type\"] == \"object\"
     assert t[\"description\"]
@@ -361,7 +364,7 @@ test_expect_success 'by default: text alone, no outputSchema, no structuredConte
 	MCP_SERVER="gosbx mcp --tools=sandbox" mcp_run "
 c = Client()
 tools = c.request(\"tools/list\", {})[\"result\"][\"tools\"]
-assert len(tools) == 5 and not any(\"outputSchema\" in t for t in tools), tools
+assert len(tools) == 10 and not any(\"outputSchema\" in t for t in tools), tools
 res, text = ok(c.call(\"sandbox_start\", sandbox=\"t\", namespace=NS))
 assert \"structuredContent\" not in res and \"started\" in text, res
 res, text = ok(c.call(\"sandbox_run_command\", sandbox=\"t\", namespace=NS,

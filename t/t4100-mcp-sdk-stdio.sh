@@ -307,6 +307,32 @@ test_expect_success 'the jobs toolset (--tools=go,sandbox,jobs)' '
 	wait_no_claims
 '
 
+test_expect_success 'background commands of the sandbox toolset (sandbox_exec_*)' '
+	sb="\"sandbox\":\"bg\",\"namespace\":\"default\"" &&
+	mcp_client list \
+		call sandbox_start "{$sb}" \
+		call sandbox_exec_start "{$sb,\"command\":\"cat\",\"stdin\":true}" \
+		call sandbox_exec_write_stdin "{$sb,\"exec_id\":\"{{exec_id}}\",\"data\":\"via the sdk\\n\",\"eof\":true}" \
+		until sandbox_exec_poll "{$sb,\"exec_id\":\"{{exec_id}}\",\"wait\":2}" "state=exited  exit=0" \
+		call sandbox_exec_close "{$sb,\"exec_id\":\"{{exec_id}}\"}" \
+		call sandbox_exec_poll "{$sb,\"exec_id\":\"{{exec_id}}\"}" \
+		call sandbox_stop "{$sb}" \
+		-- "$MCP_STDIO" --tools=sandbox --structured-content >out 2>err &&
+	mcp_check out "r[0].result.tools.some((t) =>
+		t.name === \"sandbox_exec_poll\" && t.outputSchema)" &&
+	mcp_check out "r[2].ok && !r[2].result.isError &&
+		/^j[0-9a-f]{12}$/.test(r[2].result.structuredContent.exec_id)" &&
+	mcp_check out "r[3].ok && !r[3].result.isError" &&
+	mcp_check out "r[4].ok && r[4].result.structuredContent.stdout ===
+		\"via the sdk\\n\" && r[4].result.structuredContent.exit_code === 0" &&
+	mcp_check out "r[5].ok && !r[5].result.isError" &&
+	mcp_check out "r[6].ok && r[6].result.isError === true &&
+		text(6).includes(\"unknown exec id\")" &&
+	mcp_check out "r[7].ok && !r[7].result.isError" &&
+	mcp_check out "errs.length === 0" &&
+	wait_no_claims
+'
+
 test_expect_success 'no server printed a sanitizer report' '
 	mcp_no_sanitizer_report stdio.log
 '

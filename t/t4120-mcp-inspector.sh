@@ -12,10 +12,10 @@ test_expect_success 'stdio: tools/list lists run_go_code' '
 '
 
 # inspector-cli reads the first page of tools/list only
-test_expect_success 'stdio: tools/list shows all 11 tools of every toolset' '
+test_expect_success 'stdio: tools/list shows all 16 tools of every toolset' '
 	mcp_inspector "$GOSBX" mcp --tools=go,sandbox,jobs \
 		--method tools/list >out 2>err &&
-	mcp_check out "r[0].tools.length === 11 &&
+	mcp_check out "r[0].tools.length === 16 &&
 		r[0].tools.some((t) => t.name === \"get_job_logs\")"
 '
 

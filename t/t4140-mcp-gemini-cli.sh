@@ -63,12 +63,14 @@ process.exit(o.response === \"finished\" ? 0 : 1);
 '
 
 # Gemini CLI's discovery reads the first page of tools/list only
-test_expect_success 'the model is offered all 11 tools of the three toolsets' '
+test_expect_success 'the model is offered all 16 tools of the three toolsets' '
 	node -e "
 const fs = require(\"fs\");
 const want = [\"run_go_code\", \"sandbox_start\", \"sandbox_stop\",
 	\"sandbox_run_code\", \"sandbox_run_command\", \"sandbox_get_metrics\",
-	\"execute_python\", \"execute_javascript\", \"execute_bash\",
+	\"sandbox_exec_start\", \"sandbox_exec_poll\",
+	\"sandbox_exec_write_stdin\", \"sandbox_exec_signal\",
+	\"sandbox_exec_close\", \"execute_python\", \"execute_javascript\", \"execute_bash\",
 	\"check_job_status\", \"get_job_logs\"].map((n) => \"mcp_gosbx_\" + n);
 const reqs = fs.readFileSync(\"requests.log\", \"utf8\").split(\"\\n\")
 	.filter(Boolean).map(JSON.parse);

@@ -4,13 +4,16 @@
 #include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
+#include "parse-options.h"
 #include "quote.h"
+#include "session/jobs.h"
 #include "session/session.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
 #include "utf8.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sys/random.h>
 #include <time.h>
@@ -444,6 +447,57 @@ static void claim_name(struct strbuf *out, const char *ns, const char *name)
 	strbuf_release(&raw);
 }
 
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+	(void)prefix;
+	(void)msg;
+	(void)data;
+}
+
+/*
+ * --persistent: the claim of ns/name is "<namespace>-<sandbox>-<5 of a
+ * hash of both>", the same in every process, so that a sandbox_start
+ * after a restart of the server (or from another client) finds the
+ * kept sandbox with its files and its background commands. If that
+ * claim exists, resume it when suspended and return 1 (reattach to
+ * it); 0: create it.
+ */
+static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
+			     const char *ns, const char *name)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	const struct backend_ops *ops = backend_find(o->backend);
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	struct strbuf key = STRBUF_INIT;
+	report_fn fn;
+	void *fn_data;
+	size_t len;
+	int found;
+
+	claim_name(out, ns, name);
+	strbuf_setlen(out, out->len - 5); /* the random part */
+	strbuf_addf(&key, "%s/%s", ns, name);
+	for (size_t i = 0; i <= key.len; i++) /* the NUL too */
+		h = (h ^ (unsigned char)key.buf[i]) * 1099511628211ULL;
+	strbuf_release(&key);
+	for (int i = 0; i < 5; i++, h /= sizeof(chars) - 1)
+		strbuf_addch(out, chars[h % (sizeof(chars) - 1)]);
+	if (!ops || !ops->keep_claim)
+		return 0;
+	get_error_routine(&fn, &fn_data);
+	set_error_routine(quiet_report, NULL); /* "no such claim": expected */
+	found = ops->keep_claim(o, out->buf) == 0;
+	set_error_routine(fn, fn_data);
+	if (!found)
+		return 0;
+	len = out->len;
+	mcp_log_stderr("reattaching to kept claim %s", out->buf);
+	if (ops->resume_claim && ops->resume_claim(o, out->buf) < 0)
+		mcp_log_stderr("resuming claim %s: %s", out->buf, last_error());
+	strbuf_setlen(out, len);
+	return 1;
+}
+
 static int is_local(const struct session_opts *o)
 {
 	return !o->backend || !strcmp(o->backend, "local");
@@ -790,7 +844,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	struct sbx *b;
 	int64_t mem;
 	double cpus;
-	int suspended;
+	int suspended, reattach = 0;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
@@ -846,22 +900,24 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	suspended = take_suspended_locked(st, ns, name, &claim);
 	mcp_session_unlock(call->session);
 
-	if (!suspended)
-		claim_name(&claim, ns, name);
-	opts.claim = NULL;
-	opts.name = claim.buf;
-	/*
-	 * --persistent: kept from the start (a sandbox opened otherwise is
-	 * owned by this process and ends with it, even when killed)
-	 */
-	opts.keep = mo->persistent;
-	opts.purpose = "mcp-sandbox";
 	if (!opts.namespace)
 		opts.namespace = mo->namespace;
 	if (!opts.template)
 		opts.template = mo->template;
 	if (!opts.open_timeout_ms)
 		opts.open_timeout_ms = mo->open_timeout_ms;
+	if (!suspended && mo->persistent)
+		reattach = stable_claim_name(&claim, &opts, ns, name);
+	else if (!suspended)
+		claim_name(&claim, ns, name);
+	opts.claim = reattach ? claim.buf : NULL;
+	opts.name = reattach ? NULL : claim.buf;
+	/*
+	 * --persistent: kept from the start (a sandbox opened otherwise is
+	 * owned by this process and ends with it, even when killed)
+	 */
+	opts.keep = mo->persistent;
+	opts.purpose = "mcp-sandbox";
 	mcp_log_stderr("opening sandbox '%s/%s' (image=%s claim=%s)", ns, name,
 		       b->image, claim.buf);
 	if (suspended) {
@@ -894,8 +950,11 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	cpus = operator_cpus(&opts);
 	strbuf_reset(&res->text);
 	strbuf_addf(&res->text, "sandbox '%s/%s' %s (image %s, claim %s", ns,
-		    name, suspended ? "resumed" : "started", b->image,
-		    b->sess.claim);
+		    name,
+		    suspended  ? "resumed"
+		    : reattach ? "reattached"
+			       : "started",
+		    b->image, b->sess.claim);
 	if (mem)
 		strbuf_addf(&res->text, ", memory %" PRId64 " MiB", mem >> 20);
 	if (cpus)
@@ -1150,28 +1209,22 @@ out:
 
 /* ---- sandbox_run_command ---- */
 
-static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
+/*
+ * command with each of the "args" argument appended single-quoted, into
+ * cmd; -1 with res set
+ */
+static int build_command(struct mcp_call *call, struct mcp_result *res,
+			 const char *command, struct strbuf *cmd)
 {
-	static const char *const keys[] = { "sandbox", "namespace", "command",
-					    "args", "timeout" };
-	struct strbuf cmd = STRBUF_INIT;
-	const char *ns, *name, *command;
 	json_t *args, *a;
 	size_t i;
-	int64_t timeout_ms;
 
-	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
-			  "argument") < 0 ||
-	    arg_target(call, res, &ns, &name) < 0 ||
-	    !(command = arg_str(call, res, "command")) ||
-	    arg_timeout(call, res, &timeout_ms) < 0)
-		return 0;
-	strbuf_addstr(&cmd, command);
+	strbuf_addstr(cmd, command);
 	args = json_object_get(call->args, "args");
 	if (args && !json_is_null(args) && !json_is_array(args)) {
 		mcp_result_error(res, "argument 'args' must be an array of "
 				      "strings");
-		goto out;
+		return -1;
 	}
 	json_array_foreach (args, i, a) {
 		if (!json_is_string(a) ||
@@ -1180,14 +1233,554 @@ static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
 					 "args[%zu] must be a string "
 					 "without NUL bytes",
 					 i);
+			return -1;
+		}
+		strbuf_addch(cmd, ' ');
+		sq_quote_buf(cmd, json_string_value(a));
+	}
+	return 0;
+}
+
+static int tool_run_command(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "command",
+					    "args", "timeout" };
+	struct strbuf cmd = STRBUF_INIT;
+	const char *ns, *name, *command;
+	int64_t timeout_ms;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(command = arg_str(call, res, "command")) ||
+	    arg_timeout(call, res, &timeout_ms) < 0)
+		return 0;
+	if (!build_command(call, res, command, &cmd))
+		run_in(call, res, ns, name, cmd.buf, NULL, 0, timeout_ms);
+	strbuf_release(&cmd);
+	return 0;
+}
+
+/* ---- background commands: sandbox_exec_* ---- */
+
+/*
+ * Background commands are the runtime's jobs (lib/session/jobs.h): the
+ * sandbox's runtime owns them, so they outlive the call and the MCP
+ * client; the exec id is the runtime's job id. Each call takes the
+ * sandbox's lock for its request, so it waits behind a
+ * sandbox_run_command of the same sandbox.
+ */
+#define EXEC_POLL_MAX (64 * 1024)     /* output bytes one poll returns */
+#define EXEC_KEEP_BYTES (4 << 20)     /* output a job keeps (runtime) */
+#define EXEC_STDIN_MAX (1 << 20)      /* bytes of one write_stdin */
+#define EXEC_TIMEOUT_MAX (86400000LL) /* most a job's timeout asks: 24 h */
+
+/* exec_id: "j" and 12 lower-case hex digits; NULL with res set */
+static const char *arg_exec_id(struct mcp_call *call, struct mcp_result *res)
+{
+	const char *id = arg_str(call, res, "exec_id");
+	size_t i;
+
+	if (!id)
+		return NULL;
+	for (i = 1; id[0] == 'j' && i < 13; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		      (id[i] >= 'a' && id[i] <= 'f')))
+			break;
+	if (i != 13 || id[13]) {
+		mcp_result_error(res,
+				 "argument 'exec_id' is not an exec id (\"j\" "
+				 "and 12 hex digits, as sandbox_exec_start "
+				 "gave)");
+		return NULL;
+	}
+	return id;
+}
+
+/*
+ * The started sandbox of the call's arguments, locked; NULL with res
+ * set. Release with exec_done().
+ */
+static struct sbx *exec_sandbox(struct mcp_call *call, struct mcp_result *res,
+				const char *ns, const char *name)
+{
+	struct sbx *b = sbx_get(call->session, ns, name);
+
+	if (!b || sbx_lock_open(b) < 0) {
+		not_running(res, ns, name);
+		if (b)
+			sbx_unref(call->session, b);
+		return NULL;
+	}
+	return b;
+}
+
+static void exec_done(struct mcp_call *call, struct sbx *b)
+{
+	pthread_mutex_unlock(&b->lock);
+	sbx_unref(call->session, b);
+}
+
+/* A failed job request as the tool's error, the runtime's words kept. */
+static void exec_error(struct mcp_result *res, const char *what, const char *id,
+		       struct sbx *b)
+{
+	const char *msg = last_error();
+
+	if (strstr(msg, "no job '"))
+		mcp_result_error(res,
+				 "unknown exec id '%s' in sandbox '%s/%s' (it "
+				 "was closed, or is another sandbox's)",
+				 id, b->ns, b->name);
+	else if (strstr(msg, "has ended"))
+		mcp_result_error(res, "exec '%s' has ended", id);
+	else
+		mcp_result_error(res, "%s failed: %s", what, msg);
+}
+
+/* A job's timeout argument: 0 none; -1 with res set. */
+static int arg_job_timeout(struct mcp_call *call, struct mcp_result *res,
+			   int64_t *ms)
+{
+	json_t *v = json_object_get(call->args, "timeout");
+
+	*ms = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_number(v)) {
+		double sec = json_number_value(v);
+
+		if (isfinite(sec) && sec > 0 && sec <= EXEC_TIMEOUT_MAX / 1000)
+			*ms = (int64_t)(sec * 1000 + 0.5);
+	} else if (json_is_string(v) &&
+		   parse_duration_ms(json_string_value(v), ms) < 0) {
+		*ms = 0;
+	}
+	if (*ms <= 0 || *ms > EXEC_TIMEOUT_MAX) {
+		mcp_result_error(res, "argument 'timeout' must be a number of "
+				      "seconds above 0 or a duration such as "
+				      "\"90s\" or \"2h\", at most 24 hours");
+		return -1;
+	}
+	return 0;
+}
+
+/* env: an array of "NAME=value" after the sandbox's envs; -1 res set */
+static int arg_job_env(struct mcp_call *call, struct mcp_result *res,
+		       const struct sbx *b, struct strvec *env)
+{
+	json_t *v = json_object_get(call->args, "env"), *e;
+	size_t i;
+
+	strvec_pushv(env, b->env.v);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v)) {
+		mcp_result_error(res, "argument 'env' must be an array of "
+				      "\"NAME=value\" strings");
+		return -1;
+	}
+	json_array_foreach (v, i, e) {
+		if (!json_is_string(e) || check_env(json_string_value(e)) < 0 ||
+		    strlen(json_string_value(e)) != json_string_length(e)) {
+			mcp_result_error(res,
+					 "env[%zu] is not a \"NAME=value\" "
+					 "string",
+					 i);
+			return -1;
+		}
+		strvec_push(env, json_string_value(e));
+	}
+	return 0;
+}
+
+static int tool_exec_start(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "command",
+					    "args",    "stdin",	    "env",
+					    "cwd",     "timeout" };
+	struct strbuf cmd = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT;
+	struct session_exec e = { 0 };
+	const char *ns, *name, *command, *cwd = NULL, *id;
+	json_t *v, *job = NULL;
+	struct sbx *b;
+	int64_t timeout_ms;
+	int keep_stdin;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(command = arg_str(call, res, "command")) ||
+	    arg_job_timeout(call, res, &timeout_ms) < 0 ||
+	    build_command(call, res, command, &cmd) < 0)
+		goto out;
+	v = json_object_get(call->args, "stdin");
+	if (v && !json_is_null(v) && !json_is_boolean(v)) {
+		mcp_result_error(res, "argument 'stdin' must be a boolean");
+		goto out;
+	}
+	keep_stdin = json_is_true(v);
+	v = json_object_get(call->args, "cwd");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v) ||
+		    strlen(json_string_value(v)) != json_string_length(v) ||
+		    json_string_length(v) > 4096) {
+			mcp_result_error(res, "argument 'cwd' must be a path "
+					      "under /app");
 			goto out;
 		}
-		strbuf_addch(&cmd, ' ');
-		sq_quote_buf(&cmd, json_string_value(a));
+		cwd = json_string_value(v);
 	}
-	run_in(call, res, ns, name, cmd.buf, NULL, 0, timeout_ms);
+	if (!(b = exec_sandbox(call, res, ns, name)))
+		goto out;
+	if (arg_job_env(call, res, b, &env) < 0) {
+		exec_done(call, b);
+		goto out;
+	}
+	e.command = cmd.buf;
+	e.env = env.nr ? env.v : NULL;
+	e.cwd = cwd;
+	e.timeout_ms = timeout_ms;
+	e.output_keep_bytes = EXEC_KEEP_BYTES;
+	if (session_job_start(&b->sess, &e, &job) < 0) {
+		mcp_result_error(res, "could not start the command: %s",
+				 last_error());
+		exec_done(call, b);
+		goto out;
+	}
+	id = json_object_str(job, "id");
+	/* without stdin, the command reads EOF at once */
+	if (!keep_stdin && session_job_stdin(&b->sess, id, "", 0, 1) < 0)
+		mcp_log_stderr("exec %s: closing stdin: %s", id, last_error());
+	exec_done(call, b);
+	mcp_log_stderr("exec %s started in sandbox '%s/%s'", id, ns, name);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text,
+		    "exec_id=%s  state=running  stdin=%s\n\nstarted in sandbox "
+		    "'%s/%s'; read its output with sandbox_exec_poll "
+		    "(exec_id \"%s\", since 0)",
+		    id, keep_stdin ? "open" : "closed", ns, name, id);
+	res->structured = json_pack("{s:s, s:s, s:s, s:s, s:b}", "exec_id", id,
+				    "sandbox", name, "namespace", ns, "state",
+				    "running", "stdin", keep_stdin);
 out:
+	json_decref(job);
+	strvec_clear(&env);
 	strbuf_release(&cmd);
+	return 0;
+}
+
+/* The wait argument of sandbox_exec_poll in ms; -1 with res set. */
+static int arg_wait(struct mcp_call *call, struct mcp_result *res, int64_t *ms)
+{
+	int64_t limit = mcp_session_options(call->session)->call_timeout_ms;
+	json_t *v = json_object_get(call->args, "wait");
+	double sec;
+
+	*ms = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	sec = json_is_number(v) ? json_number_value(v) : -1;
+	if (!isfinite(sec) || sec < 0) {
+		mcp_result_error(res, "argument 'wait' must be a number of "
+				      "seconds, 0 or more");
+		return -1;
+	}
+	if (sec * 1000 > (double)limit) {
+		mcp_result_error(res,
+				 "argument 'wait' (%g s) is above this "
+				 "server's limit of %g s (gosbx mcp "
+				 "--call-timeout): ask for at most %g s",
+				 sec, limit / 1000.0, limit / 1000.0);
+		return -1;
+	}
+	*ms = (int64_t)(sec * 1000 + 0.5);
+	return 0;
+}
+
+/* since: a byte offset, 0 or more; -1 with res set */
+static int arg_since(struct mcp_call *call, struct mcp_result *res,
+		     uint64_t *since)
+{
+	json_t *v = json_object_get(call->args, "since");
+
+	*since = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		mcp_result_error(res, "argument 'since' must be a byte offset "
+				      "(an integer, 0 or more): the 'next' of "
+				      "the previous poll");
+		return -1;
+	}
+	*since = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int tool_exec_poll(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "exec_id",
+					    "since", "wait" };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct session_job_read r;
+	struct session_result sr;
+	const char *ns, *name, *id;
+	uint64_t since;
+	int64_t wait_ms;
+	json_t *o, *job = NULL;
+	struct sbx *b;
+	int ended;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(id = arg_exec_id(call, res)) ||
+	    arg_since(call, res, &since) < 0 ||
+	    arg_wait(call, res, &wait_ms) < 0)
+		return 0;
+	if (!(b = exec_sandbox(call, res, ns, name)))
+		return 0;
+	session_result_init(&sr);
+	if (session_job_read(&b->sess, id, since, EXEC_POLL_MAX, wait_ms,
+			     &call->cancelled, &out, &err, &sr, &r) < 0) {
+		const char *past = strstr(last_error(), "past the end");
+
+		if (past)
+			mcp_result_error(res,
+					 "since %" PRIu64 " is %s of exec '%s'",
+					 since, past, id);
+		else
+			exec_error(res, "reading the output", id, b);
+		goto done;
+	}
+	ended = r.ended;
+	if (!ended && session_job_get(&b->sess, id, &job) == 0 &&
+	    !strcmp(json_object_str(job, "state")
+			    ? json_object_str(job, "state")
+			    : "",
+		    "exited")) {
+		/* it ended, with output past this poll's bound */
+		session_result_from_json(&sr, job);
+		ended = 1;
+	}
+
+	o = json_object();
+	json_object_set_new(o, "exec_id", json_string(id));
+	json_object_set_new(o, "state",
+			    json_string(ended ? "exited" : "running"));
+	json_object_set_new(o, "stdout",
+			    mcp_result_json_string(out.buf, out.len));
+	json_object_set_new(o, "stderr",
+			    mcp_result_json_string(err.buf, err.len));
+	json_object_set_new(o, "since", json_integer((json_int_t)since));
+	json_object_set_new(o, "next", json_integer((json_int_t)r.next));
+	json_object_set_new(o, "more", json_boolean(r.more));
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text, "exec_id=%s  state=%s", id,
+		    ended ? "exited" : "running");
+	if (ended) {
+		json_object_set_new(o, "exit_code", json_integer(sr.exit_code));
+		json_object_set_new(o, "reason", json_string(sr.reason));
+		json_object_set_new(o, "duration_ms",
+				    json_integer(sr.duration_ms));
+		strbuf_addf(&res->text, "  exit=%d  (%" PRId64 "ms)",
+			    sr.exit_code, sr.duration_ms);
+		if (strcmp(sr.reason, "exited"))
+			strbuf_addf(&res->text, "  reason=%s", sr.reason);
+		if (sr.signal > 0) {
+			json_object_set_new(o, "signal",
+					    json_integer(sr.signal));
+			strbuf_addf(&res->text, "  signal=%d", sr.signal);
+		}
+	}
+	strbuf_addf(&res->text, "  next=%" PRIu64, r.next);
+	if (r.trimmed) {
+		json_object_set_new(o, "trimmed_bytes",
+				    json_integer((json_int_t)r.trimmed));
+		strbuf_addf(&res->text,
+			    "  [%" PRIu64 " bytes of output trimmed: the "
+			    "sandbox keeps the last %d MiB]",
+			    r.trimmed, EXEC_KEEP_BYTES >> 20);
+	}
+	if (r.more)
+		strbuf_addstr(&res->text, "  [more output: poll again from "
+					  "next]");
+	strbuf_addch(&res->text, '\n');
+	if (!out.len && !err.len)
+		strbuf_addstr(&res->text, "\n(no new output)\n");
+	mcp_result_add_stream(&res->text, "stdout", out.buf, out.len);
+	mcp_result_add_stream(&res->text, "stderr", err.buf, err.len);
+	res->structured = o;
+done:
+	exec_done(call, b);
+	json_decref(job);
+	session_result_release(&sr);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return 0;
+}
+
+static int tool_exec_write_stdin(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "exec_id",
+					    "data", "eof" };
+	const char *ns, *name, *id, *data = "";
+	size_t len = 0;
+	json_t *v;
+	struct sbx *b;
+	int eof, rc;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(id = arg_exec_id(call, res)))
+		return 0;
+	v = json_object_get(call->args, "eof");
+	if (v && !json_is_null(v) && !json_is_boolean(v)) {
+		mcp_result_error(res, "argument 'eof' must be a boolean");
+		return 0;
+	}
+	eof = json_is_true(v);
+	v = json_object_get(call->args, "data");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			mcp_result_error(res, "argument 'data' must be a "
+					      "string");
+			return 0;
+		}
+		data = json_string_value(v);
+		len = json_string_length(v);
+	} else if (!eof) {
+		mcp_result_error(res, "missing argument 'data' (or eof: true)");
+		return 0;
+	}
+	if (len > EXEC_STDIN_MAX) {
+		mcp_result_error(res,
+				 "argument 'data' is %zu bytes, above the "
+				 "limit of %d bytes per call: send it in "
+				 "parts",
+				 len, EXEC_STDIN_MAX);
+		return 0;
+	}
+	if (!(b = exec_sandbox(call, res, ns, name)))
+		return 0;
+	rc = session_job_stdin(&b->sess, id, data, len, eof);
+	if (rc < 0)
+		exec_error(res, "writing stdin", id, b);
+	else if (rc > 0)
+		mcp_result_error(res,
+				 "the stdin of exec '%s' is not open: the "
+				 "command ended or closed it, it was closed "
+				 "with eof, or it was started without stdin: "
+				 "true",
+				 id);
+	exec_done(call, b);
+	if (rc)
+		return 0;
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text, "wrote %zu bytes to the stdin of exec '%s'%s",
+		    len, id, eof ? "; stdin closed" : "");
+	res->structured = json_pack("{s:s, s:I, s:b}", "exec_id", id, "bytes",
+				    (json_int_t)len, "eof", eof);
+	return 0;
+}
+
+/* signal: a name such as "TERM" or "SIGKILL", or a number; NULL: bad */
+static const char *signal_arg(json_t *v, char *buf, size_t size)
+{
+	const char *s;
+
+	if (!v || json_is_null(v))
+		return "TERM";
+	if (json_is_integer(v)) {
+		json_int_t n = json_integer_value(v);
+
+		if (n < 1 || n > 64)
+			return NULL;
+		snprintf(buf, size, "%d", (int)n);
+		return buf;
+	}
+	if (!json_is_string(v))
+		return NULL;
+	s = json_string_value(v);
+	if (!*s || strlen(s) > 16 || strlen(s) != json_string_length(v))
+		return NULL;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '+' || *p == '-'))
+			return NULL;
+	return s;
+}
+
+static int tool_exec_signal(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "exec_id",
+					    "signal" };
+	const char *ns, *name, *id, *sig;
+	char num[16];
+	struct sbx *b;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(id = arg_exec_id(call, res)))
+		return 0;
+	sig = signal_arg(json_object_get(call->args, "signal"), num,
+			 sizeof(num));
+	if (!sig) {
+		mcp_result_error(res, "argument 'signal' must be a signal name "
+				      "such as \"TERM\", \"INT\" or \"KILL\", "
+				      "or a number from 1 to 64");
+		return 0;
+	}
+	if (!(b = exec_sandbox(call, res, ns, name)))
+		return 0;
+	if (session_job_signal(&b->sess, id, sig) < 0) {
+		const char *msg = last_error();
+
+		if (strstr(msg, "a name such as"))
+			mcp_result_error(res, "unknown signal '%s'", sig);
+		else
+			exec_error(res, "signalling", id, b);
+		exec_done(call, b);
+		return 0;
+	}
+	exec_done(call, b);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text,
+		    "sent signal %s to exec '%s'; sandbox_exec_poll tells "
+		    "when it ends",
+		    sig, id);
+	res->structured = json_pack("{s:s, s:s}", "exec_id", id, "signal", sig);
+	return 0;
+}
+
+static int tool_exec_close(struct mcp_call *call, struct mcp_result *res)
+{
+	static const char *const keys[] = { "sandbox", "namespace", "exec_id" };
+	const char *ns, *name, *id;
+	struct sbx *b;
+
+	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
+			  "argument") < 0 ||
+	    arg_target(call, res, &ns, &name) < 0 ||
+	    !(id = arg_exec_id(call, res)))
+		return 0;
+	if (!(b = exec_sandbox(call, res, ns, name)))
+		return 0;
+	if (session_job_delete(&b->sess, id) < 0) {
+		exec_error(res, "closing", id, b);
+		exec_done(call, b);
+		return 0;
+	}
+	exec_done(call, b);
+	strbuf_reset(&res->text);
+	strbuf_addf(&res->text,
+		    "exec '%s' closed: killed if it was running, its output "
+		    "forgotten",
+		    id);
+	res->structured = json_pack("{s:s, s:b}", "exec_id", id, "closed", 1);
 	return 0;
 }
 
@@ -1475,6 +2068,149 @@ static const struct mcp_tool sandbox_tools[] = {
 		"\"required\":[\"sandboxes\"]}",
 		MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT,
 		tool_metrics,
+	},
+	{
+		"sandbox_exec_start",
+		"Start a background command in a sandbox",
+		"Start a command in the background in a sandbox that was "
+		"started with sandbox_start, in /app, and return its exec_id "
+		"at once; the command runs on after the call (and after "
+		"this client goes, as long as the sandbox lives). command "
+		"is used as given (a shell snippet); each of args is "
+		"appended single-quoted. stdin: true keeps its standard "
+		"input open for sandbox_exec_write_stdin (default: it reads "
+		"end of file at once). env: more \"NAME=value\" after the "
+		"sandbox's envs; cwd: a directory under /app; timeout: "
+		"its longest run in seconds (default none, at most 24 h). "
+		"Read its output with sandbox_exec_poll; the sandbox keeps "
+		"the last 4 MiB of it. End it with sandbox_exec_signal or "
+		"sandbox_exec_close.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"command\":{\"type\":\"string\",\"description\":"
+		"\"Command to run\"},"
+		"\"args\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Command arguments\"},"
+		"\"stdin\":{\"type\":\"boolean\",\"description\":"
+		"\"Keep standard input open (default false)\"},"
+		"\"env\":{\"type\":\"array\",\"items\":{\"type\":"
+		"\"string\"},\"description\":\"Environment variables as "
+		"NAME=value\"},"
+		"\"cwd\":{\"type\":\"string\",\"description\":"
+		"\"Working directory, relative to /app\"},"
+		"\"timeout\":{\"type\":\"number\",\"description\":"
+		"\"Longest run in seconds (or a duration such as "
+		"\\\"10m\\\"); default none, at most 24 h\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"command\"],"
+		"\"additionalProperties\":false}",
+		"{\"type\":\"object\",\"properties\":{"
+		"\"exec_id\":{\"type\":\"string\"},"
+		"\"state\":{\"type\":\"string\"},"
+		"\"stdin\":{\"type\":\"boolean\"}},"
+		"\"required\":[\"exec_id\",\"state\"]}",
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_exec_start,
+	},
+	{
+		"sandbox_exec_poll",
+		"Read a background command's output",
+		"Read what a command started with sandbox_exec_start wrote "
+		"since byte offset since (default 0; pass the next of the "
+		"previous poll), at most 64 KiB a call, and its state. "
+		"wait: seconds to wait for new output or the end when "
+		"there is none yet (default 0, at most the server's call "
+		"timeout). The text's first line is `exec_id=<id>  "
+		"state=running|exited`, with `  exit=<code>  (<ms>ms)` "
+		"(and `  reason=<why>`, `  signal=<n>`) once it ended, "
+		"`  next=<offset>`, `  [N bytes of output trimmed: ...]` "
+		"when the sandbox dropped older output than since, "
+		"`  [more output: poll again from next]` when the 64 KiB "
+		"bound cut this read; then the `── stdout ──` and "
+		"`── stderr ──` sections of the new output. "
+		"structuredContent: {exec_id, state, stdout, stderr, since, "
+		"next, more, trimmed_bytes, exit_code, reason, signal, "
+		"duration_ms}.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"exec_id\":{\"type\":\"string\",\"description\":"
+		"\"The exec_id of sandbox_exec_start\"},"
+		"\"since\":{\"type\":\"integer\",\"description\":"
+		"\"Byte offset to read from: the next of the previous "
+		"poll (default 0)\"},"
+		"\"wait\":{\"type\":\"number\",\"description\":"
+		"\"Seconds to wait for new output (default 0)\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"exec_id\"],"
+		"\"additionalProperties\":false}",
+		"{\"type\":\"object\",\"properties\":{"
+		"\"exec_id\":{\"type\":\"string\"},"
+		"\"state\":{\"type\":\"string\"},"
+		"\"stdout\":{\"type\":\"string\"},"
+		"\"stderr\":{\"type\":\"string\"},"
+		"\"since\":{\"type\":\"integer\"},"
+		"\"next\":{\"type\":\"integer\"},"
+		"\"more\":{\"type\":\"boolean\"},"
+		"\"trimmed_bytes\":{\"type\":\"integer\"},"
+		"\"exit_code\":{\"type\":\"integer\"},"
+		"\"reason\":{\"type\":\"string\"},"
+		"\"signal\":{\"type\":\"integer\"},"
+		"\"duration_ms\":{\"type\":\"integer\"}},"
+		"\"required\":[\"exec_id\",\"state\",\"stdout\",\"stderr\","
+		"\"next\"]}",
+		MCP_HINT_READ_ONLY,
+		tool_exec_poll,
+	},
+	{
+		"sandbox_exec_write_stdin",
+		"Write to a background command's stdin",
+		"Write data (text, at most 1 MiB a call) to the standard "
+		"input of a command started with sandbox_exec_start with "
+		"stdin: true; eof: true closes it after the data (data may "
+		"then be left out). An error when its stdin is not open.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"exec_id\":{\"type\":\"string\",\"description\":"
+		"\"The exec_id of sandbox_exec_start\"},"
+		"\"data\":{\"type\":\"string\",\"description\":"
+		"\"Text to write\"},"
+		"\"eof\":{\"type\":\"boolean\",\"description\":"
+		"\"Close standard input after the data (default "
+		"false)\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"exec_id\"],"
+		"\"additionalProperties\":false}",
+		NULL,
+		MCP_HINT_NOT_DESTRUCTIVE,
+		tool_exec_write_stdin,
+	},
+	{
+		"sandbox_exec_signal",
+		"Signal a background command",
+		"Send a signal to the process group of a running command "
+		"started with sandbox_exec_start: a name (\"TERM\", "
+		"\"SIGINT\", \"KILL\"...) or a number; default TERM. An "
+		"error when it has ended.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"exec_id\":{\"type\":\"string\",\"description\":"
+		"\"The exec_id of sandbox_exec_start\"},"
+		"\"signal\":{\"type\":\"string\",\"description\":"
+		"\"Signal name such as TERM, or its number (default "
+		"TERM)\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"exec_id\"],"
+		"\"additionalProperties\":false}",
+		NULL,
+		MCP_HINT_DESTRUCTIVE,
+		tool_exec_signal,
+	},
+	{
+		"sandbox_exec_close",
+		"Close a background command",
+		"Forget a command started with sandbox_exec_start: kill it "
+		"if it is still running and delete its output. Its exec_id "
+		"is unknown afterwards.",
+		"{\"type\":\"object\",\"properties\":{" TARGET_PROPS ","
+		"\"exec_id\":{\"type\":\"string\",\"description\":"
+		"\"The exec_id of sandbox_exec_start\"}},"
+		"\"required\":[\"sandbox\",\"namespace\",\"exec_id\"],"
+		"\"additionalProperties\":false}",
+		NULL,
+		MCP_HINT_DESTRUCTIVE,
+		tool_exec_close,
 	},
 };
 

@@ -102,6 +102,9 @@ int session_job_start(struct session *s, const struct session_exec *e,
 			json_object_set_new(o, "rows", json_integer(e->rows));
 		}
 	}
+	if (e->output_keep_bytes > 0)
+		json_object_set_new(o, "output_keep_bytes",
+				    json_integer(e->output_keep_bytes));
 	ret = http_json(s->http, "POST", "/v1/jobs", o, NULL, job);
 	json_decref(o);
 	if (!ret && !json_object_str(*job, "id"))
@@ -273,6 +276,12 @@ struct job_stream {
 	struct strbuf line;
 	int ended;
 	int failed; /* a write failed or the stream is broken */
+	/* session_job_read(): into these instead of the fds */
+	struct strbuf *out_sb, *err_sb;
+	size_t max, got;  /* most bytes to take, bytes taken */
+	int stop_at_data; /* stop after the first bytes */
+	int stopped;	  /* stopped on purpose (max or stop_at_data) */
+	uint64_t trimmed; /* bytes of "trimmed" events */
 };
 
 static int job_event(struct job_stream *st, const char *line, size_t len)
@@ -300,10 +309,27 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 			base64_decode_into(&bytes, b64, strlen(b64));
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
-		st->off += bytes.len;
-		if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
-			st->failed = error_errno("cannot write the output");
-			ret = -1;
+		if (st->out_sb) {
+			size_t n = bytes.len;
+
+			if (n > st->max - st->got) {
+				n = st->max - st->got;
+				st->stopped = 1;
+			}
+			strbuf_add(type[3] == 'o' ? st->out_sb : st->err_sb,
+				   bytes.buf, n);
+			st->got += n;
+			st->off += n;
+			if (n && st->stop_at_data)
+				st->stopped = 1;
+			ret = st->stopped ? -1 : 0;
+		} else {
+			st->off += bytes.len;
+			if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
+				st->failed = error_errno("cannot write the "
+							 "output");
+				ret = -1;
+			}
 		}
 		strbuf_release(&bytes);
 	} else if (!strcmp(type, "trimmed")) {
@@ -312,10 +338,12 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		json_object_int(ev, "bytes", &n);
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
-		dprintf(st->err_fd,
-			"gosbx: [%" PRId64 " bytes of output "
-			"trimmed]\n",
-			n);
+		st->trimmed += n > 0 ? (uint64_t)n : 0;
+		if (!st->out_sb)
+			dprintf(st->err_fd,
+				"gosbx: [%" PRId64 " bytes of output "
+				"trimmed]\n",
+				n);
 	} else if (!strcmp(type, "exit")) {
 		if (st->res)
 			session_result_from_json(st->res, ev);
@@ -409,6 +437,78 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 	strbuf_release(&st.line);
 	strbuf_release(&path);
 	strbuf_release(&query);
+	return ret;
+}
+
+/* One GET of the output into st (session_job_read()); http_request()'s */
+static int job_read_once(struct session *s, const char *path,
+			 struct job_stream *st, int64_t wait_ms,
+			 volatile sig_atomic_t *cancel)
+{
+	struct strbuf query = STRBUF_INIT;
+	struct http_req req = { 0 };
+	struct http_resp resp;
+	int rc;
+
+	strbuf_addf(&query, "since=%" PRIu64 "%s", st->off,
+		    wait_ms > 0 ? "&follow=1" : "");
+	strbuf_reset(&st->line);
+	req.path = path;
+	req.query = query.buf;
+	req.on_data = job_data;
+	req.on_data_arg = st;
+	req.cancel = cancel;
+	req.timeout_ms = wait_ms > 0 ? (long)wait_ms : 0;
+	http_resp_init(&resp);
+	rc = http_request(s->http, &req, &resp);
+	if (rc == 0 && resp.status / 100 != 2)
+		rc = answer_error("GET", path, &resp);
+	http_resp_release(&resp);
+	strbuf_release(&query);
+	return rc;
+}
+
+int session_job_read(struct session *s, const char *id, uint64_t since,
+		     size_t max, int64_t wait_ms, volatile sig_atomic_t *cancel,
+		     struct strbuf *out, struct strbuf *err,
+		     struct session_result *res, struct session_job_read *r)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct job_stream st = { res, -1, -1, since, STRBUF_INIT };
+	int ret = -1, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (need_jobs(s))
+		return -1;
+	st.out_sb = out;
+	st.err_sb = err;
+	st.max = max;
+	job_path(&path, id, "/output");
+	rc = job_read_once(s, path.buf, &st, 0, cancel);
+	if (rc < 0 && !st.stopped)
+		goto out;
+	if (!st.stopped && !st.got && !st.ended && wait_ms > 0 &&
+	    !(cancel && *cancel)) {
+		uint64_t t0 = monotonic_us();
+
+		/* nothing yet: follow until the first bytes or the end */
+		st.stop_at_data = 1;
+		rc = job_read_once(s, path.buf, &st, wait_ms, cancel);
+		if (rc < 0 && !st.stopped && !st.failed &&
+		    !(cancel && *cancel) &&
+		    (int64_t)(monotonic_us() - t0) < wait_ms * 1000 - 100000)
+			goto out; /* not the time limit: a real failure */
+	}
+	if (st.failed)
+		goto out;
+	r->next = st.off;
+	r->trimmed = st.trimmed;
+	r->more = st.stopped && !st.stop_at_data;
+	r->ended = st.ended;
+	ret = 0;
+out:
+	strbuf_release(&st.line);
+	strbuf_release(&path);
 	return ret;
 }
 

@@ -60,6 +60,28 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 		       volatile sig_atomic_t *cancel,
 		       struct session_result *res, int *ended);
 
+/* What session_job_read() read. */
+struct session_job_read {
+	uint64_t next;	  /* output offset after the last byte taken */
+	uint64_t trimmed; /* bytes from since the runtime no longer kept */
+	int more;	  /* stopped at max: more output is there now */
+	int ended;	  /* the job ended (res has its outcome) */
+};
+
+/*
+ * GET /v1/jobs/<id>/output from output offset since into memory (for a
+ * poll, the MCP toolset sandbox): at most max bytes of stdout and
+ * stderr together appended to out and err (raw). When nothing is
+ * there yet and the job runs, wait_ms > 0 waits up to that many ms
+ * for the first bytes or the end (or until *cancel; cancel may be
+ * NULL). Reading from the next offset continues where this stopped.
+ * Returns 0 with r filled, or -1 with error() ("no job 'j1'").
+ */
+int session_job_read(struct session *s, const char *id, uint64_t since,
+		     size_t max, int64_t wait_ms, volatile sig_atomic_t *cancel,
+		     struct strbuf *out, struct strbuf *err,
+		     struct session_result *res, struct session_job_read *r);
+
 /*
  * POST /v1/jobs/<id>/stdin: len bytes of buf; eof closes it after.
  * Returns 0; 1, printing nothing, when the runtime answers 409 (the job

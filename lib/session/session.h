@@ -190,6 +190,9 @@ struct session_exec {
 	const char *const *env; /* "K=V" NULL-terminated, or NULL */
 	const char *cwd;	/* relative to /app, or NULL */
 	const char *stdin_data; /* or NULL */
+	/* session_job_start(): output the runtime keeps, in bytes; 0: its
+	 * default (64 MiB) */
+	int64_t output_keep_bytes;
 	size_t stdin_len;
 	/*
 	 * Live output: called with each chunk (raw bytes) as the runtime

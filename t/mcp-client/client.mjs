@@ -15,7 +15,9 @@
 //   call NAME ARGS       tools/call; ARGS is JSON text or @file with JSON;
 //                        "{{job_id}}" in ARGS is the last job_id a result
 //                        had in its structuredContent, or in its text
-//                        ("job <id> submitted", the jobs toolset)
+//                        ("job <id> submitted", the jobs toolset);
+//                        "{{exec_id}}" likewise the last exec_id
+//                        (sandbox_exec_start)
 //   until NAME ARGS RE   call again (every 0.2 s, at most 30 s) until the
 //                        result's text matches the regular expression RE
 //                        (multiline: ^ and $ match at line ends)
@@ -97,7 +99,8 @@ function readArgs(name, text) {
 	if (text.startsWith('@'))
 		text = fs.readFileSync(text.slice(1), 'utf8');
 	try {
-		JSON.parse(text.replaceAll('{{job_id}}', 'x'));
+		JSON.parse(text.replaceAll('{{job_id}}', 'x')
+			.replaceAll('{{exec_id}}', 'x'));
 	} catch (e) {
 		usage(`call ${name}: bad JSON arguments: ${e.message}`);
 	}
@@ -199,7 +202,8 @@ async function call(c, s) {
 	const out = { step: 'call', tool: s.name };
 	try {
 		const args = JSON.parse(s.args.replaceAll('{{job_id}}',
-			vars.job_id ?? ''));
+			vars.job_id ?? '').replaceAll('{{exec_id}}',
+			vars.exec_id ?? ''));
 		const params = { name: s.name, arguments: args };
 		// v1: callTool(params, resultSchema, options); v2:
 		// callTool(params, options)
@@ -215,6 +219,10 @@ async function call(c, s) {
 			/^job (\S+) submitted/.exec(text?.text ?? '')?.[1];
 		if (typeof id === 'string')
 			vars.job_id = id;
+		const eid = result.structuredContent?.exec_id ??
+			/^exec_id=(\S+)/.exec(text?.text ?? '')?.[1];
+		if (typeof eid === 'string')
+			vars.exec_id = eid;
 	} catch (e) {
 		out.ok = false;
 		out.error = errorJSON(e);
