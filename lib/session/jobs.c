@@ -247,8 +247,12 @@ struct job_stream {
 	int out_fd, err_fd;
 	uint64_t off; /* output offset of the next byte */
 	struct strbuf line;
+	/* when set, the bytes go here instead of out_fd/err_fd */
+	int (*on_output)(int stream, const char *buf, size_t len, void *data);
+	void *data;
 	int ended;
-	int failed; /* a write failed or the stream is broken */
+	int failed;  /* a write failed or the stream is broken */
+	int stopped; /* on_output asked to stop */
 };
 
 static int job_event(struct job_stream *st, const char *line, size_t len)
@@ -277,7 +281,11 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
 		st->off += bytes.len;
-		if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
+		if (st->on_output) {
+			if (st->on_output(type[3] == 'o' ? 1 : 2, bytes.buf,
+					  bytes.len, st->data) < 0)
+				ret = -1, st->stopped = 1;
+		} else if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
 			st->failed = error_errno("cannot write the output");
 			ret = -1;
 		}
@@ -288,10 +296,22 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		json_object_int(ev, "bytes", &n);
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
-		dprintf(st->err_fd,
-			"gosbx: [%" PRId64 " bytes of output "
-			"trimmed]\n",
-			n);
+		if (st->on_output) {
+			struct strbuf msg = STRBUF_INIT;
+
+			strbuf_addf(&msg,
+				    "gosbx: [%" PRId64 " bytes of output "
+				    "trimmed]\n",
+				    n);
+			if (st->on_output(2, msg.buf, msg.len, st->data) < 0)
+				ret = -1, st->stopped = 1;
+			strbuf_release(&msg);
+		} else {
+			dprintf(st->err_fd,
+				"gosbx: [%" PRId64 " bytes of output "
+				"trimmed]\n",
+				n);
+		}
 	} else if (!strcmp(type, "exit")) {
 		if (st->res)
 			session_result_from_json(st->res, ev);
@@ -327,13 +347,11 @@ static int job_data(const char *buf, size_t len, void *data)
 	return 0;
 }
 
-int session_job_output(struct session *s, const char *id, uint64_t since,
-		       int follow, int out_fd, int err_fd,
-		       volatile sig_atomic_t *cancel,
-		       struct session_result *res, int *ended)
+static int job_output(struct session *s, const char *id, struct job_stream *stp,
+		      int follow, volatile sig_atomic_t *cancel, int *ended)
 {
 	struct strbuf path = STRBUF_INIT, query = STRBUF_INIT;
-	struct job_stream st = { res, out_fd, err_fd, since, STRBUF_INIT };
+	struct job_stream st = *stp;
 	int ret = -1, lost = 0;
 
 	if (ended)
@@ -371,6 +389,10 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 		}
 		if (st.failed)
 			break;
+		if (st.stopped) {
+			ret = 1;
+			break;
+		}
 		if (rc == 0 && (st.ended || !follow)) {
 			ret = 0;
 			break;
@@ -386,6 +408,29 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 	strbuf_release(&path);
 	strbuf_release(&query);
 	return ret;
+}
+
+int session_job_output(struct session *s, const char *id, uint64_t since,
+		       int follow, int out_fd, int err_fd,
+		       volatile sig_atomic_t *cancel,
+		       struct session_result *res, int *ended)
+{
+	struct job_stream st = { res, out_fd, err_fd, since, STRBUF_INIT };
+
+	return job_output(s, id, &st, follow, cancel, ended);
+}
+
+int session_job_follow(struct session *s, const char *id, uint64_t since,
+		       int (*on_output)(int stream, const char *buf, size_t len,
+					void *data),
+		       void *data, volatile sig_atomic_t *cancel,
+		       struct session_result *res, int *ended)
+{
+	struct job_stream st = { res, -1, -1, since, STRBUF_INIT };
+
+	st.on_output = on_output;
+	st.data = data;
+	return job_output(s, id, &st, 1, cancel, ended);
 }
 
 int session_job_exit_status(const struct session_result *res)
