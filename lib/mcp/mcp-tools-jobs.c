@@ -391,7 +391,7 @@ static json_t *record_json_locked(const struct job *j)
 	json_object_set_new(o, "language", json_string(lang_names[j->lang]));
 	json_object_set_new(o, "submitted", json_integer(j->submitted));
 	json_object_set_new(o, "status", json_string(status_names[j->status]));
-	if (!j->finished_ms)
+	if (j->status != JOB_COMPLETED && j->status != JOB_FAILED)
 		return o;
 	json_object_set_new(o, "ended", json_integer(j->ended));
 	json_object_set_new(o, "exit_code", json_integer(j->exit_code));
@@ -670,6 +670,11 @@ static void run_job(struct job *j)
 	if (!detached)
 		job_end_locked(j, ret, &r, &why);
 	j->res = NULL;
+	pthread_mutex_unlock(&st->lock);
+	/* before finished_ms: a finished job's thread takes no lock */
+	if (!detached)
+		record_update(j);
+	pthread_mutex_lock(&st->lock);
 	j->finished_ms = monotonic_ms();
 	if (j->finished_ms == 0)
 		j->finished_ms = 1;
@@ -682,10 +687,6 @@ static void run_job(struct job *j)
 	if (ran)
 		st->running--;
 	st->active--;
-	pthread_mutex_unlock(&st->lock);
-	if (!detached)
-		record_update(j);
-	pthread_mutex_lock(&st->lock);
 	/* wakes the callers, and the next queued job */
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
