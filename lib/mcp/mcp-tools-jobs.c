@@ -89,6 +89,10 @@ static const char *const status_names[] = { "queued", "running", "completed",
 
 enum job_lang { LANG_PYTHON, LANG_JS, LANG_BASH };
 static const char *const lang_names[] = { "python", "javascript", "bash" };
+/* the program's file in /app and the command that runs it, per language */
+static const char *const files[] = { "main.py", "main.js", "main.sh" };
+static const char *const cmds[] = { "python3 main.py", "node main.js",
+				    "bash main.sh" };
 
 struct job {
 	char id[17]; /* 16 hex digits */
@@ -339,7 +343,20 @@ static int on_output(int stream, const char *buf, size_t len, void *data)
 {
 	struct job *j = data;
 
-	session_result_add_output(j->res, stream, buf, len);
+	if (!stream) {
+		/* the runtime dropped len bytes we had not read: count them
+		 * as stdout's (the elided middle of the head and tail) */
+		if (j->res) {
+			j->res->out_total += len;
+			j->res->out_truncated = 1;
+		}
+		pthread_mutex_lock(&j->st->lock);
+		j->out_seen += len;
+		pthread_mutex_unlock(&j->st->lock);
+		return j->stop ? -1 : 0;
+	}
+	if (j->res)
+		session_result_add_output(j->res, stream, buf, len);
 	pthread_mutex_lock(&j->st->lock);
 	if (stream == 1)
 		live_add(&j->out, &j->out_seen, buf, len);
@@ -492,8 +509,10 @@ static int may_start_locked(const struct jobs_state *st, const struct job *j)
 
 /*
  * Open j's sandbox and start j in it as a runtime job, its stdin fed
- * and closed; or, for a restored job, reattach to its sandbox. 0, or -1
- * with why said (the sandbox, if opened, is left in sess).
+ * and closed; or, for a restored job, reattach to its sandbox. 0, 2
+ * when the runtime has no `jobs` extension (an upstream server: the
+ * caller runs the job in the foreground), or -1 with why said (the
+ * sandbox, if opened, is left in sess).
  */
 static int job_begin(struct job *j, struct session *sess, int *opened,
 		     struct strbuf *why)
@@ -504,9 +523,6 @@ static int job_begin(struct job *j, struct session *sess, int *opened,
 	struct session_file file;
 	struct session_result r;
 	struct strbuf name = STRBUF_INIT;
-	static const char *const files[] = { "main.py", "main.js", "main.sh" };
-	static const char *const cmds[] = { "python3 main.py", "node main.js",
-					    "bash main.sh" };
 	json_t *rj = NULL;
 	int ret = -1;
 
@@ -535,6 +551,10 @@ static int job_begin(struct job *j, struct session *sess, int *opened,
 	j->claim = xstrdup(sess->claim);
 	pthread_mutex_unlock(&st->lock);
 	record_update(j);
+	if (!(sess->features & SESSION_FEAT_JOBS)) {
+		ret = 2;
+		goto out;
+	}
 
 	file.path = files[j->lang];
 	file.data = j->code;
@@ -604,6 +624,35 @@ static void job_end_locked(struct job *j, int ret, struct session_result *r,
 	j->ended = (int64_t)time(NULL);
 }
 
+/*
+ * Run j in the foreground through session_execute(), as the toolset did
+ * before runtime jobs, where the runtime has none. As session_execute().
+ */
+static int run_inline(struct job *j, struct session *sess,
+		      struct session_result *r)
+{
+	struct session_exec e = { 0 };
+	struct session_file file;
+
+	/* session_execute() keeps the output in r itself */
+	pthread_mutex_lock(&j->st->lock);
+	j->res = NULL;
+	pthread_mutex_unlock(&j->st->lock);
+	file.path = files[j->lang];
+	file.data = j->code;
+	file.len = j->code_len;
+	e.files = &file;
+	e.nr_files = 1;
+	e.command = cmds[j->lang];
+	e.timeout_ms = j->timeout_ms;
+	e.stdin_data = j->stdin_data;
+	e.stdin_len = j->stdin_len;
+	e.on_output = on_output;
+	e.data = j;
+	e.cancel = &j->stop;
+	return session_execute(sess, &e, r);
+}
+
 static void run_job(struct job *j)
 {
 	struct jobs_state *st = j->st;
@@ -635,8 +684,16 @@ static void run_job(struct job *j)
 		strbuf_reset(&why);
 		strbuf_addstr(&why, "server restarted before the job started");
 	} else {
+		int begun;
+
 		record_update(j);
-		if (!job_begin(j, &sess, &opened, &why)) {
+		begun = job_begin(j, &sess, &opened, &why);
+		if (begun == 2) {
+			ret = run_inline(j, &sess, &r);
+			if (ret < 0)
+				strbuf_addf(&why, "execute failed: %s",
+					    last_error());
+		} else if (!begun) {
 			ret = session_job_follow(&sess, j->rid, 0, on_output, j,
 						 &j->stop, &r, &ended);
 			if (ret == 0 && ended)
@@ -652,7 +709,7 @@ static void run_job(struct job *j)
 							      "it did");
 		}
 	}
-	if (ret == 1 && j->detach && !j->cancel) {
+	if (ret == 1 && j->detach && !j->cancel && j->rid) {
 		/* --persistent, the client went: leave it to a restart */
 		session_disconnect(&sess);
 		detached = 1;

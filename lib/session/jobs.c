@@ -297,15 +297,9 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
 		if (st->on_output) {
-			struct strbuf msg = STRBUF_INIT;
-
-			strbuf_addf(&msg,
-				    "gosbx: [%" PRId64 " bytes of output "
-				    "trimmed]\n",
-				    n);
-			if (st->on_output(2, msg.buf, msg.len, st->data) < 0)
+			if (n > 0 &&
+			    st->on_output(0, NULL, (size_t)n, st->data) < 0)
 				ret = -1, st->stopped = 1;
-			strbuf_release(&msg);
 		} else {
 			dprintf(st->err_fd,
 				"gosbx: [%" PRId64 " bytes of output "

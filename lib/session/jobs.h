@@ -61,9 +61,11 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 
 /*
  * session_job_output() with follow, the bytes going to on_output
- * (stream 1 stdout, 2 stderr; the trim line as stderr) instead of fds,
- * for a caller that keeps them: it returns <0 to stop following
- * (then 1 is returned, as for *cancel).
+ * (stream 1 stdout, 2 stderr) instead of fds, for a caller that keeps
+ * them; where the runtime dropped len bytes of output the caller had not
+ * read yet (it writes faster than the caller reads), on_output gets
+ * stream 0, buf NULL and that len. on_output returns <0 to stop
+ * following (then 1 is returned, as for *cancel).
  */
 int session_job_follow(struct session *s, const char *id, uint64_t since,
 		       int (*on_output)(int stream, const char *buf, size_t len,
