@@ -385,4 +385,110 @@ c.close()
 	no_claims
 '
 
+test_expect_success LIMITS 'stdin: fed to the job, then closed; bounded' '
+	mcp_run "
+import time
+c = Client()
+tools = {t[\"name\"]: t for t in c.request(\"tools/list\", {})[\"result\"][\"tools\"]}
+for t in (\"execute_python\", \"execute_javascript\", \"execute_bash\"):
+    p = tools[t][\"inputSchema\"][\"properties\"][\"stdin\"]
+    assert p[\"type\"] == \"string\" and \"1 MiB\" in p[\"description\"], p
+res, text = ok(c.call(\"execute_python\", code=\"import sys\nprint(sys.stdin.read().upper(), end=str())\",
+                      stdin=\"hello\nworld\n\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"HELLO\nWORLD\n\", res
+res, text = ok(c.call(\"execute_bash\", script=\"wc -l; cat\", stdin=\"a\nb\n\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"2\n\", res
+res, text = ok(c.call(\"execute_bash\", script=\"tr a-z A-Z\", stdin=\"x\" * 200000,
+                      wait=False))
+jid = res[\"structuredContent\"][\"job_id\"]
+for i in range(600):
+    res, text = ok(c.call(\"get_job_logs\", job_id=jid))
+    if res[\"structuredContent\"][\"status\"] == \"completed\":
+        break
+    time.sleep(0.1)
+assert res[\"structuredContent\"][\"stdout\"].startswith(\"XXXX\"), res
+assert \"[183616 bytes elided]\" in res[\"structuredContent\"][\"stdout\"], res
+# without stdin the program reads end of file at once
+res, text = ok(c.call(\"execute_bash\", script=\"cat; echo end\"))
+assert res[\"structuredContent\"][\"stdout\"] == \"end\n\", res
+res, text = err(c.call(\"execute_bash\", script=\"cat\", stdin=\"x\" * ((1 << 20) + 1)))
+assert \"stdin\" in text and \"is 1048577 bytes: the limit is 1048576\" in text, text
+res, text = err(c.call(\"execute_python\", code=\"1\", stdin=5))
+assert \"stdin\" in text and \"must be a string\" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+# --persistent: jobs outlive a killed server. Its records are under
+# $XDG_STATE_HOME/gosbx/mcp-jobs.
+test_expect_success LOCAL,LIMITS '--persistent: a running job and a queued one across a SIGKILL of the server' '
+	MCP_SERVER="$MCP_SERVER --persistent --jobs-max-concurrent=1" mcp_run "
+import os, stat
+from lib_blocking import *
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=BLOCK + \"; cat\", stdin=\"fed\n\",
+                      wait=False))
+a = res[\"structuredContent\"][\"job_id\"]
+until_started(c, a)
+res, text = ok(c.call(\"execute_python\", code=\"print(1)\", wait=False))
+q = res[\"structuredContent\"][\"job_id\"]
+assert res[\"structuredContent\"][\"status\"] == \"queued\", res
+c.p.kill()
+c.p.wait()
+d = os.environ[\"XDG_STATE_HOME\"] + \"/gosbx/mcp-jobs\"
+assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+for j, st in ((a, \"running\"), (q, \"queued\")):
+    rec = json.load(open(d + \"/\" + j + \".json\"))
+    assert rec[\"status\"] == st and rec[\"job_id\"] == j, rec
+    assert stat.S_IMODE(os.stat(d + \"/\" + j + \".json\").st_mode) == 0o600
+rec = json.load(open(d + \"/\" + a + \".json\"))
+assert rec[\"claim\"] == \"job-\" + a[:8] and rec[\"runtime_job\"], rec
+assert rec[\"language\"] == \"bash\" and rec[\"submitted\"] > 0, rec
+# a new server, a new client: the job still runs, then really ends
+c = Client()
+assert status(c, a) == \"running\"
+until_started(c, a)
+release(a)
+poll(lambda: status(c, a) == \"completed\")
+res, text = ok(c.call(\"get_job_logs\", job_id=a))
+s = res[\"structuredContent\"]
+assert s[\"stdout\"] == \"started\ndone\nfed\n\" and s[\"exit_code\"] == 0, s
+assert \"── stdout ──\nstarted\ndone\nfed\n\" in text, text
+res, text = ok(c.call(\"check_job_status\", job_id=q))
+s = res[\"structuredContent\"]
+assert s[\"status\"] == \"failed\", s
+assert s[\"error\"] == \"server restarted before the job started\", s
+poll(lambda: json.load(open(d + \"/\" + a + \".json\"))[\"status\"] == \"completed\")
+c.close()
+# the finished job answers from its record after another restart
+c = Client()
+res, text = ok(c.call(\"get_job_logs\", job_id=a))
+assert res[\"structuredContent\"][\"stdout\"] == \"started\ndone\nfed\n\", res
+res, text = err(c.call(\"check_job_status\", job_id=\"0123456789abcdef\"))
+assert \"unknown job_id\" in text, text
+c.close()
+" &&
+	no_claims
+'
+
+test_expect_success LOCAL,LIMITS 'without --persistent a job is gone with its server' '
+	mcp_run "
+from lib_blocking import *
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=BLOCK, wait=False))
+a = res[\"structuredContent\"][\"job_id\"]
+until_started(c, a)
+c.p.kill()
+c.p.wait()
+c = Client()
+res, text = err(c.call(\"check_job_status\", job_id=a))
+assert \"unknown job_id\" in text, text
+c.close()
+" &&
+	# the killed server could not delete the sandbox: it is dead
+	gosbx claims prune >/dev/null &&
+	no_claims
+'
+
 test_done

@@ -1,15 +1,20 @@
 #include "compat.h"
+#include "dir.h"
 #include "json.h"
 #include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
+#include "session/jobs.h"
 #include "session/session.h"
 #include "strbuf.h"
 #include "usage.h"
 #include "utf8.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /*
@@ -38,7 +43,22 @@
  *
  * Every job has its thread from the start; a queued one waits on
  * st->cond for its turn (may_start_locked), so a queued job costs a
- * thread but no sandbox.
+ * thread but no sandbox. A job runs as a job of the runtime's `jobs`
+ * extension in its sandbox (lib/session/jobs.h): the thread writes the
+ * program, starts it detached, feeds and closes its stdin, then follows
+ * its output until it ended.
+ *
+ * With --persistent (issue 21) each job also has a record,
+ * $XDG_STATE_HOME/gosbx/mcp-jobs/<job_id>.json (directory 0700, files
+ * 0600, written to a temporary file and renamed): job_id, claim,
+ * runtime_job, language, submitted, status, and once it ended its
+ * result. The sandbox is kept while the job runs (a client that goes
+ * only disconnects from it) and deleted when it ended, its result being
+ * in the record. A restarted server reads the records into "restored"
+ * (a state of no MCP session, looked in when a session does not know
+ * the id): a running job is followed again in its sandbox, a job that
+ * never started is failed ("server restarted"), a finished one answers
+ * from its record, removed RECORD_KEEP_S after the job ended.
  */
 
 #define JOB_MEMORY_BYTES ((int64_t)512 << 20)
@@ -58,18 +78,35 @@
  */
 #define LIVE_MAX ((size_t)64 << 10)
 #define LIVE_HEAD ((size_t)8192)
+/* the most stdin one job takes (the stdin argument), bytes */
+#define STDIN_MAX ((size_t)1 << 20)
+/* how long a finished job's record is kept, seconds */
+#define RECORD_KEEP_S 3600
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_COMPLETED, JOB_FAILED };
 static const char *const status_names[] = { "queued", "running", "completed",
 					    "failed" };
 
 enum job_lang { LANG_PYTHON, LANG_JS, LANG_BASH };
+static const char *const lang_names[] = { "python", "javascript", "bash" };
+/* the program's file in /app and the command that runs it, per language */
+static const char *const files[] = { "main.py", "main.js", "main.sh" };
+static const char *const cmds[] = { "python3 main.py", "node main.js",
+				    "bash main.sh" };
 
 struct job {
 	char id[17]; /* 16 hex digits */
 	enum job_lang lang;
 	char *code;
 	size_t code_len;
+	char *stdin_data; /* or NULL */
+	size_t stdin_len;
+	char *claim;	   /* its sandbox, once opened (owned) */
+	char *rid;	   /* the runtime's job id, once started (owned) */
+	int64_t submitted; /* seconds since 1970 */
+	int64_t ended;	   /* seconds since 1970; 0 while not done */
+	int restored;	   /* read from a record: attach, do not start */
+	struct session_result *res; /* the job thread's, while it runs */
 	enum job_status status;
 	int exit_code;		   /* valid when completed */
 	const char *reason;	   /* static */
@@ -79,8 +116,10 @@ struct job {
 	size_t out_seen, err_seen; /* bytes written so far while running */
 	int out_truncated, err_truncated;
 	int64_t cpu_ms, peak_rss_kb, duration_ms;
-	uint64_t finished_ms; /* monotonic; 0 while not done */
-	volatile sig_atomic_t cancel;
+	uint64_t finished_ms;	      /* monotonic; 0 while not done */
+	volatile sig_atomic_t cancel; /* kill it */
+	volatile sig_atomic_t detach; /* leave it running (--persistent) */
+	volatile sig_atomic_t stop;   /* cancel or detach */
 	pthread_t thread;
 	int joined;
 	int held; /* a wait=true caller still reads it */
@@ -108,8 +147,14 @@ struct jobs_state {
 	/* what the options say, read once */
 	int64_t budget_ms;
 	int max_concurrent;
+	int persistent; /* --persistent: records, sandboxes kept */
 	struct session_opts sandbox;
 };
+
+/* the jobs of records read at start (--persistent), and its lock */
+static struct jobs_state *restored;
+static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
+static void restore_records(const struct mcp_options *o);
 
 static const struct mcp_toolset *self(void)
 {
@@ -155,15 +200,21 @@ static struct jobs_state *get_state(struct mcp_session *s)
 		st->max_concurrent = (int)env_int("GOSBX_JOBS_MAX_CONCURRENT",
 						  st->max_concurrent);
 		st->sandbox = o->sandbox;
+		st->persistent = o->persistent;
 		*slot = st;
 	}
 	mcp_session_unlock(s);
+	if (st->persistent)
+		restore_records(mcp_session_options(s));
 	return st;
 }
 
 static void job_free(struct job *j)
 {
 	free(j->code);
+	free(j->stdin_data);
+	free(j->claim);
+	free(j->rid);
 	free(j->error);
 	strbuf_release(&j->out);
 	strbuf_release(&j->err);
@@ -292,13 +343,154 @@ static int on_output(int stream, const char *buf, size_t len, void *data)
 {
 	struct job *j = data;
 
+	if (!stream) {
+		/* the runtime dropped len bytes we had not read: count them
+		 * as stdout's (the elided middle of the head and tail) */
+		if (j->res) {
+			j->res->out_total += len;
+			j->res->out_truncated = 1;
+		}
+		pthread_mutex_lock(&j->st->lock);
+		j->out_seen += len;
+		pthread_mutex_unlock(&j->st->lock);
+		return j->stop ? -1 : 0;
+	}
+	if (j->res)
+		session_result_add_output(j->res, stream, buf, len);
 	pthread_mutex_lock(&j->st->lock);
 	if (stream == 1)
 		live_add(&j->out, &j->out_seen, buf, len);
 	else
 		live_add(&j->err, &j->err_seen, buf, len);
 	pthread_mutex_unlock(&j->st->lock);
-	return j->cancel ? -1 : 0;
+	return j->stop ? -1 : 0;
+}
+
+/* Stop waiting for j: kill it, or (detach) leave it running. */
+static void job_stop_locked(struct jobs_state *st, struct job *j, int detach)
+{
+	if (detach)
+		j->detach = 1;
+	else
+		j->cancel = 1;
+	j->stop = 1;
+	pthread_cond_broadcast(&st->cond);
+}
+
+/* ---- records (--persistent) ---- */
+
+/* $XDG_STATE_HOME/gosbx/mcp-jobs, else ~/.local/state/gosbx/mcp-jobs */
+static int records_dir(struct strbuf *out)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	if (state && *state)
+		strbuf_addf(out, "%s/gosbx/mcp-jobs", state);
+	else if (home && *home)
+		strbuf_addf(out, "%s/.local/state/gosbx/mcp-jobs", home);
+	else
+		return error("no directory for job records: neither "
+			     "XDG_STATE_HOME nor HOME is set");
+	return 0;
+}
+
+/* The record of j; st->lock held. A new reference. */
+static json_t *record_json_locked(const struct job *j)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "job_id", json_string(j->id));
+	if (j->claim)
+		json_object_set_new(o, "claim", json_string(j->claim));
+	if (j->rid)
+		json_object_set_new(o, "runtime_job", json_string(j->rid));
+	json_object_set_new(o, "language", json_string(lang_names[j->lang]));
+	json_object_set_new(o, "submitted", json_integer(j->submitted));
+	json_object_set_new(o, "status", json_string(status_names[j->status]));
+	if (j->status != JOB_COMPLETED && j->status != JOB_FAILED)
+		return o;
+	json_object_set_new(o, "ended", json_integer(j->ended));
+	json_object_set_new(o, "exit_code", json_integer(j->exit_code));
+	if (j->reason)
+		json_object_set_new(o, "reason", json_string(j->reason));
+	json_object_set_new(o, "signal", json_integer(j->signal));
+	if (j->error)
+		json_object_set_new(o, "error", json_string(j->error));
+	json_object_set_new(o, "cpu_ms", json_integer(j->cpu_ms));
+	json_object_set_new(o, "peak_rss_kb", json_integer(j->peak_rss_kb));
+	json_object_set_new(o, "duration_ms", json_integer(j->duration_ms));
+	json_object_set_new(o, "stdout",
+			    mcp_result_json_string(j->out.buf, j->out.len));
+	json_object_set_new(o, "stderr",
+			    mcp_result_json_string(j->err.buf, j->err.len));
+	json_object_set_new(o, "stdout_truncated",
+			    json_boolean(j->out_truncated));
+	json_object_set_new(o, "stderr_truncated",
+			    json_boolean(j->err_truncated));
+	return o;
+}
+
+/* Write rec as the record of id (0600, atomically). 0 or -1 with error(). */
+static int record_save(const char *id, json_t *rec)
+{
+	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf tmp = STRBUF_INIT;
+	char *text = json_dumps(rec, JSON_COMPACT);
+	int fd, ret = -1;
+
+	if (!text) {
+		error("cannot encode the record of job %s", id);
+		goto out;
+	}
+	if (records_dir(&dir) < 0)
+		goto out;
+	if (mkdir_p(dir.buf, 0700) < 0) {
+		error_errno("cannot create '%s'", dir.buf);
+		goto out;
+	}
+	strbuf_addf(&path, "%s/%s.json", dir.buf, id);
+	strbuf_addf(&tmp, "%s.tmp", path.buf);
+	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		error_errno("cannot create '%s'", tmp.buf);
+		goto out;
+	}
+	if (write_in_full(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
+		error_errno("cannot write '%s'", tmp.buf);
+		close(fd);
+		unlink(tmp.buf);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp.buf, path.buf) < 0) {
+		error_errno("cannot rename '%s'", tmp.buf);
+		unlink(tmp.buf);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(text);
+	strbuf_release(&dir);
+	strbuf_release(&path);
+	strbuf_release(&tmp);
+	return ret;
+}
+
+/* Save j's record when the server keeps them; errors are logged. */
+static void record_update(struct job *j)
+{
+	json_t *rec;
+
+	if (!j->st->persistent)
+		return;
+	pthread_mutex_lock(&j->st->lock);
+	rec = record_json_locked(j);
+	pthread_mutex_unlock(&j->st->lock);
+	if (record_save(j->id, rec) < 0)
+		mcp_log_stderr("jobs: the record of job %s: %s", j->id,
+			       last_error());
+	json_decref(rec);
 }
 
 /*
@@ -315,61 +507,216 @@ static int may_start_locked(const struct jobs_state *st, const struct job *j)
 	return 1;
 }
 
-static void run_job(struct job *j)
+/*
+ * Open j's sandbox and start j in it as a runtime job, its stdin fed
+ * and closed; or, for a restored job, reattach to its sandbox. 0, 2
+ * when the runtime has no `jobs` extension (an upstream server: the
+ * caller runs the job in the foreground), or -1 with why said (the
+ * sandbox, if opened, is left in sess).
+ */
+static int job_begin(struct job *j, struct session *sess, int *opened,
+		     struct strbuf *why)
 {
 	struct jobs_state *st = j->st;
 	struct session_opts opts = st->sandbox;
 	struct session_exec e = { 0 };
 	struct session_file file;
 	struct session_result r;
-	struct session sess;
-	struct strbuf name = STRBUF_INIT, why = STRBUF_INIT;
-	static const char *const files[] = { "main.py", "main.js", "main.sh" };
-	static const char *const cmds[] = { "python3 main.py", "node main.js",
-					    "bash main.sh" };
-	int ret, ran;
-
-	session_result_init(&r);
-	pthread_mutex_lock(&st->lock);
-	/* a cancel (session end, the caller's) broadcasts on st->cond */
-	while (!j->cancel && !may_start_locked(st, j))
-		pthread_cond_wait(&st->cond, &st->lock);
-	ran = !j->cancel;
-	if (ran) {
-		st->running++;
-		j->status = JOB_RUNNING;
-	}
-	pthread_mutex_unlock(&st->lock);
+	struct strbuf name = STRBUF_INIT;
+	json_t *rj = NULL;
+	int ret = -1;
 
 	/* "job-" and half the id: short for the local socket path */
 	strbuf_addf(&name, "job-%.8s", j->id);
-	opts.claim = NULL;
+	opts.claim = j->restored ? j->claim : NULL;
 	opts.name = name.buf;
-	opts.keep = 0;
+	opts.keep = st->persistent;
 	opts.network = 0;
 	opts.memory_bytes = JOB_MEMORY_BYTES;
 	opts.memory_set = 1;
 	opts.purpose = "mcp-jobs";
-	if (j->cancel) {
-		ret = -1;
-		strbuf_addstr(&why, "cancelled before it started");
-	} else if (session_open(&sess, &opts) < 0) {
-		ret = -1;
-		strbuf_addf(&why, "could not open sandbox: %s", last_error());
+	session_result_init(&r);
+	if (session_open(sess, &opts) < 0) {
+		strbuf_addf(why, "could not open sandbox: %s", last_error());
+		goto out;
+	}
+	*opened = 1;
+	/* oom is counted by the host for the local backend */
+	session_exec_hook(sess, 0, &r);
+	if (j->restored) {
+		ret = 0;
+		goto out;
+	}
+	pthread_mutex_lock(&st->lock);
+	j->claim = xstrdup(sess->claim);
+	pthread_mutex_unlock(&st->lock);
+	record_update(j);
+	if (!(sess->features & SESSION_FEAT_JOBS)) {
+		ret = 2;
+		goto out;
+	}
+
+	file.path = files[j->lang];
+	file.data = j->code;
+	file.len = j->code_len;
+	e.files = &file;
+	e.nr_files = 1;
+	e.command = ":";
+	e.cancel = &j->stop;
+	if (session_execute(sess, &e, &r)) {
+		strbuf_addf(why, "could not write %s: %s", file.path,
+			    last_error());
+		goto out;
+	}
+	session_exec_hook(sess, 0, &r);
+	memset(&e, 0, sizeof(e));
+	e.command = cmds[j->lang];
+	e.timeout_ms = j->timeout_ms;
+	if (session_job_start(sess, &e, &rj) < 0) {
+		strbuf_addf(why, "could not start: %s", last_error());
+		goto out;
+	}
+	pthread_mutex_lock(&st->lock);
+	j->rid = xstrdup(json_object_str(rj, "id"));
+	pthread_mutex_unlock(&st->lock);
+	record_update(j);
+	if (session_job_stdin(sess, j->rid, j->stdin_data ? j->stdin_data : "",
+			      j->stdin_len, 1) < 0) {
+		strbuf_addf(why, "could not write its stdin: %s", last_error());
+		session_job_delete(sess, j->rid);
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(rj);
+	session_result_release(&r);
+	strbuf_release(&name);
+	return ret;
+}
+
+/* Record how j ended (ret as session_job_follow's); st->lock held. */
+static void job_end_locked(struct job *j, int ret, struct session_result *r,
+			   struct strbuf *why)
+{
+	if (ret < 0) {
+		j->status = JOB_FAILED;
+		j->reason = "start_failed";
+		j->error = strbuf_detach(why, NULL);
 	} else {
-		file.path = files[j->lang];
-		file.data = j->code;
-		file.len = j->code_len;
-		e.files = &file;
-		e.nr_files = 1;
-		e.command = cmds[j->lang];
-		e.timeout_ms = j->timeout_ms;
-		e.on_output = on_output;
-		e.data = j;
-		e.cancel = &j->cancel;
-		ret = session_execute(&sess, &e, &r);
-		if (ret < 0)
-			strbuf_addf(&why, "execute failed: %s", last_error());
+		/* the complete output replaces what streamed in: the
+		 * seed's head and tail of everything the job wrote */
+		session_result_head_tail(r);
+		strbuf_reset(&j->out);
+		strbuf_addbuf(&j->out, &r->out);
+		strbuf_reset(&j->err);
+		strbuf_addbuf(&j->err, &r->err);
+		j->out_truncated = r->out_truncated;
+		j->err_truncated = r->err_truncated;
+		j->reason = ret == 1 ? "cancelled" : r->reason;
+		j->exit_code = ret == 1 ? -1 : r->exit_code;
+		j->signal = r->signal > 0 ? r->signal : 0;
+		j->status = strcmp(j->reason, "exited") ? JOB_FAILED
+							: JOB_COMPLETED;
+		j->duration_ms = r->duration_ms;
+	}
+	j->cpu_ms = r->cpu_ms;
+	j->peak_rss_kb = r->peak_rss_kb;
+	j->ended = (int64_t)time(NULL);
+}
+
+/*
+ * Run j in the foreground through session_execute(), as the toolset did
+ * before runtime jobs, where the runtime has none. As session_execute().
+ */
+static int run_inline(struct job *j, struct session *sess,
+		      struct session_result *r)
+{
+	struct session_exec e = { 0 };
+	struct session_file file;
+
+	/* session_execute() keeps the output in r itself */
+	pthread_mutex_lock(&j->st->lock);
+	j->res = NULL;
+	pthread_mutex_unlock(&j->st->lock);
+	file.path = files[j->lang];
+	file.data = j->code;
+	file.len = j->code_len;
+	e.files = &file;
+	e.nr_files = 1;
+	e.command = cmds[j->lang];
+	e.timeout_ms = j->timeout_ms;
+	e.stdin_data = j->stdin_data;
+	e.stdin_len = j->stdin_len;
+	e.on_output = on_output;
+	e.data = j;
+	e.cancel = &j->stop;
+	return session_execute(sess, &e, r);
+}
+
+static void run_job(struct job *j)
+{
+	struct jobs_state *st = j->st;
+	struct session_result r;
+	struct session sess;
+	struct strbuf why = STRBUF_INIT;
+	int ret = -1, ran, ended = 0, opened = 0, detached = 0;
+
+	session_result_init(&r);
+	pthread_mutex_lock(&st->lock);
+	/* a cancel (session end, the caller's) broadcasts on st->cond */
+	while (!j->stop && !may_start_locked(st, j))
+		pthread_cond_wait(&st->cond, &st->lock);
+	ran = !j->stop;
+	if (ran) {
+		st->running++;
+		j->status = JOB_RUNNING;
+	}
+	j->res = &r;
+	pthread_mutex_unlock(&st->lock);
+
+	if (!ran) {
+		strbuf_addstr(&why, "cancelled before it started");
+	} else if (j->restored && !j->rid) {
+		/* the server stopped between opening and starting: the
+		 * sandbox, if any, goes */
+		if (j->claim)
+			job_begin(j, &sess, &opened, &why);
+		strbuf_reset(&why);
+		strbuf_addstr(&why, "server restarted before the job started");
+	} else {
+		int begun;
+
+		record_update(j);
+		begun = job_begin(j, &sess, &opened, &why);
+		if (begun == 2) {
+			ret = run_inline(j, &sess, &r);
+			if (ret < 0)
+				strbuf_addf(&why, "execute failed: %s",
+					    last_error());
+		} else if (!begun) {
+			ret = session_job_follow(&sess, j->rid, 0, on_output, j,
+						 &j->stop, &r, &ended);
+			if (ret == 0 && ended)
+				session_exec_hook(&sess, 1, &r);
+			if (ret < 0)
+				strbuf_addf(&why,
+					    "following the job failed: "
+					    "%s",
+					    last_error());
+			else if (ret == 0 && !ended)
+				ret = -1, strbuf_addstr(&why, "its output "
+							      "ended before "
+							      "it did");
+		}
+	}
+	if (ret == 1 && j->detach && !j->cancel && j->rid) {
+		/* --persistent, the client went: leave it to a restart */
+		session_disconnect(&sess);
+		detached = 1;
+	} else if (opened) {
+		if ((ret == 1 || ret < 0) && j->rid)
+			session_job_delete(&sess, j->rid);
+		sess.keep = 0;
 		if (session_close(&sess) < 0)
 			mcp_log_stderr("jobs: closing the sandbox of job %s: "
 				       "%s",
@@ -377,29 +724,14 @@ static void run_job(struct job *j)
 	}
 
 	pthread_mutex_lock(&st->lock);
-	if (ret < 0) {
-		j->status = JOB_FAILED;
-		j->reason = "start_failed";
-		j->error = strbuf_detach(&why, NULL);
-	} else {
-		/* the complete output replaces what streamed in: the
-		 * seed's head and tail of everything the job wrote */
-		session_result_head_tail(&r);
-		strbuf_reset(&j->out);
-		strbuf_addbuf(&j->out, &r.out);
-		strbuf_reset(&j->err);
-		strbuf_addbuf(&j->err, &r.err);
-		j->out_truncated = r.out_truncated;
-		j->err_truncated = r.err_truncated;
-		j->reason = ret == 1 ? "cancelled" : r.reason;
-		j->exit_code = r.exit_code;
-		j->signal = r.signal > 0 ? r.signal : 0;
-		j->status = strcmp(j->reason, "exited") ? JOB_FAILED
-							: JOB_COMPLETED;
-		j->duration_ms = r.duration_ms;
-	}
-	j->cpu_ms = r.cpu_ms;
-	j->peak_rss_kb = r.peak_rss_kb;
+	if (!detached)
+		job_end_locked(j, ret, &r, &why);
+	j->res = NULL;
+	pthread_mutex_unlock(&st->lock);
+	/* before finished_ms: a finished job's thread takes no lock */
+	if (!detached)
+		record_update(j);
+	pthread_mutex_lock(&st->lock);
 	j->finished_ms = monotonic_ms();
 	if (j->finished_ms == 0)
 		j->finished_ms = 1;
@@ -416,7 +748,6 @@ static void run_job(struct job *j)
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
 	session_result_release(&r);
-	strbuf_release(&name);
 	strbuf_release(&why);
 }
 
@@ -424,6 +755,168 @@ static void *job_thread(void *arg)
 {
 	run_job(arg);
 	return NULL;
+}
+
+/* ---- restart (--persistent) ---- */
+
+static int is_job_id(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == 16 && !s[n];
+}
+
+/* A job from record rec, or NULL for a record that is gone or bad. */
+static struct job *job_from_record(json_t *rec, const char *id, int64_t now)
+{
+	const char *status = json_object_str(rec, "status");
+	const char *lang = json_object_str(rec, "language");
+	const char *v;
+	struct job *j;
+	int64_t n;
+
+	if (!status || !lang ||
+	    strcmp(json_object_str(rec, "job_id")
+			   ? json_object_str(rec, "job_id")
+			   : "",
+		   id))
+		return NULL;
+	j = xcalloc(1, sizeof(*j));
+	memcpy(j->id, id, 17);
+	j->lang = !strcmp(lang, "javascript") ? LANG_JS
+		  : !strcmp(lang, "bash")     ? LANG_BASH
+					      : LANG_PYTHON;
+	strbuf_init(&j->out, 0);
+	strbuf_init(&j->err, 0);
+	j->cpu_ms = j->peak_rss_kb = -1;
+	j->restored = 1;
+	if ((v = json_object_str(rec, "claim")))
+		j->claim = xstrdup(v);
+	if ((v = json_object_str(rec, "runtime_job")))
+		j->rid = xstrdup(v);
+	if (json_object_int(rec, "submitted", &n) > 0)
+		j->submitted = n;
+	j->timeout_ms = JOB_TIMEOUT_MS;
+	if (!strcmp(status, "queued") || !strcmp(status, "running")) {
+		j->status = j->rid ? JOB_RUNNING : JOB_QUEUED;
+		return j;
+	}
+	/* finished: its result, while it is kept */
+	if (json_object_int(rec, "ended", &n) <= 0 || n + RECORD_KEEP_S < now) {
+		job_free(j);
+		return NULL;
+	}
+	j->ended = n;
+	j->status = strcmp(status, "completed") ? JOB_FAILED : JOB_COMPLETED;
+	j->finished_ms = 1;
+	j->joined = 1;
+	if (json_object_int(rec, "exit_code", &n) > 0)
+		j->exit_code = (int)n;
+	if (json_object_int(rec, "signal", &n) > 0)
+		j->signal = (int)n;
+	if (json_object_int(rec, "cpu_ms", &n) > 0)
+		j->cpu_ms = n;
+	if (json_object_int(rec, "peak_rss_kb", &n) > 0)
+		j->peak_rss_kb = n;
+	if (json_object_int(rec, "duration_ms", &n) > 0)
+		j->duration_ms = n;
+	/* reason points to static text: keep the known ones */
+	v = json_object_str(rec, "reason");
+	j->reason = !v				 ? NULL
+		    : !strcmp(v, "exited")	 ? "exited"
+		    : !strcmp(v, "timeout")	 ? "timeout"
+		    : !strcmp(v, "oom")		 ? "oom"
+		    : !strcmp(v, "cancelled")	 ? "cancelled"
+		    : !strcmp(v, "start_failed") ? "start_failed"
+						 : "signaled";
+	if ((v = json_object_str(rec, "error")))
+		j->error = xstrdup(v);
+	if ((v = json_object_str(rec, "stdout")))
+		strbuf_addstr(&j->out, v);
+	if ((v = json_object_str(rec, "stderr")))
+		strbuf_addstr(&j->err, v);
+	j->out_truncated =
+		json_is_true(json_object_get(rec, "stdout_truncated"));
+	j->err_truncated =
+		json_is_true(json_object_get(rec, "stderr_truncated"));
+	return j;
+}
+
+/*
+ * Read the records of a server that ran before into "restored", once:
+ * jobs that still run are followed again, those that never started
+ * fail, finished ones answer from their record (old ones are removed).
+ */
+static void restore_records(const struct mcp_options *o)
+{
+	static int done;
+	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT;
+	struct jobs_state *st;
+	struct dirent *de;
+	int64_t now = (int64_t)time(NULL);
+	DIR *d;
+
+	pthread_mutex_lock(&restored_lock);
+	if (done)
+		goto out;
+	done = 1;
+	st = xcalloc(1, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->cond, NULL);
+	st->max_concurrent = INT_MAX / 2; /* they run already */
+	st->budget_ms = INT64_MAX;
+	st->persistent = 1;
+	st->sandbox = o->sandbox;
+	if (records_dir(&dir) < 0 || !(d = opendir(dir.buf))) {
+		restored = st;
+		goto out;
+	}
+	pthread_mutex_lock(&st->lock);
+	while ((de = readdir(d))) {
+		char id[17];
+		struct strbuf text = STRBUF_INIT;
+		json_t *rec;
+		struct job *j;
+		size_t len = strlen(de->d_name);
+
+		if (len != 21 || strcmp(de->d_name + 16, ".json"))
+			continue;
+		memcpy(id, de->d_name, 16);
+		id[16] = '\0';
+		if (!is_job_id(id))
+			continue;
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s", dir.buf, de->d_name);
+		if (strbuf_read_file(&text, path.buf, 0) < 0) {
+			strbuf_release(&text);
+			continue;
+		}
+		rec = json_parse(text.buf, text.len, NULL);
+		strbuf_release(&text);
+		j = rec ? job_from_record(rec, id, now) : NULL;
+		json_decref(rec);
+		if (!j) {
+			unlink(path.buf);
+			continue;
+		}
+		j->st = st;
+		if (!j->finished_ms) {
+			if (pthread_create(&j->thread, NULL, job_thread, j)) {
+				job_free(j);
+				continue;
+			}
+			st->active++;
+		}
+		ALLOC_GROW(st->jobs, st->nr + 1, st->alloc);
+		st->jobs[st->nr++] = j;
+	}
+	pthread_mutex_unlock(&st->lock);
+	closedir(d);
+	restored = st;
+out:
+	pthread_mutex_unlock(&restored_lock);
+	strbuf_release(&dir);
+	strbuf_release(&path);
 }
 
 /* ---- formatting ---- */
@@ -537,7 +1030,7 @@ static int check_args(struct mcp_result *res, const json_t *args,
 
 	json_object_foreach ((json_t *)args, key, v) {
 		if (strcmp(key, code_key) && strcmp(key, "wait") &&
-		    strcmp(key, "timeout")) {
+		    strcmp(key, "timeout") && strcmp(key, "stdin")) {
 			mcp_result_error(res, "unknown argument '%s'", key);
 			return -1;
 		}
@@ -555,6 +1048,18 @@ static int check_args(struct mcp_result *res, const json_t *args,
 	v = json_object_get(args, "wait");
 	if (v && !json_is_null(v) && !json_is_boolean(v)) {
 		mcp_result_error(res, "argument 'wait' must be a boolean");
+		return -1;
+	}
+	v = json_object_get(args, "stdin");
+	if (v && !json_is_null(v) && !json_is_string(v)) {
+		mcp_result_error(res, "argument 'stdin' must be a string");
+		return -1;
+	}
+	if (json_is_string(v) && json_string_length(v) > STDIN_MAX) {
+		mcp_result_error(res,
+				 "argument 'stdin' is %zu bytes: the limit "
+				 "is %zu",
+				 json_string_length(v), STDIN_MAX);
 		return -1;
 	}
 	return 0;
@@ -600,7 +1105,14 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	j->code_len = json_string_length(v);
 	j->code = xmalloc(j->code_len + 1);
 	memcpy(j->code, json_string_value(v), j->code_len + 1);
+	v = json_object_get(call->args, "stdin");
+	if (json_is_string(v) && json_string_length(v)) {
+		j->stdin_len = json_string_length(v);
+		j->stdin_data = xmalloc(j->stdin_len);
+		memcpy(j->stdin_data, json_string_value(v), j->stdin_len);
+	}
 	j->lang = lang;
+	j->submitted = (int64_t)time(NULL);
 	j->timeout_ms = timeout_ms;
 	j->status = JOB_QUEUED;
 	j->cpu_ms = j->peak_rss_kb = -1;
@@ -631,6 +1143,14 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	do
 		random_id(j->id);
 	while (find_job_locked(st, j->id));
+	if (st->persistent) {
+		/* queued in the record until its thread says more */
+		json_t *rec = record_json_locked(j);
+		if (record_save(j->id, rec) < 0)
+			mcp_log_stderr("jobs: the record of job %s: %s", j->id,
+				       last_error());
+		json_decref(rec);
+	}
 	if (pthread_create(&j->thread, NULL, job_thread, j)) {
 		pthread_mutex_unlock(&st->lock);
 		job_free(j);
@@ -672,10 +1192,8 @@ static int execute(struct mcp_call *call, struct mcp_result *res,
 	j->held = 1;
 	while (!j->finished_ms) {
 		struct timespec ts;
-		if (call->cancelled && !j->cancel) {
-			j->cancel = 1;
-			pthread_cond_broadcast(&st->cond);
-		}
+		if (call->cancelled && !j->cancel)
+			job_stop_locked(st, j, 0);
 		deadline_in_ms(&ts, CLOCK_REALTIME, 200);
 		pthread_cond_timedwait(&st->cond, &st->lock, &ts);
 	}
@@ -730,6 +1248,14 @@ static struct job *lookup(struct mcp_call *call, struct mcp_result *res,
 	reap_locked(st);
 	prune_locked(st);
 	j = find_job_locked(st, id);
+	if (!j && st->persistent && restored) {
+		/* a job from before a restart */
+		pthread_mutex_unlock(&st->lock);
+		st = restored;
+		pthread_mutex_lock(&st->lock);
+		reap_locked(st);
+		j = find_job_locked(st, id);
+	}
 	if (!j) {
 		pthread_mutex_unlock(&st->lock);
 		mcp_result_error(res, "unknown job_id '%s'", id);
@@ -784,9 +1310,12 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 		return;
 	pthread_mutex_lock(&st->lock);
 	st->ending = 1;
+	/* with --persistent, running jobs go on for a restarted server */
 	for (size_t i = 0; i < st->nr; i++)
 		if (!st->jobs[i]->finished_ms)
-			st->jobs[i]->cancel = 1;
+			job_stop_locked(st, st->jobs[i],
+					st->persistent && st->jobs[i]->status ==
+								  JOB_RUNNING);
 	/* queued jobs wake, and end without starting */
 	pthread_cond_broadcast(&st->cond);
 	/* jobs and callers that wait for them end soon after a cancel */
@@ -843,7 +1372,10 @@ static void jobs_session_end(struct mcp_session *s, void *state)
 	"\"string\",\"description\":\"" what "\"},\"wait\":{\"type\":"         \
 	"\"boolean\",\"default\":true,\"description\":\"Wait for the job "     \
 	"to finish (true) or return a job_id at once "                         \
-	"(false)\"}," MCP_TIMEOUT_PROP "},"                                    \
+	"(false)\"},\"stdin\":{\"type\":\"string\",\"description\":"           \
+	"\"Standard input of the program, then end of file (at most "          \
+	"1 MiB); without it the program reads an empty "                       \
+	"stdin\"}," MCP_TIMEOUT_PROP "},"                                      \
 	"\"required\":[\"" key "\"],\"additionalProperties\":false}"
 
 #define JOB_ID_SCHEMA                                                          \

@@ -274,13 +274,20 @@ struct job_stream {
 	int out_fd, err_fd;
 	uint64_t off; /* output offset of the next byte */
 	struct strbuf line;
+	/* when set, the bytes go here instead of out_fd/err_fd */
+	int (*on_output)(int stream, const char *buf, size_t len, void *data);
+	void *data;
 	int ended;
 	int failed; /* a write failed or the stream is broken */
+	/*
+	 * stopped on purpose: on_output asked to, or session_job_read()'s
+	 * max or stop_at_data
+	 */
+	int stopped;
 	/* session_job_read(): into these instead of the fds */
 	struct strbuf *out_sb, *err_sb;
 	size_t max, got;  /* most bytes to take, bytes taken */
 	int stop_at_data; /* stop after the first bytes */
-	int stopped;	  /* stopped on purpose (max or stop_at_data) */
 	uint64_t trimmed; /* bytes of "trimmed" events */
 };
 
@@ -323,6 +330,11 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 			if (n && st->stop_at_data)
 				st->stopped = 1;
 			ret = st->stopped ? -1 : 0;
+		} else if (st->on_output) {
+			st->off += bytes.len;
+			if (st->on_output(type[3] == 'o' ? 1 : 2, bytes.buf,
+					  bytes.len, st->data) < 0)
+				ret = -1, st->stopped = 1;
 		} else {
 			st->off += bytes.len;
 			if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
@@ -339,11 +351,18 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
 			st->off = (uint64_t)v;
 		st->trimmed += n > 0 ? (uint64_t)n : 0;
-		if (!st->out_sb)
+		if (st->out_sb) {
+			/* counted in st->trimmed */
+		} else if (st->on_output) {
+			if (n > 0 &&
+			    st->on_output(0, NULL, (size_t)n, st->data) < 0)
+				ret = -1, st->stopped = 1;
+		} else {
 			dprintf(st->err_fd,
 				"gosbx: [%" PRId64 " bytes of output "
 				"trimmed]\n",
 				n);
+		}
 	} else if (!strcmp(type, "exit")) {
 		if (st->res)
 			session_result_from_json(st->res, ev);
@@ -379,13 +398,11 @@ static int job_data(const char *buf, size_t len, void *data)
 	return 0;
 }
 
-int session_job_output(struct session *s, const char *id, uint64_t since,
-		       int follow, int out_fd, int err_fd,
-		       volatile sig_atomic_t *cancel,
-		       struct session_result *res, int *ended)
+static int job_output(struct session *s, const char *id, struct job_stream *stp,
+		      int follow, volatile sig_atomic_t *cancel, int *ended)
 {
 	struct strbuf path = STRBUF_INIT, query = STRBUF_INIT;
-	struct job_stream st = { res, out_fd, err_fd, since, STRBUF_INIT };
+	struct job_stream st = *stp;
 	int ret = -1, lost = 0;
 
 	if (ended)
@@ -423,6 +440,10 @@ int session_job_output(struct session *s, const char *id, uint64_t since,
 		}
 		if (st.failed)
 			break;
+		if (st.stopped) {
+			ret = 1;
+			break;
+		}
 		if (rc == 0 && (st.ended || !follow)) {
 			ret = 0;
 			break;
@@ -510,6 +531,29 @@ out:
 	strbuf_release(&st.line);
 	strbuf_release(&path);
 	return ret;
+}
+
+int session_job_output(struct session *s, const char *id, uint64_t since,
+		       int follow, int out_fd, int err_fd,
+		       volatile sig_atomic_t *cancel,
+		       struct session_result *res, int *ended)
+{
+	struct job_stream st = { res, out_fd, err_fd, since, STRBUF_INIT };
+
+	return job_output(s, id, &st, follow, cancel, ended);
+}
+
+int session_job_follow(struct session *s, const char *id, uint64_t since,
+		       int (*on_output)(int stream, const char *buf, size_t len,
+					void *data),
+		       void *data, volatile sig_atomic_t *cancel,
+		       struct session_result *res, int *ended)
+{
+	struct job_stream st = { res, -1, -1, since, STRBUF_INIT };
+
+	st.on_output = on_output;
+	st.data = data;
+	return job_output(s, id, &st, 1, cancel, ended);
 }
 
 int session_job_exit_status(const struct session_result *res)

@@ -83,6 +83,20 @@ int session_job_read(struct session *s, const char *id, uint64_t since,
 		     struct session_result *res, struct session_job_read *r);
 
 /*
+ * session_job_output() with follow, the bytes going to on_output
+ * (stream 1 stdout, 2 stderr) instead of fds, for a caller that keeps
+ * them; where the runtime dropped len bytes of output the caller had not
+ * read yet (it writes faster than the caller reads), on_output gets
+ * stream 0, buf NULL and that len. on_output returns <0 to stop
+ * following (then 1 is returned, as for *cancel).
+ */
+int session_job_follow(struct session *s, const char *id, uint64_t since,
+		       int (*on_output)(int stream, const char *buf, size_t len,
+					void *data),
+		       void *data, volatile sig_atomic_t *cancel,
+		       struct session_result *res, int *ended);
+
+/*
  * POST /v1/jobs/<id>/stdin: len bytes of buf; eof closes it after.
  * Returns 0; 1, printing nothing, when the runtime answers 409 (the job
  * ended or closed its stdin meanwhile: a race no caller can avoid, its

@@ -480,8 +480,8 @@ static void add_tail(struct strbuf *tail, const char *buf, size_t len)
 		strbuf_remove(tail, 0, tail->len - HEAD_TAIL);
 }
 
-static void keep_output(struct session_result *res, int stream, const char *buf,
-			size_t len)
+void session_result_add_output(struct session_result *res, int stream,
+			       const char *buf, size_t len)
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
@@ -560,7 +560,8 @@ static int stream_event(struct stream_state *st, const char *line, size_t len)
 				   json_string_length(data));
 		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
 			st->bad = 1;
-		keep_output(st->res, stream, bytes.buf, bytes.len);
+		session_result_add_output(st->res, stream, bytes.buf,
+					  bytes.len);
 		if (st->exec->on_output &&
 		    st->exec->on_output(stream, bytes.buf, bytes.len,
 					st->exec->data) < 0) {
@@ -825,11 +826,11 @@ static int run_plain(struct session *s, const struct session_exec *e,
 		json_t *o = json_object_get(ans, "stdout");
 		json_t *er = json_object_get(ans, "stderr");
 		if (json_is_string(o))
-			keep_output(res, 1, json_string_value(o),
-				    json_string_length(o));
+			session_result_add_output(res, 1, json_string_value(o),
+						  json_string_length(o));
 		if (json_is_string(er))
-			keep_output(res, 2, json_string_value(er),
-				    json_string_length(er));
+			session_result_add_output(res, 2, json_string_value(er),
+						  json_string_length(er));
 	}
 	json_decref(ans);
 	if (e->on_output) {
@@ -1030,7 +1031,7 @@ int session_execute(struct session *s, const struct session_exec *e,
 	if (s->ops->exec_hook && ret >= 0)
 		s->ops->exec_hook(s, 1, res);
 	if (res->hint.len) {
-		keep_output(res, 2, res->hint.buf, res->hint.len);
+		session_result_add_output(res, 2, res->hint.buf, res->hint.len);
 		if (e->on_output)
 			e->on_output(2, res->hint.buf, res->hint.len, e->data);
 	}
@@ -1377,6 +1378,12 @@ int session_close(struct session *s)
 	ret = s->ops->destroy(s);
 	session_free(s);
 	return ret;
+}
+
+void session_exec_hook(struct session *s, int after, struct session_result *res)
+{
+	if (s->ops && s->ops->exec_hook)
+		s->ops->exec_hook(s, after, res);
 }
 
 int session_disconnect(struct session *s)

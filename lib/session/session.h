@@ -415,6 +415,16 @@ int session_close(struct session *s);
 int session_disconnect(struct session *s);
 
 /*
+ * The backend's bracket around a command that session_execute() does
+ * not run (a runtime job, lib/session/jobs.h): after 0 just before it
+ * starts, 1 with its result once it ended, which may then say "oom"
+ * where the backend counts out-of-memory kills (local) and carry a
+ * hint (res->hint, not added to the output).
+ */
+void session_exec_hook(struct session *s, int after,
+		       struct session_result *res);
+
+/*
  * Seed output truncation for people and agents (Documentation/protocol/mcp.md,
  * seed 000): a text longer than 16,384 bytes keeps its first 8,192 and last
  * 8,192 bytes with "\n... [N bytes elided] ...\n" between them (N =
@@ -434,6 +444,14 @@ int session_truncate_head_tail(struct strbuf *sb);
  * was cut, else 0. For MCP tool results (Documentation/protocol/mcp.md).
  */
 int session_result_head_tail(struct session_result *res);
+
+/*
+ * Add len bytes of a command's output (stream 1 stdout, 2 stderr) to res
+ * as session_execute() does: the first 8 MiB in out/err, the totals and
+ * the tail window (for session_result_head_tail()).
+ */
+void session_result_add_output(struct session_result *res, int stream,
+			       const char *buf, size_t len);
 
 /*
  * Validate a relative file path as the seed's client does. Returns 0,
