@@ -460,7 +460,8 @@ static void quiet_report(const char *prefix, const char *msg, void *data)
  * after a restart of the server (or from another client) finds the
  * kept sandbox with its files and its background commands. If that
  * claim exists, resume it when suspended and return 1 (reattach to
- * it); 0: create it.
+ * it); 0: create it; -1: the backend cannot tell without opening it
+ * (session.h keep_claim NULL): try to reattach, else create.
  */
 static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 			     const char *ns, const char *name)
@@ -482,8 +483,10 @@ static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 	strbuf_release(&key);
 	for (int i = 0; i < 5; i++, h /= sizeof(chars) - 1)
 		strbuf_addch(out, chars[h % (sizeof(chars) - 1)]);
-	if (!ops || !ops->keep_claim)
+	if (!ops)
 		return 0;
+	if (!ops->keep_claim)
+		return -1; /* kube: no check but session_open() itself */
 	get_error_routine(&fn, &fn_data);
 	set_error_routine(quiet_report, NULL); /* "no such claim": expected */
 	found = ops->keep_claim(o, out->buf) == 0;
@@ -844,7 +847,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 	struct sbx *b;
 	int64_t mem;
 	double cpus;
-	int suspended, reattach = 0;
+	int suspended, reattach = 0, preopened = 0;
 
 	if (check_unknown(call, res, call->args, keys, ARRAY_SIZE(keys),
 			  "argument") < 0 ||
@@ -912,6 +915,26 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 		claim_name(&claim, ns, name);
 	opts.claim = reattach ? claim.buf : NULL;
 	opts.name = reattach ? NULL : claim.buf;
+	if (reattach < 0) {
+		report_fn fn;
+		void *fn_data;
+
+		/* an existing claim of that name: reattach; else create */
+		get_error_routine(&fn, &fn_data);
+		set_error_routine(quiet_report, NULL);
+		opts.keep = mo->persistent;
+		opts.purpose = "mcp-sandbox";
+		reattach = session_open(&b->sess, &opts) == 0;
+		set_error_routine(fn, fn_data);
+		if (reattach) {
+			mcp_log_stderr("reattaching to kept claim %s",
+				       claim.buf);
+			preopened = 1;
+		} else {
+			opts.claim = NULL;
+			opts.name = claim.buf;
+		}
+	}
 	/*
 	 * --persistent: kept from the start (a sandbox opened otherwise is
 	 * owned by this process and ends with it, even when killed)
@@ -934,7 +957,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 		strbuf_release(&allow);
 		return 0;
 	}
-	if (session_open(&b->sess, &opts) < 0) {
+	if (!preopened && session_open(&b->sess, &opts) < 0) {
 		mcp_result_error(res, "could not open sandbox: %s",
 				 last_error());
 		drop_unopened(call->session, b, ns, name, NULL);
