@@ -1583,7 +1583,22 @@ static int tool_exec_poll(struct mcp_call *call, struct mcp_result *res)
 			    ? json_object_str(job, "state")
 			    : "",
 		    "exited")) {
-		/* it ended, with output past this poll's bound */
+		size_t got = out.len + err.len;
+		struct session_job_read r2;
+
+		/*
+		 * It ended after the read, maybe writing more meanwhile:
+		 * take that too (up to the bound), so that "exited" with
+		 * more false means all of the output came.
+		 */
+		if (!r.more && got < EXEC_POLL_MAX &&
+		    session_job_read(&b->sess, id, r.next, EXEC_POLL_MAX - got,
+				     0, &call->cancelled, &out, &err, &sr,
+				     &r2) == 0) {
+			r.next = r2.next;
+			r.trimmed += r2.trimmed;
+			r.more = r2.more;
+		}
 		session_result_from_json(&sr, job);
 		ended = 1;
 	}
