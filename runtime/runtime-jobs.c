@@ -609,6 +609,18 @@ void jobs_take(struct request *r, const char *data, size_t len)
 		strbuf_add(&r->body, data, len);
 }
 
+void jobs_shutdown(void)
+{
+	pthread_mutex_lock(&jobs_lock);
+	for (struct job *j = jobs_head; j; j = j->next) {
+		while (j->nr_segs)
+			seg_drop(j);
+		if (j->dir.len)
+			rmdir(j->dir.buf);
+	}
+	pthread_mutex_unlock(&jobs_lock);
+}
+
 void jobs_release(struct request *r)
 {
 	struct job_req *jr = r->job;

@@ -651,6 +651,7 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 			NULL);
 	interactive_shutdown(grace_ms);
 	MHD_stop_daemon(d);
+	jobs_shutdown();
 }
 
 int main(int argc, const char **argv)

@@ -220,6 +220,13 @@ void jobs_begin(struct MHD_Connection *c, struct request *r);
 void jobs_take(struct request *r, const char *data, size_t len);
 enum MHD_Result handle_jobs(struct MHD_Connection *c, struct request *r);
 void jobs_release(struct request *r);
+/*
+ * At exit, once no request runs: remove every job's output from the
+ * disk ($TMPDIR/gosbx-jobs-<uid>/<id>/). The jobs die with the runtime,
+ * so nobody can read it again; a runtime on a host (--backend=url,
+ * tests) would otherwise leave up to 64 MiB a job behind.
+ */
+void jobs_shutdown(void);
 
 /* runtime-metrics.c */
 enum MHD_Result handle_metrics(struct MHD_Connection *c, struct request *r);

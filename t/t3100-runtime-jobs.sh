@@ -235,4 +235,13 @@ test_expect_success 'a client that goes away mid-follow leaves the job running' 
 	test_cmp expect actual
 '
 
+test_expect_success 'the jobs output goes with the runtime' '
+	job_start "{\"command\":\"echo kept; sleep 100\"}" &&
+	ls tmp/gosbx-jobs-$(id -u) >dirs &&
+	test_line_count -gt 1 dirs &&
+	rt_stop &&
+	ls tmp/gosbx-jobs-$(id -u) >dirs &&
+	test_line_count = 0 dirs
+'
+
 test_done
