@@ -59,8 +59,12 @@ export function errorJSON(e) {
 }
 
 // A Transport that forwards to another one; it rewrites the protocolVersion
-// of an outgoing initialize (when asked) and appends every message to a
-// trace file as {"t":ms,"dir":"out"|"in","msg":...} lines.
+// of an outgoing initialize (when asked), appends every message to a
+// trace file as {"t":ms,"dir":"out"|"in","msg":...} lines, and keeps the
+// sends still under way so that disconnect() can wait for them: the SDK
+// sends the notifications/cancelled of a timed-out request without
+// awaiting it, and a DELETE that overtook it made the server answer it
+// 404 (a race the test saw, not a server fault).
 export class Tap {
 	constructor(inner, { version, trace } = {}) {
 		this.inner = inner;
@@ -70,6 +74,7 @@ export class Tap {
 		this.initId = undefined;
 		this.initResult = undefined;
 		this._onmessage = undefined;
+		this.sending = new Set();
 		inner.onmessage = (m, extra) => {
 			this.log('in', m);
 			if (this.initId !== undefined && m.id === this.initId &&
@@ -97,7 +102,16 @@ export class Tap {
 					protocolVersion: this.version } };
 		}
 		this.log('out', msg);
-		return this.inner.send(msg, options);
+		const p = this.inner.send(msg, options);
+		this.sending.add(p);
+		const done = () => this.sending.delete(p);
+		p.then(done, done);
+		return p;
+	}
+
+	// resolves when every send started so far has ended, well or not
+	async settle() {
+		await Promise.allSettled([...this.sending]);
 	}
 
 	get onmessage() { return this._onmessage; }
@@ -180,11 +194,11 @@ export async function connect(opts, command, name = 'gosbx-test-client') {
 
 	// The v1 client always goes through the Tap (to choose the revision
 	// and to learn the negotiated one). The v2 client negotiates by
-	// itself, and its stdio probe needs the real stdio transport, so it is
-	// wrapped only when a trace is asked for.
+	// itself, and its stdio probe needs the real stdio transport, so on
+	// stdio it is wrapped only when a trace is asked for.
 	let tap;
 	let transport = inner;
-	if (sdk === 'v1' || opts.trace) {
+	if (sdk === 'v1' || opts.trace || opts.url) {
 		tap = new Tap(inner, { version: sdk === 'v1' ? protocol
 			: undefined, trace: opts.trace });
 		transport = tap;
@@ -218,6 +232,7 @@ function stdioTransport(StdioClientTransport, command) {
 // then closes the session's sandboxes), then close the transport (on stdio:
 // stdin EOF, then SIGTERM after 2 s, SIGKILL after 2 s more).
 export async function disconnect(c, { terminate = true } = {}) {
+	await c.tap?.settle();
 	if (terminate && c.transport.terminateSession)
 		await c.transport.terminateSession();
 	await c.client.close();
