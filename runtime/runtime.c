@@ -726,10 +726,10 @@ static struct MHD_Daemon *start_daemon(const char *addr, struct listener *l,
 	}
 	{
 		struct log_line ll;
-		if (log_begin(&ll, LOG_INFO, "server listening")) {
+		if (log_begin(&ll, LOG_INFO,
+			      l->sandboxd ? "sandboxd listening"
+					  : "server listening")) {
 			log_str(&ll, "addr", addr);
-			log_str(&ll, "api",
-				l->sandboxd ? "sandboxd" : "runtime");
 			log_str(&ll, "workdir", rt.root);
 			log_end(&ll);
 		}

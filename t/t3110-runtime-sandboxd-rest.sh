@@ -356,7 +356,7 @@ test_expect_success 'alone, --sandboxd-rest is 127.0.0.1:8080' '
 		rt_start --name=def --workdir="$TRASH_DIRECTORY/work4" \
 			--sandboxd-rest &&
 		sbx_listen defx 8080 &&
-		grep "api=sandboxd" def.log >line &&
+		grep "msg=\"sandboxd listening\"" def.log >line &&
 		grep "127.0.0.1:8080" line
 	else
 		# taken: the failure to listen names the default address
