@@ -150,6 +150,12 @@ test_expect_success 'an absolute path is under the root, as upstream' '
 	printf hello >expect && test_cmp expect body
 '
 
+test_expect_success 'GET a FIFO: 403 PERMISSION_DENIED, never a hang' '
+	mkfifo work/fifo &&
+	sbx_expect_error 403 PERMISSION_DENIED GET /v1/files/fifo &&
+	rm work/fifo
+'
+
 test_expect_success 'a NUL in the path: 400 INVALID_ARGUMENT' '
 	sbx_expect_error 400 INVALID_ARGUMENT GET /v1/files/dir%00x
 '
@@ -161,6 +167,12 @@ test_expect_success 'PUT: 204, parents created, mode 0644' '
 	test_cmp new.txt work/p/q/new.txt &&
 	echo 644 >expect && stat -c %a work/p/q/new.txt >actual &&
 	test_cmp expect actual
+'
+
+test_expect_success 'PUT an empty body: an empty file' '
+	printf x >work/e.txt &&
+	sbx_expect 204 PUT "/v1/files/e.txt?mode=" --data-binary "" &&
+	test -f work/e.txt && test_must_fail test -s work/e.txt
 '
 
 test_expect_success 'PUT with mode: the file gets it, umask aside' '
