@@ -8,6 +8,7 @@
 #include "dir.h"
 #include "dl/dl.h"
 #include "exec.h"
+#include "http-checks.h"
 #include "json.h"
 #include "log.h"
 #include "runtime.h"
@@ -108,7 +109,13 @@ static enum MHD_Result post_iterator(void *cls, enum MHD_ValueKind kind,
 
 int upload_begin(struct MHD_Connection *c, struct request *r)
 {
-	if (r->route == R_UPLOAD) {
+	const char *ct =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+	/* sandboxd's PUT takes a raw body or a form with a 'file' part */
+	if (r->route == R_UPLOAD ||
+	    (r->route == R_SBX_PUT &&
+	     http_content_type_is(ct, "multipart/form-data"))) {
 		r->pp = MHD_create_post_processor(c, 64 * 1024, post_iterator,
 						  r);
 		if (!r->pp)
@@ -120,7 +127,7 @@ int upload_begin(struct MHD_Connection *c, struct request *r)
 
 int upload_take(struct request *r, const char *data, size_t len)
 {
-	if (r->route == R_UPLOAD) {
+	if (r->route == R_UPLOAD || r->pp || r->bad_multipart) {
 		if (!r->pp || r->bad_multipart)
 			return 0;
 		if (MHD_post_process(r->pp, data, len) != MHD_YES)
@@ -131,11 +138,12 @@ int upload_take(struct request *r, const char *data, size_t len)
 	return 0;
 }
 
-/* Give the spooled body the name dest (replacing it atomically). */
-static int commit_spool(struct request *r, const char *dest)
+int commit_spool(struct request *r, const char *dest, int mode)
 {
 	if (r->spool_fd < 0 && open_spool(r) < 0)
 		return -1; /* an empty body */
+	if (mode >= 0 && fchmod(r->spool_fd, mode) < 0)
+		return -1;
 	if (fsync(r->spool_fd) < 0)
 		return -1;
 	if (r->spool_path) {
@@ -209,7 +217,7 @@ enum MHD_Result handle_upload_done(struct MHD_Connection *c, struct request *r)
 		return reply_error(c, r, 500, "cannot store upload: %s",
 				   strerror(r->write_failed));
 	strbuf_addf(&dest, "%s/%s", rt.root, base);
-	if (commit_spool(r, dest.buf) < 0) {
+	if (commit_spool(r, dest.buf, -1) < 0) {
 		ret = reply_error(c, r, errno == EISDIR ? 400 : 500,
 				  "cannot write '%s': %s", base,
 				  strerror(errno));
@@ -271,11 +279,7 @@ enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
 				const char *path)
 {
 	struct strbuf abs = STRBUF_INIT;
-	struct MHD_Response *resp;
 	struct stat st;
-	const char *range;
-	uint64_t off = 0, len;
-	unsigned status = 200;
 	int fd;
 
 	if (workpath_resolve(rt.root, path, &abs, NULL) < 0) {
@@ -293,14 +297,25 @@ enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
 			return reply_error(c, r, 400, "path is a directory");
 		return reply_error(c, r, 400, "path is not a regular file");
 	}
-	len = st.st_size;
+	return serve_file_fd(c, r, fd, &st);
+}
+
+enum MHD_Result serve_file_fd(struct MHD_Connection *c, struct request *r,
+			      int fd, const struct stat *st)
+{
+	struct MHD_Response *resp;
+	const char *range;
+	uint64_t off = 0, len;
+	unsigned status = 200;
+
+	len = st->st_size;
 	range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range");
 	if (range) {
-		if (parse_range(range, st.st_size, &off, &len) < 0) {
+		if (parse_range(range, st->st_size, &off, &len) < 0) {
 			char cr[64];
 			close(fd);
 			snprintf(cr, sizeof(cr), "bytes */%llu",
-				 (unsigned long long)st.st_size);
+				 (unsigned long long)st->st_size);
 			resp = MHD_create_response_from_buffer(
 				0, NULL, MHD_RESPMEM_PERSISTENT);
 			MHD_add_response_header(resp, "Content-Range", cr);
@@ -321,7 +336,7 @@ enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
 		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu",
 			 (unsigned long long)off,
 			 (unsigned long long)(off + len - 1),
-			 (unsigned long long)st.st_size);
+			 (unsigned long long)st->st_size);
 		MHD_add_response_header(resp, "Content-Range", cr);
 	}
 	return reply(c, r, status, resp);
@@ -414,13 +429,7 @@ enum MHD_Result handle_exists(struct MHD_Connection *c, struct request *r,
 	return reply_json(c, r, 200, &body);
 }
 
-/*
- * For PUT and DELETE: resolve the parent directory (following links),
- * keep the last component as given so a symlink itself is replaced or
- * removed, never its target. Returns 0, -1 (escape) or -2 (the root).
- */
-static int resolve_leaf(const char *path, struct strbuf *abs,
-			struct strbuf *rel)
+int resolve_leaf(const char *path, struct strbuf *abs, struct strbuf *rel)
 {
 	struct strbuf clean = STRBUF_INIT, parent = STRBUF_INIT;
 	const char *slash, *leaf;
@@ -489,7 +498,8 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 				  strerror(r->write_failed));
 		goto out;
 	}
-	if (mkdir_leading(abs.buf, 0755) < 0 || commit_spool(r, abs.buf) < 0) {
+	if (mkdir_leading(abs.buf, 0755) < 0 ||
+	    commit_spool(r, abs.buf, -1) < 0) {
 		ret = reply_error(
 			c, r, errno == EISDIR || errno == ENOTDIR ? 400 : 500,
 			"cannot write '%s': %s", rel.buf, strerror(errno));

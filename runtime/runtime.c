@@ -64,10 +64,19 @@ static __thread int url_had_nul;
  * user has open. The checks of check_web().
  */
 static struct {
-	int tcp;		   /* a TCP listener: Host is checked */
 	struct strvec allow_hosts; /* --allow-host, lower case */
 	struct strbuf token;	   /* --token-file; empty: none */
-} web = { 0, STRVEC_INIT, STRBUF_INIT };
+} web = { STRVEC_INIT, STRBUF_INIT };
+
+/*
+ * What a listener serves, the cls of its daemon: the runtime's API on
+ * --addr, the sandboxd REST API (runtime-sandboxd.c) on --sandboxd-rest.
+ */
+struct listener {
+	int sandboxd;
+	int tcp; /* a TCP listener: Host is checked */
+};
+static struct listener main_listener, sandboxd_listener = { 1, 0 };
 
 /* Percent-decoding of the path (RFC 3986 section 2.1), refusing %00. */
 static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
@@ -100,6 +109,7 @@ static const char *const runtime_usage[] = {
 	"[--expired-fd=<n>]] [--heartbeat=<duration>]",
 	"              [--owner-fd=<n>] [--ready-fd=<n>] "
 	"[--allow-host=<names>] [--token-file=<path>]",
+	"              [--sandboxd-rest[=<addr>]]",
 	NULL,
 };
 
@@ -303,7 +313,7 @@ static unsigned check_web(struct MHD_Connection *c, const struct request *r,
 			    origin);
 		return 403;
 	}
-	if (web.tcp && !http_host_allowed(host, web.allow_hosts.v)) {
+	if (r->tcp && !http_host_allowed(host, web.allow_hosts.v)) {
 		strbuf_addf(msg,
 			    "host '%.200s' is not allowed: use an "
 			    "address, or start gosbx-runtime with "
@@ -350,11 +360,13 @@ static unsigned check_web(struct MHD_Connection *c, const struct request *r,
 static int wants_spool(enum route route)
 {
 	return route == R_UPLOAD || route == R_ARCHIVE_IN ||
-	       route == R_FILE_PUT;
+	       route == R_FILE_PUT || route == R_SBX_PUT;
 }
 
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 {
+	if (r->sandboxd)
+		return handle_sandboxd(c, r);
 	switch (r->route) {
 	case R_NONE:
 		if (r->bad_path)
@@ -398,6 +410,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct request *r)
 		return handle_exec_input(c, r);
 	case R_JOBS:
 		return handle_jobs(c, r);
+	default: /* the sandboxd routes, handled above */
+		break;
 	}
 	return MHD_NO;
 }
@@ -419,9 +433,13 @@ static int check_web_or_reply(struct MHD_Connection *c, struct request *r)
 		return 0;
 	r->route = R_NONE;
 	r->refused = 1;
-	strbuf_addstr(&body, "{\"detail\":");
-	json_add_string(&body, msg.buf, msg.len);
-	strbuf_addch(&body, '}');
+	if (r->sandboxd) {
+		sandboxd_error_body(&body, status, msg.buf);
+	} else {
+		strbuf_addstr(&body, "{\"detail\":");
+		json_add_string(&body, msg.buf, msg.len);
+		strbuf_addch(&body, '}');
+	}
 	strbuf_release(&msg);
 	buf = strbuf_detach(&body, &len);
 	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
@@ -442,16 +460,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **con_cls)
 {
+	const struct listener *l = cls;
 	struct request *r = *con_cls;
 
 	if (!r) {
 		r = xcalloc(1, sizeof(*r));
+		r->sandboxd = l->sandboxd;
+		r->tcp = l->tcp;
 		r->start_us = monotonic_us();
 		r->url = xstrdup(url);
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		r->spool_fd = -1;
 		strbuf_init(&r->body, 0);
-		route_request(r, method, r->url);
+		if (r->sandboxd)
+			sandboxd_route(r, method, r->url);
+		else
+			route_request(r, method, r->url);
 		if (url_had_nul) {
 			url_had_nul = 0;
 			r->route = R_NONE;
@@ -637,13 +661,23 @@ static void tell_fd(int *fd, const char *line)
 	*fd = -1;
 }
 
-static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
+/* Stop taking connections on d (NULL: none). */
+static void quiesce(struct MHD_Daemon *d)
 {
-	MHD_socket lfd = MHD_quiesce_daemon(d);
-	uint64_t deadline = monotonic_ms() + grace_ms;
+	MHD_socket lfd = d ? MHD_quiesce_daemon(d) : MHD_INVALID_SOCKET;
 
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
+}
+
+/* d: the runtime's API; sd: the sandboxd listener, or NULL */
+static void shutdown_server(struct MHD_Daemon *d, struct MHD_Daemon *sd,
+			    int64_t grace_ms)
+{
+	uint64_t deadline = monotonic_ms() + grace_ms;
+
+	quiesce(d);
+	quiesce(sd);
 	while (atomic_load(&inflight) > 0 && monotonic_ms() < deadline)
 		usleep(10000);
 	if (exec_kill_all() > 0)
@@ -651,7 +685,80 @@ static void shutdown_server(struct MHD_Daemon *d, int64_t grace_ms)
 			NULL);
 	interactive_shutdown(grace_ms);
 	MHD_stop_daemon(d);
+	if (sd)
+		MHD_stop_daemon(sd);
 	jobs_shutdown();
+}
+
+/*
+ * Listen on addr and serve what l says, one thread a connection. The
+ * daemon, or NULL after logging why. *li receives the socket's address.
+ */
+static struct MHD_Daemon *start_daemon(const char *addr, struct listener *l,
+				       struct listen_info *li)
+{
+	struct MHD_Daemon *d;
+	int lfd = listen_address(addr, NULL, 256, li);
+
+	if (lfd < 0) {
+		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
+		return NULL;
+	}
+	l->tcp = li->ss.ss_family == AF_INET || li->ss.ss_family == AF_INET6;
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
+		0, NULL, NULL, handler, l, MHD_OPTION_LISTEN_SOCKET, lfd,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
+		MHD_OPTION_CONNECTION_TIMEOUT, http_guard_head_timeout(guard),
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+		MHD_OPTION_END);
+	if (!d) {
+		close(lfd);
+		log_msg(LOG_ERROR, "cannot start the HTTP server", "addr",
+			addr);
+		return NULL;
+	}
+	{
+		struct log_line ll;
+		if (log_begin(&ll, LOG_INFO,
+			      l->sandboxd ? "sandboxd listening"
+					  : "server listening")) {
+			log_str(&ll, "addr", addr);
+			log_str(&ll, "workdir", rt.root);
+			log_end(&ll);
+		}
+	}
+	return d;
+}
+
+/*
+ * --sandboxd-rest takes its value only as --sandboxd-rest=<addr>; given
+ * alone it means upstream sandboxd's default address (cmd/sandboxd).
+ * parse_options() has no optional values, so the bare form is rewritten
+ * here, in a copy of argv that the caller frees (the strings are not
+ * copied).
+ */
+static const char **default_sandboxd_rest(int argc, const char **argv)
+{
+	const char **v = xcalloc(argc + 1, sizeof(*v));
+
+	for (int i = 0; i < argc; i++) {
+		v[i] = argv[i];
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--sandboxd-rest"))
+			v[i] = "--sandboxd-rest=127.0.0.1:8080";
+	}
+	for (int i = 0; i < argc; i++)
+		if (!v[i])
+			v[i] = argv[i];
+	return v;
 }
 
 int main(int argc, const char **argv)
@@ -659,7 +766,7 @@ int main(int argc, const char **argv)
 	const char *addr = "127.0.0.1:8888", *workdir = "/app", *level = NULL;
 	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
 	const char *expired_file = NULL, *allow_host = NULL;
-	const char *token_file = NULL;
+	const char *token_file = NULL, *sandboxd_rest = NULL;
 	int show_version = 0, owner_fd = -1, ready_fd = -1, expired_fd = -1;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
@@ -700,16 +807,23 @@ int main(int argc, const char **argv)
 			       "require Authorization: Bearer <the token in "
 			       "this file> on every request",
 			       "SANDBOX_TOKEN_FILE"),
+		OPT_STRING_ENV(0, "sandboxd-rest", &sandboxd_rest, "<addr>",
+			       "also serve the sandboxd REST API (files, "
+			       "health, metadata) here; alone: "
+			       "127.0.0.1:8080",
+			       "SANDBOXD_REST_ADDR"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
-	struct MHD_Daemon *d;
-	struct listen_info li;
+	struct MHD_Daemon *d, *sd = NULL;
+	struct listen_info li, sli = { 0 };
+	const char **args = default_sandboxd_rest(argc, argv);
 	sigset_t set;
-	int lfd, sfd;
+	int sfd;
 
 	progname = "gosbx-runtime";
-	argc = parse_options(argc, argv, opts, runtime_usage, 0);
+	argc = parse_options(argc, args, opts, runtime_usage, 0);
+	argv = args;
 	if (argc < 0)
 		return parse_options_status(argc);
 	if (show_version) {
@@ -797,39 +911,15 @@ int main(int argc, const char **argv)
 		return 1;
 	}
 
-	lfd = listen_address(addr, NULL, 256, &li);
-	if (lfd < 0) {
-		log_msg(LOG_ERROR, "cannot listen", "addr", addr);
-		return 1;
-	}
-	web.tcp = li.ss.ss_family == AF_INET || li.ss.ss_family == AF_INET6;
 	/* 600 s of idle time once a request came, as before */
 	guard = http_guard_new(&(struct http_guard_opts){ 0, 600, 0, 0 });
-	d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
-		0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-		MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
-		MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
-		MHD_OPTION_CONNECTION_TIMEOUT, http_guard_head_timeout(guard),
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1000,
-		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-		MHD_OPTION_END);
-	if (!d) {
-		log_msg(LOG_ERROR, "cannot start the HTTP server", "addr",
-			addr);
+	d = start_daemon(addr, &main_listener, &li);
+	if (!d)
 		return 1;
-	}
-	{
-		struct log_line l;
-		if (log_begin(&l, LOG_INFO, "server listening")) {
-			log_str(&l, "addr", addr);
-			log_str(&l, "workdir", rt.root);
-			log_end(&l);
-		}
+	if (sandboxd_rest) {
+		sd = start_daemon(sandboxd_rest, &sandboxd_listener, &sli);
+		if (!sd)
+			return 1;
 	}
 	tell_fd(&ready_fd, "ready\n");
 	for (;;) {
@@ -888,11 +978,16 @@ int main(int argc, const char **argv)
 			break;
 		}
 	}
-	shutdown_server(d, grace_ms);
+	shutdown_server(d, sd, grace_ms);
 	http_guard_free(guard);
 	if (li.unix_path)
 		unlink(li.unix_path);
 	listen_info_release(&li);
+	if (sli.unix_path)
+		unlink(sli.unix_path);
+	if (sd)
+		listen_info_release(&sli);
+	free(args);
 	strvec_clear(&web.allow_hosts);
 	strbuf_release(&web.token);
 	free(rt.root);

@@ -13,6 +13,7 @@
 #include "strvec.h"
 
 #include <jansson.h>
+#include <sys/stat.h>
 
 #include <microhttpd.h>
 
@@ -55,12 +56,20 @@ enum route {
 	R_EXEC_WS,    /* GET /v1/exec: the interactive channel */
 	R_EXEC_INPUT, /* POST /v1/exec/<id>/stdin or /control */
 	R_JOBS,	      /* /v1/jobs... (runtime-jobs.c) */
+	/* the sandboxd REST listener (runtime-sandboxd.c) */
+	R_SBX_GET, /* GET or HEAD /v1/files/<path> */
+	R_SBX_PUT,
+	R_SBX_DELETE,
+	R_SBX_HEALTH,
+	R_SBX_METADATA,
 };
 
 /* Per-request state, allocated on the first call of the handler. */
 struct request {
 	enum route route;
-	char *url; /* decoded by libmicrohttpd; owned */
+	int sandboxd; /* came to the sandboxd REST listener */
+	int tcp;      /* came over TCP: Host is checked */
+	char *url;    /* decoded by libmicrohttpd; owned */
 	char method[16];
 	unsigned status; /* the status queued, for the log line */
 	uint64_t start_us;
@@ -166,6 +175,37 @@ enum MHD_Result handle_file_put(struct MHD_Connection *c, struct request *r,
 enum MHD_Result handle_file_delete(struct MHD_Connection *c, struct request *r,
 				   const char *path);
 void request_release_spool(struct request *r);
+/*
+ * Give the spooled body of r (an empty file when there was none) the
+ * name dest, replacing it atomically (rename(2)), with the permission
+ * bits mode (-1: 0644). 0, or -1 with errno.
+ */
+int commit_spool(struct request *r, const char *dest, int mode);
+/*
+ * For PUT and DELETE: resolve the parent directory of path (following
+ * links) into abs and rel (as workpath_resolve()), keep the last
+ * component as given so a symlink itself is replaced or removed, never
+ * its target. Returns 0, -1 (escape) or -2 (path names the root).
+ */
+int resolve_leaf(const char *path, struct strbuf *abs, struct strbuf *rel);
+/*
+ * Answer 200 with the regular file open at fd (st its fstat), or 206
+ * or 416 for a Range header (RFC 9110 section 14); takes fd.
+ */
+enum MHD_Result serve_file_fd(struct MHD_Connection *c, struct request *r,
+			      int fd, const struct stat *st);
+
+/*
+ * runtime-sandboxd.c: the sandboxd REST API of agent-sandbox v1.0.3
+ * (packages/sandboxd/spec/filesystem/v1/filesystem.yaml) on the
+ * listener of --sandboxd-rest. sandboxd_route() sets r->route, or
+ * r->status to the 404 or 405 to answer; handle_sandboxd() answers a
+ * whole request; sandboxd_error_body() puts the spec's Error object
+ * ({"code","message"}) for an HTTP status into out.
+ */
+void sandboxd_route(struct request *r, const char *method, const char *url);
+enum MHD_Result handle_sandboxd(struct MHD_Connection *c, struct request *r);
+void sandboxd_error_body(struct strbuf *out, unsigned status, const char *msg);
 
 /*
  * runtime-interactive.c: interactive commands (features exec-interactive
