@@ -203,6 +203,13 @@ static void on_msg_cb(wslay_event_context_ptr ctx,
 	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
 		/* wslay passes the whole payload: the code, then the reason */
 		code = arg->status_code ? arg->status_code : 1005;
+		/*
+		 * wslay takes a 1-byte body as no code (section 5.5.1 says
+		 * 0 or 2 and more): the close it echoes stays, the error
+		 * is ours
+		 */
+		if (len == 1 && !ws->close_queued)
+			ws->bad_close = 1;
 		if (len >= 2) {
 			msg += 2;
 			len -= 2;
@@ -340,7 +347,7 @@ int ws_conn_read(struct ws_conn *ws)
 	if (ws->eof)
 		return -1;
 	r = wslay_event_recv(ws->ctx);
-	if (!ws->failed && !ws->close_queued && !ws->stopped &&
+	if (!ws->failed && !ws->close_queued && !ws->stopped && !ws->eof &&
 	    !wslay_event_want_read(ws->ctx) &&
 	    !wslay_event_get_close_received(ws->ctx)) {
 		/*
@@ -370,8 +377,19 @@ uint16_t ws_conn_error(const struct ws_conn *ws, struct strbuf *err)
 {
 	uint16_t code;
 
+	if (ws->bad_close) {
+		if (err)
+			strbuf_addstr(err, "the peer sent a WebSocket close "
+					   "frame with a 1-byte body");
+		return WSLAY_CODE_PROTOCOL_ERROR;
+	}
 	if (!ws->failed)
 		return 0;
+	code = wslay_event_get_close_sent(ws->ctx)
+		       ? wslay_event_get_status_code_sent(ws->ctx)
+		       : WSLAY_CODE_PROTOCOL_ERROR;
+	if (!err)
+		return code;
 	code = wslay_event_get_close_sent(ws->ctx)
 		       ? wslay_event_get_status_code_sent(ws->ctx)
 		       : WSLAY_CODE_PROTOCOL_ERROR;
@@ -382,8 +400,8 @@ uint16_t ws_conn_error(const struct ws_conn *ws, struct strbuf *err)
 			    ws->max_msg);
 		break;
 	case WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA:
-		strbuf_addstr(err, "the peer sent a WebSocket close reason "
-				   "that is not UTF-8");
+		strbuf_addstr(err, "the peer sent a WebSocket text message "
+				   "or close reason that is not UTF-8");
 		break;
 	default:
 		strbuf_addf(err,

@@ -87,7 +87,8 @@ struct ws_conn {
 	int eof;	  /* the transport ended or broke */
 	int close_queued; /* ws_conn_close() was called */
 	int stopped;	  /* ws_conn_stop_reading() was called */
-	uint16_t failed;  /* the close code wslay sent on a protocol error */
+	int failed;	  /* wslay closed on the peer's protocol error */
+	int bad_close;	  /* the peer's close frame was malformed */
 };
 
 /* ws_conn_init() flags */
@@ -146,14 +147,16 @@ int ws_conn_done(const struct ws_conn *ws);
  * write what is queued. 0, or -1 when the transport broke or ended
  * (ws->eof). A peer breaking the protocol is not -1: wslay queues a
  * close (1002 a bad frame, 1009 an oversized message, 1007 bad UTF-8 in
- * a close reason) and ws_conn_error() tells about it.
+ * a text message or close reason) and ws_conn_error() tells about it.
  */
 int ws_conn_read(struct ws_conn *ws);
 int ws_conn_write(struct ws_conn *ws);
 
 /*
  * When the peer broke the protocol, append a sentence saying how to
- * err and return the close code sent; otherwise 0.
+ * err (may be NULL) and return the close code it deserved (the one sent,
+ * except for a close with a 1-byte body, which wslay answers with an
+ * empty close); otherwise 0.
  */
 uint16_t ws_conn_error(const struct ws_conn *ws, struct strbuf *err);
 
