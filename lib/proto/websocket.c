@@ -330,6 +330,12 @@ size_t ws_conn_queued_bytes(const struct ws_conn *ws)
 	return wslay_event_get_queued_msg_length(ws->ctx);
 }
 
+int ws_conn_want_write_more(const struct ws_conn *ws)
+{
+	return !ws->eof && !ws->close_queued &&
+	       wslay_event_get_write_enabled(ws->ctx);
+}
+
 int ws_conn_close_received(const struct ws_conn *ws)
 {
 	return wslay_event_get_close_received(ws->ctx);

@@ -137,6 +137,8 @@ short ws_conn_events(const struct ws_conn *ws);
 /* Messages queued and their bytes (for flow control). */
 size_t ws_conn_queued_count(const struct ws_conn *ws);
 size_t ws_conn_queued_bytes(const struct ws_conn *ws);
+/* Messages can still be queued: no close queued or sent, not broken. */
+int ws_conn_want_write_more(const struct ws_conn *ws);
 /* The peer's close frame has arrived. */
 int ws_conn_close_received(const struct ws_conn *ws);
 /* Neither side has anything more to say: the connection can go. */
