@@ -568,9 +568,9 @@ static ssize_t tunnel_write(void *ctx, const void *buf, size_t len, int more)
 	size_t n = 0;
 	CURLcode rc = curl_easy_send(c->curl, buf, len, &n);
 
-	if (rc == CURLE_AGAIN)
+	if (rc == CURLE_AGAIN || (rc == CURLE_OK && !n))
 		return WS_AGAIN;
-	return rc == CURLE_OK && n ? (ssize_t)n : -1;
+	return rc == CURLE_OK ? (ssize_t)n : -1;
 }
 
 static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *p,

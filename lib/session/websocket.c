@@ -238,9 +238,9 @@ static ssize_t curl_write(void *ctx, const void *buf, size_t len, int more)
 	size_t n = 0;
 	CURLcode rc = curl_easy_send(ws->curl, buf, len, &n);
 
-	if (rc == CURLE_AGAIN)
+	if (rc == CURLE_AGAIN || (rc == CURLE_OK && !n))
 		return WS_AGAIN;
-	return rc == CURLE_OK && n ? (ssize_t)n : -1;
+	return rc == CURLE_OK ? (ssize_t)n : -1;
 }
 
 int ws_client_open(struct ws_client *ws, struct http_client *c,

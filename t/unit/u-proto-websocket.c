@@ -73,7 +73,8 @@ static void pair_close(struct pair *p)
 	ws_conn_release(&p->s);
 	if (p->fd[0] >= 0)
 		close(p->fd[0]);
-	close(p->fd[1]);
+	if (p->fd[1] >= 0)
+		close(p->fd[1]);
 	strbuf_release(&p->gc.m);
 	strbuf_release(&p->gs.m);
 }
@@ -158,6 +159,29 @@ static void test_text_binary(void **state)
 	assert_true(ws_conn_done(&p.s));
 	assert_int_equal(ws_conn_error(&p.c, NULL), 0);
 	assert_int_equal(ws_conn_error(&p.s, NULL), 0);
+	pair_close(&p);
+}
+
+/* ws_conn_wait(): the blocking use, one end at a time */
+static void test_wait(void **state)
+{
+	struct pair p;
+
+	pair_open(&p, 0, 0);
+	assert_int_equal(ws_conn_send(&p.c, WS_TEXT, "ping?", 5), 0);
+	while (ws_conn_want_write(&p.c))
+		assert_int_equal(ws_conn_wait(&p.c, 1000), 0);
+	for (int i = 0; i < 10 && !p.gs.n; i++)
+		assert_int_equal(ws_conn_wait(&p.s, 1000), 0);
+	assert_string_equal(p.gs.m.buf, "ping?");
+	/* nothing to read: returns after the timeout, still open */
+	assert_int_equal(ws_conn_wait(&p.c, 10), 0);
+	assert_int_equal(p.gc.n, 0);
+	/* the peer gone: -1 */
+	close(p.fd[1]);
+	assert_int_equal(ws_conn_wait(&p.c, 1000), -1);
+	assert_true(p.c.eof);
+	p.fd[1] = -1;
 	pair_close(&p);
 }
 
@@ -384,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accept_key),
 		cmocka_unit_test(test_text_binary),
+		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_large_coalesce),
 		cmocka_unit_test(test_fragmented),
