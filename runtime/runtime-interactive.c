@@ -31,7 +31,7 @@
 #include "log.h"
 #include "runtime.h"
 #include "utf8.h"
-#include "session/websocket.h"
+#include "proto/websocket.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -503,9 +503,8 @@ struct ws_sess {
 	struct MHD_UpgradeResponseHandle *urh;
 	int sock;
 	struct strbuf extra; /* bytes MHD read past the request */
-	size_t extra_off;
 	char *tag;
-	wslay_event_context_ptr ctx;
+	struct ws_conn ws; /* a WS_SERVER over sock */
 	struct exec_params p;
 	int have_params;
 	struct exec_proc *proc;
@@ -517,7 +516,6 @@ struct ws_sess {
 	int finished;	  /* the command ended and was reaped */
 	int close_queued; /* our close frame is queued */
 	int failed;	  /* a protocol error closed the channel */
-	int gone;	  /* the connection broke */
 	uint64_t last_sent_ms;
 	struct strbuf scratch;
 };
@@ -525,70 +523,13 @@ struct ws_sess {
 static atomic_int ws_live;
 static atomic_int ws_stop;
 
-static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-			  int flags, void *data)
-{
-	struct ws_sess *s = data;
-	ssize_t n;
-
-	if (s->extra_off < s->extra.len) {
-		n = (ssize_t)(s->extra.len - s->extra_off);
-		if ((size_t)n > len)
-			n = (ssize_t)len;
-		memcpy(buf, s->extra.buf + s->extra_off, n);
-		s->extra_off += n;
-		return n;
-	}
-	do {
-		n = recv(s->sock, buf, len, MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n <= 0) {
-		s->gone = 1;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data,
-			  size_t len, int flags, void *user)
-{
-	struct ws_sess *s = user;
-	ssize_t n;
-
-	do {
-		n = send(s->sock, data, len,
-			 MSG_NOSIGNAL | MSG_DONTWAIT |
-				 (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		} else {
-			s->gone = 1;
-			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		}
-		return -1;
-	}
-	return n;
-}
-
 static void ws_queue(struct ws_sess *s, int channel, const void *data,
 		     size_t len)
 {
-	struct wslay_event_msg m;
-
 	strbuf_reset(&s->scratch);
 	strbuf_addch(&s->scratch, channel);
 	strbuf_add(&s->scratch, data, len);
-	m.opcode = WSLAY_BINARY_FRAME;
-	m.msg = (const uint8_t *)s->scratch.buf;
-	m.msg_length = s->scratch.len;
-	wslay_event_queue_msg(s->ctx, &m); /* copies */
+	ws_conn_send(&s->ws, WS_BINARY, s->scratch.buf, s->scratch.len);
 	s->last_sent_ms = monotonic_ms();
 }
 
@@ -619,8 +560,7 @@ static void ws_fail(struct ws_sess *s, uint16_t code, const char *fmt, ...)
 		strbuf_setlen(&msg, 123 - utf8_incomplete_tail(msg.buf, 123));
 	if (!s->close_queued) {
 		s->close_queued = 1;
-		wslay_event_queue_close(s->ctx, code, (const uint8_t *)msg.buf,
-					msg.len);
+		ws_conn_close(&s->ws, code, msg.buf);
 	}
 	if (s->proc)
 		exec_cancel(s->proc, "cancelled");
@@ -632,7 +572,7 @@ static int ws_output(enum exec_stream stream, const char *buf, size_t len,
 {
 	struct ws_sess *s = data;
 
-	if (s->failed || s->gone)
+	if (s->failed || s->ws.eof)
 		return -1;
 	ws_queue(s, stream == EXEC_STDOUT ? CH_STDOUT : CH_STDERR, buf, len);
 	return 0;
@@ -713,23 +653,21 @@ static void ws_control(struct ws_sess *s, const uint8_t *buf, size_t len)
 	strbuf_release(&err);
 }
 
-static void ws_on_msg(wslay_event_context_ptr ctx,
-		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
+static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *msg,
+		      size_t len, uint16_t code, void *data)
 {
 	struct ws_sess *s = data;
-	const uint8_t *msg = arg->msg;
-	size_t len = arg->msg_length;
 
-	switch (arg->opcode) {
-	case WSLAY_CONNECTION_CLOSE:
+	switch (opcode) {
+	case WS_CLOSE:
 		/* the client is done: so is its command */
 		if (s->proc && !s->finished)
 			exec_cancel(s->proc, "cancelled");
 		return;
-	case WSLAY_PING:
-	case WSLAY_PONG:
+	case WS_PING:
+	case WS_PONG:
 		return;
-	case WSLAY_BINARY_FRAME:
+	case WS_BINARY:
 		break;
 	default:
 		ws_fail(s, 1003,
@@ -807,7 +745,7 @@ static void ws_finish(struct ws_sess *s)
 	s->proc = NULL;
 	classify_oom(&s->p, &res);
 	log_exec_done(s->p.req.command, &res);
-	if (!s->failed && !s->gone) {
+	if (!s->failed && !s->ws.eof) {
 		struct strbuf ev = STRBUF_INIT;
 
 		strbuf_addf(&ev, "{\"type\":\"exit\",\"exit_code\":%d",
@@ -835,20 +773,18 @@ static void ws_loop(struct ws_sess *s)
 
 	s->last_sent_ms = monotonic_ms();
 	for (;;) {
-		int want_rd = wslay_event_want_read(s->ctx) &&
+		int want_rd = ws_conn_want_read(&s->ws) &&
 			      s->in.len - s->in_off < STDIN_MAX;
-		int want_wr = wslay_event_want_write(s->ctx);
+		int want_wr = ws_conn_want_write(&s->ws);
 		uint64_t now = monotonic_ms();
 		int wait = TICK_MS;
 
-		if (!wslay_event_want_read(s->ctx) && !want_wr &&
+		if (!ws_conn_want_read(&s->ws) && !want_wr &&
 		    (!s->proc || s->finished))
 			break;
-		if (s->gone)
+		if (s->ws.eof)
 			break;
-		if (!wslay_event_want_read(s->ctx) &&
-		    !wslay_event_get_close_received(s->ctx) && s->proc &&
-		    !s->finished && !s->failed) {
+		if (s->ws.failed && !s->failed) {
 			/*
 			 * wslay closed the channel itself (a message over
 			 * WS_MAX_MSG: 1009; a frame breaking RFC 6455: 1002)
@@ -856,10 +792,12 @@ static void ws_loop(struct ws_sess *s)
 			 * own protocol errors, and the close is not queued
 			 * twice.
 			 */
+			struct strbuf err = STRBUF_INIT;
+			uint16_t code = ws_conn_error(&s->ws, &err);
+
 			s->close_queued = 1;
-			ws_fail(s, 1009,
-				"a message over %d bytes or a bad frame",
-				WS_MAX_MSG);
+			ws_fail(s, code, "%s", err.buf);
+			strbuf_release(&err);
 		}
 		if (atomic_load(&ws_stop))
 			ws_fail(s, 1001, "the runtime is shutting down");
@@ -869,9 +807,9 @@ static void ws_loop(struct ws_sess *s)
 			break;
 		/* wslay sends control frames first: close after the data */
 		if (s->finished && !s->close_queued &&
-		    !wslay_event_get_queued_msg_count(s->ctx)) {
+		    !ws_conn_queued_count(&s->ws)) {
 			s->close_queued = 1;
-			wslay_event_queue_close(s->ctx, 1000, NULL, 0);
+			ws_conn_close(&s->ws, 1000, NULL);
 			continue;
 		}
 		if (!s->have_params && !s->failed) {
@@ -885,7 +823,7 @@ static void ws_loop(struct ws_sess *s)
 		}
 		if (s->proc && !s->finished && !s->failed &&
 		    now - s->last_sent_ms >= rt.heartbeat_ms &&
-		    !wslay_event_get_queued_msg_count(s->ctx)) {
+		    !ws_conn_queued_count(&s->ws)) {
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts */
 			ws_queue(s, CH_STDOUT, "", 0);
@@ -906,12 +844,12 @@ static void ws_loop(struct ws_sess *s)
 			s->pfd[1].fd = exec_stdin_fd(s->proc);
 			s->pfd[1].events = POLLOUT;
 		}
-		if (s->extra_off < s->extra.len) {
+		if (ws_conn_buffered(&s->ws)) {
 			s->pfd[0].revents = POLLIN;
 		} else if (s->proc && !s->finished) {
 			exec_pause_output(s->proc,
-					  wslay_event_get_queued_msg_length(
-						  s->ctx) >= WS_QUEUE_MAX);
+					  ws_conn_queued_bytes(&s->ws) >=
+						  WS_QUEUE_MAX);
 			if (!exec_step(s->proc, wait))
 				ws_finish(s);
 		} else {
@@ -926,18 +864,14 @@ static void ws_loop(struct ws_sess *s)
 				break;
 		}
 		if ((s->pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    want_rd && wslay_event_recv(s->ctx)) {
-			s->gone = 1;
+		    want_rd && ws_conn_read(&s->ws) < 0)
 			break;
-		}
 		if (s->proc && !s->finished)
 			ws_write_stdin(s);
-		if (wslay_event_want_write(s->ctx) &&
+		if (ws_conn_want_write(&s->ws) &&
 		    (s->pfd[0].revents & POLLOUT || !want_wr) &&
-		    wslay_event_send(s->ctx)) {
-			s->gone = 1;
+		    ws_conn_write(&s->ws) < 0)
 			break;
-		}
 	}
 	if (s->proc) {
 		/* the client went away (or we gave up on it) */
@@ -949,20 +883,17 @@ static void ws_loop(struct ws_sess *s)
 static void *ws_thread(void *arg)
 {
 	struct ws_sess *s = arg;
-	struct wslay_event_callbacks cb = {
-		.recv_callback = ws_recv_cb,
-		.send_callback = ws_send_cb,
-		.on_msg_recv_callback = ws_on_msg,
-	};
+	struct ws_transport t;
 	int fl = fcntl(s->sock, F_GETFL), one = 1;
 
 	if (fl >= 0)
 		fcntl(s->sock, F_SETFL, fl | O_NONBLOCK);
 	setsockopt(s->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (!wslay_event_context_server_init(&s->ctx, &cb, s)) {
-		wslay_event_config_set_max_recv_msg_length(s->ctx, WS_MAX_MSG);
+	ws_socket_transport(&t, s->sock);
+	if (!ws_conn_init(&s->ws, WS_SERVER, &t, WS_MAX_MSG, 0, ws_on_msg, s)) {
+		ws_conn_preload(&s->ws, s->extra.buf, s->extra.len);
 		ws_loop(s);
-		wslay_event_context_free(s->ctx);
+		ws_conn_release(&s->ws);
 	}
 	MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
 	if (s->have_params)

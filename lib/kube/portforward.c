@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "kube/portforward.h"
 #include "http.h"
+#include "proto/websocket.h"
 #include "strbuf.h"
 #include "strvec.h"
 #include "usage.h"
@@ -11,21 +12,15 @@
 #include <poll.h>
 #include <pthread.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
-#include <openssl/sha.h>
-#include <wslay/wslay.h>
 
-#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define WS_PROTO "v4.channel.k8s.io"
 #define MAX_HDR (64 * 1024)
 #define MAX_MSG (16 * 1024 * 1024)
-/* the longest WebSocket frame header: 2 + 8 (length) + 4 (mask) bytes */
-#define WS_HOLD_MAX 14
 
 struct fwd_conn {
 	struct kube_forward *f;
@@ -37,14 +32,10 @@ struct fwd_conn {
 	CURL *curl;
 	int sock;	   /* curl's socket */
 	struct strbuf pre; /* bytes read after the 101 header */
-	size_t pre_off;
 	struct strbuf out; /* channel 0 data waiting for the local fd */
 	size_t out_off;
-	/* a frame header held back to go out with its payload */
-	uint8_t hold[WS_HOLD_MAX];
-	size_t hold_len;
-	struct strbuf wbuf; /* hold + payload, for one send */
-	int seen_port[2];   /* port prefix seen on channel 0 / 1 */
+	struct ws_conn ws; /* over curl, in pump() */
+	int seen_port[2];  /* port prefix seen on channel 0 / 1 */
 	int ws_failed;
 	int local_eof;
 	int refused;	       /* HTTP status of a refused upgrade, or 0 */
@@ -125,44 +116,6 @@ static int wait_fd(struct kube_forward *f, int fd, short events)
 	}
 }
 
-static void b64(const unsigned char *in, size_t n, struct strbuf *out)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
-
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = in[i] << 16;
-
-		if (i + 1 < n)
-			v |= in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		strbuf_addch(out, tab[(v >> 18) & 63]);
-		strbuf_addch(out, tab[(v >> 12) & 63]);
-		strbuf_addch(out, i + 1 < n ? tab[(v >> 6) & 63] : '=');
-		strbuf_addch(out, i + 2 < n ? tab[v & 63] : '=');
-	}
-}
-
-static int fill_random(void *buf, size_t len)
-{
-	unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* The value of header name in the header block hdr, or NULL. */
 static char *header_value(const char *hdr, const char *name)
 {
 	size_t nl = strlen(name);
@@ -233,7 +186,6 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 {
 	struct kube_forward *f = c->f;
 	struct strbuf hdr = STRBUF_INIT, want = STRBUF_INIT;
-	unsigned char sha[SHA_DIGEST_LENGTH];
 	char *accept = NULL, *proto = NULL, *end, *p;
 	char buf[4096];
 	size_t hlen;
@@ -310,11 +262,7 @@ static int read_upgrade(struct fwd_conn *c, const char *key)
 	accept = header_value(hdr.buf, "Sec-WebSocket-Accept");
 	proto = header_value(hdr.buf, "Sec-WebSocket-Protocol");
 	end[2] = '\r';
-	strbuf_addstr(&want, key);
-	strbuf_addstr(&want, WS_GUID);
-	SHA1((const unsigned char *)want.buf, want.len, sha);
-	strbuf_reset(&want);
-	b64(sha, sizeof(sha), &want);
+	ws_accept_key(key, &want);
 	if (!accept || strcmp(accept, want.buf)) {
 		set_error(f, "port-forward: bad Sec-WebSocket-Accept '%s'",
 			  accept ? accept : "(none)");
@@ -376,7 +324,6 @@ static int ws_connect(struct fwd_conn *c, const char *token)
 	struct strbuf url = STRBUF_INIT, path = STRBUF_INIT;
 	struct strbuf host = STRBUF_INIT, req = STRBUF_INIT;
 	struct strbuf key = STRBUF_INIT;
-	unsigned char raw[16];
 	char errbuf[CURL_ERROR_SIZE] = "";
 	curl_socket_t s;
 	CURLcode rc;
@@ -431,11 +378,10 @@ static int ws_connect(struct fwd_conn *c, const char *token)
 	}
 	c->sock = s;
 
-	if (fill_random(raw, sizeof(raw)) < 0) {
+	if (ws_client_key(&key) < 0) {
 		set_error(f, "port-forward: getrandom: %s", strerror(errno));
 		goto out;
 	}
-	b64(raw, sizeof(raw), &key);
 	strbuf_addf(&req,
 		    "GET %s HTTP/1.1\r\n"
 		    "Host: %s\r\n"
@@ -512,7 +458,6 @@ static void conn_reset(struct fwd_conn *c)
 	c->curl = NULL;
 	c->sock = -1;
 	strbuf_reset(&c->pre);
-	c->pre_off = 0;
 	c->refused = 0;
 	strbuf_reset(&c->refusal);
 }
@@ -597,136 +542,45 @@ out:
 	return ret;
 }
 
-static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-		       int flags, void *data)
+/*
+ * The transport of c->ws: curl's connection. A local side that is not
+ * draining stops the reading of the tunnel (WS_AGAIN), even in the
+ * middle of wslay's loop over what curl has.
+ */
+static ssize_t tunnel_read(void *ctx, void *buf, size_t len)
 {
-	struct fwd_conn *c = data;
+	struct fwd_conn *c = ctx;
 	size_t n = 0;
 	CURLcode rc;
 
-	(void)flags;
-	if (c->out.len - c->out_off >= KUBE_FORWARD_BUF) {
-		/* local side is not draining: stop reading the tunnel */
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (c->pre_off < c->pre.len) {
-		n = c->pre.len - c->pre_off;
-		if (n > len)
-			n = len;
-		memcpy(buf, c->pre.buf + c->pre_off, n);
-		c->pre_off += n;
-		return n;
-	}
+	if (c->out.len - c->out_off >= KUBE_FORWARD_BUF)
+		return WS_AGAIN;
 	rc = curl_easy_recv(c->curl, buf, len, &n);
-	if (rc == CURLE_AGAIN) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (rc != CURLE_OK || !n) {
-		/* error, or EOF without a close frame: a broken tunnel */
-		c->ws_failed = 1;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
+	if (rc == CURLE_AGAIN)
+		return WS_AGAIN;
+	/* error, or EOF without a close frame: a broken tunnel */
+	return rc == CURLE_OK ? (ssize_t)n : -1;
 }
 
-/*
- * Send what wslay gives us. wslay sends a frame's header and its
- * payload in two calls (the header with WSLAY_MSG_MORE); over TLS each
- * send becomes a record of its own, and the header's record a segment
- * of its own on the wire (TCP_NODELAY). So a header is held back and
- * goes out with the payload in one send: one record per frame, as
- * kubectl's (Go's) WebSocket writer does. Returns the bytes of buf
- * taken, or -1 with the wslay error set.
- */
-static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *buf,
-		       size_t len, int flags, void *data)
+static ssize_t tunnel_write(void *ctx, const void *buf, size_t len, int more)
 {
-	struct fwd_conn *c = data;
-	const void *p = buf;
-	size_t n = 0, plen = len;
-	CURLcode rc;
+	struct fwd_conn *c = ctx;
+	size_t n = 0;
+	CURLcode rc = curl_easy_send(c->curl, buf, len, &n);
 
-	if ((flags & WSLAY_MSG_MORE) && !c->hold_len && len <= WS_HOLD_MAX) {
-		memcpy(c->hold, buf, len);
-		c->hold_len = len;
-		return len;
-	}
-	if (c->hold_len) {
-		/* the same bytes again on a retry: OpenSSL wants that */
-		strbuf_reset(&c->wbuf);
-		strbuf_add(&c->wbuf, c->hold, c->hold_len);
-		strbuf_add(&c->wbuf, buf, len);
-		p = c->wbuf.buf;
-		plen = c->wbuf.len;
-	}
-	rc = curl_easy_send(c->curl, p, plen, &n);
-	if (rc == CURLE_AGAIN) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (rc != CURLE_OK) {
-		c->ws_failed = 1;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	if (c->hold_len) {
-		size_t h = n < c->hold_len ? n : c->hold_len;
-
-		memmove(c->hold, c->hold + h, c->hold_len - h);
-		c->hold_len -= h;
-		n -= h;
-		if (!n) {
-			/* none of buf went out yet */
-			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-			return -1;
-		}
-	}
-	return n;
+	if (rc == CURLE_AGAIN || (rc == CURLE_OK && !n))
+		return WS_AGAIN;
+	return rc == CURLE_OK ? (ssize_t)n : -1;
 }
 
-/*
- * Send a held header that no payload followed (wslay has nothing more
- * to write): 0, or -1 on a broken connection.
- */
-static int flush_hold(struct fwd_conn *c)
-{
-	while (c->hold_len) {
-		size_t n = 0;
-		CURLcode rc = curl_easy_send(c->curl, c->hold, c->hold_len, &n);
-
-		if (rc == CURLE_AGAIN)
-			return 0;
-		if (rc != CURLE_OK) {
-			c->ws_failed = 1;
-			return -1;
-		}
-		memmove(c->hold, c->hold + n, c->hold_len - n);
-		c->hold_len -= n;
-	}
-	return 0;
-}
-
-static int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-		      void *data)
-{
-	(void)ctx;
-	(void)data;
-	return fill_random(buf, len) < 0 ? -1 : 0;
-}
-
-static void ws_on_msg(wslay_event_context_ptr ctx,
-		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
+static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *p,
+		      size_t len, uint16_t code, void *data)
 {
 	struct fwd_conn *c = data;
 	struct kube_forward *f = c->f;
-	const uint8_t *p = arg->msg;
-	size_t len = arg->msg_length;
 	int ch;
 
-	if (arg->opcode != WSLAY_BINARY_FRAME || !len)
+	if (opcode != WS_BINARY || !len)
 		return;
 	ch = p[0];
 	p++;
@@ -765,8 +619,7 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		  f->o.port, (int)(len > 4096 ? 4096 : len), p);
 fail:
 	c->ws_failed = 1;
-	wslay_event_shutdown_read(ctx);
-	wslay_event_shutdown_write(ctx);
+	ws_conn_stop_reading(ws); /* pump() sends nothing more either */
 }
 
 /* Write pending channel 0 data to the local fd; -1 on a write error. */
@@ -792,10 +645,9 @@ static int flush_local(struct fwd_conn *c)
 }
 
 /* Read from the local fd and queue it as one channel 0 message. */
-static int read_local(struct fwd_conn *c, wslay_event_context_ptr ctx)
+static int read_local(struct fwd_conn *c)
 {
 	uint8_t buf[1 + 32 * 1024];
-	struct wslay_event_msg m;
 	ssize_t n;
 
 	n = recv(c->fd, buf + 1, sizeof(buf) - 1, MSG_DONTWAIT);
@@ -809,78 +661,68 @@ static int read_local(struct fwd_conn *c, wslay_event_context_ptr ctx)
 		return 0;
 	}
 	buf[0] = 0;
-	m.opcode = WSLAY_BINARY_FRAME;
-	m.msg = buf;
-	m.msg_length = n + 1;
-	return wslay_event_queue_msg(ctx, &m) ? -1 : 0;
+	return ws_conn_send(&c->ws, WS_BINARY, buf, n + 1);
 }
 
 static void pump(struct fwd_conn *c)
 {
 	struct kube_forward *f = c->f;
-	struct wslay_event_callbacks cb = {
-		.recv_callback = ws_recv,
-		.send_callback = ws_send,
-		.genmask_callback = ws_genmask,
-		.on_msg_recv_callback = ws_on_msg,
-	};
-	wslay_event_context_ptr ctx;
+	struct ws_transport t = { tunnel_read, tunnel_write, c->sock, c };
+	struct ws_conn *ws = &c->ws;
+	struct strbuf err = STRBUF_INIT;
 	int close_queued = 0;
 
-	if (wslay_event_context_client_init(&ctx, &cb, c)) {
-		set_error(f, "port-forward: cannot create a wslay context");
+	/* one TLS record per frame, as kubectl's (Go's) writer sends */
+	if (ws_conn_init(ws, WS_CLIENT, &t, MAX_MSG, WS_COALESCE, ws_on_msg,
+			 c) < 0) {
+		set_error(f, "port-forward: cannot create a WebSocket");
 		return;
 	}
-	wslay_event_config_set_max_recv_msg_length(ctx, MAX_MSG);
+	ws_conn_preload(ws, c->pre.buf, c->pre.len);
 	for (;;) {
 		struct pollfd p[3] = {
 			{ .fd = c->fd },
 			{ .fd = c->sock },
 			{ .fd = f->stop_pipe[0], .events = POLLIN },
 		};
-		int want_local = !c->local_eof &&
-				 wslay_event_get_write_enabled(ctx) &&
-				 wslay_event_get_queued_msg_length(ctx) <
-					 KUBE_FORWARD_BUF;
+		int want_local = !c->local_eof && !close_queued &&
+				 ws_conn_want_write_more(ws) &&
+				 ws_conn_queued_bytes(ws) < KUBE_FORWARD_BUF;
 		int rd_ok = c->out.len - c->out_off < KUBE_FORWARD_BUF;
 
 		if (flush_local(c) < 0)
 			break; /* local peer gone */
-		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+		if (ws_conn_done(ws))
 			break;
 		/* TLS may hold decrypted bytes: always try a read */
-		if (rd_ok && wslay_event_want_read(ctx) &&
-		    wslay_event_recv(ctx))
+		if (rd_ok && ws_conn_want_read(ws) && ws_conn_read(ws) < 0)
+			break;
+		if (c->ws_failed)
 			break;
 		if (flush_local(c) < 0)
 			break;
-		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
-			break;
-		if (!wslay_event_want_write(ctx) && flush_hold(c) < 0)
-			break;
-		if (c->ws_failed)
+		if (ws_conn_write(ws) < 0)
 			break;
 		/*
 		 * wslay sends control frames before queued data: close
 		 * only when all data went out.
 		 */
 		if (c->local_eof && !close_queued &&
-		    !wslay_event_get_queued_msg_count(ctx)) {
+		    !ws_conn_queued_count(ws)) {
 			close_queued = 1;
-			wslay_event_queue_close(ctx, WSLAY_CODE_NORMAL_CLOSURE,
-						NULL, 0);
+			ws_conn_close(ws, 1000, NULL);
 			continue;
 		}
 		if (want_local)
 			p[0].events |= POLLIN;
 		if (c->out_off < c->out.len)
 			p[0].events |= POLLOUT;
-		if (wslay_event_want_read(ctx) &&
+		if (ws_conn_want_read(ws) &&
 		    c->out.len - c->out_off < KUBE_FORWARD_BUF)
 			p[1].events |= POLLIN;
-		if (wslay_event_want_write(ctx) || c->hold_len)
+		if (ws_conn_want_write(ws))
 			p[1].events |= POLLOUT;
-		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+		if (ws_conn_done(ws))
 			break;
 		/* POLLHUP comes without asking: skip an idle local fd */
 		if (!p[0].events)
@@ -895,7 +737,7 @@ static void pump(struct fwd_conn *c)
 		if (p[0].revents & (POLLERR | POLLNVAL))
 			break;
 		if ((p[0].revents & (POLLIN | POLLHUP)) && want_local &&
-		    read_local(c, ctx) < 0)
+		    read_local(c) < 0)
 			break;
 	}
 	/* give the peer what was received before the tunnel ended */
@@ -904,13 +746,22 @@ static void pump(struct fwd_conn *c)
 		    (c->out_off < c->out.len && wait_fd(f, c->fd, POLLOUT) < 0))
 			break;
 	}
+	if (ws_conn_error(ws, &err)) {
+		/* the API server (or what is in between) broke RFC 6455 */
+		set_error(f, "port-forward to pod '%s/%s' port %u: %s", f->ns,
+			  f->pod, f->o.port, err.buf);
+		c->ws_failed = 1;
+	}
+	if (ws->eof)
+		c->ws_failed = 1;
 	if (c->ws_failed && !c->local_eof) {
 		pthread_mutex_lock(&f->lock);
 		if (!f->last_error)
 			f->last_error = xstrdup("port-forward: tunnel broke");
 		pthread_mutex_unlock(&f->lock);
 	}
-	wslay_event_context_free(ctx);
+	strbuf_release(&err);
+	ws_conn_release(ws);
 }
 
 static void *conn_thread(void *data)
@@ -928,7 +779,6 @@ static void *conn_thread(void *data)
 	strbuf_release(&c->pre);
 	strbuf_release(&c->out);
 	strbuf_release(&c->refusal);
-	strbuf_release(&c->wbuf);
 	pthread_mutex_lock(&c->f->lock);
 	c->done = 1;
 	pthread_mutex_unlock(&c->f->lock);
@@ -992,7 +842,6 @@ static void *accept_thread(void *data)
 		strbuf_init(&c->pre, 0);
 		strbuf_init(&c->out, 0);
 		strbuf_init(&c->refusal, 0);
-		strbuf_init(&c->wbuf, 0);
 		pthread_mutex_lock(&f->lock);
 		f->tunnels++;
 		pthread_mutex_unlock(&f->lock);

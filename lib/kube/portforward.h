@@ -6,8 +6,8 @@
  * (Documentation/protocol/kubernetes.md, "Port-forward over WebSocket"): a
  * local listener whose every accepted connection is tunnelled through its own
  * WebSocket GET /api/v1/namespaces/<ns>/pods/<pod>/portforward?ports=<port>
- * with subprotocol v4.channel.k8s.io (RFC 6455 framing by wslay over a
- * libcurl CONNECT_ONLY handle, because Debian's libcurl 7.88 has no
+ * with subprotocol v4.channel.k8s.io (RFC 6455: lib/proto/websocket.h, over
+ * a libcurl CONNECT_ONLY handle, because Debian's libcurl 7.88 has no
  * WebSocket support).
  *
  * Threads: one accept thread, plus one thread per forwarded connection

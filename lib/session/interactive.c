@@ -49,8 +49,7 @@ struct interactive {
 	char rid[17]; /* X-Request-ID of the command */
 
 	/* IA_WS */
-	struct ws_client ws;
-	wslay_event_context_ptr ctx;
+	struct ws_client ws; /* ws.conn once open */
 
 	/* IA_HTTP */
 	struct http_client *in_http;  /* the input requests' connection */
@@ -160,44 +159,26 @@ static int take_exit(struct interactive *ia, const char *buf, size_t len)
 
 /* ---- IA_WS ---- */
 
-static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-			  int flags, void *data)
+static void ws_on_msg(struct ws_conn *conn, int opcode, const uint8_t *data,
+		      size_t len, uint16_t code, void *cb_data)
 {
-	struct interactive *ia = data;
+	struct interactive *ia = cb_data;
+	const char *msg = (const char *)data;
 
-	return ws_client_recv(&ia->ws, ctx, buf, len);
-}
-
-static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *buf,
-			  size_t len, int flags, void *data)
-{
-	struct interactive *ia = data;
-
-	return ws_client_send(&ia->ws, ctx, buf, len, flags);
-}
-
-static void ws_on_msg(wslay_event_context_ptr ctx,
-		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
-{
-	struct interactive *ia = data;
-	const char *msg = (const char *)arg->msg;
-	size_t len = arg->msg_length;
-
-	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
+	if (opcode == WS_CLOSE) {
 		if (!ia->done && !ia->failed && !ia->cancelled) {
 			struct strbuf why = STRBUF_INIT;
 
-			add_printable(&why, msg + (len >= 2 ? 2 : len),
-				      len >= 2 ? len - 2 : 0);
+			add_printable(&why, msg, len);
 			error("the runtime closed the interactive channel "
 			      "(code %u)%s%s",
-			      arg->status_code, why.len ? ": " : "", why.buf);
+			      code, why.len ? ": " : "", why.buf);
 			strbuf_release(&why);
 			ia->failed = 1;
 		}
 		return;
 	}
-	if (arg->opcode != WSLAY_BINARY_FRAME || !len || ia->failed)
+	if (opcode != WS_BINARY || !len || ia->failed)
 		return;
 	switch (msg[0]) {
 	case CH_STDOUT:
@@ -205,7 +186,7 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		if (ia->done)
 			return; /* nothing counts after the exit status */
 		if (deliver(ia, msg[0], msg + 1, len - 1) < 0)
-			wslay_event_shutdown_read(ctx);
+			ws_conn_stop_reading(conn);
 		break;
 	case CH_STATUS:
 		if (!ia->done && take_exit(ia, msg + 1, len - 1) < 0)
@@ -218,15 +199,11 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 
 static void ws_send_control(struct interactive *ia, const char *json)
 {
-	struct wslay_event_msg m;
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_addch(&sb, CH_CONTROL);
 	strbuf_addstr(&sb, json);
-	m.opcode = WSLAY_BINARY_FRAME;
-	m.msg = (const uint8_t *)sb.buf;
-	m.msg_length = sb.len;
-	wslay_event_queue_msg(ia->ctx, &m); /* copies */
+	ws_conn_send(&ia->ws.conn, WS_BINARY, sb.buf, sb.len);
 	strbuf_release(&sb);
 }
 
@@ -236,24 +213,13 @@ static void ws_send_control(struct interactive *ia, const char *json)
  */
 static int ws_open(struct interactive *ia)
 {
-	struct wslay_event_callbacks cb = {
-		.recv_callback = ws_recv_cb,
-		.send_callback = ws_send_cb,
-		.genmask_callback = ws_genmask,
-		.on_msg_recv_callback = ws_on_msg,
-	};
 	struct strbuf body = STRBUF_INIT;
 	int r;
 
 	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec", WS_PROTO, NULL, 0,
-			   ia->o.cancel, ia->rid);
+			   ia->o.cancel, ia->rid, MAX_MSG, ws_on_msg, ia);
 	if (r)
 		return r;
-	if (wslay_event_context_client_init(&ia->ctx, &cb, ia)) {
-		ia->ctx = NULL;
-		return error("cannot create a WebSocket context");
-	}
-	wslay_event_config_set_max_recv_msg_length(ia->ctx, MAX_MSG);
 	build_body(&ia->o, 0, &body);
 	ws_send_control(ia, body.buf);
 	strbuf_release(&body);
@@ -281,41 +247,47 @@ static int poll_with_extra(struct pollfd *pfd, unsigned nr_own,
 	return r;
 }
 
+/* The runtime broke the protocol: say how (0), or nothing to say (-1). */
+static int ws_broken(struct interactive *ia)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	if (!ws_conn_error(&ia->ws.conn, &err))
+		return -1;
+	error("the interactive channel broke: %s", err.buf);
+	strbuf_release(&err);
+	return 0;
+}
+
 static int ws_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 		   unsigned nr_extra)
 {
+	struct ws_conn *conn = &ia->ws.conn;
 	struct pollfd pfd[1 + 8];
 	unsigned n = nr_extra > 8 ? 8 : nr_extra;
 	int r;
 
 	/* TLS may hold decrypted bytes that poll() cannot see: read first */
-	if (wslay_event_want_read(ia->ctx) && wslay_event_recv(ia->ctx) &&
-	    !ia->ws.eof)
+	if (ws_conn_want_read(conn) && ws_conn_read(conn) < 0 && !conn->eof)
 		return error("the interactive channel broke (bad data from "
 			     "the runtime)");
 	if (ia->done || ia->failed || ia->cancelled)
 		goto out;
-	if (wslay_event_want_write(ia->ctx) && wslay_event_send(ia->ctx))
-		ia->ws.eof = 1;
-	if (!wslay_event_want_write(ia->ctx) && ws_client_flush(&ia->ws) < 0)
-		ia->ws.eof = 1;
-	if (ia->ws.eof)
+	ws_conn_write(conn);
+	if (conn->eof)
 		goto out;
 	pfd[0].fd = ia->ws.sock;
-	pfd[0].events = POLLIN;
-	if (wslay_event_want_write(ia->ctx) || ia->ws.hold_len)
-		pfd[0].events |= POLLOUT;
+	pfd[0].events = POLLIN | ws_conn_events(conn);
 	pfd[0].revents = 0;
 	r = poll_with_extra(pfd, 1, extra, n, wait_ms);
 	if (r < 0 && errno != EINTR)
 		return error_errno("poll");
 	if (r > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-	    wslay_event_want_read(ia->ctx) && wslay_event_recv(ia->ctx) &&
-	    !ia->ws.eof)
+	    ws_conn_want_read(conn) && ws_conn_read(conn) < 0 && !conn->eof)
 		return error("the interactive channel broke (bad data from "
 			     "the runtime)");
-	if (wslay_event_want_write(ia->ctx) && wslay_event_send(ia->ctx))
-		ia->ws.eof = 1;
+	if (ws_conn_want_write(conn))
+		ws_conn_write(conn);
 out:
 	if (ia->failed)
 		return -1;
@@ -323,8 +295,9 @@ out:
 		return 0;
 	if (ia->cancelled)
 		return -1;
-	if (ia->ws.eof || (!wslay_event_want_read(ia->ctx) &&
-			   !wslay_event_want_write(ia->ctx)))
+	if (!ws_broken(ia))
+		return -1;
+	if (ws_conn_done(conn))
 		return error("the connection to the runtime was lost before "
 			     "the command's exit status");
 	return 1;
@@ -718,8 +691,7 @@ ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
 	if (ia->eof_given || ia->done || ia->failed)
 		return -1;
 	if (ia->mode == IA_WS) {
-		size_t queued = wslay_event_get_queued_msg_length(ia->ctx);
-		struct wslay_event_msg m;
+		size_t queued = ws_conn_queued_bytes(&ia->ws.conn);
 		struct strbuf sb = STRBUF_INIT;
 
 		room = queued < INTERACTIVE_QUEUE ? INTERACTIVE_QUEUE - queued
@@ -732,10 +704,7 @@ ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
 		strbuf_grow(&sb, n + 1);
 		strbuf_addch(&sb, CH_STDIN);
 		strbuf_add(&sb, buf, n);
-		m.opcode = WSLAY_BINARY_FRAME;
-		m.msg = (const uint8_t *)sb.buf;
-		m.msg_length = sb.len;
-		if (wslay_event_queue_msg(ia->ctx, &m))
+		if (ws_conn_send(&ia->ws.conn, WS_BINARY, sb.buf, sb.len))
 			n = 0;
 		strbuf_release(&sb);
 		return n;
@@ -762,8 +731,7 @@ int interactive_can_write(struct interactive *ia)
 	if (ia->eof_given || ia->done || ia->failed)
 		return 0;
 	if (ia->mode == IA_WS)
-		return wslay_event_get_queued_msg_length(ia->ctx) <
-		       INTERACTIVE_QUEUE;
+		return ws_conn_queued_bytes(&ia->ws.conn) < INTERACTIVE_QUEUE;
 	pthread_mutex_lock(&ia->mu);
 	ok = ia->inq.len < INTERACTIVE_QUEUE;
 	pthread_mutex_unlock(&ia->mu);
@@ -854,18 +822,16 @@ static void cancel_remote(struct interactive *ia)
 int interactive_finish(struct interactive *ia, struct session_result *res)
 {
 	int ret = ia->done ? 0 : -1;
+	int had_ws = ia->mode == IA_WS && ia->ws.have_conn;
 
-	if (!ia->done && ia->mode == IA_WS && ia->ctx && !ia->ws.eof) {
+	if (!ia->done && ia->mode == IA_WS && ia->ws.have_conn &&
+	    !ia->ws.conn.eof) {
 		/* a polite close first; the runtime kills the command */
-		wslay_event_queue_close(ia->ctx, 1000, NULL, 0);
-		wslay_event_send(ia->ctx);
-		ws_client_flush(&ia->ws);
+		ws_conn_close(&ia->ws.conn, 1000, NULL);
+		ws_conn_write(&ia->ws.conn);
 	}
-	if (ia->mode == IA_WS) {
-		if (ia->ctx)
-			wslay_event_context_free(ia->ctx);
+	if (ia->mode == IA_WS)
 		ws_client_close(&ia->ws);
-	}
 	if (ia->threads) {
 		if (!ia->done)
 			ia->abort_req = 1;
@@ -884,7 +850,7 @@ int interactive_finish(struct interactive *ia, struct session_result *res)
 		pthread_join(ia->out_thread, NULL);
 	}
 	if (!ia->done && *ia->rid &&
-	    (ia->cancelled || ia->failed || ia->mode == IA_HTTP || ia->ctx))
+	    (ia->cancelled || ia->failed || ia->mode == IA_HTTP || had_ws))
 		cancel_remote(ia);
 	if (res) {
 		if (ia->exit)

@@ -6,37 +6,12 @@
 
 #include <poll.h>
 #include <strings.h>
-#include <sys/random.h>
 
 #include <curl/curl.h>
 
 /* the answer's head, and the body of a refused upgrade that is kept */
 #define WS_MAX_HEAD (64 * 1024)
 #define WS_DEFAULT_TIMEOUT_MS 30000
-
-static int fill_random(void *buf, size_t len)
-{
-	unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int ws_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-	       void *data)
-{
-	return fill_random(buf, len) < 0 ? -1 : 0;
-}
 
 /* The value of header name in the head (lines after the status), or NULL. */
 static char *head_value(const char *head, const char *name)
@@ -161,8 +136,10 @@ static void dechunk(const char *p, size_t len, struct strbuf *out)
 	}
 }
 
+/* 0 with the bytes after the 101 answer in pre, 1 refused, -1 failed */
 static int read_answer(struct ws_client *ws, const char *key, const char *proto,
-		       uint64_t deadline, volatile sig_atomic_t *cancel)
+		       uint64_t deadline, volatile sig_atomic_t *cancel,
+		       struct strbuf *pre)
 {
 	struct strbuf in = STRBUF_INIT, want = STRBUF_INIT;
 	char *end, *accept = NULL, *got_proto = NULL, *upgrade = NULL;
@@ -231,7 +208,7 @@ static int read_answer(struct ws_client *ws, const char *key, const char *proto,
 		error("the server chose WebSocket subprotocol '%s', not '%s'",
 		      got_proto ? got_proto : "", proto);
 	} else {
-		strbuf_add(&ws->pre, in.buf + hlen, in.len - hlen);
+		strbuf_add(pre, in.buf + hlen, in.len - hlen);
 		ret = 0;
 	}
 out:
@@ -243,17 +220,42 @@ out:
 	return ret;
 }
 
+/* The transport of ws->conn (struct ws_transport) */
+static ssize_t curl_read(void *ctx, void *buf, size_t len)
+{
+	struct ws_client *ws = ctx;
+	size_t n = 0;
+	CURLcode rc = curl_easy_recv(ws->curl, buf, len, &n);
+
+	if (rc == CURLE_AGAIN)
+		return WS_AGAIN;
+	return rc == CURLE_OK ? (ssize_t)n : -1;
+}
+
+static ssize_t curl_write(void *ctx, const void *buf, size_t len, int more)
+{
+	struct ws_client *ws = ctx;
+	size_t n = 0;
+	CURLcode rc = curl_easy_send(ws->curl, buf, len, &n);
+
+	if (rc == CURLE_AGAIN || (rc == CURLE_OK && !n))
+		return WS_AGAIN;
+	return rc == CURLE_OK ? (ssize_t)n : -1;
+}
+
 int ws_client_open(struct ws_client *ws, struct http_client *c,
 		   const char *path, const char *proto,
 		   const char *const *headers, long timeout_ms,
-		   volatile sig_atomic_t *cancel, char *id_out)
+		   volatile sig_atomic_t *cancel, char *id_out, size_t max_msg,
+		   ws_msg_fn on_msg, void *cb_data)
 {
 	static const char hex[] = "0123456789abcdef";
 	const char *base = http_client_base_url(c), *p;
 	struct strbuf url = STRBUF_INIT, req = STRBUF_INIT;
 	struct strbuf key = STRBUF_INIT, host = STRBUF_INIT;
-	struct strbuf prefix = STRBUF_INIT;
-	unsigned char raw[16], rid[8];
+	struct strbuf prefix = STRBUF_INIT, pre = STRBUF_INIT;
+	struct ws_transport t = { curl_read, curl_write, -1, ws };
+	unsigned char rid[8];
 	char errbuf[CURL_ERROR_SIZE] = "", id[17];
 	uint64_t deadline;
 	curl_socket_t s;
@@ -261,13 +263,10 @@ int ws_client_open(struct ws_client *ws, struct http_client *c,
 	CURL *h;
 	int ret = -1;
 
-	strbuf_init(&ws->pre, 0);
-	strbuf_init(&ws->wbuf, 0);
 	strbuf_init(&ws->body, 0);
 	ws->sock = -1;
 	ws->curl = NULL;
-	ws->pre_off = ws->hold_len = 0;
-	ws->eof = 0;
+	ws->have_conn = 0;
 	ws->status = 0;
 	deadline = monotonic_ms() +
 		   (timeout_ms > 0 ? timeout_ms : WS_DEFAULT_TIMEOUT_MS);
@@ -311,12 +310,10 @@ int ws_client_open(struct ws_client *ws, struct http_client *c,
 	}
 	ws->sock = s;
 
-	if (fill_random(raw, sizeof(raw)) < 0 ||
-	    fill_random(rid, sizeof(rid)) < 0) {
+	if (ws_client_key(&key) < 0 || ws_random(rid, sizeof(rid)) < 0) {
 		error_errno("getrandom");
 		goto out;
 	}
-	base64_encode_into(&key, raw, sizeof(raw));
 	for (int i = 0; i < 8; i++) {
 		id[2 * i] = hex[rid[i] >> 4];
 		id[2 * i + 1] = hex[rid[i] & 15];
@@ -340,8 +337,19 @@ int ws_client_open(struct ws_client *ws, struct http_client *c,
 	strbuf_addstr(&req, "\r\n");
 	if (send_all(ws, req.buf, req.len, deadline, cancel) < 0)
 		goto out;
-	ret = read_answer(ws, key.buf, proto, deadline, cancel);
+	ret = read_answer(ws, key.buf, proto, deadline, cancel, &pre);
+	if (!ret) {
+		t.fd = ws->sock;
+		if (ws_conn_init(&ws->conn, WS_CLIENT, &t, max_msg, WS_COALESCE,
+				 on_msg, cb_data) < 0) {
+			ret = -1;
+			goto out;
+		}
+		ws->have_conn = 1;
+		ws_conn_preload(&ws->conn, pre.buf, pre.len);
+	}
 out:
+	strbuf_release(&pre);
 	strbuf_release(&url);
 	strbuf_release(&req);
 	strbuf_release(&key);
@@ -352,102 +360,12 @@ out:
 
 void ws_client_close(struct ws_client *ws)
 {
+	if (ws->have_conn)
+		ws_conn_release(&ws->conn);
+	ws->have_conn = 0;
 	if (ws->curl)
 		curl_easy_cleanup(ws->curl);
 	ws->curl = NULL;
 	ws->sock = -1;
-	strbuf_release(&ws->pre);
-	strbuf_release(&ws->wbuf);
 	strbuf_release(&ws->body);
-	ws->pre_off = ws->hold_len = 0;
-}
-
-ssize_t ws_client_recv(struct ws_client *ws, wslay_event_context_ptr ctx,
-		       uint8_t *buf, size_t len)
-{
-	size_t n = 0;
-	CURLcode rc;
-
-	if (ws->pre_off < ws->pre.len) {
-		n = ws->pre.len - ws->pre_off;
-		if (n > len)
-			n = len;
-		memcpy(buf, ws->pre.buf + ws->pre_off, n);
-		ws->pre_off += n;
-		return n;
-	}
-	rc = curl_easy_recv(ws->curl, buf, len, &n);
-	if (rc == CURLE_AGAIN) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (rc != CURLE_OK || !n) {
-		ws->eof = 1;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-ssize_t ws_client_send(struct ws_client *ws, wslay_event_context_ptr ctx,
-		       const uint8_t *buf, size_t len, int flags)
-{
-	const void *p = buf;
-	size_t n = 0, plen = len;
-	CURLcode rc;
-
-	if ((flags & WSLAY_MSG_MORE) && !ws->hold_len &&
-	    len <= sizeof(ws->hold)) {
-		memcpy(ws->hold, buf, len);
-		ws->hold_len = len;
-		return len;
-	}
-	if (ws->hold_len) {
-		strbuf_reset(&ws->wbuf);
-		strbuf_add(&ws->wbuf, ws->hold, ws->hold_len);
-		strbuf_add(&ws->wbuf, buf, len);
-		p = ws->wbuf.buf;
-		plen = ws->wbuf.len;
-	}
-	rc = curl_easy_send(ws->curl, p, plen, &n);
-	if (rc == CURLE_AGAIN) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (rc != CURLE_OK) {
-		ws->eof = 1;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	if (ws->hold_len) {
-		size_t h = n < ws->hold_len ? n : ws->hold_len;
-
-		memmove(ws->hold, ws->hold + h, ws->hold_len - h);
-		ws->hold_len -= h;
-		n -= h;
-		if (!n) {
-			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-			return -1;
-		}
-	}
-	return n;
-}
-
-int ws_client_flush(struct ws_client *ws)
-{
-	while (ws->hold_len) {
-		size_t n = 0;
-		CURLcode rc =
-			curl_easy_send(ws->curl, ws->hold, ws->hold_len, &n);
-
-		if (rc == CURLE_AGAIN)
-			return 0;
-		if (rc != CURLE_OK) {
-			ws->eof = 1;
-			return -1;
-		}
-		memmove(ws->hold, ws->hold + n, ws->hold_len - n);
-		ws->hold_len -= n;
-	}
-	return 0;
 }

@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "crd-schema.h"
 #include "json.h"
+#include "proto/websocket.h"
 #include "parse-options.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -21,7 +22,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <wslay/wslay.h>
 
 /*
  * fake-kube: a fake Kubernetes API server for the tests of the kube
@@ -415,81 +415,6 @@ static char *new_uid(void)
 		strbuf_addf(&sb, "%02x", b[i]);
 	}
 	return strbuf_detach(&sb, NULL);
-}
-
-/* SHA-1 (FIPS 180-4), only for Sec-WebSocket-Accept (RFC 6455 4.2.2). */
-static uint32_t rol32(uint32_t x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
-static void sha1_block(uint32_t h[5], const unsigned char *p)
-{
-	uint32_t w[80], a, b, c, d, e, f, k, t;
-	int i;
-
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (i = 16; i < 80; i++)
-		w[i] = rol32(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	a = h[0];
-	b = h[1];
-	c = h[2];
-	d = h[3];
-	e = h[4];
-	for (i = 0; i < 80; i++) {
-		if (i < 20) {
-			f = (b & c) | (~b & d);
-			k = 0x5a827999;
-		} else if (i < 40) {
-			f = b ^ c ^ d;
-			k = 0x6ed9eba1;
-		} else if (i < 60) {
-			f = (b & c) | (b & d) | (c & d);
-			k = 0x8f1bbcdc;
-		} else {
-			f = b ^ c ^ d;
-			k = 0xca62c1d6;
-		}
-		t = rol32(a, 5) + f + e + k + w[i];
-		e = d;
-		d = c;
-		c = rol32(b, 30);
-		b = a;
-		a = t;
-	}
-	h[0] += a;
-	h[1] += b;
-	h[2] += c;
-	h[3] += d;
-	h[4] += e;
-}
-
-static void sha1(const void *data, size_t len, unsigned char out[20])
-{
-	uint32_t h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
-			  0xc3d2e1f0 };
-	const unsigned char *p = data;
-	unsigned char block[64];
-	uint64_t bits = (uint64_t)len * 8;
-	size_t i, rest;
-
-	for (; len >= 64; p += 64, len -= 64)
-		sha1_block(h, p);
-	rest = len;
-	memset(block, 0, sizeof(block));
-	memcpy(block, p, rest);
-	block[rest] = 0x80;
-	if (rest >= 56) {
-		sha1_block(h, block);
-		memset(block, 0, sizeof(block));
-	}
-	for (i = 0; i < 8; i++)
-		block[63 - i] = (unsigned char)(bits >> (8 * i));
-	sha1_block(h, block);
-	for (i = 0; i < 20; i++)
-		out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
 static const char *group_version_of(enum kind_id k, const char *version,
@@ -3930,7 +3855,7 @@ struct tunnel_ctx {
 	struct tunnel link;
 	struct MHD_UpgradeResponseHandle *urh;
 	struct strbuf extra; /* bytes read by MHD past the request */
-	size_t extra_pos;
+	struct ws_conn ws;   /* a WS_SERVER over link.ws_fd */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	struct strbuf fail; /* set: forwarding fails with this message */
@@ -3941,75 +3866,23 @@ struct tunnel_ctx {
 
 static pthread_cond_t tunnels_gone = PTHREAD_COND_INITIALIZER;
 
-static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-		       int flags, void *user)
-{
-	struct tunnel_ctx *t = user;
-	ssize_t n;
-
-	if (t->extra_pos < t->extra.len) {
-		n = (ssize_t)(t->extra.len - t->extra_pos);
-		if ((size_t)n > len)
-			n = (ssize_t)len;
-		memcpy(buf, t->extra.buf + t->extra_pos, n);
-		t->extra_pos += n;
-		return n;
-	}
-	do {
-		n = recv(t->link.ws_fd, buf, len, 0);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n <= 0) {
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data,
-		       size_t len, int flags, void *user)
-{
-	struct tunnel_ctx *t = user;
-	ssize_t n;
-
-	do {
-		n = send(t->link.ws_fd, data, len, MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		wslay_event_set_error(ctx,
-				      errno == EAGAIN || errno == EWOULDBLOCK
-					      ? WSLAY_ERR_WOULDBLOCK
-					      : WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-static void ws_on_msg(wslay_event_context_ptr ctx,
-		      const struct wslay_event_on_msg_recv_arg *arg, void *user)
+static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *msg,
+		      size_t len, uint16_t code, void *user)
 {
 	struct tunnel_ctx *t = user;
 
-	if (arg->opcode == WSLAY_BINARY_FRAME && arg->msg_length >= 1 &&
-	    arg->msg[0] == 0)
-		strbuf_add(&t->to_backend, arg->msg + 1, arg->msg_length - 1);
+	if (opcode == WS_BINARY && len >= 1 && msg[0] == 0)
+		strbuf_add(&t->to_backend, msg + 1, len - 1);
 }
 
-static void ws_queue(wslay_event_context_ptr ctx, int channel, const void *data,
+static void ws_queue(struct ws_conn *ws, int channel, const void *data,
 		     size_t len)
 {
-	struct wslay_event_msg msg;
 	unsigned char *buf = xmalloc(len + 1);
 
 	buf[0] = (unsigned char)channel;
 	memcpy(buf + 1, data, len);
-	msg.opcode = WSLAY_BINARY_FRAME;
-	msg.msg = buf;
-	msg.msg_length = len + 1;
-	wslay_event_queue_msg(ctx, &msg); /* copies */
+	ws_conn_send(ws, WS_BINARY, buf, len + 1); /* copies */
 	free(buf);
 }
 
@@ -4032,15 +3905,17 @@ static void set_nonblock(int fd)
 static void *tunnel_main(void *arg)
 {
 	struct tunnel_ctx *t = arg;
-	struct wslay_event_callbacks cb = { ws_recv, ws_send, NULL,	NULL,
-					    NULL,    NULL,    ws_on_msg };
-	wslay_event_context_ptr ctx;
+	struct ws_conn *ctx = &t->ws;
+	struct ws_transport tr;
 	unsigned char port_le[2] = { t->port & 0xff, (t->port >> 8) & 0xff };
 	char buf[32768];
 	int fd = -1, closing = 0, close_queued = 0;
 
 	set_nonblock(t->link.ws_fd);
-	wslay_event_context_server_init(&ctx, &cb, t);
+	ws_socket_transport(&tr, t->link.ws_fd);
+	if (ws_conn_init(ctx, WS_SERVER, &tr, 0, 0, ws_on_msg, t) < 0)
+		die("out of memory");
+	ws_conn_preload(ctx, t->extra.buf, t->extra.len);
 	ws_queue(ctx, 0, port_le, 2);
 	ws_queue(ctx, 1, port_le, 2);
 	if (!t->fail.len) {
@@ -4074,37 +3949,35 @@ static void *tunnel_main(void *arg)
 		pthread_mutex_unlock(&S.lock);
 		if (broken)
 			break;
-		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+		if (ws_conn_done(ctx))
 			break;
 		pfd[0].fd = t->link.ws_fd;
-		pfd[0].events = (wslay_event_want_read(ctx) ? POLLIN : 0) |
-				(wslay_event_want_write(ctx) ? POLLOUT : 0);
+		pfd[0].events = ws_conn_events(ctx);
 		pfd[0].revents = 0;
 		if (fd >= 0) {
 			pfd[1].fd = fd;
 			pfd[1].events =
-				(!t->backend_eof &&
-						 wslay_event_get_queued_msg_length(
-							 ctx) < (1 << 20)
+				(!t->backend_eof && ws_conn_queued_bytes(ctx) <
+							    (1 << 20)
 					 ? POLLIN
 					 : 0) |
 				(t->to_backend.len ? POLLOUT : 0);
 			pfd[1].revents = 0;
 			nfd = 2;
 		}
-		if (t->extra_pos < t->extra.len)
+		if (ws_conn_buffered(ctx))
 			pfd[0].revents = POLLIN;
 		else if (poll(pfd, nfd, 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (wslay_event_recv(ctx))
+			if (ws_conn_read(ctx))
 				break;
 		}
 		if (pfd[0].revents & POLLOUT) {
-			if (wslay_event_send(ctx))
+			if (ws_conn_write(ctx))
 				break;
 		}
-		if (wslay_event_get_close_received(ctx) && fd >= 0) {
+		if (ws_conn_close_received(ctx) && fd >= 0) {
 			/* the client is done: so is the connection */
 			closing = 1;
 			close(fd);
@@ -4145,17 +4018,16 @@ static void *tunnel_main(void *arg)
 		 * wslay sends control frames before queued data: close only
 		 * once the data is out.
 		 */
-		if (closing && !close_queued &&
-		    !wslay_event_get_queued_msg_count(ctx)) {
+		if (closing && !close_queued && !ws_conn_queued_count(ctx)) {
 			close_queued = 1;
-			wslay_event_queue_close(ctx, 1000, NULL, 0);
+			ws_conn_close(ctx, 1000, NULL);
 		}
-		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
+		if (ws_conn_want_write(ctx) && ws_conn_write(ctx))
 			break;
 	}
 	if (fd >= 0)
 		close(fd);
-	wslay_event_context_free(ctx);
+	ws_conn_release(ctx);
 
 	pthread_mutex_lock(&S.lock);
 	{
@@ -4241,11 +4113,10 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 					  const char *pod_name)
 {
 	const char *up = header(c, "Upgrade"), *key, *proto, *ports;
-	struct strbuf acc = STRBUF_INIT, b64 = STRBUF_INIT;
+	struct strbuf b64 = STRBUF_INIT;
 	struct MHD_Response *resp;
 	struct tunnel_ctx *t;
 	struct obj *pod;
-	unsigned char digest[20];
 	enum MHD_Result ret;
 	unsigned long port;
 	char *end;
@@ -4313,9 +4184,7 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 				  "v4.channel.k8s.io");
 		goto fail;
 	}
-	strbuf_addf(&acc, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key);
-	sha1(acc.buf, acc.len, digest);
-	base64_encode_into(&b64, digest, sizeof(digest));
+	ws_accept_key(key, &b64);
 	resp = MHD_create_response_for_upgrade(upgrade_cb, t);
 	if (!resp) {
 		ret = MHD_NO;
@@ -4327,7 +4196,6 @@ static enum MHD_Result handle_portforward(struct MHD_Connection *c,
 				"v4.channel.k8s.io");
 	ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
 	MHD_destroy_response(resp);
-	strbuf_release(&acc);
 	strbuf_release(&b64);
 	return ret;
 fail:
@@ -4335,7 +4203,6 @@ fail:
 	strbuf_release(&t->fail);
 	strbuf_release(&t->to_backend);
 	free(t);
-	strbuf_release(&acc);
 	strbuf_release(&b64);
 	return ret;
 }

@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "http.h"
 #include "kube/portforward.h"
+#include "proto/websocket.h"
 #include "strbuf.h"
 #include "usage.h"
 
@@ -14,7 +15,6 @@
 
 #include <microhttpd.h>
 #include <openssl/sha.h>
-#include <wslay/wslay.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -23,7 +23,7 @@
  * Unit tests of lib/kube/portforward.c against a fake API server in this
  * process: libmicrohttpd on 127.0.0.1 answers the portforward upgrade
  * (MHD_create_response_for_upgrade) and speaks v4.channel.k8s.io with
- * wslay on the server side: port prefixes on channels 0 and 1, then
+ * a lib/proto/websocket server end: port prefixes on channels 0 and 1, then
  * an echo of channel 0 (or a failure, chosen by the test's mode).
  */
 
@@ -66,70 +66,28 @@ struct sconn {
 	struct strbuf req; /* M_HTTP: request bytes not answered yet */
 };
 
-static ssize_t s_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
-		      int flags, void *data)
+static void queue(struct ws_conn *ws, int ch, const void *p, size_t len)
 {
-	struct sconn *c = data;
-	ssize_t n = recv(c->fd, buf, len, MSG_DONTWAIT);
-
-	(void)flags;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n <= 0) {
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-static ssize_t s_send(wslay_event_context_ptr ctx, const uint8_t *buf,
-		      size_t len, int flags, void *data)
-{
-	struct sconn *c = data;
-	ssize_t n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-	(void)flags;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n < 0) {
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
-}
-
-static void queue(wslay_event_context_ptr ctx, int ch, const void *p,
-		  size_t len)
-{
-	struct wslay_event_msg m;
 	uint8_t *buf = malloc(len + 1);
 
 	buf[0] = ch;
 	memcpy(buf + 1, p, len);
-	m.opcode = WSLAY_BINARY_FRAME;
-	m.msg = buf;
-	m.msg_length = len + 1;
-	wslay_event_queue_msg(ctx, &m);
+	ws_conn_send(ws, WS_BINARY, buf, len + 1);
 	free(buf);
 }
 
-static void s_on_msg(wslay_event_context_ptr ctx,
-		     const struct wslay_event_on_msg_recv_arg *arg, void *data)
+static void s_on_msg(struct ws_conn *ctx, int opcode, const uint8_t *msg,
+		     size_t len, uint16_t code, void *data)
 {
 	struct sconn *c = data;
 
-	if (arg->opcode != WSLAY_BINARY_FRAME || arg->msg_length < 1 ||
-	    arg->msg[0] != 0)
+	if (opcode != WS_BINARY || len < 1 || msg[0] != 0)
 		return;
 	if (c->mode == M_HTTP || c->mode == M_HTTP1) {
 		struct strbuf a = STRBUF_INIT;
 		char *end;
 
-		strbuf_add(&c->req, arg->msg + 1, arg->msg_length - 1);
+		strbuf_add(&c->req, msg + 1, len - 1);
 		while ((end = strstr(c->req.buf, "\r\n\r\n"))) {
 			char body[32];
 
@@ -148,7 +106,7 @@ static void s_on_msg(wslay_event_context_ptr ctx,
 		strbuf_release(&a);
 		return;
 	}
-	queue(ctx, 0, arg->msg + 1, arg->msg_length - 1);
+	queue(ctx, 0, msg + 1, len - 1);
 	if (c->mode == M_KILL)
 		c->kill = 1;
 }
@@ -156,16 +114,14 @@ static void s_on_msg(wslay_event_context_ptr ctx,
 static void *s_thread(void *data)
 {
 	struct sconn *c = data;
-	struct wslay_event_callbacks cb = {
-		.recv_callback = s_recv,
-		.send_callback = s_send,
-		.on_msg_recv_callback = s_on_msg,
-	};
-	wslay_event_context_ptr ctx;
+	struct ws_conn ws, *ctx = &ws;
+	struct ws_transport t;
 	uint8_t port[2] = { PORT & 0xff, PORT >> 8 };
 	int closing = 0;
 
-	wslay_event_context_server_init(&ctx, &cb, c);
+	ws_socket_transport(&t, c->fd);
+	assert_int_equal(ws_conn_init(ctx, WS_SERVER, &t, 0, 0, s_on_msg, c),
+			 0);
 	if (c->mode == M_BADPORT)
 		port[0]++;
 	queue(ctx, 0, port, 2);
@@ -185,30 +141,27 @@ static void *s_thread(void *data)
 		pthread_mutex_unlock(&S.lock);
 		if (stop)
 			break;
-		if (wslay_event_want_write(ctx) && wslay_event_send(ctx))
+		if (ws_conn_want_write(ctx) && ws_conn_write(ctx))
 			break;
 		/* control frames go first in wslay: close after the data */
 		if (c->mode == M_CH1 && !closing &&
-		    !wslay_event_get_queued_msg_count(ctx)) {
+		    !ws_conn_queued_count(ctx)) {
 			closing = 1;
-			wslay_event_queue_close(ctx, 1000, NULL, 0);
+			ws_conn_close(ctx, 1000, NULL);
 			continue;
 		}
-		if (c->kill && !wslay_event_want_write(ctx))
+		if (c->kill && !ws_conn_want_write(ctx))
 			break; /* drop the link, no close frame */
-		if (!wslay_event_want_read(ctx) && !wslay_event_want_write(ctx))
+		if (ws_conn_done(ctx))
 			break;
-		if (wslay_event_want_read(ctx))
-			p.events |= POLLIN;
-		if (wslay_event_want_write(ctx))
-			p.events |= POLLOUT;
+		p.events = ws_conn_events(ctx);
 		if (poll(&p, 1, 100) < 0)
 			break;
 		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    wslay_event_recv(ctx))
+		    ws_conn_read(ctx))
 			break;
 	}
-	wslay_event_context_free(ctx);
+	ws_conn_release(ctx);
 	shutdown(c->fd, SHUT_RDWR);
 	MHD_upgrade_action(c->urh, MHD_UPGRADE_ACTION_CLOSE);
 	pthread_mutex_lock(&S.lock);
@@ -244,6 +197,10 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls,
 		pthread_detach(th);
 }
 
+/*
+ * The accept key written out here rather than ws_accept_key(): the
+ * client's check is tested against a second implementation.
+ */
 static void accept_key(const char *key, char *out, size_t outlen)
 {
 	struct strbuf sb = STRBUF_INIT;
