@@ -108,17 +108,8 @@ process.stdout.write(out);
 # MCP_DEFAULT_TIMEOUT_MSEC, 10 minutes), neither reset on progress nor
 # raised by it. Scaled: a 3 s timeout and a silent command, heartbeats
 # off ("before") and every second ("after"). The server runs through
-# bin/gosbx-tee, which keeps what the client sent (c2s.<hb>.log) and
-# what the server answered (s2c.<hb>.log).
-cat >"$TRASH_DIRECTORY/bin/gosbx-tee" <<EOF &&
-#!/bin/sh
-hb=\$1
-shift
-tee -a "$TRASH_DIRECTORY/c2s.\$hb.log" |
-GOSBX_MCP_HEARTBEAT=\$hb "$GOSBX" mcp "\$@" 2>>"$TRASH_DIRECTORY/stdio.log" |
-tee -a "$TRASH_DIRECTORY/s2c.\$hb.log"
-EOF
-chmod +x "$TRASH_DIRECTORY/bin/gosbx-tee" || exit 1
+# $MCP_TEE (t/lib-mcp.sh), which keeps what the client sent and what the
+# server answered.
 
 # gemini_slow <heartbeat> <seconds>: a 3 s timeout for gosbx, whose
 # heartbeat interval is <heartbeat>; the model runs a silent
@@ -132,7 +123,7 @@ s.mcpServers.gosbx = { command: process.argv[1],
 	args: [process.argv[2], \"--tools=go,sandbox,jobs\"],
 	timeout: 3000 };
 fs.writeFileSync(f, JSON.stringify(s, null, 2));
-" "$TRASH_DIRECTORY/bin/gosbx-tee" "$1" &&
+" "$MCP_TEE" "$1" &&
 	cat >slow.json <<-EOF &&
 	[
 	 {"tool": "mcp_gosbx_run_go_code", "input": {"command": "exec sleep $2"}},
@@ -159,12 +150,6 @@ process.stdout.write(JSON.stringify(fr[fr.length - 1].response));
 "
 }
 
-# progress <file>: the heartbeats the server sent
-heartbeats() {
-	grep -c "\"method\":\"notifications/progress\".*\"message\":\"running, " \
-		"$1" || :
-}
-
 test_expect_success 'it sends a progressToken with run_go_code' '
 	gemini_slow 0 4140.1 &&
 	grep "\"name\":\"run_go_code\"" c2s.0.log >call &&
@@ -175,17 +160,17 @@ test_expect_success 'before (no heartbeats): the call dies at its 3 s timeout' '
 	error_of >err.json &&
 	grep "Request timed out" err.json &&
 	test "$(cat ms.0)" -ge 3000 &&
-	test "$(heartbeats s2c.0.log)" = 0 &&
+	test "$(mcp_heartbeats s2c.0.log)" = 0 &&
 	wait_gone "sleep 4140.1" &&
 	wait_no_claims
 '
 
-test_expect_success 'after (a heartbeat a second): it dies at 3 s all the same' '
+test_expect_success 'after (heartbeats): it dies at 3 s all the same' '
 	gemini_slow 1s 4140.2 &&
 	error_of >err.json &&
 	grep "Request timed out" err.json &&
 	test "$(cat ms.1s)" -ge 3000 &&
-	test "$(heartbeats s2c.1s.log)" -ge 2 &&
+	test "$(mcp_heartbeats s2c.1s.log)" -ge 2 &&
 	wait_gone "sleep 4140.2" &&
 	wait_no_claims
 '
