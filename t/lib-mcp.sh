@@ -37,6 +37,7 @@
 # stdio server: $MCP_STDIO runs `gosbx mcp "$@"` with its stderr appended
 # to stdio.log (the SDK's stdio transport gives a server its own stderr;
 # this keeps every server's, where mcp_no_sanitizer_report looks).
+# $MCP_TEE <heartbeat> [options] also keeps both streams (see below).
 #
 # Processes: wait_running / wait_gone '<command line>' wait (bounded) for
 # a process whose whole command line is exactly that; no_claims and
@@ -150,6 +151,29 @@ cat >"$MCP_STDIO" <<EOF &&
 exec "$GOSBX_BUILD_DIR/gosbx" mcp "\$@" 2>>"$TRASH_DIRECTORY/stdio.log"
 EOF
 chmod +x "$MCP_STDIO" || exit 1
+
+# $MCP_TEE <heartbeat> [gosbx mcp options]: a stdio server as a host
+# registers it, with GOSBX_MCP_HEARTBEAT=<heartbeat>; what the client
+# sent is kept in c2s.<heartbeat>.log, what the server answered in
+# s2c.<heartbeat>.log (in the trash directory), its stderr in stdio.log
+MCP_TEE=$TRASH_DIRECTORY/bin/gosbx-mcp-tee
+cat >"$MCP_TEE" <<EOF &&
+#!/bin/sh
+hb=\$1
+shift
+tee -a "$TRASH_DIRECTORY/c2s.\$hb.log" |
+GOSBX_MCP_HEARTBEAT=\$hb "$GOSBX_BUILD_DIR/gosbx" mcp "\$@" \\
+	2>>"$TRASH_DIRECTORY/stdio.log" |
+tee -a "$TRASH_DIRECTORY/s2c.\$hb.log"
+EOF
+chmod +x "$MCP_TEE" || exit 1
+
+# mcp_heartbeats <file>: how many heartbeats ("running, <s> s") the
+# server sent in a s2c log of $MCP_TEE
+mcp_heartbeats() {
+	grep -c "\"method\":\"notifications/progress\".*\"message\":\"running, " \
+		"$1" || :
+}
 
 # mcp_no_sanitizer_report FILE...: no ASan/UBSan/LSan report in the files
 mcp_no_sanitizer_report() {

@@ -198,4 +198,99 @@ test_expect_success 'over --http with a bearer token, as the README says' '
 	wait_no_claims
 '
 
+# Issue 21: Claude Code's own limits on a tool call (its bundle: the
+# call passes onprogress, so the SDK sends a progressToken):
+# - a hard wall-clock limit, the server's "timeout" (ms, at least 1000)
+#   or else MCP_TOOL_TIMEOUT (ms; default 100000000, about 28 hours):
+#   progress does not extend it;
+# - an idle limit, CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (ms, 0 turns it
+#   off; default 30 minutes for a stdio server, 5 for HTTP, at least the
+#   server's "timeout"), checked every 30 s: a response or a progress
+#   notification starts it anew.
+# Scaled: 3 s limits, a silent command, heartbeats off ("before") and
+# every second ("after"). At the hard limit, whichever of Claude Code's
+# own timer and the SDK's fires first ends the call: the SDK's sends
+# notifications/cancelled, Claude Code's does not; either way the server
+# kills the command, at the latest when Claude Code exits and closes
+# its stdin. The server runs through $MCP_TEE
+# (t/lib-mcp.sh), which keeps what the client sent and what the server
+# answered.
+
+# claude_slow <heartbeat> <command> <client env>...: gosbx registered
+# with heartbeats every <heartbeat>, the model runs <command> with
+# run_go_code, Claude Code has the environment <client env>; the
+# elapsed ms in ms.<heartbeat>, the tool results in results
+claude_slow() {
+	_hb=$1
+	cat >slow.json <<-EOF &&
+	[
+	 {"tool": "mcp__gosbx__run_go_code", "input": {"command": "$2"}},
+	 {"text": "finished"}
+	]
+	EOF
+	shift 2 &&
+	"$CLAUDE" mcp remove --scope user gosbx >/dev/null 2>&1
+	"$CLAUDE" mcp remove --scope user gosbx-http >/dev/null 2>&1
+	"$CLAUDE" mcp add --scope user gosbx -- "$MCP_TEE" "$_hb" \
+		>add.out 2>&1 &&
+	rm -f "c2s.$_hb.log" "s2c.$_hb.log" &&
+	t0=$(date +%s%3N) &&
+	(
+		export "$@" &&
+		claude_p slow.json --allowedTools mcp__gosbx__run_go_code
+	) &&
+	echo $(($(date +%s%3N) - t0)) >"ms.$_hb" &&
+	echo "# claude, heartbeat $_hb, $*: $(cat "ms.$_hb") ms" >&3 &&
+	results requests.log >results &&
+	cat results >&3 &&
+	test_line_count = 1 results
+}
+
+test_expect_success 'hard limit, no heartbeats: dies at MCP_TOOL_TIMEOUT' '
+	claude_slow 0 "exec sleep 4130.61" MCP_TOOL_TIMEOUT=3000 &&
+	grep "timed out after 3s" results &&
+	is_error 1 true &&
+	test "$(cat ms.0)" -ge 3000 &&
+	test "$(mcp_heartbeats s2c.0.log)" = 0 &&
+	wait_gone "sleep 4130.61" &&
+	wait_no_claims
+'
+
+test_expect_success 'it sends a progressToken with run_go_code' '
+	grep "\"name\":\"run_go_code\"" c2s.0.log >call &&
+	grep "\"progressToken\":[0-9]" call
+'
+
+test_expect_success 'hard limit, heartbeats: dies at 3 s all the same' '
+	claude_slow 1s "exec sleep 4130.62" MCP_TOOL_TIMEOUT=3000 &&
+	grep "timed out after 3s" results &&
+	is_error 1 true &&
+	test "$(cat ms.1s)" -ge 3000 &&
+	test "$(mcp_heartbeats s2c.1s.log)" -ge 2 &&
+	wait_gone "sleep 4130.62" &&
+	wait_no_claims
+'
+
+test_expect_success 'idle limit, no heartbeats: dies at the 30 s check' '
+	claude_slow 0 "exec sleep 4130.63" CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT=3000 &&
+	grep "sent no response or progress for [0-9]*s" results &&
+	is_error 1 true &&
+	test "$(cat ms.0)" -ge 29000 &&
+	test "$(mcp_heartbeats s2c.0.log)" = 0 &&
+	wait_gone "sleep 4130.63" &&
+	wait_no_claims
+'
+
+test_expect_success 'idle limit, heartbeats: a silent 33 s call ends well' '
+	claude_slow 1s "sleep 33.4130; echo done" \
+		CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT=3000 &&
+	printf "exit=0  (D)\n\n── stdout ──\ndone\n" >expect &&
+	nth 1 >actual &&
+	test_cmp expect actual &&
+	is_error 1 false &&
+	test "$(cat ms.1s)" -ge 33000 &&
+	test "$(mcp_heartbeats s2c.1s.log)" -ge 25 &&
+	wait_no_claims
+'
+
 test_done

@@ -101,4 +101,83 @@ process.stdout.write(out);
 	wait_no_claims
 '
 
+# Issue 21: Gemini CLI's own limit on a tool call. It sends a
+# progressToken (a UUID in _meta, bundle: McpCallableTool.callTool) and
+# shows the progress, but calls with the official SDK's plain `timeout`:
+# the server's "timeout" in settings.json mcpServers (ms; default
+# MCP_DEFAULT_TIMEOUT_MSEC, 10 minutes), neither reset on progress nor
+# raised by it. Scaled: a 3 s timeout and a silent command, heartbeats
+# off ("before") and every second ("after"). The server runs through
+# $MCP_TEE (t/lib-mcp.sh), which keeps what the client sent and what the
+# server answered.
+
+# gemini_slow <heartbeat> <seconds>: a 3 s timeout for gosbx, whose
+# heartbeat interval is <heartbeat>; the model runs a silent
+# `sleep <seconds>`; the elapsed ms in ms.<heartbeat>
+gemini_slow() {
+	node -e "
+const fs = require(\"fs\");
+const f = process.env.HOME + \"/.gemini/settings.json\";
+const s = JSON.parse(fs.readFileSync(f, \"utf8\"));
+s.mcpServers.gosbx = { command: process.argv[1],
+	args: [process.argv[2], \"--tools=go,sandbox,jobs\"],
+	timeout: 3000 };
+fs.writeFileSync(f, JSON.stringify(s, null, 2));
+" "$MCP_TEE" "$1" &&
+	cat >slow.json <<-EOF &&
+	[
+	 {"tool": "mcp_gosbx_run_go_code", "input": {"command": "exec sleep $2"}},
+	 {"text": "finished"}
+	]
+	EOF
+	rm -f "c2s.$1.log" "s2c.$1.log" &&
+	t0=$(date +%s%3N) &&
+	gemini_p slow.json &&
+	echo $(($(date +%s%3N) - t0)) >"ms.$1" &&
+	echo "# gemini, heartbeat $1: $(cat "ms.$1") ms" >&3
+}
+
+# error_of: the function response of the last request, as JSON
+error_of() {
+	node -e "
+const fs = require(\"fs\");
+const reqs = fs.readFileSync(\"requests.log\", \"utf8\").split(\"\\n\")
+	.filter(Boolean).map(JSON.parse);
+const last = reqs[reqs.length - 1].body;
+const fr = last.contents.flatMap((c) => c.parts ?? [])
+	.filter((p) => p.functionResponse).map((p) => p.functionResponse);
+process.stdout.write(JSON.stringify(fr[fr.length - 1].response));
+"
+}
+
+test_expect_success 'it sends a progressToken with run_go_code' '
+	gemini_slow 0 4140.1 &&
+	grep "\"name\":\"run_go_code\"" c2s.0.log >call &&
+	grep "\"_meta\":{\"progressToken\":\"[0-9a-f-]\{36\}\"}" call
+'
+
+test_expect_success 'before (no heartbeats): the call dies at its 3 s timeout' '
+	error_of >err.json &&
+	grep "Request timed out" err.json &&
+	test "$(cat ms.0)" -ge 3000 &&
+	test "$(mcp_heartbeats s2c.0.log)" = 0 &&
+	wait_gone "sleep 4140.1" &&
+	wait_no_claims
+'
+
+test_expect_success 'after (heartbeats): it dies at 3 s all the same' '
+	gemini_slow 1s 4140.2 &&
+	error_of >err.json &&
+	grep "Request timed out" err.json &&
+	test "$(cat ms.1s)" -ge 3000 &&
+	test "$(mcp_heartbeats s2c.1s.log)" -ge 2 &&
+	wait_gone "sleep 4140.2" &&
+	wait_no_claims
+'
+
+test_expect_success 'the client told the server: notifications/cancelled' '
+	grep "\"method\":\"notifications/cancelled\"" c2s.0.log &&
+	grep "\"method\":\"notifications/cancelled\"" c2s.1s.log
+'
+
 test_done
