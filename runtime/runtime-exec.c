@@ -6,6 +6,7 @@
 #include "exec.h"
 #include "json.h"
 #include "log.h"
+#include "proto/exec-events.h"
 #include "runtime.h"
 #include "strvec.h"
 #include "utf8.h"
@@ -310,29 +311,6 @@ static void add_stream_text(struct strbuf *out, const struct strbuf *data,
 	}
 }
 
-/* The fields every result carries, after exit_code/stderr/stdout. */
-void add_result_fields(struct strbuf *out, const struct exec_result *res,
-		       int with_truncation)
-{
-	strbuf_addf(out, ",\"duration_ms\":%" PRId64 ",\"reason\":\"%s\"",
-		    res->duration_ms, res->reason);
-	if (res->signal)
-		strbuf_addf(out, ",\"signal\":%d", res->signal);
-	strbuf_addf(out, ",\"cpu_ms\":%" PRId64 ",\"peak_rss_kb\":%" PRId64,
-		    res->cpu_ms, res->peak_rss_kb);
-	strbuf_addf(out, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s",
-		    with_truncation && res->out_truncated ? "true" : "false",
-		    with_truncation && res->err_truncated ? "true" : "false");
-	if (res->output_held) {
-		strbuf_addstr(out, ",\"output_held\":true");
-		if (res->held_output) {
-			strbuf_addstr(out, ",\"held_output\":");
-			json_add_string(out, res->held_output,
-					strlen(res->held_output));
-		}
-	}
-}
-
 /* Name the command after the request's X-Request-ID, for cancel. */
 void set_tag(struct MHD_Connection *c, struct exec_params *p)
 {
@@ -401,7 +379,7 @@ enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r)
 	add_stream_text(&body, &res.err, res.err_truncated);
 	strbuf_addstr(&body, ",\"stdout\":");
 	add_stream_text(&body, &res.out, res.out_truncated);
-	add_result_fields(&body, &res, 1);
+	exec_result_add_fields(&body, &res, 1);
 	strbuf_addch(&body, '}');
 	exec_result_release(&res);
 	ret = reply_json(c, r, 200, &body);
@@ -423,25 +401,6 @@ struct exec_stream_state {
 	uint64_t last_sent_ms; /* monotonic ms of the last bytes given out */
 };
 
-static void add_event(struct strbuf *out, enum exec_stream stream,
-		      const char *buf, size_t len)
-{
-	const char *type = stream == EXEC_STDOUT ? "stdout" : "stderr";
-
-	size_t start = out->len;
-
-	if (!len)
-		return;
-	strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
-	if (json_add_string_strict(out, buf, len) < 0) {
-		strbuf_setlen(out, start);
-		strbuf_addf(out, "{\"type\":\"%s\",\"b64\":\"", type);
-		base64_encode_into(out, buf, len);
-		strbuf_addch(out, '"');
-	}
-	strbuf_addstr(out, "}\n");
-}
-
 static int stream_output(enum exec_stream stream, const char *buf, size_t len,
 			 void *data)
 {
@@ -458,7 +417,7 @@ static int stream_output(enum exec_stream stream, const char *buf, size_t len,
 		len = joined.len;
 	}
 	tail = utf8_incomplete_tail(buf, len);
-	add_event(&s->pending, stream, buf, len - tail);
+	exec_event_add_output(&s->pending, stream, buf, len - tail, -1);
 	strbuf_add(carry, buf + len - tail, tail);
 	strbuf_release(&joined);
 	return 0;
@@ -477,14 +436,13 @@ static void stream_finish(struct exec_stream_state *s)
 	for (int i = 0; i < 2; i++) {
 		/* a cut character at the very end travels as base64 */
 		if (s->carry[i].len)
-			add_event(&s->pending, i + 1, s->carry[i].buf,
-				  s->carry[i].len);
+			exec_event_add_output(&s->pending, i + 1,
+					      s->carry[i].buf, s->carry[i].len,
+					      -1);
 		strbuf_reset(&s->carry[i]);
 	}
-	strbuf_addf(&s->pending, "{\"type\":\"exit\",\"exit_code\":%d",
-		    res.exit_code);
-	add_result_fields(&s->pending, &res, 0);
-	strbuf_addstr(&s->pending, "}\n");
+	exec_event_begin_exit(&s->pending, &res);
+	exec_event_end_exit(&s->pending, 1);
 	exec_result_release(&res);
 	s->finished = 1;
 }
@@ -506,8 +464,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts (the
 			 * sandbox-router's is 180 s) */
-			strbuf_addstr(&s->pending,
-				      "{\"type\":\"heartbeat\"}\n");
+			exec_event_add_simple(&s->pending,
+					      EXEC_EVENT_HEARTBEAT);
 	}
 	n = s->pending.len - s->off;
 	if (n > max)
@@ -566,7 +524,7 @@ enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r)
 			stream_free(s);
 			return ret;
 		}
-		strbuf_addstr(&s->pending, "{\"type\":\"started\"}\n");
+		exec_event_add_simple(&s->pending, EXEC_EVENT_STARTED);
 	}
 	s->p.oom_before = oom_kills();
 	log_exec_begin(s->p.req.command);

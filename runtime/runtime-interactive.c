@@ -29,6 +29,7 @@
 #include "exec.h"
 #include "json.h"
 #include "log.h"
+#include "proto/exec-events.h"
 #include "runtime.h"
 #include "utf8.h"
 #include "session/websocket.h"
@@ -810,10 +811,8 @@ static void ws_finish(struct ws_sess *s)
 	if (!s->failed && !s->gone) {
 		struct strbuf ev = STRBUF_INIT;
 
-		strbuf_addf(&ev, "{\"type\":\"exit\",\"exit_code\":%d",
-			    res.exit_code);
-		add_result_fields(&ev, &res, 0);
-		strbuf_addch(&ev, '}');
+		exec_event_begin_exit(&ev, &res);
+		exec_event_end_exit(&ev, 0);
 		ws_queue(s, CH_STATUS, ev.buf, ev.len);
 		strbuf_release(&ev);
 	}

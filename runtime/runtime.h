@@ -130,9 +130,6 @@ void classify_oom(struct exec_params *p, struct exec_result *res);
 /* the log lines of Documentation/protocol/runtime-api.md */
 void log_exec_begin(const char *command);
 void log_exec_done(const char *command, const struct exec_result *res);
-/* the fields of an exit event after exit_code (duration_ms, reason...) */
-void add_result_fields(struct strbuf *out, const struct exec_result *res,
-		       int with_truncation);
 
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r);
 enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);

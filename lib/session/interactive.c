@@ -7,6 +7,7 @@
 #include "session/interactive.h"
 #include "http.h"
 #include "json.h"
+#include "proto/exec-events.h"
 #include "strvec.h"
 #include "usage.h"
 #include "session/websocket.h"
@@ -28,8 +29,6 @@ enum channel {
 /* stdin in one message, and in one POST of the exec-input transport */
 #define WS_CHUNK (64 * 1024)
 #define POST_CHUNK (1u << 20)
-/* an NDJSON event line of the exec-input stream */
-#define MAX_LINE (4u << 20)
 
 enum transport { IA_WS, IA_HTTP };
 
@@ -350,33 +349,26 @@ static void put_record(struct interactive *ia, enum record type,
 
 static void http_event(struct interactive *ia, const char *line, size_t len)
 {
-	json_t *ev = json_parse(line, len, NULL);
-	const char *type = json_object_str(ev, "type");
-	struct strbuf bytes = STRBUF_INIT;
+	struct exec_event ev = EXEC_EVENT_INIT;
+	int rc = exec_event_parse(&ev, line, len, NULL);
+	int stream = exec_event_stream(ev.type);
 
-	if (!type) {
+	if (rc < 0) {
 		ia->bad_stream = 1;
-	} else if (!strcmp(type, "started")) {
+	} else if (rc) {
+		; /* a newer runtime's event */
+	} else if (ev.type == EXEC_EVENT_STARTED) {
 		pthread_mutex_lock(&ia->mu);
 		ia->started = 1;
 		pthread_cond_broadcast(&ia->cond);
 		pthread_mutex_unlock(&ia->mu);
-	} else if (!strcmp(type, "stdout") || !strcmp(type, "stderr")) {
-		json_t *data = json_object_get(ev, "data");
-		const char *b64 = json_object_str(ev, "b64");
-
-		if (json_is_string(data))
-			strbuf_add(&bytes, json_string_value(data),
-				   json_string_length(data));
-		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
-			ia->bad_stream = 1;
-		put_record(ia, type[3] == 'o' ? REC_STDOUT : REC_STDERR,
-			   bytes.buf, bytes.len);
-	} else if (!strcmp(type, "exit")) {
+	} else if (stream) {
+		put_record(ia, stream == 1 ? REC_STDOUT : REC_STDERR,
+			   ev.data.buf, ev.data.len);
+	} else if (ev.type == EXEC_EVENT_EXIT) {
 		put_record(ia, REC_EXIT, line, len);
 	}
-	strbuf_release(&bytes);
-	json_decref(ev);
+	exec_event_release(&ev);
 }
 
 static int http_data(const char *buf, size_t len, void *data)
@@ -387,7 +379,7 @@ static int http_data(const char *buf, size_t len, void *data)
 		const char *nl = memchr(buf, '\n', len);
 		size_t n = nl ? (size_t)(nl - buf) : len;
 
-		if (ia->line.len + n > MAX_LINE) {
+		if (ia->line.len + n > EXEC_EVENT_LINE_MAX) {
 			ia->bad_stream = 1;
 			return -1;
 		}
