@@ -29,6 +29,7 @@
 #include "exec.h"
 #include "json.h"
 #include "log.h"
+#include "proto/channel.h"
 #include "proto/exec-events.h"
 #include "runtime.h"
 #include "utf8.h"
@@ -44,14 +45,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#define WS_PROTO "gosbx.exec.v1"
-enum channel {
-	CH_STDIN = 0,
-	CH_STDOUT = 1,
-	CH_STDERR = 2,
-	CH_STATUS = 3,
-	CH_CONTROL = 4,
-};
 /* largest message a client may send: a start body and its channel byte */
 #define WS_MAX_MSG (UPSTREAM_JSON_LIMIT + 1)
 /* queued output before the command's output is paused, bytes */
@@ -111,16 +104,6 @@ unsigned parse_interactive_fields(struct exec_params *p, struct strbuf *err)
 
 /* ---- control messages, the same on both transports ---- */
 
-static const struct {
-	const char *name;
-	int sig;
-} signals[] = {
-	{ "HUP", SIGHUP },   { "INT", SIGINT },	    { "QUIT", SIGQUIT },
-	{ "KILL", SIGKILL }, { "USR1", SIGUSR1 },   { "USR2", SIGUSR2 },
-	{ "TERM", SIGTERM }, { "CONT", SIGCONT },   { "STOP", SIGSTOP },
-	{ "TSTP", SIGTSTP }, { "WINCH", SIGWINCH },
-};
-
 /*
  * Apply a control message other than start: resize and signal act on
  * proc's terminal, eof sets *eof. Returns 0, or -1 with err.
@@ -128,58 +111,35 @@ static const struct {
 static int apply_control(struct exec_proc *proc, int tty, json_t *j, int *eof,
 			 struct strbuf *err)
 {
-	const char *type = json_object_str(j, "type");
-	int64_t cols, rows;
+	struct exec_control c;
 
-	if (!type) {
-		strbuf_addstr(err, "a control message is a JSON object with "
-				   "a \"type\"");
+	if (exec_control_parse(j, &c, err) < 0)
 		return -1;
-	}
-	if (!strcmp(type, "eof")) {
+	switch (c.type) {
+	case EXEC_CONTROL_START:
+		strbuf_addstr(err, "unknown control message type 'start'");
+		return -1;
+	case EXEC_CONTROL_EOF:
 		*eof = 1;
 		return 0;
-	}
-	if (!strcmp(type, "resize")) {
-		if (json_object_int(j, "cols", &cols) <= 0 ||
-		    json_object_int(j, "rows", &rows) <= 0 || cols < 1 ||
-		    rows < 1 || cols > 65535 || rows > 65535) {
-			strbuf_addstr(err, "resize wants cols and rows from 1 "
-					   "to 65535");
-			return -1;
-		}
+	case EXEC_CONTROL_RESIZE:
 		if (!tty) {
 			strbuf_addstr(err, "resize needs a terminal (tty)");
 			return -1;
 		}
-		exec_resize(proc, (unsigned)cols, (unsigned)rows);
+		exec_resize(proc, c.cols, c.rows);
+		return 0;
+	case EXEC_CONTROL_SIGNAL:
+		if (!tty) {
+			strbuf_addstr(err, "signal needs a terminal (tty): it "
+					   "goes to the terminal's foreground "
+					   "process group");
+			return -1;
+		}
+		exec_signal_foreground(proc, c.signo);
 		return 0;
 	}
-	if (!strcmp(type, "signal")) {
-		const char *name = json_object_str(j, "signal");
-
-		for (size_t i = 0; name && i < ARRAY_SIZE(signals); i++) {
-			if (strcmp(name, signals[i].name))
-				continue;
-			if (!tty) {
-				strbuf_addstr(err, "signal needs a terminal "
-						   "(tty): it goes to the "
-						   "terminal's foreground "
-						   "process group");
-				return -1;
-			}
-			exec_signal_foreground(proc, signals[i].sig);
-			return 0;
-		}
-		strbuf_addstr(err, "signal wants \"signal\": one of HUP, INT, "
-				   "QUIT, KILL, USR1, USR2, TERM, CONT, "
-				   "STOP, TSTP, WINCH");
-		return -1;
-	}
-	strbuf_addstr(err, "unknown control message type '");
-	strbuf_add(err, type, strnlen(type, 32));
-	strbuf_addch(err, '\'');
-	return -1;
+	return 0;
 }
 
 /* ---- exec-input: stdin and control through other requests ---- */
@@ -578,14 +538,13 @@ static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data,
 	return n;
 }
 
-static void ws_queue(struct ws_sess *s, int channel, const void *data,
-		     size_t len)
+static void ws_queue(struct ws_sess *s, enum exec_channel channel,
+		     const void *data, size_t len)
 {
 	struct wslay_event_msg m;
 
 	strbuf_reset(&s->scratch);
-	strbuf_addch(&s->scratch, channel);
-	strbuf_add(&s->scratch, data, len);
+	exec_channel_frame(&s->scratch, channel, data, len);
 	m.opcode = WSLAY_BINARY_FRAME;
 	m.msg = (const uint8_t *)s->scratch.buf;
 	m.msg_length = s->scratch.len;
@@ -635,7 +594,8 @@ static int ws_output(enum exec_stream stream, const char *buf, size_t len,
 
 	if (s->failed || s->gone)
 		return -1;
-	ws_queue(s, stream == EXEC_STDOUT ? CH_STDOUT : CH_STDERR, buf, len);
+	ws_queue(s, stream == EXEC_STDOUT ? EXEC_CH_STDOUT : EXEC_CH_STDERR,
+		 buf, len);
 	return 0;
 }
 
@@ -718,8 +678,9 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		      const struct wslay_event_on_msg_recv_arg *arg, void *data)
 {
 	struct ws_sess *s = data;
-	const uint8_t *msg = arg->msg;
-	size_t len = arg->msg_length;
+	const void *payload;
+	size_t len;
+	unsigned ch;
 
 	switch (arg->opcode) {
 	case WSLAY_CONNECTION_CLOSE:
@@ -740,27 +701,28 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 	}
 	if (s->failed)
 		return;
-	if (!len) {
+	if (exec_channel_split(arg->msg, arg->msg_length, &ch, &payload, &len) <
+	    0) {
 		ws_fail(s, 1002,
 			"an empty message: the first byte names the "
 			"channel");
 		return;
 	}
-	switch (msg[0]) {
-	case CH_CONTROL:
-		ws_control(s, msg + 1, len - 1);
+	switch (ch) {
+	case EXEC_CH_CONTROL:
+		ws_control(s, payload, len);
 		break;
-	case CH_STDIN:
+	case EXEC_CH_STDIN:
 		if (!s->have_params)
 			ws_fail(s, 1008, "stdin before the start message");
 		else if (s->in_eof)
 			ws_fail(s, 1008, "stdin after eof");
 		else if (!s->in_closed && !s->finished)
-			strbuf_add(&s->in, msg + 1, len - 1);
+			strbuf_add(&s->in, payload, len);
 		/* else: the command took no more, or it ended: dropped */
 		break;
 	default:
-		ws_fail(s, 1008, "unknown channel %u", msg[0]);
+		ws_fail(s, 1008, "unknown channel %u", ch);
 	}
 }
 
@@ -813,7 +775,7 @@ static void ws_finish(struct ws_sess *s)
 
 		exec_event_begin_exit(&ev, &res);
 		exec_event_end_exit(&ev, 0);
-		ws_queue(s, CH_STATUS, ev.buf, ev.len);
+		ws_queue(s, EXEC_CH_STATUS, ev.buf, ev.len);
 		strbuf_release(&ev);
 	}
 	exec_result_release(&res);
@@ -887,7 +849,7 @@ static void ws_loop(struct ws_sess *s)
 		    !wslay_event_get_queued_msg_count(s->ctx)) {
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts */
-			ws_queue(s, CH_STDOUT, "", 0);
+			ws_queue(s, EXEC_CH_STDOUT, "", 0);
 			continue;
 		}
 		if (s->proc && !s->finished)
@@ -1062,11 +1024,12 @@ enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r)
 		return reply_error(c, r, 400,
 				   "Sec-WebSocket-Key must be 16 bytes in "
 				   "base64");
-	if (!has_token(proto, WS_PROTO))
-		return reply_error(c, r, 400,
-				   "the interactive channel speaks the "
-				   "WebSocket subprotocol " WS_PROTO
-				   " (Sec-WebSocket-Protocol)");
+	if (!has_token(proto, EXEC_CHANNEL_PROTOCOL))
+		return reply_error(
+			c, r, 400,
+			"the interactive channel speaks the "
+			"WebSocket subprotocol " EXEC_CHANNEL_PROTOCOL
+			" (Sec-WebSocket-Protocol)");
 	if (atomic_load(&ws_stop))
 		return reply_error(c, r, 503, "the runtime is shutting down");
 	s = xcalloc(1, sizeof(*s));
@@ -1085,7 +1048,8 @@ enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r)
 	}
 	MHD_add_response_header(resp, "Upgrade", "websocket");
 	MHD_add_response_header(resp, "Sec-WebSocket-Accept", acc.buf);
-	MHD_add_response_header(resp, "Sec-WebSocket-Protocol", WS_PROTO);
+	MHD_add_response_header(resp, "Sec-WebSocket-Protocol",
+				EXEC_CHANNEL_PROTOCOL);
 	strbuf_release(&acc);
 	atomic_fetch_add(&ws_live, 1);
 	return reply(c, r, 101, resp);

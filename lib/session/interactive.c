@@ -7,6 +7,7 @@
 #include "session/interactive.h"
 #include "http.h"
 #include "json.h"
+#include "proto/channel.h"
 #include "proto/exec-events.h"
 #include "strvec.h"
 #include "usage.h"
@@ -16,14 +17,6 @@
 #include <pthread.h>
 #include <time.h>
 
-#define WS_PROTO "gosbx.exec.v1"
-enum channel {
-	CH_STDIN = 0,
-	CH_STDOUT = 1,
-	CH_STDERR = 2,
-	CH_STATUS = 3,
-	CH_CONTROL = 4,
-};
 /* the largest message taken from the runtime (its chunks are 256 KiB) */
 #define MAX_MSG (4u << 20)
 /* stdin in one message, and in one POST of the exec-input transport */
@@ -144,16 +137,17 @@ static int deliver(struct interactive *ia, int stream, const char *buf,
 
 static int take_exit(struct interactive *ia, const char *buf, size_t len)
 {
-	json_t *j = json_parse(buf, len, NULL);
+	struct exec_event ev = EXEC_EVENT_INIT;
 
-	if (!json_is_object(j) ||
-	    strcmp(json_object_str(j, "type") ?: "", "exit")) {
-		json_decref(j);
+	if (exec_event_parse(&ev, buf, len, NULL) ||
+	    ev.type != EXEC_EVENT_EXIT) {
+		exec_event_release(&ev);
 		return error("the runtime sent a malformed exit status");
 	}
 	json_decref(ia->exit);
-	ia->exit = j;
+	ia->exit = json_incref(ev.json);
 	ia->done = 1;
+	exec_event_release(&ev);
 	return 0;
 }
 
@@ -181,6 +175,9 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 	struct interactive *ia = data;
 	const char *msg = (const char *)arg->msg;
 	size_t len = arg->msg_length;
+	const void *payload;
+	size_t plen;
+	unsigned ch;
 
 	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
 		if (!ia->done && !ia->failed && !ia->cancelled) {
@@ -196,18 +193,19 @@ static void ws_on_msg(wslay_event_context_ptr ctx,
 		}
 		return;
 	}
-	if (arg->opcode != WSLAY_BINARY_FRAME || !len || ia->failed)
+	if (arg->opcode != WSLAY_BINARY_FRAME || ia->failed ||
+	    exec_channel_split(msg, len, &ch, &payload, &plen) < 0)
 		return;
-	switch (msg[0]) {
-	case CH_STDOUT:
-	case CH_STDERR:
+	switch (ch) {
+	case EXEC_CH_STDOUT:
+	case EXEC_CH_STDERR:
 		if (ia->done)
 			return; /* nothing counts after the exit status */
-		if (deliver(ia, msg[0], msg + 1, len - 1) < 0)
+		if (deliver(ia, (int)ch, payload, plen) < 0)
 			wslay_event_shutdown_read(ctx);
 		break;
-	case CH_STATUS:
-		if (!ia->done && take_exit(ia, msg + 1, len - 1) < 0)
+	case EXEC_CH_STATUS:
+		if (!ia->done && take_exit(ia, payload, plen) < 0)
 			ia->failed = 1;
 		break;
 	default:
@@ -220,8 +218,7 @@ static void ws_send_control(struct interactive *ia, const char *json)
 	struct wslay_event_msg m;
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_addch(&sb, CH_CONTROL);
-	strbuf_addstr(&sb, json);
+	exec_channel_frame(&sb, EXEC_CH_CONTROL, json, strlen(json));
 	m.opcode = WSLAY_BINARY_FRAME;
 	m.msg = (const uint8_t *)sb.buf;
 	m.msg_length = sb.len;
@@ -244,8 +241,9 @@ static int ws_open(struct interactive *ia)
 	struct strbuf body = STRBUF_INIT;
 	int r;
 
-	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec", WS_PROTO, NULL, 0,
-			   ia->o.cancel, ia->rid);
+	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec",
+			   EXEC_CHANNEL_PROTOCOL, NULL, 0, ia->o.cancel,
+			   ia->rid);
 	if (r)
 		return r;
 	if (wslay_event_context_client_init(&ia->ctx, &cb, ia)) {
@@ -721,9 +719,7 @@ ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
 			n = WS_CHUNK;
 		if (!n)
 			return 0;
-		strbuf_grow(&sb, n + 1);
-		strbuf_addch(&sb, CH_STDIN);
-		strbuf_add(&sb, buf, n);
+		exec_channel_frame(&sb, EXEC_CH_STDIN, buf, n);
 		m.opcode = WSLAY_BINARY_FRAME;
 		m.msg = (const uint8_t *)sb.buf;
 		m.msg_length = sb.len;
@@ -762,30 +758,30 @@ int interactive_can_write(struct interactive *ia)
 	return ok;
 }
 
-static void send_control(struct interactive *ia, json_t *j)
+/* Send a control message (proto/channel.h); sb is released */
+static void send_control(struct interactive *ia, struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-
-	json_dump_into(&sb, j);
-	json_decref(j);
 	if (ia->mode == IA_WS) {
-		ws_send_control(ia, sb.buf);
+		ws_send_control(ia, sb->buf);
 	} else {
 		pthread_mutex_lock(&ia->mu);
-		strvec_push(&ia->ctrlq, sb.buf);
+		strvec_push(&ia->ctrlq, sb->buf);
 		pthread_cond_broadcast(&ia->cond);
 		pthread_mutex_unlock(&ia->mu);
 	}
-	strbuf_release(&sb);
+	strbuf_release(sb);
 }
 
 void interactive_eof(struct interactive *ia)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (ia->eof_given || ia->done || ia->failed)
 		return;
 	ia->eof_given = 1;
 	if (ia->mode == IA_WS) {
-		send_control(ia, json_pack("{s:s}", "type", "eof"));
+		exec_control_add_eof(&sb);
+		send_control(ia, &sb);
 		return;
 	}
 	pthread_mutex_lock(&ia->mu);
@@ -796,19 +792,23 @@ void interactive_eof(struct interactive *ia)
 
 void interactive_resize(struct interactive *ia, unsigned cols, unsigned rows)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (!ia->o.tty || ia->done || ia->failed || !cols || !rows ||
 	    cols > 65535 || rows > 65535)
 		return;
-	send_control(ia, json_pack("{s:s,s:i,s:i}", "type", "resize", "cols",
-				   (int)cols, "rows", (int)rows));
+	exec_control_add_resize(&sb, cols, rows);
+	send_control(ia, &sb);
 }
 
 void interactive_signal(struct interactive *ia, const char *name)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (!ia->o.tty || ia->done || ia->failed)
 		return;
-	send_control(ia,
-		     json_pack("{s:s,s:s}", "type", "signal", "signal", name));
+	exec_control_add_signal(&sb, name);
+	send_control(ia, &sb);
 }
 
 int interactive_step(struct interactive *ia, int wait_ms, struct pollfd *extra,

@@ -1,11 +1,14 @@
 /*
  * lib/proto/exec-events: what gosbx-runtime encodes, gosbx decodes to
- * the same bytes, and a hostile line is refused with a reason.
+ * the same bytes, and a hostile line is refused with a reason; the
+ * interactive channel's framing and control messages (proto/channel.h).
  */
 #include "compat.h"
+#include "proto/channel.h"
 #include "proto/exec-events.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <cmocka.h>
 
 static uint32_t rnd_state = 2463534242u;
@@ -238,6 +241,120 @@ static void test_reuse(void **state)
 	exec_event_release(&ev);
 }
 
+static void test_channel_frames(void **state)
+{
+	struct strbuf m = STRBUF_INIT;
+	const void *payload;
+	size_t plen;
+	unsigned ch;
+
+	exec_channel_frame(&m, EXEC_CH_STDIN, "ab\0c", 4);
+	assert_int_equal(m.len, 5);
+	assert_memory_equal(m.buf, "\0ab\0c", 5);
+	assert_int_equal(exec_channel_split(m.buf, m.len, &ch, &payload, &plen),
+			 0);
+	assert_int_equal(ch, EXEC_CH_STDIN);
+	assert_int_equal(plen, 4);
+	assert_memory_equal(payload, "ab\0c", 4);
+
+	/* an empty stdout message (a heartbeat) is one byte */
+	strbuf_reset(&m);
+	exec_channel_frame(&m, EXEC_CH_STDOUT, NULL, 0);
+	assert_int_equal(m.len, 1);
+	assert_int_equal(exec_channel_split(m.buf, m.len, &ch, &payload, &plen),
+			 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(plen, 0);
+
+	/* hostile: no channel byte; a channel byte nobody knows */
+	assert_int_equal(exec_channel_split("", 0, &ch, &payload, &plen), -1);
+	assert_int_equal(exec_channel_split("\xff!", 2, &ch, &payload, &plen),
+			 0);
+	assert_int_equal(ch, 255);
+	assert_string_equal(EXEC_CHANNEL_PROTOCOL, "gosbx.exec.v1");
+	strbuf_release(&m);
+}
+
+/* Parse a control message's text into c; err gets the reason. */
+static int control_parse_text(const char *text, struct exec_control *c,
+			      struct strbuf *err)
+{
+	json_t *j = json_parse(text, strlen(text), NULL);
+	int rc;
+
+	strbuf_reset(err);
+	rc = exec_control_parse(j, c, err);
+	json_decref(j);
+	return rc;
+}
+
+static void test_control_roundtrip(void **state)
+{
+	struct strbuf m = STRBUF_INIT, err = STRBUF_INIT;
+	struct exec_control c;
+
+	exec_control_add_resize(&m, 65535, 1);
+	assert_int_equal(control_parse_text(m.buf, &c, &err), 0);
+	assert_int_equal(c.type, EXEC_CONTROL_RESIZE);
+	assert_int_equal(c.cols, 65535);
+	assert_int_equal(c.rows, 1);
+
+	strbuf_reset(&m);
+	exec_control_add_signal(&m, "INT");
+	assert_int_equal(control_parse_text(m.buf, &c, &err), 0);
+	assert_int_equal(c.type, EXEC_CONTROL_SIGNAL);
+	assert_int_equal(c.signo, SIGINT);
+
+	strbuf_reset(&m);
+	exec_control_add_eof(&m);
+	assert_int_equal(control_parse_text(m.buf, &c, &err), 0);
+	assert_int_equal(c.type, EXEC_CONTROL_EOF);
+
+	assert_int_equal(control_parse_text("{\"type\":\"start\","
+					    "\"command\":\"true\"}",
+					    &c, &err),
+			 0);
+	assert_int_equal(c.type, EXEC_CONTROL_START);
+	strbuf_release(&m);
+	strbuf_release(&err);
+}
+
+static void test_control_hostile(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "[1]", "JSON object with a \"type\"" },
+		{ "{\"cols\":3}", "JSON object with a \"type\"" },
+		{ "{\"type\":\"resize\",\"cols\":80}", "cols and rows" },
+		{ "{\"type\":\"resize\",\"cols\":0,\"rows\":24}",
+		  "cols and rows" },
+		{ "{\"type\":\"resize\",\"cols\":65536,\"rows\":24}",
+		  "from 1 to 65535" },
+		{ "{\"type\":\"resize\",\"cols\":\"80\",\"rows\":24}",
+		  "cols and rows" },
+		{ "{\"type\":\"signal\"}", "one of HUP, INT" },
+		{ "{\"type\":\"signal\",\"signal\":\"SIGINT\"}", "one of" },
+		{ "{\"type\":\"signal\",\"signal\":9}", "one of" },
+		{ "{\"type\":\"reboot\"}",
+		  "unknown control message type 'reboot'" },
+	};
+	struct strbuf err = STRBUF_INIT;
+	struct exec_control c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(control_parse_text(bad[i].text, &c, &err), -1);
+		if (!strstr(err.buf, bad[i].want))
+			fail_msg("'%s': error '%s' lacks '%s'", bad[i].text,
+				 err.buf, bad[i].want);
+	}
+	/* not JSON at all: j is NULL */
+	strbuf_reset(&err);
+	assert_int_equal(exec_control_parse(NULL, &c, &err), -1);
+	assert_non_null(strstr(err.buf, "\"type\""));
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +364,9 @@ int main(void)
 		cmocka_unit_test(test_hostile_lines),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_reuse),
+		cmocka_unit_test(test_channel_frames),
+		cmocka_unit_test(test_control_roundtrip),
+		cmocka_unit_test(test_control_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
