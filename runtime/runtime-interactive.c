@@ -22,8 +22,9 @@
  * with a close code and reason and kills the command; the runtime
  * keeps serving.
  *
- * Commands start with lib/exec.c's exec_start(), as every other
- * command does: same process group, kill and reaping rules.
+ * Commands start and end through runtime-command.c, as every other
+ * command does: same body checks, process group, kill, reaping and
+ * logging rules.
  */
 #include "compat.h"
 #include "exec.h"
@@ -58,49 +59,6 @@
 #define TICK_MS 500
 /* a control body over POST (exec-input) */
 #define CONTROL_MAX (64 * 1024)
-
-/* ---- the interactive fields of a command body ---- */
-
-unsigned parse_interactive_fields(struct exec_params *p, struct strbuf *err)
-{
-	static const char *const bools[] = { "stdin_stream", "tty", "tty_raw" };
-	int *dst[] = { &p->req.stdin_stream, &p->req.tty, &p->req.tty_raw };
-	int64_t v;
-
-	for (size_t i = 0; i < ARRAY_SIZE(bools); i++) {
-		int b, rc = json_object_bool(p->json, bools[i], &b);
-
-		if (rc < 0) {
-			strbuf_addf(err, "%s must be a boolean", bools[i]);
-			return 400;
-		}
-		if (rc > 0)
-			*dst[i] = b;
-	}
-	for (int i = 0; i < 2; i++) {
-		const char *key = i ? "rows" : "cols";
-		int rc = json_object_int(p->json, key, &v);
-
-		if (rc < 0 || (rc > 0 && (v < 1 || v > 65535))) {
-			strbuf_addstr(err, "cols and rows must be integers "
-					   "from 1 to 65535");
-			return 400;
-		}
-		if (rc > 0 && i)
-			p->req.rows = (unsigned short)v;
-		else if (rc > 0)
-			p->req.cols = (unsigned short)v;
-	}
-	if (p->req.stdin_stream && p->req.stdin_data) {
-		strbuf_addstr(err, "stdin and stdin_stream exclude each other");
-		return 400;
-	}
-	if (p->req.tty_raw && !p->req.tty) {
-		strbuf_addstr(err, "tty_raw needs tty");
-		return 400;
-	}
-	return 0;
-}
 
 /* ---- control messages, the same on both transports ---- */
 
@@ -634,9 +592,7 @@ static void ws_start(struct ws_sess *s, const char *buf, size_t len)
 	s->p.req.data = s;
 	s->p.req.poll_extra = s->pfd;
 	s->p.req.nr_poll_extra = 2;
-	s->p.oom_before = oom_kills();
-	log_exec_begin(s->p.req.command);
-	exec_start(&s->p.req, &s->proc);
+	command_start(&s->p, &s->proc);
 }
 
 static void ws_control(struct ws_sess *s, const uint8_t *buf, size_t len)
@@ -766,10 +722,8 @@ static void ws_finish(struct ws_sess *s)
 	struct exec_result res;
 
 	exec_result_init(&res);
-	exec_finish(s->proc, &res);
+	command_finish(&s->p, s->proc, &res);
 	s->proc = NULL;
-	classify_oom(&s->p, &res);
-	log_exec_done(s->p.req.command, &res);
 	if (!s->failed && !s->gone) {
 		struct strbuf ev = STRBUF_INIT;
 

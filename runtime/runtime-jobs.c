@@ -302,9 +302,7 @@ static void *job_pump(void *arg)
 	j->finishing = 1;
 	pthread_mutex_unlock(&jobs_lock);
 	exec_result_init(&res);
-	exec_finish(j->proc, &res);
-	classify_oom(&j->p, &res);
-	log_exec_done(j->p.req.command, &res);
+	command_finish(&j->p, j->proc, &res);
 	pthread_mutex_lock(&jobs_lock);
 	for (int i = 0; i < 2; i++) {
 		job_append(j, i + 1, j->carry[i].buf, j->carry[i].len);
@@ -716,10 +714,8 @@ static enum MHD_Result job_create(struct MHD_Connection *c, struct request *r)
 	j->p.req.on_output = job_output;
 	j->p.req.data = j;
 	j->tty = j->p.req.tty;
-	j->p.oom_before = oom_kills();
 	j->started_ms = (int64_t)epoch_ms();
-	log_exec_begin(j->p.req.command);
-	exec_start(&j->p.req, &j->proc);
+	command_start(&j->p, &j->proc);
 	j->pgid = exec_pgid(j->proc);
 	fd = exec_stdin_fd(j->proc);
 	if (fd >= 0)
