@@ -4,11 +4,8 @@
  * on a pseudo-terminal, in two ways:
  *
  * - feature exec-interactive: GET /v1/exec upgraded to a WebSocket
- *   (RFC 6455, subprotocol gosbx.exec.v1), one binary message per
- *   frame of the channel, its first byte the channel (in the spirit of
- *   Kubernetes' v5.channel.k8s.io): 0 stdin, 1 stdout, 2 stderr,
- *   3 status (the exit event, JSON), 4 control (JSON: start, resize,
- *   signal, eof);
+ *   carrying the channel of lib/proto/channel.h (which holds its
+ *   spec: channels, framing, control messages);
  * - feature exec-input, for proxies that carry plain HTTP only (the
  *   v0.4.6 sandbox-router): POST /v1/exec with "stdin_stream": true
  *   streams the output as exec-stream does, and

@@ -210,3 +210,33 @@ int exec_event_parse(struct exec_event *ev, const char *line, size_t len,
 	}
 	return 0;
 }
+
+int exec_event_split(struct strbuf *line, const char *buf, size_t len,
+		     size_t max,
+		     int (*fn)(const char *text, size_t len, void *data),
+		     void *data)
+{
+	while (len) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t n = nl ? (size_t)(nl - buf) : len;
+
+		if (n > max - line->len)
+			return EXEC_EVENT_OVERLONG;
+		if (!nl) {
+			strbuf_add(line, buf, n);
+			return 0;
+		}
+		if (line->len) {
+			strbuf_add(line, buf, n);
+			if (fn(line->buf, line->len, data) < 0)
+				return -1;
+			strbuf_reset(line);
+		} else if (n && fn(buf, n, data) < 0) {
+			/* a whole line in buf: no copy */
+			return -1;
+		}
+		buf += n + 1;
+		len -= n + 1;
+	}
+	return 0;
+}

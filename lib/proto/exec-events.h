@@ -140,6 +140,21 @@ void exec_event_release(struct exec_event *ev);
 int exec_event_parse(struct exec_event *ev, const char *line, size_t len,
 		     struct strbuf *err);
 
+/*
+ * Split the bytes of an event stream, as they arrive, into lines:
+ * line keeps an unfinished line between calls (the caller's; it
+ * releases it). fn(text, len, data) is called for each complete
+ * non-empty line, without its newline; a negative return of fn stops
+ * the split and -1 is returned. A line over max bytes (finished or
+ * not) returns EXEC_EVENT_OVERLONG at once, without calling fn: a
+ * reader never holds more than max bytes of one line. Else 0.
+ */
+#define EXEC_EVENT_OVERLONG (-2)
+int exec_event_split(struct strbuf *line, const char *buf, size_t len,
+		     size_t max,
+		     int (*fn)(const char *text, size_t len, void *data),
+		     void *data);
+
 /* The stream (1 stdout, 2 stderr) of an output event type, else 0 */
 static inline int exec_event_stream(enum exec_event_type type)
 {

@@ -369,30 +369,23 @@ static void http_event(struct interactive *ia, const char *line, size_t len)
 	exec_event_release(&ev);
 }
 
-static int http_data(const char *buf, size_t len, void *data)
+static int http_line(const char *line, size_t len, void *data)
 {
 	struct interactive *ia = data;
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
+	http_event(ia, line, len);
+	return ia->abort_req ? -1 : 0;
+}
 
-		if (ia->line.len + n > EXEC_EVENT_LINE_MAX) {
-			ia->bad_stream = 1;
-			return -1;
-		}
-		strbuf_add(&ia->line, buf, n);
-		if (!nl)
-			return 0;
-		if (ia->line.len)
-			http_event(ia, ia->line.buf, ia->line.len);
-		strbuf_reset(&ia->line);
-		buf += n + 1;
-		len -= n + 1;
-		if (ia->abort_req)
-			return -1;
-	}
-	return 0;
+static int http_data(const char *buf, size_t len, void *data)
+{
+	struct interactive *ia = data;
+	int rc = exec_event_split(&ia->line, buf, len, EXEC_EVENT_LINE_MAX,
+				  http_line, ia);
+
+	if (rc == EXEC_EVENT_OVERLONG)
+		ia->bad_stream = 1;
+	return rc < 0 ? -1 : 0;
 }
 
 static void *out_main(void *arg)

@@ -373,30 +373,21 @@ static int job_event(struct job_stream *st, const char *line, size_t len)
 	return ret;
 }
 
+static int job_line(const char *line, size_t len, void *data)
+{
+	return job_event(data, line, len) ? -1 : 0;
+}
+
 static int job_data(const char *buf, size_t len, void *data)
 {
 	struct job_stream *st = data;
+	int rc = exec_event_split(&st->line, buf, len, JOB_LINE_MAX, job_line,
+				  st);
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
-
-		if (st->line.len + n > JOB_LINE_MAX) {
-			st->failed = error("a job's output: an event over "
-					   "%d bytes",
-					   JOB_LINE_MAX);
-			return -1;
-		}
-		strbuf_add(&st->line, buf, n);
-		if (!nl)
-			return 0;
-		if (st->line.len && job_event(st, st->line.buf, st->line.len))
-			return -1;
-		strbuf_reset(&st->line);
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return 0;
+	if (rc == EXEC_EVENT_OVERLONG)
+		st->failed = error("a job's output: an event over %d bytes",
+				   JOB_LINE_MAX);
+	return rc < 0 ? -1 : 0;
 }
 
 static int job_output(struct session *s, const char *id, struct job_stream *stp,

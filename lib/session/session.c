@@ -561,35 +561,21 @@ static int stream_event(struct stream_state *st, const char *line, size_t len)
 	return ret;
 }
 
+static int stream_line(const char *line, size_t len, void *data)
+{
+	return stream_event(data, line, len);
+}
+
 static int stream_data(const char *buf, size_t len, void *data)
 {
 	struct stream_state *st = data;
+	int rc = exec_event_split(&st->line, buf, len, EXEC_EVENT_LINE_MAX,
+				  stream_line, st);
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
-
-		if (n > EXEC_EVENT_LINE_MAX - st->line.len) {
-			/* one endless line: never hold more than the bound */
-			st->overlong = 1;
-			return -1;
-		}
-		if (!nl) {
-			strbuf_add(&st->line, buf, n);
-			return 0;
-		}
-		if (st->line.len) {
-			strbuf_add(&st->line, buf, n);
-			if (stream_event(st, st->line.buf, st->line.len) < 0)
-				return -1;
-			strbuf_reset(&st->line);
-		} else if (n && stream_event(st, buf, n) < 0) {
-			return -1;
-		}
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return 0;
+	/* one endless line: never hold more than the bound */
+	if (rc == EXEC_EVENT_OVERLONG)
+		st->overlong = 1;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The JSON body of /execute and /v1/exec. */

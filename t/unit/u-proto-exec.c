@@ -6,6 +6,7 @@
 #include "compat.h"
 #include "proto/channel.h"
 #include "proto/exec-events.h"
+#include "strvec.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -241,6 +242,77 @@ static void test_reuse(void **state)
 	exec_event_release(&ev);
 }
 
+struct lines {
+	struct strvec got;
+	int stop_at; /* fn fails on this line (1-based), 0 never */
+};
+
+static int collect(const char *text, size_t len, void *data)
+{
+	struct lines *l = data;
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add(&sb, text, len);
+	strvec_push(&l->got, sb.buf);
+	strbuf_release(&sb);
+	return l->stop_at && (int)l->got.nr == l->stop_at ? -1 : 0;
+}
+
+/* A stream cut anywhere gives the same lines; blank lines are none. */
+static void test_split(void **state)
+{
+	static const char s[] = "{\"a\":1}\n\n{\"b\":22}\n{\"c\":333}\n{\"d\"";
+
+	for (size_t cut = 0; cut <= sizeof(s) - 1; cut++) {
+		struct lines l = { STRVEC_INIT, 0 };
+		struct strbuf line = STRBUF_INIT;
+
+		assert_int_equal(
+			exec_event_split(&line, s, cut, 64, collect, &l), 0);
+		assert_int_equal(exec_event_split(&line, s + cut,
+						  sizeof(s) - 1 - cut, 64,
+						  collect, &l),
+				 0);
+		assert_int_equal(l.got.nr, 3);
+		assert_string_equal(l.got.v[0], "{\"a\":1}");
+		assert_string_equal(l.got.v[1], "{\"b\":22}");
+		assert_string_equal(l.got.v[2], "{\"c\":333}");
+		/* the unfinished last line waits for more */
+		assert_string_equal(line.buf, "{\"d\"");
+		strvec_clear(&l.got);
+		strbuf_release(&line);
+	}
+}
+
+static void test_split_bounds(void **state)
+{
+	struct lines l = { STRVEC_INIT, 0 };
+	struct strbuf line = STRBUF_INIT;
+
+	/* exactly max bytes is a line; one more, in pieces, is not */
+	assert_int_equal(exec_event_split(&line, "abcd\n", 5, 4, collect, &l),
+			 0);
+	assert_int_equal(l.got.nr, 1);
+	assert_int_equal(exec_event_split(&line, "abc", 3, 4, collect, &l), 0);
+	assert_int_equal(exec_event_split(&line, "de", 2, 4, collect, &l),
+			 EXEC_EVENT_OVERLONG);
+	assert_true(line.len <= 4);
+	/* an endless line without a newline is refused too */
+	strbuf_reset(&line);
+	assert_int_equal(exec_event_split(&line, "abcdefgh", 8, 4, collect, &l),
+			 EXEC_EVENT_OVERLONG);
+	assert_int_equal(l.got.nr, 1);
+	/* the reader stops the split: nothing after that line is read */
+	strvec_clear(&l.got);
+	strbuf_reset(&line);
+	l.stop_at = 2;
+	assert_int_equal(
+		exec_event_split(&line, "a\nb\nc\n", 6, 4, collect, &l), -1);
+	assert_int_equal(l.got.nr, 2);
+	strvec_clear(&l.got);
+	strbuf_release(&line);
+}
+
 static void test_channel_frames(void **state)
 {
 	struct strbuf m = STRBUF_INIT;
@@ -364,6 +436,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_lines),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_reuse),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split_bounds),
 		cmocka_unit_test(test_channel_frames),
 		cmocka_unit_test(test_control_roundtrip),
 		cmocka_unit_test(test_control_hostile),
