@@ -5,288 +5,9 @@
 #include "compat.h"
 #include "exec.h"
 #include "json.h"
-#include "log.h"
+#include "proto/exec-events.h"
 #include "runtime.h"
-#include "strvec.h"
 #include "utf8.h"
-#include "workpath.h"
-
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
-
-extern char **environ;
-
-/* Where the cgroup counts OOM kills: memory.events or memory.oom_control */
-static const char *oom_source;
-
-void exec_setup_oom_source(void)
-{
-	static const char *candidates[] = {
-		"/sys/fs/cgroup/memory.events",
-		"/sys/fs/cgroup/memory/memory.oom_control",
-	};
-	const char *env = getenv("SANDBOX_OOM_EVENTS");
-
-	if (env && *env && !access(env, R_OK)) {
-		oom_source = env;
-		return;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++)
-		if (!access(candidates[i], R_OK)) {
-			oom_source = candidates[i];
-			return;
-		}
-}
-
-/* The cgroup's oom_kill counter, or -1 when unknown. */
-int64_t oom_kills(void)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int64_t n = -1;
-	const char *p;
-
-	if (!oom_source || strbuf_read_file(&sb, oom_source, 256) < 0)
-		goto out;
-	p = strstr(sb.buf, "oom_kill ");
-	if (p)
-		n = strtoll(p + strlen("oom_kill "), NULL, 10);
-out:
-	strbuf_release(&sb);
-	return n;
-}
-
-void exec_params_release(struct exec_params *p)
-{
-	exec_input_detach(p);
-	json_decref(p->json);
-	free(p->tag);
-	strvec_clear(&p->env);
-	strbuf_release(&p->cwd);
-	strbuf_release(&p->held);
-}
-
-/*
- * wait_delay_ms (default RUNTIME_WAIT_DELAY_MS; 0 waits for the output
- * to close) and the file later output of what the command left goes
- * to: <TMPDIR or /tmp>/gosbx-output-<time>-<n>.log. 0 or the status.
- */
-static unsigned parse_wait_delay(struct exec_params *p, struct strbuf *err)
-{
-	static unsigned counter;
-	const char *tmp = getenv("TMPDIR");
-	int64_t v;
-	int rc = json_object_int(p->json, "wait_delay_ms", &v);
-
-	if (rc < 0 || (rc > 0 && v < 0)) {
-		strbuf_addstr(err,
-			      "wait_delay_ms must be a non-negative integer");
-		return 400;
-	}
-	/* a terminal's session ends when its output does */
-	p->req.wait_delay_ms = rc > 0	    ? v
-			       : p->req.tty ? 0
-					    : RUNTIME_WAIT_DELAY_MS;
-	if (!tmp || *tmp != '/')
-		tmp = "/tmp";
-	strbuf_addf(&p->held, "%s/gosbx-output-%lld-%u.log", tmp,
-		    (long long)time(NULL),
-		    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-	p->req.held_output_path = p->held.buf;
-	return 0;
-}
-
-/*
- * Validate the JSON body into p. Returns 0, or the HTTP status with
- * the message in err.
- */
-unsigned parse_exec_body(struct request *r, struct exec_params *p,
-			 struct strbuf *err)
-{
-	struct strbuf perr = STRBUF_INIT;
-	const char *command;
-	json_t *env, *stdin_v, *cwd_v;
-	int64_t v;
-	int rc;
-
-	exec_request_init(&p->req);
-	strvec_init(&p->env);
-	strbuf_init(&p->cwd, 0);
-	strbuf_init(&p->held, 0);
-	p->json = NULL;
-	p->tag = NULL;
-	p->input = NULL;
-	if (r->too_large) {
-		strbuf_addstr(err, "request body too large");
-		return 413;
-	}
-	p->json = json_parse(r->body.buf, r->body.len, &perr);
-	if (!p->json) {
-		strbuf_addf(err, "invalid JSON body: %s", perr.buf);
-		strbuf_release(&perr);
-		return 400;
-	}
-	strbuf_release(&perr);
-	if (!json_is_object(p->json)) {
-		strbuf_addstr(err, "invalid JSON body: expected an object");
-		return 400;
-	}
-	command = json_object_str(p->json, "command");
-	if (!command || !*command) {
-		strbuf_addstr(err, "command must not be empty");
-		return 400;
-	}
-	if (strlen(command) !=
-	    json_string_length(json_object_get(p->json, "command"))) {
-		strbuf_addstr(err, "command must not contain NUL bytes");
-		return 400;
-	}
-	p->req.command = command;
-
-	rc = json_object_int(p->json, "timeout_ms", &v);
-	if (rc < 0 || (rc > 0 && v < 0)) {
-		strbuf_addstr(err, "timeout_ms must be a non-negative integer");
-		return 400;
-	}
-	if (rc > 0)
-		p->req.timeout_ms = v;
-	rc = json_object_int(p->json, "max_output_bytes", &v);
-	if (rc < 0 || (rc > 0 && v < 0)) {
-		strbuf_addstr(
-			err, "max_output_bytes must be a non-negative integer");
-		return 400;
-	}
-	if (rc > 0)
-		p->req.max_output_bytes = v;
-
-	env = json_object_get(p->json, "env");
-	if (env && !json_is_null(env)) {
-		const char *key;
-		json_t *val;
-
-		if (!json_is_object(env)) {
-			strbuf_addstr(err, "env must be an object of strings");
-			return 400;
-		}
-		json_object_foreach (env, key, val) {
-			if (!json_is_string(val) || !*key || strchr(key, '=') ||
-			    strlen(json_string_value(val)) !=
-				    json_string_length(val)) {
-				strbuf_addstr(err, "env must be an object of "
-						   "strings with names "
-						   "without '='");
-				return 400;
-			}
-		}
-		for (char **e = environ; *e; e++) {
-			const char *eq = strchr(*e, '=');
-			struct strbuf name = STRBUF_INIT;
-
-			if (!eq)
-				continue;
-			strbuf_add(&name, *e, eq - *e);
-			if (!json_object_get(env, name.buf))
-				strvec_push(&p->env, *e);
-			strbuf_release(&name);
-		}
-		json_object_foreach (env, key, val)
-			strvec_pushf(&p->env, "%s=%s", key,
-				     json_string_value(val));
-		p->req.env = p->env.v;
-	}
-
-	stdin_v = json_object_get(p->json, "stdin");
-	if (stdin_v && !json_is_null(stdin_v)) {
-		if (!json_is_string(stdin_v)) {
-			strbuf_addstr(err, "stdin must be a string");
-			return 400;
-		}
-		p->req.stdin_data = json_string_value(stdin_v);
-		p->req.stdin_len = json_string_length(stdin_v);
-	}
-	rc = parse_interactive_fields(p, err);
-	if (rc)
-		return rc;
-	rc = parse_wait_delay(p, err);
-	if (rc)
-		return rc;
-
-	cwd_v = json_object_get(p->json, "cwd");
-	if (cwd_v && !json_is_null(cwd_v)) {
-		struct stat st;
-
-		if (!json_is_string(cwd_v) ||
-		    strlen(json_string_value(cwd_v)) !=
-			    json_string_length(cwd_v)) {
-			strbuf_addstr(err, "cwd must be a string without NUL "
-					   "bytes");
-			return 400;
-		}
-		if (workpath_resolve(rt.root, json_string_value(cwd_v), &p->cwd,
-				     NULL) < 0) {
-			strbuf_addstr(err, "cwd must be within workdir");
-			return 400;
-		}
-		if (stat(p->cwd.buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			strbuf_addf(err, "cwd not found: %s",
-				    json_string_value(cwd_v));
-			return 400;
-		}
-		p->req.cwd = p->cwd.buf;
-	} else {
-		p->req.cwd = rt.root;
-	}
-	return 0;
-}
-
-void log_exec_begin(const char *command)
-{
-	struct log_line l;
-
-	if (log_begin(&l, LOG_INFO, "exec begin")) {
-		struct strbuf preview = STRBUF_INIT;
-		log_command_preview(&preview, command);
-		log_str(&l, "command", preview.buf);
-		log_end(&l);
-		strbuf_release(&preview);
-	}
-}
-
-void log_exec_done(const char *command, const struct exec_result *res)
-{
-	struct log_line l;
-
-	if (log_begin(&l, LOG_INFO, "exec done")) {
-		struct strbuf preview = STRBUF_INIT;
-		log_command_preview(&preview, command);
-		log_str(&l, "command", preview.buf);
-		log_int(&l, "exit", res->exit_code);
-		log_int(&l, "stdout_bytes", (int64_t)res->out_total);
-		log_int(&l, "stderr_bytes", (int64_t)res->err_total);
-		log_int(&l, "duration_ms", res->duration_ms);
-		if (strcmp(res->reason, "exited"))
-			log_str(&l, "reason", res->reason);
-		log_end(&l);
-		strbuf_release(&preview);
-	}
-}
-
-/* After the command: turn a SIGKILL that the cgroup counted into "oom". */
-void classify_oom(struct exec_params *p, struct exec_result *res)
-{
-	int64_t after;
-
-	if (p->oom_before < 0)
-		return;
-	if (!(res->signal == SIGKILL || res->exit_code == 128 + SIGKILL))
-		return;
-	if (!strcmp(res->reason, "timeout") ||
-	    !strcmp(res->reason, "cancelled"))
-		return;
-	after = oom_kills();
-	if (after > p->oom_before)
-		res->reason = "oom";
-}
 
 /* A stream's text for JSON: valid UTF-8, never split, marker if cut. */
 static void add_stream_text(struct strbuf *out, const struct strbuf *data,
@@ -307,41 +28,6 @@ static void add_stream_text(struct strbuf *out, const struct strbuf *data,
 		strbuf_addstr(&tmp, "\n... [truncated]");
 		json_add_string(out, tmp.buf, tmp.len);
 		strbuf_release(&tmp);
-	}
-}
-
-/* The fields every result carries, after exit_code/stderr/stdout. */
-void add_result_fields(struct strbuf *out, const struct exec_result *res,
-		       int with_truncation)
-{
-	strbuf_addf(out, ",\"duration_ms\":%" PRId64 ",\"reason\":\"%s\"",
-		    res->duration_ms, res->reason);
-	if (res->signal)
-		strbuf_addf(out, ",\"signal\":%d", res->signal);
-	strbuf_addf(out, ",\"cpu_ms\":%" PRId64 ",\"peak_rss_kb\":%" PRId64,
-		    res->cpu_ms, res->peak_rss_kb);
-	strbuf_addf(out, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s",
-		    with_truncation && res->out_truncated ? "true" : "false",
-		    with_truncation && res->err_truncated ? "true" : "false");
-	if (res->output_held) {
-		strbuf_addstr(out, ",\"output_held\":true");
-		if (res->held_output) {
-			strbuf_addstr(out, ",\"held_output\":");
-			json_add_string(out, res->held_output,
-					strlen(res->held_output));
-		}
-	}
-}
-
-/* Name the command after the request's X-Request-ID, for cancel. */
-void set_tag(struct MHD_Connection *c, struct exec_params *p)
-{
-	const char *id =
-		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-ID");
-
-	if (id && *id) {
-		p->tag = xstrdup(id);
-		p->req.tag = p->tag;
 	}
 }
 
@@ -389,19 +75,15 @@ enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r)
 	p.req.stream_cap = UPSTREAM_STREAM_CAP;
 	p.req.cancel_fd = connection_fd(c);
 	set_tag(c, &p);
-	p.oom_before = oom_kills();
-	log_exec_begin(p.req.command);
 	exec_result_init(&res);
-	exec_run(&p.req, &res);
-	classify_oom(&p, &res);
-	log_exec_done(p.req.command, &res);
+	command_run(&p, &res);
 
 	strbuf_grow(&body, res.out.len + res.err.len + 256);
 	strbuf_addf(&body, "{\"exit_code\":%d,\"stderr\":", res.exit_code);
 	add_stream_text(&body, &res.err, res.err_truncated);
 	strbuf_addstr(&body, ",\"stdout\":");
 	add_stream_text(&body, &res.out, res.out_truncated);
-	add_result_fields(&body, &res, 1);
+	exec_result_add_fields(&body, &res, 1);
 	strbuf_addch(&body, '}');
 	exec_result_release(&res);
 	ret = reply_json(c, r, 200, &body);
@@ -423,25 +105,6 @@ struct exec_stream_state {
 	uint64_t last_sent_ms; /* monotonic ms of the last bytes given out */
 };
 
-static void add_event(struct strbuf *out, enum exec_stream stream,
-		      const char *buf, size_t len)
-{
-	const char *type = stream == EXEC_STDOUT ? "stdout" : "stderr";
-
-	size_t start = out->len;
-
-	if (!len)
-		return;
-	strbuf_addf(out, "{\"type\":\"%s\",\"data\":", type);
-	if (json_add_string_strict(out, buf, len) < 0) {
-		strbuf_setlen(out, start);
-		strbuf_addf(out, "{\"type\":\"%s\",\"b64\":\"", type);
-		base64_encode_into(out, buf, len);
-		strbuf_addch(out, '"');
-	}
-	strbuf_addstr(out, "}\n");
-}
-
 static int stream_output(enum exec_stream stream, const char *buf, size_t len,
 			 void *data)
 {
@@ -458,7 +121,7 @@ static int stream_output(enum exec_stream stream, const char *buf, size_t len,
 		len = joined.len;
 	}
 	tail = utf8_incomplete_tail(buf, len);
-	add_event(&s->pending, stream, buf, len - tail);
+	exec_event_add_output(&s->pending, stream, buf, len - tail, -1);
 	strbuf_add(carry, buf + len - tail, tail);
 	strbuf_release(&joined);
 	return 0;
@@ -470,21 +133,18 @@ static void stream_finish(struct exec_stream_state *s)
 
 	exec_result_init(&res);
 	exec_input_detach(&s->p);
-	exec_finish(s->proc, &res);
+	command_finish(&s->p, s->proc, &res);
 	s->proc = NULL;
-	classify_oom(&s->p, &res);
-	log_exec_done(s->p.req.command, &res);
 	for (int i = 0; i < 2; i++) {
 		/* a cut character at the very end travels as base64 */
 		if (s->carry[i].len)
-			add_event(&s->pending, i + 1, s->carry[i].buf,
-				  s->carry[i].len);
+			exec_event_add_output(&s->pending, i + 1,
+					      s->carry[i].buf, s->carry[i].len,
+					      -1);
 		strbuf_reset(&s->carry[i]);
 	}
-	strbuf_addf(&s->pending, "{\"type\":\"exit\",\"exit_code\":%d",
-		    res.exit_code);
-	add_result_fields(&s->pending, &res, 0);
-	strbuf_addstr(&s->pending, "}\n");
+	exec_event_begin_exit(&s->pending, &res);
+	exec_event_end_exit(&s->pending, 1);
 	exec_result_release(&res);
 	s->finished = 1;
 }
@@ -506,8 +166,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts (the
 			 * sandbox-router's is 180 s) */
-			strbuf_addstr(&s->pending,
-				      "{\"type\":\"heartbeat\"}\n");
+			exec_event_add_simple(&s->pending,
+					      EXEC_EVENT_HEARTBEAT);
 	}
 	n = s->pending.len - s->off;
 	if (n > max)
@@ -566,11 +226,9 @@ enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r)
 			stream_free(s);
 			return ret;
 		}
-		strbuf_addstr(&s->pending, "{\"type\":\"started\"}\n");
+		exec_event_add_simple(&s->pending, EXEC_EVENT_STARTED);
 	}
-	s->p.oom_before = oom_kills();
-	log_exec_begin(s->p.req.command);
-	exec_start(&s->p.req, &s->proc);
+	command_start(&s->p, &s->proc);
 	exec_input_attach(&s->p, s->proc);
 	strbuf_release(&err);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024,

@@ -4,11 +4,8 @@
  * on a pseudo-terminal, in two ways:
  *
  * - feature exec-interactive: GET /v1/exec upgraded to a WebSocket
- *   (RFC 6455, subprotocol gosbx.exec.v1), one binary message per
- *   frame of the channel, its first byte the channel (in the spirit of
- *   Kubernetes' v5.channel.k8s.io): 0 stdin, 1 stdout, 2 stderr,
- *   3 status (the exit event, JSON), 4 control (JSON: start, resize,
- *   signal, eof);
+ *   carrying the channel of lib/proto/channel.h (which holds its
+ *   spec: channels, framing, control messages);
  * - feature exec-input, for proxies that carry plain HTTP only (the
  *   v0.4.6 sandbox-router): POST /v1/exec with "stdin_stream": true
  *   streams the output as exec-stream does, and
@@ -22,13 +19,16 @@
  * with a close code and reason and kills the command; the runtime
  * keeps serving.
  *
- * Commands start with lib/exec.c's exec_start(), as every other
- * command does: same process group, kill and reaping rules.
+ * Commands start and end through runtime-command.c, as every other
+ * command does: same body checks, process group, kill, reaping and
+ * logging rules.
  */
 #include "compat.h"
 #include "exec.h"
 #include "json.h"
 #include "log.h"
+#include "proto/channel.h"
+#include "proto/exec-events.h"
 #include "runtime.h"
 #include "utf8.h"
 #include "proto/websocket.h"
@@ -43,14 +43,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#define WS_PROTO "gosbx.exec.v1"
-enum channel {
-	CH_STDIN = 0,
-	CH_STDOUT = 1,
-	CH_STDERR = 2,
-	CH_STATUS = 3,
-	CH_CONTROL = 4,
-};
 /* largest message a client may send: a start body and its channel byte */
 #define WS_MAX_MSG (UPSTREAM_JSON_LIMIT + 1)
 /* queued output before the command's output is paused, bytes */
@@ -65,60 +57,7 @@ enum channel {
 /* a control body over POST (exec-input) */
 #define CONTROL_MAX (64 * 1024)
 
-/* ---- the interactive fields of a command body ---- */
-
-unsigned parse_interactive_fields(struct exec_params *p, struct strbuf *err)
-{
-	static const char *const bools[] = { "stdin_stream", "tty", "tty_raw" };
-	int *dst[] = { &p->req.stdin_stream, &p->req.tty, &p->req.tty_raw };
-	int64_t v;
-
-	for (size_t i = 0; i < ARRAY_SIZE(bools); i++) {
-		int b, rc = json_object_bool(p->json, bools[i], &b);
-
-		if (rc < 0) {
-			strbuf_addf(err, "%s must be a boolean", bools[i]);
-			return 400;
-		}
-		if (rc > 0)
-			*dst[i] = b;
-	}
-	for (int i = 0; i < 2; i++) {
-		const char *key = i ? "rows" : "cols";
-		int rc = json_object_int(p->json, key, &v);
-
-		if (rc < 0 || (rc > 0 && (v < 1 || v > 65535))) {
-			strbuf_addstr(err, "cols and rows must be integers "
-					   "from 1 to 65535");
-			return 400;
-		}
-		if (rc > 0 && i)
-			p->req.rows = (unsigned short)v;
-		else if (rc > 0)
-			p->req.cols = (unsigned short)v;
-	}
-	if (p->req.stdin_stream && p->req.stdin_data) {
-		strbuf_addstr(err, "stdin and stdin_stream exclude each other");
-		return 400;
-	}
-	if (p->req.tty_raw && !p->req.tty) {
-		strbuf_addstr(err, "tty_raw needs tty");
-		return 400;
-	}
-	return 0;
-}
-
 /* ---- control messages, the same on both transports ---- */
-
-static const struct {
-	const char *name;
-	int sig;
-} signals[] = {
-	{ "HUP", SIGHUP },   { "INT", SIGINT },	    { "QUIT", SIGQUIT },
-	{ "KILL", SIGKILL }, { "USR1", SIGUSR1 },   { "USR2", SIGUSR2 },
-	{ "TERM", SIGTERM }, { "CONT", SIGCONT },   { "STOP", SIGSTOP },
-	{ "TSTP", SIGTSTP }, { "WINCH", SIGWINCH },
-};
 
 /*
  * Apply a control message other than start: resize and signal act on
@@ -127,58 +66,35 @@ static const struct {
 static int apply_control(struct exec_proc *proc, int tty, json_t *j, int *eof,
 			 struct strbuf *err)
 {
-	const char *type = json_object_str(j, "type");
-	int64_t cols, rows;
+	struct exec_control c;
 
-	if (!type) {
-		strbuf_addstr(err, "a control message is a JSON object with "
-				   "a \"type\"");
+	if (exec_control_parse(j, &c, err) < 0)
 		return -1;
-	}
-	if (!strcmp(type, "eof")) {
+	switch (c.type) {
+	case EXEC_CONTROL_START:
+		strbuf_addstr(err, "unknown control message type 'start'");
+		return -1;
+	case EXEC_CONTROL_EOF:
 		*eof = 1;
 		return 0;
-	}
-	if (!strcmp(type, "resize")) {
-		if (json_object_int(j, "cols", &cols) <= 0 ||
-		    json_object_int(j, "rows", &rows) <= 0 || cols < 1 ||
-		    rows < 1 || cols > 65535 || rows > 65535) {
-			strbuf_addstr(err, "resize wants cols and rows from 1 "
-					   "to 65535");
-			return -1;
-		}
+	case EXEC_CONTROL_RESIZE:
 		if (!tty) {
 			strbuf_addstr(err, "resize needs a terminal (tty)");
 			return -1;
 		}
-		exec_resize(proc, (unsigned)cols, (unsigned)rows);
+		exec_resize(proc, c.cols, c.rows);
+		return 0;
+	case EXEC_CONTROL_SIGNAL:
+		if (!tty) {
+			strbuf_addstr(err, "signal needs a terminal (tty): it "
+					   "goes to the terminal's foreground "
+					   "process group");
+			return -1;
+		}
+		exec_signal_foreground(proc, c.signo);
 		return 0;
 	}
-	if (!strcmp(type, "signal")) {
-		const char *name = json_object_str(j, "signal");
-
-		for (size_t i = 0; name && i < ARRAY_SIZE(signals); i++) {
-			if (strcmp(name, signals[i].name))
-				continue;
-			if (!tty) {
-				strbuf_addstr(err, "signal needs a terminal "
-						   "(tty): it goes to the "
-						   "terminal's foreground "
-						   "process group");
-				return -1;
-			}
-			exec_signal_foreground(proc, signals[i].sig);
-			return 0;
-		}
-		strbuf_addstr(err, "signal wants \"signal\": one of HUP, INT, "
-				   "QUIT, KILL, USR1, USR2, TERM, CONT, "
-				   "STOP, TSTP, WINCH");
-		return -1;
-	}
-	strbuf_addstr(err, "unknown control message type '");
-	strbuf_add(err, type, strnlen(type, 32));
-	strbuf_addch(err, '\'');
-	return -1;
+	return 0;
 }
 
 /* ---- exec-input: stdin and control through other requests ---- */
@@ -523,12 +439,11 @@ struct ws_sess {
 static atomic_int ws_live;
 static atomic_int ws_stop;
 
-static void ws_queue(struct ws_sess *s, int channel, const void *data,
-		     size_t len)
+static void ws_queue(struct ws_sess *s, enum exec_channel channel,
+		     const void *data, size_t len)
 {
 	strbuf_reset(&s->scratch);
-	strbuf_addch(&s->scratch, channel);
-	strbuf_add(&s->scratch, data, len);
+	exec_channel_frame(&s->scratch, channel, data, len);
 	ws_conn_send(&s->ws, WS_BINARY, s->scratch.buf, s->scratch.len);
 	s->last_sent_ms = monotonic_ms();
 }
@@ -574,7 +489,8 @@ static int ws_output(enum exec_stream stream, const char *buf, size_t len,
 
 	if (s->failed || s->ws.eof)
 		return -1;
-	ws_queue(s, stream == EXEC_STDOUT ? CH_STDOUT : CH_STDERR, buf, len);
+	ws_queue(s, stream == EXEC_STDOUT ? EXEC_CH_STDOUT : EXEC_CH_STDERR,
+		 buf, len);
 	return 0;
 }
 
@@ -613,9 +529,7 @@ static void ws_start(struct ws_sess *s, const char *buf, size_t len)
 	s->p.req.data = s;
 	s->p.req.poll_extra = s->pfd;
 	s->p.req.nr_poll_extra = 2;
-	s->p.oom_before = oom_kills();
-	log_exec_begin(s->p.req.command);
-	exec_start(&s->p.req, &s->proc);
+	command_start(&s->p, &s->proc);
 }
 
 static void ws_control(struct ws_sess *s, const uint8_t *buf, size_t len)
@@ -657,6 +571,9 @@ static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *msg,
 		      size_t len, uint16_t code, void *data)
 {
 	struct ws_sess *s = data;
+	const void *payload;
+	size_t plen;
+	unsigned ch;
 
 	switch (opcode) {
 	case WS_CLOSE:
@@ -677,27 +594,27 @@ static void ws_on_msg(struct ws_conn *ws, int opcode, const uint8_t *msg,
 	}
 	if (s->failed)
 		return;
-	if (!len) {
+	if (exec_channel_split(msg, len, &ch, &payload, &plen) < 0) {
 		ws_fail(s, 1002,
 			"an empty message: the first byte names the "
 			"channel");
 		return;
 	}
-	switch (msg[0]) {
-	case CH_CONTROL:
-		ws_control(s, msg + 1, len - 1);
+	switch (ch) {
+	case EXEC_CH_CONTROL:
+		ws_control(s, payload, plen);
 		break;
-	case CH_STDIN:
+	case EXEC_CH_STDIN:
 		if (!s->have_params)
 			ws_fail(s, 1008, "stdin before the start message");
 		else if (s->in_eof)
 			ws_fail(s, 1008, "stdin after eof");
 		else if (!s->in_closed && !s->finished)
-			strbuf_add(&s->in, msg + 1, len - 1);
+			strbuf_add(&s->in, payload, plen);
 		/* else: the command took no more, or it ended: dropped */
 		break;
 	default:
-		ws_fail(s, 1008, "unknown channel %u", msg[0]);
+		ws_fail(s, 1008, "unknown channel %u", ch);
 	}
 }
 
@@ -741,18 +658,14 @@ static void ws_finish(struct ws_sess *s)
 	struct exec_result res;
 
 	exec_result_init(&res);
-	exec_finish(s->proc, &res);
+	command_finish(&s->p, s->proc, &res);
 	s->proc = NULL;
-	classify_oom(&s->p, &res);
-	log_exec_done(s->p.req.command, &res);
 	if (!s->failed && !s->ws.eof) {
 		struct strbuf ev = STRBUF_INIT;
 
-		strbuf_addf(&ev, "{\"type\":\"exit\",\"exit_code\":%d",
-			    res.exit_code);
-		add_result_fields(&ev, &res, 0);
-		strbuf_addch(&ev, '}');
-		ws_queue(s, CH_STATUS, ev.buf, ev.len);
+		exec_event_begin_exit(&ev, &res);
+		exec_event_end_exit(&ev, 0);
+		ws_queue(s, EXEC_CH_STATUS, ev.buf, ev.len);
 		strbuf_release(&ev);
 	}
 	exec_result_release(&res);
@@ -826,7 +739,7 @@ static void ws_loop(struct ws_sess *s)
 		    !ws_conn_queued_count(&s->ws)) {
 			/* a quiet command must not look like a dead
 			 * connection to proxies with idle timeouts */
-			ws_queue(s, CH_STDOUT, "", 0);
+			ws_queue(s, EXEC_CH_STDOUT, "", 0);
 			continue;
 		}
 		if (s->proc && !s->finished)
@@ -994,11 +907,12 @@ enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r)
 		return reply_error(c, r, 400,
 				   "Sec-WebSocket-Key must be 16 bytes in "
 				   "base64");
-	if (!has_token(proto, WS_PROTO))
-		return reply_error(c, r, 400,
-				   "the interactive channel speaks the "
-				   "WebSocket subprotocol " WS_PROTO
-				   " (Sec-WebSocket-Protocol)");
+	if (!has_token(proto, EXEC_CHANNEL_PROTOCOL))
+		return reply_error(
+			c, r, 400,
+			"the interactive channel speaks the "
+			"WebSocket subprotocol " EXEC_CHANNEL_PROTOCOL
+			" (Sec-WebSocket-Protocol)");
 	if (atomic_load(&ws_stop))
 		return reply_error(c, r, 503, "the runtime is shutting down");
 	s = xcalloc(1, sizeof(*s));
@@ -1017,7 +931,8 @@ enum MHD_Result handle_exec_ws(struct MHD_Connection *c, struct request *r)
 	}
 	MHD_add_response_header(resp, "Upgrade", "websocket");
 	MHD_add_response_header(resp, "Sec-WebSocket-Accept", acc.buf);
-	MHD_add_response_header(resp, "Sec-WebSocket-Protocol", WS_PROTO);
+	MHD_add_response_header(resp, "Sec-WebSocket-Protocol",
+				EXEC_CHANNEL_PROTOCOL);
 	strbuf_release(&acc);
 	atomic_fetch_add(&ws_live, 1);
 	return reply(c, r, 101, resp);

@@ -27,6 +27,7 @@
 #include "exec.h"
 #include "json.h"
 #include "log.h"
+#include "proto/exec-events.h"
 #include "runtime.h"
 #include "utf8.h"
 
@@ -301,9 +302,7 @@ static void *job_pump(void *arg)
 	j->finishing = 1;
 	pthread_mutex_unlock(&jobs_lock);
 	exec_result_init(&res);
-	exec_finish(j->proc, &res);
-	classify_oom(&j->p, &res);
-	log_exec_done(j->p.req.command, &res);
+	command_finish(&j->p, j->proc, &res);
 	pthread_mutex_lock(&jobs_lock);
 	for (int i = 0; i < 2; i++) {
 		job_append(j, i + 1, j->carry[i].buf, j->carry[i].len);
@@ -413,7 +412,7 @@ static void job_json(struct strbuf *out, const struct job *j)
 	}
 	strbuf_addf(out, ",\"ended_ms\":%" PRId64 ",\"exit_code\":%d",
 		    j->ended_ms, j->res.exit_code);
-	add_result_fields(out, &j->res, 0);
+	exec_result_add_fields(out, &j->res, 0);
 	strbuf_addch(out, '}');
 }
 
@@ -715,10 +714,8 @@ static enum MHD_Result job_create(struct MHD_Connection *c, struct request *r)
 	j->p.req.on_output = job_output;
 	j->p.req.data = j;
 	j->tty = j->p.req.tty;
-	j->p.oom_before = oom_kills();
 	j->started_ms = (int64_t)epoch_ms();
-	log_exec_begin(j->p.req.command);
-	exec_start(&j->p.req, &j->proc);
+	command_start(&j->p, &j->proc);
 	j->pgid = exec_pgid(j->proc);
 	fd = exec_stdin_fd(j->proc);
 	if (fd >= 0)
@@ -960,27 +957,6 @@ struct job_reader {
 	int cvalid;
 };
 
-static void add_output_event(struct strbuf *out, int stream, uint64_t off,
-			     const char *buf, size_t len)
-{
-	const char *type = stream == EXEC_STDOUT ? "stdout" : "stderr";
-	size_t start = out->len;
-
-	strbuf_addf(out,
-		    "{\"type\":\"%s\",\"offset\":%" PRIu64 ",\"data\":", type,
-		    off);
-	if (json_add_string_strict(out, buf, len) < 0) {
-		strbuf_setlen(out, start);
-		strbuf_addf(out,
-			    "{\"type\":\"%s\",\"offset\":%" PRIu64
-			    ",\"b64\":\"",
-			    type, off);
-		base64_encode_into(out, buf, len);
-		strbuf_addch(out, '"');
-	}
-	strbuf_addstr(out, "}\n");
-}
-
 /*
  * Under jobs_lock: the events from rd->off on, up to JOB_READ_CHUNK
  * bytes of them, into rd->pending.
@@ -999,10 +975,8 @@ static void reader_fill(struct job_reader *rd)
 		uint64_t base;
 
 		if (rd->off < first) {
-			strbuf_addf(&rd->pending,
-				    "{\"type\":\"trimmed\",\"bytes\":%" PRIu64
-				    ",\"offset\":%" PRIu64 "}\n",
-				    first - rd->off, first);
+			exec_event_add_trimmed(&rd->pending, first - rd->off,
+					       first);
 			rd->off = first;
 			continue;
 		}
@@ -1041,7 +1015,8 @@ static void reader_fill(struct job_reader *rd)
 			if (pread(s->fd, buf, n, pos + JOB_HDR + skip) !=
 			    (ssize_t)n)
 				goto corrupt;
-			add_output_event(&rd->pending, hdr[1], rd->off, buf, n);
+			exec_event_add_output(&rd->pending, hdr[1], buf, n,
+					      (int64_t)rd->off);
 			rd->off += n;
 			rd->cvalid = 1;
 			rd->cseq = s->seq;
@@ -1052,10 +1027,9 @@ static void reader_fill(struct job_reader *rd)
 	corrupt:
 		/* what the sandbox did to the file: skip the rest of it */
 		rd->cvalid = 0;
-		strbuf_addf(&rd->pending,
-			    "{\"type\":\"trimmed\",\"bytes\":%" PRIu64
-			    ",\"offset\":%" PRIu64 "}\n",
-			    s->base + s->data - rd->off, s->base + s->data);
+		exec_event_add_trimmed(&rd->pending,
+				       s->base + s->data - rd->off,
+				       s->base + s->data);
 		rd->off = s->base + s->data;
 	}
 	free(buf);
@@ -1077,14 +1051,11 @@ static ssize_t reader_cb(void *cls, uint64_t unused, char *out, size_t max)
 		reader_fill(rd);
 		if (!rd->pending.len && rd->off >= j->out_total) {
 			if (!j->running && !j->forgotten) {
+				exec_event_begin_exit(&rd->pending, &j->res);
 				strbuf_addf(&rd->pending,
-					    "{\"type\":\"exit\",\"exit_code\":"
-					    "%d",
-					    j->res.exit_code);
-				add_result_fields(&rd->pending, &j->res, 0);
-				strbuf_addf(&rd->pending,
-					    ",\"output_bytes\":%" PRIu64 "}\n",
+					    ",\"output_bytes\":%" PRIu64,
 					    j->out_total);
+				exec_event_end_exit(&rd->pending, 1);
 				rd->done = 1;
 			} else if (!rd->follow || j->forgotten) {
 				rd->done = 1;
@@ -1094,9 +1065,9 @@ static ssize_t reader_cb(void *cls, uint64_t unused, char *out, size_t max)
 				if (!rd->pending.len && j->running &&
 				    monotonic_ms() - rd->last_sent_ms >=
 					    rt.heartbeat_ms)
-					strbuf_addstr(
+					exec_event_add_simple(
 						&rd->pending,
-						"{\"type\":\"heartbeat\"}\n");
+						EXEC_EVENT_HEARTBEAT);
 			}
 		}
 		pthread_mutex_unlock(&jobs_lock);

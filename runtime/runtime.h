@@ -107,7 +107,10 @@ enum MHD_Result reply(struct MHD_Connection *c, struct request *r,
 /* The connection's socket, for noticing a client that went away. */
 int connection_fd(struct MHD_Connection *c);
 
-/* runtime-exec.c */
+/*
+ * runtime-command.c: one command, whichever request runs it (the
+ * exec handlers, the interactive channel, jobs).
+ */
 
 /* A command request's body, parsed (parse_exec_body()). */
 struct exec_params {
@@ -132,16 +135,24 @@ unsigned parse_exec_body(struct request *r, struct exec_params *p,
 void exec_params_release(struct exec_params *p);
 /* the X-Request-ID of c as the command's tag (exec-cancel) */
 void set_tag(struct MHD_Connection *c, struct exec_params *p);
-/* the cgroup's OOM kill count, -1 when unknown */
-int64_t oom_kills(void);
-/* after the command: a SIGKILL that the cgroup counted becomes "oom" */
-void classify_oom(struct exec_params *p, struct exec_result *res);
-/* the log lines of Documentation/protocol/runtime-api.md */
-void log_exec_begin(const char *command);
-void log_exec_done(const char *command, const struct exec_result *res);
-/* the fields of an exit event after exit_code (duration_ms, reason...) */
-void add_result_fields(struct strbuf *out, const struct exec_result *res,
-		       int with_truncation);
+/* the cgroup file that counts OOM kills, found at startup */
+void exec_setup_oom_source(void);
+/*
+ * Start p's command (exec_start(): *proc is the running command, to
+ * end with command_finish()), after noting the cgroup's OOM count and
+ * logging "exec begin".
+ */
+void command_start(struct exec_params *p, struct exec_proc **proc);
+/*
+ * Reap proc (exec_finish() into res, initialised by the caller), turn
+ * a SIGKILL that the cgroup counted into reason "oom", log "exec done".
+ */
+void command_finish(struct exec_params *p, struct exec_proc *proc,
+		    struct exec_result *res);
+/* command_start() and command_finish() in one, blocking (exec_run()) */
+void command_run(struct exec_params *p, struct exec_result *res);
+
+/* runtime-exec.c */
 
 enum MHD_Result handle_execute(struct MHD_Connection *c, struct request *r);
 enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);
@@ -154,8 +165,6 @@ enum MHD_Result handle_exec_stream(struct MHD_Connection *c, struct request *r);
  */
 enum MHD_Result handle_exec_cancel(struct MHD_Connection *c, struct request *r,
 				   const char *id);
-/* file descriptors for OOM detection, opened at startup */
-void exec_setup_oom_source(void);
 
 /* runtime-files.c */
 enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
@@ -213,11 +222,6 @@ void sandboxd_error_body(struct strbuf *out, unsigned status, const char *msg);
  * commands").
  */
 
-/*
- * Read the interactive fields of a command body (stdin_stream, tty,
- * tty_raw, cols, rows) into p->req. Returns 0, or 400 with err.
- */
-unsigned parse_interactive_fields(struct exec_params *p, struct strbuf *err);
 /*
  * For POST /v1/exec with stdin_stream: reserve the request's tag for
  * POST /v1/exec/<tag>/stdin and /control before the command starts

@@ -7,6 +7,8 @@
 #include "session/interactive.h"
 #include "http.h"
 #include "json.h"
+#include "proto/channel.h"
+#include "proto/exec-events.h"
 #include "strvec.h"
 #include "usage.h"
 #include "session/websocket.h"
@@ -15,21 +17,11 @@
 #include <pthread.h>
 #include <time.h>
 
-#define WS_PROTO "gosbx.exec.v1"
-enum channel {
-	CH_STDIN = 0,
-	CH_STDOUT = 1,
-	CH_STDERR = 2,
-	CH_STATUS = 3,
-	CH_CONTROL = 4,
-};
 /* the largest message taken from the runtime (its chunks are 256 KiB) */
 #define MAX_MSG (4u << 20)
 /* stdin in one message, and in one POST of the exec-input transport */
 #define WS_CHUNK (64 * 1024)
 #define POST_CHUNK (1u << 20)
-/* an NDJSON event line of the exec-input stream */
-#define MAX_LINE (4u << 20)
 
 enum transport { IA_WS, IA_HTTP };
 
@@ -144,16 +136,17 @@ static int deliver(struct interactive *ia, int stream, const char *buf,
 
 static int take_exit(struct interactive *ia, const char *buf, size_t len)
 {
-	json_t *j = json_parse(buf, len, NULL);
+	struct exec_event ev = EXEC_EVENT_INIT;
 
-	if (!json_is_object(j) ||
-	    strcmp(json_object_str(j, "type") ?: "", "exit")) {
-		json_decref(j);
+	if (exec_event_parse(&ev, buf, len, NULL) ||
+	    ev.type != EXEC_EVENT_EXIT) {
+		exec_event_release(&ev);
 		return error("the runtime sent a malformed exit status");
 	}
 	json_decref(ia->exit);
-	ia->exit = j;
+	ia->exit = json_incref(ev.json);
 	ia->done = 1;
+	exec_event_release(&ev);
 	return 0;
 }
 
@@ -164,6 +157,10 @@ static void ws_on_msg(struct ws_conn *conn, int opcode, const uint8_t *data,
 {
 	struct interactive *ia = cb_data;
 	const char *msg = (const char *)data;
+
+	const void *payload;
+	size_t plen;
+	unsigned ch;
 
 	if (opcode == WS_CLOSE) {
 		if (!ia->done && !ia->failed && !ia->cancelled) {
@@ -178,18 +175,19 @@ static void ws_on_msg(struct ws_conn *conn, int opcode, const uint8_t *data,
 		}
 		return;
 	}
-	if (opcode != WS_BINARY || !len || ia->failed)
+	if (opcode != WS_BINARY || ia->failed ||
+	    exec_channel_split(msg, len, &ch, &payload, &plen) < 0)
 		return;
-	switch (msg[0]) {
-	case CH_STDOUT:
-	case CH_STDERR:
+	switch (ch) {
+	case EXEC_CH_STDOUT:
+	case EXEC_CH_STDERR:
 		if (ia->done)
 			return; /* nothing counts after the exit status */
-		if (deliver(ia, msg[0], msg + 1, len - 1) < 0)
+		if (deliver(ia, (int)ch, payload, plen) < 0)
 			ws_conn_stop_reading(conn);
 		break;
-	case CH_STATUS:
-		if (!ia->done && take_exit(ia, msg + 1, len - 1) < 0)
+	case EXEC_CH_STATUS:
+		if (!ia->done && take_exit(ia, payload, plen) < 0)
 			ia->failed = 1;
 		break;
 	default:
@@ -201,8 +199,7 @@ static void ws_send_control(struct interactive *ia, const char *json)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_addch(&sb, CH_CONTROL);
-	strbuf_addstr(&sb, json);
+	exec_channel_frame(&sb, EXEC_CH_CONTROL, json, strlen(json));
 	ws_conn_send(&ia->ws.conn, WS_BINARY, sb.buf, sb.len);
 	strbuf_release(&sb);
 }
@@ -216,8 +213,9 @@ static int ws_open(struct interactive *ia)
 	struct strbuf body = STRBUF_INIT;
 	int r;
 
-	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec", WS_PROTO, NULL, 0,
-			   ia->o.cancel, ia->rid, MAX_MSG, ws_on_msg, ia);
+	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec",
+			   EXEC_CHANNEL_PROTOCOL, NULL, 0, ia->o.cancel,
+			   ia->rid, MAX_MSG, ws_on_msg, ia);
 	if (r)
 		return r;
 	build_body(&ia->o, 0, &body);
@@ -323,59 +321,45 @@ static void put_record(struct interactive *ia, enum record type,
 
 static void http_event(struct interactive *ia, const char *line, size_t len)
 {
-	json_t *ev = json_parse(line, len, NULL);
-	const char *type = json_object_str(ev, "type");
-	struct strbuf bytes = STRBUF_INIT;
+	struct exec_event ev = EXEC_EVENT_INIT;
+	int rc = exec_event_parse(&ev, line, len, NULL);
+	int stream = exec_event_stream(ev.type);
 
-	if (!type) {
+	if (rc < 0) {
 		ia->bad_stream = 1;
-	} else if (!strcmp(type, "started")) {
+	} else if (rc) {
+		; /* a newer runtime's event */
+	} else if (ev.type == EXEC_EVENT_STARTED) {
 		pthread_mutex_lock(&ia->mu);
 		ia->started = 1;
 		pthread_cond_broadcast(&ia->cond);
 		pthread_mutex_unlock(&ia->mu);
-	} else if (!strcmp(type, "stdout") || !strcmp(type, "stderr")) {
-		json_t *data = json_object_get(ev, "data");
-		const char *b64 = json_object_str(ev, "b64");
-
-		if (json_is_string(data))
-			strbuf_add(&bytes, json_string_value(data),
-				   json_string_length(data));
-		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
-			ia->bad_stream = 1;
-		put_record(ia, type[3] == 'o' ? REC_STDOUT : REC_STDERR,
-			   bytes.buf, bytes.len);
-	} else if (!strcmp(type, "exit")) {
+	} else if (stream) {
+		put_record(ia, stream == 1 ? REC_STDOUT : REC_STDERR,
+			   ev.data.buf, ev.data.len);
+	} else if (ev.type == EXEC_EVENT_EXIT) {
 		put_record(ia, REC_EXIT, line, len);
 	}
-	strbuf_release(&bytes);
-	json_decref(ev);
+	exec_event_release(&ev);
+}
+
+static int http_line(const char *line, size_t len, void *data)
+{
+	struct interactive *ia = data;
+
+	http_event(ia, line, len);
+	return ia->abort_req ? -1 : 0;
 }
 
 static int http_data(const char *buf, size_t len, void *data)
 {
 	struct interactive *ia = data;
+	int rc = exec_event_split(&ia->line, buf, len, EXEC_EVENT_LINE_MAX,
+				  http_line, ia);
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
-
-		if (ia->line.len + n > MAX_LINE) {
-			ia->bad_stream = 1;
-			return -1;
-		}
-		strbuf_add(&ia->line, buf, n);
-		if (!nl)
-			return 0;
-		if (ia->line.len)
-			http_event(ia, ia->line.buf, ia->line.len);
-		strbuf_reset(&ia->line);
-		buf += n + 1;
-		len -= n + 1;
-		if (ia->abort_req)
-			return -1;
-	}
-	return 0;
+	if (rc == EXEC_EVENT_OVERLONG)
+		ia->bad_stream = 1;
+	return rc < 0 ? -1 : 0;
 }
 
 static void *out_main(void *arg)
@@ -701,9 +685,7 @@ ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
 			n = WS_CHUNK;
 		if (!n)
 			return 0;
-		strbuf_grow(&sb, n + 1);
-		strbuf_addch(&sb, CH_STDIN);
-		strbuf_add(&sb, buf, n);
+		exec_channel_frame(&sb, EXEC_CH_STDIN, buf, n);
 		if (ws_conn_send(&ia->ws.conn, WS_BINARY, sb.buf, sb.len))
 			n = 0;
 		strbuf_release(&sb);
@@ -738,30 +720,30 @@ int interactive_can_write(struct interactive *ia)
 	return ok;
 }
 
-static void send_control(struct interactive *ia, json_t *j)
+/* Send a control message (proto/channel.h); sb is released */
+static void send_control(struct interactive *ia, struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-
-	json_dump_into(&sb, j);
-	json_decref(j);
 	if (ia->mode == IA_WS) {
-		ws_send_control(ia, sb.buf);
+		ws_send_control(ia, sb->buf);
 	} else {
 		pthread_mutex_lock(&ia->mu);
-		strvec_push(&ia->ctrlq, sb.buf);
+		strvec_push(&ia->ctrlq, sb->buf);
 		pthread_cond_broadcast(&ia->cond);
 		pthread_mutex_unlock(&ia->mu);
 	}
-	strbuf_release(&sb);
+	strbuf_release(sb);
 }
 
 void interactive_eof(struct interactive *ia)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (ia->eof_given || ia->done || ia->failed)
 		return;
 	ia->eof_given = 1;
 	if (ia->mode == IA_WS) {
-		send_control(ia, json_pack("{s:s}", "type", "eof"));
+		exec_control_add_eof(&sb);
+		send_control(ia, &sb);
 		return;
 	}
 	pthread_mutex_lock(&ia->mu);
@@ -772,19 +754,23 @@ void interactive_eof(struct interactive *ia)
 
 void interactive_resize(struct interactive *ia, unsigned cols, unsigned rows)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (!ia->o.tty || ia->done || ia->failed || !cols || !rows ||
 	    cols > 65535 || rows > 65535)
 		return;
-	send_control(ia, json_pack("{s:s,s:i,s:i}", "type", "resize", "cols",
-				   (int)cols, "rows", (int)rows));
+	exec_control_add_resize(&sb, cols, rows);
+	send_control(ia, &sb);
 }
 
 void interactive_signal(struct interactive *ia, const char *name)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (!ia->o.tty || ia->done || ia->failed)
 		return;
-	send_control(ia,
-		     json_pack("{s:s,s:s}", "type", "signal", "signal", name));
+	exec_control_add_signal(&sb, name);
+	send_control(ia, &sb);
 }
 
 int interactive_step(struct interactive *ia, int wait_ms, struct pollfd *extra,

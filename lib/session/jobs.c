@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "http.h"
 #include "json.h"
+#include "proto/exec-events.h"
 #include "session/jobs.h"
 #include "usage.h"
 
@@ -291,111 +292,102 @@ struct job_stream {
 	uint64_t trimmed; /* bytes of "trimmed" events */
 };
 
-static int job_event(struct job_stream *st, const char *line, size_t len)
+/* An output event's bytes to where st sends them */
+static int job_deliver(struct job_stream *st, int stream, const char *buf,
+		       size_t len)
 {
-	json_t *ev = json_parse(line, len, NULL);
-	const char *type = json_object_str(ev, "type");
-	int64_t v;
-	int ret = 0;
+	if (st->out_sb) {
+		size_t n = len;
 
-	if (!type) {
-		json_decref(ev);
-		st->failed = error("a job's output: a line that is no event");
+		if (n > st->max - st->got) {
+			n = st->max - st->got;
+			st->stopped = 1;
+		}
+		strbuf_add(stream == 1 ? st->out_sb : st->err_sb, buf, n);
+		st->got += n;
+		st->off += n;
+		if (n && st->stop_at_data)
+			st->stopped = 1;
+		return st->stopped ? -1 : 0;
+	}
+	st->off += len;
+	if (st->on_output) {
+		if (st->on_output(stream, buf, len, st->data) < 0) {
+			st->stopped = 1;
+			return -1;
+		}
+		return 0;
+	}
+	if (write_in_full(stream == 1 ? st->out_fd : st->err_fd, buf, len) <
+	    0) {
+		st->failed = error_errno("cannot write the output");
 		return -1;
 	}
-	if (!strcmp(type, "stdout") || !strcmp(type, "stderr")) {
-		struct strbuf bytes = STRBUF_INIT;
-		json_t *data = json_object_get(ev, "data");
-		const char *b64 = json_object_str(ev, "b64");
-		int fd = type[3] == 'o' ? st->out_fd : st->err_fd;
+	return 0;
+}
 
-		if (json_is_string(data))
-			strbuf_add(&bytes, json_string_value(data),
-				   json_string_length(data));
-		else if (b64)
-			base64_decode_into(&bytes, b64, strlen(b64));
-		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
-			st->off = (uint64_t)v;
-		if (st->out_sb) {
-			size_t n = bytes.len;
-
-			if (n > st->max - st->got) {
-				n = st->max - st->got;
-				st->stopped = 1;
-			}
-			strbuf_add(type[3] == 'o' ? st->out_sb : st->err_sb,
-				   bytes.buf, n);
-			st->got += n;
-			st->off += n;
-			if (n && st->stop_at_data)
-				st->stopped = 1;
-			ret = st->stopped ? -1 : 0;
-		} else if (st->on_output) {
-			st->off += bytes.len;
-			if (st->on_output(type[3] == 'o' ? 1 : 2, bytes.buf,
-					  bytes.len, st->data) < 0)
-				ret = -1, st->stopped = 1;
-		} else {
-			st->off += bytes.len;
-			if (write_in_full(fd, bytes.buf, bytes.len) < 0) {
-				st->failed = error_errno("cannot write the "
-							 "output");
-				ret = -1;
-			}
+static int job_trimmed(struct job_stream *st, int64_t n)
+{
+	st->trimmed += n > 0 ? (uint64_t)n : 0;
+	if (st->out_sb) {
+		/* counted in st->trimmed */
+	} else if (st->on_output) {
+		if (n > 0 && st->on_output(0, NULL, (size_t)n, st->data) < 0) {
+			st->stopped = 1;
+			return -1;
 		}
-		strbuf_release(&bytes);
-	} else if (!strcmp(type, "trimmed")) {
-		int64_t n = 0;
+	} else {
+		dprintf(st->err_fd,
+			"gosbx: [%" PRId64 " bytes of output "
+			"trimmed]\n",
+			n);
+	}
+	return 0;
+}
 
-		json_object_int(ev, "bytes", &n);
-		if (json_object_int(ev, "offset", &v) > 0 && v >= 0)
-			st->off = (uint64_t)v;
-		st->trimmed += n > 0 ? (uint64_t)n : 0;
-		if (st->out_sb) {
-			/* counted in st->trimmed */
-		} else if (st->on_output) {
-			if (n > 0 &&
-			    st->on_output(0, NULL, (size_t)n, st->data) < 0)
-				ret = -1, st->stopped = 1;
-		} else {
-			dprintf(st->err_fd,
-				"gosbx: [%" PRId64 " bytes of output "
-				"trimmed]\n",
-				n);
-		}
-	} else if (!strcmp(type, "exit")) {
+static int job_event(struct job_stream *st, const char *line, size_t len)
+{
+	struct exec_event ev = EXEC_EVENT_INIT;
+	int rc = exec_event_parse(&ev, line, len, NULL);
+	int stream = exec_event_stream(ev.type), ret = 0;
+
+	if (rc < 0 && !ev.name) {
+		st->failed = error("a job's output: a line that is no event");
+		ret = -1;
+	} else if (rc) {
+		; /* a bad event of a known type, or a newer runtime's */
+	} else if (stream) {
+		if (ev.offset >= 0)
+			st->off = (uint64_t)ev.offset;
+		ret = job_deliver(st, stream, ev.data.buf, ev.data.len);
+	} else if (ev.type == EXEC_EVENT_TRIMMED) {
+		if (ev.offset >= 0)
+			st->off = (uint64_t)ev.offset;
+		ret = job_trimmed(st, ev.bytes);
+	} else if (ev.type == EXEC_EVENT_EXIT) {
 		if (st->res)
-			session_result_from_json(st->res, ev);
+			session_result_from_json(st->res, ev.json);
 		st->ended = 1;
 	}
-	json_decref(ev);
+	exec_event_release(&ev);
 	return ret;
+}
+
+static int job_line(const char *line, size_t len, void *data)
+{
+	return job_event(data, line, len) ? -1 : 0;
 }
 
 static int job_data(const char *buf, size_t len, void *data)
 {
 	struct job_stream *st = data;
+	int rc = exec_event_split(&st->line, buf, len, JOB_LINE_MAX, job_line,
+				  st);
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
-
-		if (st->line.len + n > JOB_LINE_MAX) {
-			st->failed = error("a job's output: an event over "
-					   "%d bytes",
-					   JOB_LINE_MAX);
-			return -1;
-		}
-		strbuf_add(&st->line, buf, n);
-		if (!nl)
-			return 0;
-		if (st->line.len && job_event(st, st->line.buf, st->line.len))
-			return -1;
-		strbuf_reset(&st->line);
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return 0;
+	if (rc == EXEC_EVENT_OVERLONG)
+		st->failed = error("a job's output: an event over %d bytes",
+				   JOB_LINE_MAX);
+	return rc < 0 ? -1 : 0;
 }
 
 static int job_output(struct session *s, const char *id, struct job_stream *stp,

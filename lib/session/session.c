@@ -7,6 +7,7 @@
 #include "dl/dl.h"
 #include "http.h"
 #include "json.h"
+#include "proto/exec-events.h"
 #include "quote.h"
 #include "session/session.h"
 #include "strvec.h"
@@ -26,12 +27,7 @@
 #define HEAD_TAIL 8192
 /*
  * Bounds on what a runtime can make the client hold (a hostile runtime
- * answers without end). A /v1/exec event line carries at most one
- * output chunk of gosbx-runtime (256 KiB, at most 6 bytes each in JSON:
- * "\u0000"): 8 MiB is far above it.
- */
-#define STREAM_LINE_MAX ((size_t)8 << 20)
-/*
+ * answers without end): a /v1/exec event line, EXEC_EVENT_LINE_MAX.
  * An /execute answer holds two streams of at most STREAM_CAP bytes
  * (and the "[truncated]" marker), each byte at most 6 in JSON, and a
  * few small fields.
@@ -464,7 +460,7 @@ struct stream_state {
 	int cancelled;
 	int bad;      /* an event that could not be decoded */
 	int bad_line; /* a line that is no event: the stream is broken */
-	int overlong; /* a line over STREAM_LINE_MAX */
+	int overlong; /* a line over EXEC_EVENT_LINE_MAX */
 };
 
 /* Keep the last HEAD_TAIL to 2 * HEAD_TAIL bytes seen in tail. */
@@ -537,75 +533,49 @@ void session_result_from_json(struct session_result *res, const void *o)
 
 static int stream_event(struct stream_state *st, const char *line, size_t len)
 {
-	struct strbuf bytes = STRBUF_INIT;
-	json_t *ev = json_parse(line, len, NULL);
-	const char *type = json_object_str(ev, "type");
-	int stream = 0, ret = 0;
+	struct exec_event ev = EXEC_EVENT_INIT;
+	int rc = exec_event_parse(&ev, line, len, NULL);
+	int stream = exec_event_stream(ev.type), ret = 0;
 
-	if (!type) {
+	if (rc < 0 && !ev.name) {
 		st->bad_line = 1;
-		json_decref(ev);
-		return -1;
-	}
-	if (!strcmp(type, "stdout"))
-		stream = 1;
-	else if (!strcmp(type, "stderr"))
-		stream = 2;
-	if (stream) {
-		json_t *data = json_object_get(ev, "data");
-		const char *b64 = json_object_str(ev, "b64");
-
-		if (json_is_string(data))
-			strbuf_add(&bytes, json_string_value(data),
-				   json_string_length(data));
-		else if (!b64 || base64_decode_into(&bytes, b64, strlen(b64)))
-			st->bad = 1;
-		session_result_add_output(st->res, stream, bytes.buf,
-					  bytes.len);
+		ret = -1;
+	} else if (rc < 0) {
+		st->bad = 1; /* a bad event of a known type: skipped */
+	} else if (rc) {
+		; /* a newer runtime's event */
+	} else if (stream) {
+		session_result_add_output(st->res, stream, ev.data.buf,
+					  ev.data.len);
 		if (st->exec->on_output &&
-		    st->exec->on_output(stream, bytes.buf, bytes.len,
+		    st->exec->on_output(stream, ev.data.buf, ev.data.len,
 					st->exec->data) < 0) {
 			st->cancelled = 1;
 			ret = -1;
 		}
-	} else if (!strcmp(type, "exit")) {
-		session_result_from_json(st->res, ev);
+	} else if (ev.type == EXEC_EVENT_EXIT) {
+		session_result_from_json(st->res, ev.json);
 		st->got_exit = 1;
 	}
-	strbuf_release(&bytes);
-	json_decref(ev);
+	exec_event_release(&ev);
 	return ret;
+}
+
+static int stream_line(const char *line, size_t len, void *data)
+{
+	return stream_event(data, line, len);
 }
 
 static int stream_data(const char *buf, size_t len, void *data)
 {
 	struct stream_state *st = data;
+	int rc = exec_event_split(&st->line, buf, len, EXEC_EVENT_LINE_MAX,
+				  stream_line, st);
 
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl ? (size_t)(nl - buf) : len;
-
-		if (n > STREAM_LINE_MAX - st->line.len) {
-			/* one endless line: never hold more than the bound */
-			st->overlong = 1;
-			return -1;
-		}
-		if (!nl) {
-			strbuf_add(&st->line, buf, n);
-			return 0;
-		}
-		if (st->line.len) {
-			strbuf_add(&st->line, buf, n);
-			if (stream_event(st, st->line.buf, st->line.len) < 0)
-				return -1;
-			strbuf_reset(&st->line);
-		} else if (n && stream_event(st, buf, n) < 0) {
-			return -1;
-		}
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return 0;
+	/* one endless line: never hold more than the bound */
+	if (rc == EXEC_EVENT_OVERLONG)
+		st->overlong = 1;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The JSON body of /execute and /v1/exec. */
@@ -721,7 +691,7 @@ static int run_streamed(struct session *s, const struct session_exec *e,
 		if (st.overlong)
 			error("execute failed: runtime event line over %zu "
 			      "bytes (POST '/v1/exec')",
-			      STREAM_LINE_MAX);
+			      EXEC_EVENT_LINE_MAX);
 		else
 			error("execute failed: the runtime sent a line that "
 			      "is not an event (POST '/v1/exec')");
