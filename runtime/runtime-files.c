@@ -275,22 +275,39 @@ static int parse_range(const char *h, uint64_t size, uint64_t *off,
 	return 0;
 }
 
-enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
-				const char *path)
+int open_workpath(const char *path, struct stat *st)
 {
 	struct strbuf abs = STRBUF_INIT;
-	struct stat st;
-	int fd;
+	int fd, e;
 
 	if (workpath_resolve(rt.root, path, &abs, NULL) < 0) {
 		strbuf_release(&abs);
-		return reply_denied(c, r);
+		return -2;
 	}
 	fd = open(abs.buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	strbuf_release(&abs);
 	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+enum MHD_Result handle_download(struct MHD_Connection *c, struct request *r,
+				const char *path)
+{
+	struct stat st;
+	int fd = open_workpath(path, &st);
+
+	if (fd == -2)
+		return reply_denied(c, r);
+	if (fd < 0)
 		return reply_error(c, r, 404, "file not found");
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode)) {
 		int dir = S_ISDIR(st.st_mode);
 		close(fd);
 		if (dir)

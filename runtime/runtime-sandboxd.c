@@ -218,24 +218,13 @@ static enum MHD_Result sbx_list(struct MHD_Connection *c, struct request *r,
 static enum MHD_Result sbx_get(struct MHD_Connection *c, struct request *r,
 			       const char *path)
 {
-	struct strbuf abs = STRBUF_INIT;
 	struct stat st;
-	int fd;
+	int fd = open_workpath(path, &st);
 
-	if (workpath_resolve(rt.root, path, &abs, NULL) < 0) {
-		strbuf_release(&abs);
+	if (fd == -2)
 		return sbx_denied(c, r);
-	}
-	/* O_NONBLOCK: a FIFO must not hang us */
-	fd = open(abs.buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	strbuf_release(&abs);
 	if (fd < 0)
 		return sbx_errno(c, r, errno);
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return sbx_errno(c, r, e);
-	}
 	if (S_ISDIR(st.st_mode))
 		return sbx_list(c, r, path, fd);
 	if (!S_ISREG(st.st_mode)) {

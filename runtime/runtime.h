@@ -198,6 +198,13 @@ int commit_spool(struct request *r, const char *dest, int mode);
  */
 int resolve_leaf(const char *path, struct strbuf *abs, struct strbuf *rel);
 /*
+ * Open path (relative to the workdir, links followed only inside it)
+ * read-only and O_NONBLOCK, so that a FIFO cannot hang the reader; *st
+ * gets its fstat. Returns the fd, -2 when the path leads out of the
+ * workdir, or -1 with errno.
+ */
+int open_workpath(const char *path, struct stat *st);
+/*
  * Answer 200 with the regular file open at fd (st its fstat), or 206
  * or 416 for a Range header (RFC 9110 section 14); takes fd.
  */
