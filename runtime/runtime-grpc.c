@@ -18,8 +18,13 @@
  * Execute runs its argv (quoted into "exec ...") through the runtime's
  * command module (runtime-command.c: env merged with ours, cwd under
  * the workdir, the 8 MiB cap of each stream), blocking the connection's
- * thread. Start, WriteStdin, SendSignal and ResizeTTY answer
- * UNIMPLEMENTED for now.
+ * thread. Start runs its command in a runner thread of its own
+ * (exec_step() with a wake pipe for WriteStdin's EOF), which queues
+ * the framed events on the call and wakes the connection's thread;
+ * that one resumes the deferred stream. The running Start processes
+ * are in a table by id (the shell's pid) for WriteStdin, SendSignal and
+ * ResizeTTY; a process leaves it before exec_finish(), under
+ * procs_mu, so a call holding procs_mu may use its exec_proc.
  */
 #include "compat.h"
 #include "http-checks.h"
@@ -29,9 +34,13 @@
 #include "quote.h"
 #include "runtime.h"
 #include "strbuf.h"
+#include "usage.h"
 
 #include <nghttp2/nghttp2.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 
@@ -46,6 +55,7 @@ enum grpc_code {
 	GRPC_OK = 0,
 	GRPC_INVALID_ARGUMENT = 3,
 	GRPC_NOT_FOUND = 5,
+	GRPC_FAILED_PRECONDITION = 9,
 	GRPC_PERMISSION_DENIED = 7,
 	GRPC_RESOURCE_EXHAUSTED = 8,
 	GRPC_UNIMPLEMENTED = 12,
@@ -60,10 +70,38 @@ static struct grpc_server {
 	const char *const *allowed_hosts; /* --allow-host, or NULL */
 } srv = { -1, 0, NULL, NULL };
 
+struct call;
+
+/* One connection, served by one thread */
+struct conn {
+	int fd;
+	int wake[2];	    /* a Start's runner writes a byte: output queued */
+	pthread_mutex_t mu; /* the Start calls' reply queues and flags */
+	struct call *started; /* the Start calls, joined at the end */
+};
+
+/* A process of Start, findable by its id (the shell's pid) */
+struct proc_entry {
+	int32_t id;
+	struct exec_proc *proc;
+	struct call *c;
+	int tty;
+	int eof;     /* WriteStdin asked for EOF: the runner closes stdin */
+	int wake[2]; /* polled by the runner beside the command */
+	struct proc_entry *next;
+};
+static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct proc_entry *procs;
+
 /* One call: a request stream of a connection. */
 struct call {
 	int32_t stream_id;
 	int fd; /* the connection's socket */
+	struct conn *conn;
+	/* Start: a runner thread feeds reply under conn->mu */
+	int streaming, done, closed, resume;
+	pthread_t runner;
+	struct call *next;
 	struct strbuf path, authority, auth, content_type;
 	struct strbuf body; /* the request's DATA */
 	int too_large;
@@ -73,7 +111,29 @@ struct call {
 	struct strbuf message; /* grpc-message, raw */
 };
 
+/* end the Start process of c, if it runs (the client went away) */
+static void cancel_call(struct call *c)
+{
+	c->closed = 1;
+	pthread_mutex_lock(&procs_mu);
+	for (struct proc_entry *e = procs; e; e = e->next)
+		if (e->c == c)
+			exec_cancel(e->proc, "cancelled");
+	pthread_mutex_unlock(&procs_mu);
+}
+
+static void call_free_now(struct call *c);
+
 static void call_free(struct call *c)
+{
+	if (c->streaming) {
+		cancel_call(c); /* freed when the connection ends */
+		return;
+	}
+	call_free_now(c);
+}
+
+static void call_free_now(struct call *c)
 {
 	strbuf_release(&c->path);
 	strbuf_release(&c->authority);
@@ -239,6 +299,337 @@ static enum grpc_code code_of_status(unsigned status)
 	return GRPC_INTERNAL;
 }
 
+/*
+ * The ProcessConfig pc as exec_params (released by the caller, also
+ * on failure); 0, or -1 after call_fail()
+ */
+static int prepare(struct call *c, const Process__V1__ProcessConfig *pc,
+		   struct exec_params *p)
+{
+	struct request r = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	unsigned status;
+
+	strbuf_init(&r.body, 0);
+	if (config_to_json(c, pc, &r.body) < 0) {
+		strbuf_release(&r.body);
+		memset(p, 0, sizeof(*p));
+		strvec_init(&p->env);
+		strbuf_init(&p->cwd, 0);
+		strbuf_init(&p->held, 0);
+		return -1;
+	}
+	status = parse_exec_body(&r, p, &err);
+	strbuf_release(&r.body);
+	if (status == 400 && starts_with(err.buf, "cwd must be within"))
+		status = 403;
+	if (!status && !command_found(pc->command[0], p)) {
+		status = 404;
+		strbuf_addf(&err,
+			    "failed to execute command: command or path not "
+			    "found: %s",
+			    pc->command[0]);
+	}
+	if (status)
+		call_fail(c, code_of_status(status), err.buf);
+	strbuf_release(&err);
+	return status ? -1 : 0;
+}
+
+static void wake(int fd)
+{
+	char b = 1;
+
+	if (write(fd, &b, 1) < 0 && errno != EAGAIN)
+		return;
+}
+
+/* queue one StartResponse on c (under conn->mu), wake the connection */
+static void start_push(struct call *c, Process__V1__StartResponse *ev)
+{
+	pthread_mutex_lock(&c->conn->mu);
+	frame_message(&c->reply, &ev->base);
+	c->resume = 1;
+	pthread_mutex_unlock(&c->conn->mu);
+	wake(c->conn->wake[1]);
+}
+
+static int start_output(enum exec_stream stream, const char *buf, size_t len,
+			void *data)
+{
+	struct call *c = data;
+	Process__V1__StartResponse ev;
+
+	if (c->closed)
+		return -1; /* the client went away: cancel */
+	process__v1__start_response__init(&ev);
+	if (stream == EXEC_STDERR) {
+		ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_STDERR;
+		ev.stderr.len = len;
+		ev.stderr.data = (uint8_t *)buf;
+	} else {
+		ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_STDOUT;
+		ev.stdout.len = len;
+		ev.stdout.data = (uint8_t *)buf;
+	}
+	start_push(c, &ev);
+	return 0;
+}
+
+struct start_job {
+	struct call *c;
+	struct exec_params p;
+	struct exec_proc *proc;
+	struct proc_entry *e;
+	struct pollfd pfd;
+};
+
+static void *start_runner(void *arg)
+{
+	struct start_job *j = arg;
+	struct exec_result res;
+	Process__V1__StartResponse ev;
+	Process__V1__ExitEvent ex;
+	struct proc_entry **pp;
+
+	while (exec_step(j->proc, -1) > 0) {
+		char b[64];
+
+		if (!j->pfd.revents)
+			continue;
+		while (read(j->e->wake[0], b, sizeof(b)) > 0)
+			;
+		pthread_mutex_lock(&procs_mu);
+		if (j->e->eof && exec_stdin_fd(j->proc) >= 0)
+			exec_stdin_close(j->proc);
+		pthread_mutex_unlock(&procs_mu);
+	}
+	pthread_mutex_lock(&procs_mu);
+	for (pp = &procs; *pp; pp = &(*pp)->next)
+		if (*pp == j->e) {
+			*pp = j->e->next;
+			break;
+		}
+	pthread_mutex_unlock(&procs_mu);
+	exec_result_init(&res);
+	command_finish(&j->p, j->proc, &res);
+	process__v1__start_response__init(&ev);
+	process__v1__exit_event__init(&ex);
+	ex.exit_code = res.exit_code;
+	ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_EXIT;
+	ev.exit = &ex;
+	exec_result_release(&res);
+	pthread_mutex_lock(&j->c->conn->mu);
+	frame_message(&j->c->reply, &ev.base);
+	j->c->done = 1;
+	j->c->resume = 1;
+	pthread_mutex_unlock(&j->c->conn->mu);
+	wake(j->c->conn->wake[1]);
+	close(j->e->wake[0]);
+	close(j->e->wake[1]);
+	free(j->e);
+	exec_params_release(&j->p);
+	free(j);
+	return NULL;
+}
+
+static void do_start(struct call *c)
+{
+	Process__V1__StartRequest *req;
+	Process__V1__StartResponse ev;
+	Process__V1__InitEvent init;
+	struct start_job *j;
+	const uint8_t *data;
+	size_t len;
+
+	if (unframe_message(c, &data, &len) < 0)
+		return;
+	req = process__v1__start_request__unpack(NULL, len, data);
+	if (!req) {
+		call_fail(c, GRPC_INVALID_ARGUMENT,
+			  "cannot decode StartRequest");
+		return;
+	}
+	j = xcalloc(1, sizeof(*j));
+	if (prepare(c, req->config, &j->p) < 0) {
+		process__v1__start_request__free_unpacked(req, NULL);
+		exec_params_release(&j->p);
+		free(j);
+		return;
+	}
+	j->c = c;
+	j->e = xcalloc(1, sizeof(*j->e));
+	if (pipe2(j->e->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		die_errno("pipe");
+	j->p.req.stdin_stream = 1;
+	j->p.req.on_output = start_output;
+	j->p.req.data = c;
+	j->p.req.stream_cap = 1; /* all goes out through start_output */
+	if (req->pty) {
+		j->p.req.tty = 1;
+		j->p.req.cols = req->pty->cols;
+		j->p.req.rows = req->pty->rows;
+		j->e->tty = 1;
+	}
+	process__v1__start_request__free_unpacked(req, NULL);
+	j->pfd.fd = j->e->wake[0];
+	j->pfd.events = POLLIN;
+	j->p.req.poll_extra = &j->pfd;
+	j->p.req.nr_poll_extra = 1;
+	command_start(&j->p, &j->proc);
+	j->e->proc = j->proc;
+	j->e->c = c;
+	j->e->id = exec_pgid(j->proc);
+	process__v1__start_response__init(&ev);
+	process__v1__init_event__init(&init);
+	init.process_id = j->e->id;
+	ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_INIT;
+	ev.init = &init;
+	frame_message(&c->reply, &ev.base);
+	pthread_mutex_lock(&procs_mu);
+	j->e->next = procs;
+	procs = j->e;
+	pthread_mutex_unlock(&procs_mu);
+	c->streaming = 1;
+	c->next = c->conn->started;
+	c->conn->started = c;
+	if (pthread_create(&c->runner, NULL, start_runner, j))
+		die("cannot start a thread");
+}
+
+/* the process of id, with procs_mu held (the caller unlocks), or NULL */
+static struct proc_entry *find_proc(int32_t id)
+{
+	pthread_mutex_lock(&procs_mu);
+	for (struct proc_entry *e = procs; e; e = e->next)
+		if (e->id == id)
+			return e;
+	return NULL;
+}
+
+static void not_found(struct call *c, int32_t id)
+{
+	struct strbuf m = STRBUF_INIT;
+
+	strbuf_addf(&m, "process %d not found", (int)id);
+	call_fail(c, GRPC_NOT_FOUND, m.buf);
+	strbuf_release(&m);
+}
+
+/* the empty answer of the by-id methods */
+static void reply_empty(struct call *c)
+{
+	static const char empty[5];
+
+	strbuf_add(&c->reply, empty, sizeof(empty));
+}
+
+static void do_write_stdin(struct call *c)
+{
+	Process__V1__WriteStdinRequest *req;
+	struct proc_entry *e;
+	const uint8_t *data;
+	size_t len;
+
+	if (unframe_message(c, &data, &len) < 0)
+		return;
+	req = process__v1__write_stdin_request__unpack(NULL, len, data);
+	if (!req) {
+		call_fail(c, GRPC_INVALID_ARGUMENT,
+			  "cannot decode WriteStdinRequest");
+		return;
+	}
+	e = find_proc(req->process_id);
+	if (!e) {
+		not_found(c, req->process_id);
+	} else if (req->payload_case ==
+		   PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_EOF) {
+		e->eof = 1;
+		wake(e->wake[1]);
+		reply_empty(c);
+	} else {
+		int fd = exec_stdin_fd(e->proc);
+		size_t off = 0;
+
+		while (fd >= 0 && off < req->input.len) {
+			ssize_t n = write(fd, req->input.data + off,
+					  req->input.len - off);
+			struct pollfd pfd = { fd, POLLOUT, 0 };
+
+			if (n > 0)
+				off += n;
+			else if (n < 0 && errno == EAGAIN)
+				poll(&pfd, 1, 1000);
+			else
+				break;
+		}
+		if (off < req->input.len)
+			call_fail(c, GRPC_FAILED_PRECONDITION,
+				  "process has no stdin");
+		else
+			reply_empty(c);
+	}
+	pthread_mutex_unlock(&procs_mu);
+	process__v1__write_stdin_request__free_unpacked(req, NULL);
+}
+
+static void do_send_signal(struct call *c)
+{
+	Process__V1__SendSignalRequest *req;
+	struct proc_entry *e;
+	const uint8_t *data;
+	size_t len;
+	int sig;
+
+	if (unframe_message(c, &data, &len) < 0)
+		return;
+	req = process__v1__send_signal_request__unpack(NULL, len, data);
+	if (!req) {
+		call_fail(c, GRPC_INVALID_ARGUMENT,
+			  "cannot decode SendSignalRequest");
+		return;
+	}
+	sig = req->signal;
+	e = find_proc(req->process_id);
+	if (!e)
+		not_found(c, req->process_id);
+	else if (sig != SIGINT && sig != SIGKILL && sig != SIGTERM)
+		call_fail(c, GRPC_INVALID_ARGUMENT,
+			  "unsupported or unspecified signal");
+	else if (kill(-e->id, sig) < 0)
+		call_fail(c, GRPC_INTERNAL, strerror(errno));
+	else
+		reply_empty(c);
+	pthread_mutex_unlock(&procs_mu);
+	process__v1__send_signal_request__free_unpacked(req, NULL);
+}
+
+static void do_resize(struct call *c)
+{
+	Process__V1__ResizeTTYRequest *req;
+	struct proc_entry *e;
+	const uint8_t *data;
+	size_t len;
+
+	if (unframe_message(c, &data, &len) < 0)
+		return;
+	req = process__v1__resize_ttyrequest__unpack(NULL, len, data);
+	if (!req) {
+		call_fail(c, GRPC_INVALID_ARGUMENT,
+			  "cannot decode ResizeTTYRequest");
+		return;
+	}
+	e = find_proc(req->process_id);
+	if (!e)
+		not_found(c, req->process_id);
+	else if (!e->tty || exec_resize(e->proc, req->cols, req->rows) < 0)
+		call_fail(c, GRPC_FAILED_PRECONDITION, "failed to resize TTY");
+	else
+		reply_empty(c);
+	pthread_mutex_unlock(&procs_mu);
+	process__v1__resize_ttyrequest__free_unpacked(req, NULL);
+}
+
 static void do_execute(struct call *c)
 {
 	Process__V1__ExecuteRequest *req;
@@ -341,9 +732,14 @@ static void dispatch(struct call *c)
 	}
 	if (!strcmp(method, "Execute"))
 		do_execute(c);
-	else if (!strcmp(method, "Start") || !strcmp(method, "WriteStdin") ||
-		 !strcmp(method, "SendSignal") || !strcmp(method, "ResizeTTY"))
-		call_fail(c, GRPC_UNIMPLEMENTED, "not implemented yet");
+	else if (!strcmp(method, "Start"))
+		do_start(c);
+	else if (!strcmp(method, "WriteStdin"))
+		do_write_stdin(c);
+	else if (!strcmp(method, "SendSignal"))
+		do_send_signal(c);
+	else if (!strcmp(method, "ResizeTTY"))
+		do_resize(c);
 	else
 		call_fail(c, GRPC_UNIMPLEMENTED, "unknown method");
 }
@@ -390,13 +786,24 @@ static ssize_t read_reply(nghttp2_session *s, int32_t stream_id, uint8_t *buf,
 			  nghttp2_data_source *source, void *user_data)
 {
 	struct call *c = source->ptr;
-	size_t n = c->reply.len - c->sent;
+	size_t n;
+	int last;
 
+	pthread_mutex_lock(&c->conn->mu);
+	n = c->reply.len - c->sent;
 	if (n > length)
 		n = length;
 	memcpy(buf, c->reply.buf + c->sent, n);
 	c->sent += n;
+	last = c->sent == c->reply.len && (!c->streaming || c->done);
 	if (c->sent == c->reply.len) {
+		c->sent = 0;
+		strbuf_reset(&c->reply);
+	}
+	pthread_mutex_unlock(&c->conn->mu);
+	if (!n && !last)
+		return NGHTTP2_ERR_DEFERRED;
+	if (last) {
 		*flags |=
 			NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		if (submit_trailers(s, c))
@@ -445,7 +852,8 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame,
 		return 0;
 	c = xcalloc(1, sizeof(*c));
 	c->stream_id = frame->hd.stream_id;
-	c->fd = *(int *)user_data;
+	c->conn = user_data;
+	c->fd = c->conn->fd;
 	strbuf_init(&c->path, 0);
 	strbuf_init(&c->authority, 0);
 	strbuf_init(&c->auth, 0);
@@ -528,7 +936,7 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id,
 static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t length,
 		       int flags, void *user_data)
 {
-	int fd = *(int *)user_data;
+	int fd = ((struct conn *)user_data)->fd;
 	ssize_t n;
 
 	do
@@ -539,9 +947,26 @@ static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t length,
 	return n;
 }
 
+/* resume the Start streams that have output queued */
+static void resume_streams(nghttp2_session *s, struct conn *cn)
+{
+	char b[256];
+
+	while (read(cn->wake[0], b, sizeof(b)) > 0)
+		;
+	pthread_mutex_lock(&cn->mu);
+	for (struct call *c = cn->started; c; c = c->next)
+		if (c->resume && !c->closed) {
+			c->resume = 0;
+			nghttp2_session_resume_data(s, c->stream_id);
+		}
+	pthread_mutex_unlock(&cn->mu);
+}
+
 static void *serve_connection(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
+	struct conn cn = { fd, { -1, -1 }, PTHREAD_MUTEX_INITIALIZER, NULL };
 	nghttp2_session_callbacks *cb;
 	nghttp2_session *s;
 	nghttp2_settings_entry iv[] = {
@@ -559,7 +984,8 @@ static void *serve_connection(void *arg)
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb,
 							       on_stream_close);
-	if (nghttp2_session_server_new(&s, cb, &fd)) {
+	if (pipe2(cn.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    nghttp2_session_server_new(&s, cb, &cn)) {
 		nghttp2_session_callbacks_del(cb);
 		close(fd);
 		return NULL;
@@ -569,9 +995,21 @@ static void *serve_connection(void *arg)
 	while (nghttp2_session_want_read(s) || nghttp2_session_want_write(s)) {
 		ssize_t n;
 
+		struct pollfd pfd[2] = { { fd, POLLIN, 0 },
+					 { cn.wake[0], POLLIN, 0 } };
+
 		if (nghttp2_session_send(s))
 			break;
-		if (!nghttp2_session_want_read(s))
+		if (!nghttp2_session_want_read(s) &&
+		    !nghttp2_session_want_write(s))
+			break;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents) {
+			resume_streams(s, &cn);
+			continue;
+		}
+		if (!pfd[0].revents)
 			continue;
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
@@ -581,7 +1019,19 @@ static void *serve_connection(void *arg)
 		if (nghttp2_session_mem_recv(s, buf, n) < 0)
 			break;
 	}
+	for (struct call *c = cn.started; c; c = c->next)
+		cancel_call(c);
+	while (cn.started) {
+		struct call *c = cn.started;
+
+		pthread_join(c->runner, NULL);
+		cn.started = c->next;
+		nghttp2_session_set_stream_user_data(s, c->stream_id, NULL);
+		call_free_now(c);
+	}
 	nghttp2_session_del(s);
+	close(cn.wake[0]);
+	close(cn.wake[1]);
 	close(fd);
 	return NULL;
 }

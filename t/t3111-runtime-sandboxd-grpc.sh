@@ -93,6 +93,34 @@ test_expect_success 'Execute: output beyond the 8 MiB cap is cut' '
 	test_cmp expect len
 '
 
+test_expect_success 'Start: init, the output streamed, exit' '
+	grpc_expect "init true" "stdout \"a\\n\"" "stderr \"b\\n\"" "exit 2" -- \
+		start sh -c "echo a; echo b >&2; exit 2"
+'
+
+test_expect_success 'Start + WriteStdin: input, then EOF' '
+	grpc_expect "init true" "stdout \"hello\"" "stderr \"\"" "exit 0" -- \
+		start-stdin hello cat
+'
+
+test_expect_success 'Start + SendSignal: SIGTERM ends it, exit -1' '
+	grpc_expect "init true" "stdout \"\"" "stderr \"\"" "exit -1" -- \
+		start-term sleep 100
+'
+
+test_expect_success 'Start with a PTY + ResizeTTY: the new size' '
+	grpc_expect "init true" "stdout \"\\r\\n30 100\\r\\n\"" \
+		"stderr \"\"" "exit 0" -- \
+		start-pty sh -c "read x; stty size"
+'
+
+test_expect_success 'by process id: NOT_FOUND for an unknown one' '
+	test_must_fail grpc signal 999999 &&
+	grep "^status NotFound: process 999999 not found" out &&
+	test_must_fail grpc start no-such-command-here &&
+	grep "^status NotFound: .*not found" out
+'
+
 test_expect_success '--token-file: UNAUTHENTICATED without the token' '
 	echo secret >tok.token &&
 	port=$(test_free_port) &&

@@ -5,6 +5,13 @@
 //	sandboxd-grpc-client <addr> execute <argv>...
 //	sandboxd-grpc-client <addr> start <argv>...
 //	sandboxd-grpc-client <addr> signal <process id>
+//	sandboxd-grpc-client <addr> start-stdin <input> <argv>...
+//	sandboxd-grpc-client <addr> start-term <argv>...
+//	sandboxd-grpc-client <addr> start-pty <argv>...
+//
+// start-stdin writes <input> with WriteStdin after the init event, then
+// EOF; start-term sends SIGTERM after the init event; start-pty starts
+// on an 80x24 PTY, resizes it to 100x30, then writes "\n".
 //
 // GRPC_CWD sets config.cwd, GRPC_ENV (K=V) one of config.env_vars,
 // GRPC_TOKEN the authorization metadata (Bearer), GRPC_MAX_RECV the
@@ -26,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 	processv1 "sigs.k8s.io/agent-sandbox/packages/sandboxd/spec/process/v1"
 )
 
@@ -76,8 +84,16 @@ func main() {
 		}
 		fmt.Printf("exit %d\nstdout %q\nstderr %q\n", r.ExitCode,
 			r.Stdout, r.Stderr)
-	case "start":
-		s, err := c.Start(ctx, &processv1.StartRequest{Config: cfg})
+	case "start", "start-stdin", "start-term", "start-pty":
+		input := ""
+		if method == "start-stdin" {
+			input, cfg.Command = args[0], args[1:]
+		}
+		req := &processv1.StartRequest{Config: cfg}
+		if method == "start-pty" {
+			req.Pty = &processv1.PTY{Cols: 80, Rows: 24}
+		}
+		s, err := c.Start(ctx, req)
 		if err != nil {
 			fail(err)
 		}
@@ -93,6 +109,33 @@ func main() {
 			switch e := ev.Event.(type) {
 			case *processv1.StartResponse_Init:
 				fmt.Printf("init %t\n", e.Init.ProcessId > 0)
+				id := e.Init.ProcessId
+				switch method {
+				case "start-stdin":
+					_, err = c.WriteStdin(ctx, &processv1.WriteStdinRequest{
+						ProcessId: id,
+						Payload:   &processv1.WriteStdinRequest_Input{Input: []byte(input)}})
+					if err == nil {
+						_, err = c.WriteStdin(ctx, &processv1.WriteStdinRequest{
+							ProcessId: id,
+							Payload:   &processv1.WriteStdinRequest_Eof{Eof: &emptypb.Empty{}}})
+					}
+				case "start-term":
+					_, err = c.SendSignal(ctx, &processv1.SendSignalRequest{
+						ProcessId: id,
+						Signal:    processv1.Signal_SIGNAL_SIGTERM})
+				case "start-pty":
+					_, err = c.ResizeTTY(ctx, &processv1.ResizeTTYRequest{
+						ProcessId: id, Cols: 100, Rows: 30})
+					if err == nil {
+						_, err = c.WriteStdin(ctx, &processv1.WriteStdinRequest{
+							ProcessId: id,
+							Payload:   &processv1.WriteStdinRequest_Input{Input: []byte("\n")}})
+					}
+				}
+				if err != nil {
+					fail(err)
+				}
 			case *processv1.StartResponse_Stdout:
 				out = append(out, e.Stdout...)
 			case *processv1.StartResponse_Stderr:
