@@ -697,8 +697,37 @@ static void do_execute(struct call *c)
 	resp.stdout.data = (uint8_t *)res.out.buf;
 	resp.stderr.len = res.err.len;
 	resp.stderr.data = (uint8_t *)res.err.buf;
+	pthread_mutex_lock(&c->conn->mu);
 	frame_message(&c->reply, &resp.base);
+	pthread_mutex_unlock(&c->conn->mu);
 	exec_result_release(&res);
+}
+
+/*
+ * Execute in a thread of its own, so that the connection's other calls
+ * (a client multiplexes them all on one) go on while it runs; its
+ * answer, or its error status in the trailers, follows once it is done
+ */
+static void *execute_runner(void *arg)
+{
+	struct call *c = arg;
+
+	do_execute(c);
+	pthread_mutex_lock(&c->conn->mu);
+	c->done = 1;
+	c->resume = 1;
+	pthread_mutex_unlock(&c->conn->mu);
+	wake(c->conn->wake[1]);
+	return NULL;
+}
+
+static void start_execute(struct call *c)
+{
+	c->streaming = 1;
+	c->next = c->conn->started;
+	c->conn->started = c;
+	if (pthread_create(&c->runner, NULL, execute_runner, c))
+		die("cannot start a thread");
 }
 
 /* the call's checks (as check_web()), then its method */
@@ -731,7 +760,7 @@ static void dispatch(struct call *c)
 		return;
 	}
 	if (!strcmp(method, "Execute"))
-		do_execute(c);
+		start_execute(c);
 	else if (!strcmp(method, "Start"))
 		do_start(c);
 	else if (!strcmp(method, "WriteStdin"))
