@@ -17,11 +17,13 @@
  *
  * Execute runs its argv (quoted into "exec ...") through the runtime's
  * command module (runtime-command.c: env merged with ours, cwd under
- * the workdir, the 8 MiB cap of each stream), blocking the connection's
- * thread. Start runs its command in a runner thread of its own
- * (exec_step() with a wake pipe for WriteStdin's EOF), which queues
- * the framed events on the call and wakes the connection's thread;
- * that one resumes the deferred stream. The running Start processes
+ * the workdir, the 8 MiB cap of each stream). Execute and Start each run
+ * in a runner thread of their own (Start: exec_step() with a wake pipe
+ * for WriteStdin's EOF), which queues the framed answer or events on
+ * the call and wakes the connection's thread; that one resumes the
+ * deferred stream (nghttp2 is used from that thread only). The queue is
+ * not bounded: a client that does not read lets it grow (up to what the
+ * command writes). The running Start processes
  * are in a table by id (the shell's pid) for WriteStdin, SendSignal and
  * ResizeTTY; a process leaves it before exec_finish(), under
  * procs_mu, so a call holding procs_mu may use its exec_proc.
