@@ -97,6 +97,11 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
+# gosbx-runtime's sandboxd gRPC ProcessService (runtime/runtime-grpc.c):
+# HTTP/2 from nghttp2, messages from protobuf-c, linked into it alone
+GRPC_PKGS = libnghttp2 libprotobuf-c
+GRPC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(GRPC_PKGS) 2>/dev/null)
+GRPC_LIBS := $(shell $(PKG_CONFIG) --libs $(GRPC_PKGS) 2>/dev/null)
 LIBS = $(PKG_LIBS) -lwslay -lm -ldl
 
 ifndef V
@@ -110,6 +115,9 @@ DL_MHD_OBJ = $(O)/lib/dl/dl-mhd.o
 LIB_SRC = $(filter-out lib/dl/dl-mhd.c,$(sort $(wildcard lib/*.c lib/*/*.c)))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c))
+# protoc-c's output, checked in: runtime/pb/README
+PB_SRC = runtime/pb/process/v1/process.pb-c.c \
+	runtime/pb/google/protobuf/empty.pb-c.c
 # code shared by the test programs only (helpers, unit tests, fuzzing)
 TESTLIB_SRC = t/helper/bench-lib.c t/helper/crd-schema.c \
 	t/helper/yaml-json.c
@@ -120,7 +128,7 @@ FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
 TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
-RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
+RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o) $(PB_SRC:%.c=$(O)/%.o)
 HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
 UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
 FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
@@ -149,6 +157,13 @@ $(O)/GOSBX-DESCRIBE: FORCE
 	@mkdir -p $(O) && echo '$(GOSBX_GIT_DESCRIBE)' | cmp -s - $@ || \
 		echo '$(GOSBX_GIT_DESCRIBE)' >$@
 
+# the runtime and the generated code find the generated headers
+$(O)/runtime/%.o: ALL_CFLAGS += -Iruntime/pb $(GRPC_CFLAGS)
+# generated code: its functions are declared in its own headers only,
+# and its *__INIT macros leave out the braces of nested members
+$(O)/runtime/pb/%.o: ALL_CFLAGS += -Wno-missing-prototypes \
+	-Wno-missing-braces
+
 $(LIBGOSBX): $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
@@ -164,7 +179,7 @@ $(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(DL_MHD_OBJ) $(LIBGOSBX)
 
 $(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) \
-		$(MHD_LIBS) $(LIBS)
+		$(MHD_LIBS) $(GRPC_LIBS) $(LIBS)
 
 $(O)/t/helper/%: $(O)/t/helper/%.o $(LIBTEST) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \
@@ -253,7 +268,7 @@ check:
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
 		--library=contrib/cppcheck-jansson.cfg \
-		--suppress=missingIncludeSystem \
+		--suppress=missingIncludeSystem -iruntime/pb \
 		lib builtin runtime gosbx.c
 
 clean:

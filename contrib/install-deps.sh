@@ -19,6 +19,8 @@ command -v npm >/dev/null 2>&1 || node="$node npm"
 # python3-fastapi, -httpx, -uvicorn: what the upstream sandbox-router
 # (agent-sandbox v0.4.6, from the Go module proxy) runs on, for the
 # tests that put it between gosbx and the runtime (t6237-t6240).
+# libnghttp2-dev, libprotobuf-c-dev: the sandboxd gRPC ProcessService of
+# gosbx-runtime (runtime/runtime-grpc.c).
 # python3-pip, -venv: `pip install` in a venv through the allow-list
 # proxy (t7103).
 # mmdebstrap, podman, runc, slirp4netns: `make image` (the runtime image
@@ -29,6 +31,7 @@ command -v npm >/dev/null 2>&1 || node="$node npm"
 pkgs="build-essential pkg-config ca-certificates
 	libcurl4-openssl-dev libwslay-dev libmicrohttpd-dev libjansson-dev
 	libarchive-dev libyaml-dev libreadline-dev libseccomp-dev libssl-dev
+	libnghttp2-dev libprotobuf-c-dev
 	bubblewrap
 	golang-go python3 python3-yaml $node
 	python3-fastapi python3-httpx python3-uvicorn python3-pip python3-venv

@@ -143,7 +143,7 @@ for s in $SUITES; do
 done
 echo "build-debian: mmdebstrap bookworm with Go $GO"
 mmdebstrap --variant=essential \
-	--include="ca-certificates,libmicrohttpd12,libjansson4,libwslay1,libssl3,libarchive13,python3,nodejs,tzdata$GOPKG" \
+	--include="ca-certificates,libmicrohttpd12,libjansson4,libwslay1,libssl3,libnghttp2-14,libprotobuf-c1,libarchive13,python3,nodejs,tzdata$GOPKG" \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \

@@ -109,7 +109,7 @@ static const char *const runtime_usage[] = {
 	"[--expired-fd=<n>]] [--heartbeat=<duration>]",
 	"              [--owner-fd=<n>] [--ready-fd=<n>] "
 	"[--allow-host=<names>] [--token-file=<path>]",
-	"              [--sandboxd-rest[=<addr>]]",
+	"              [--sandboxd-rest[=<addr>]] [--sandboxd-grpc[=<addr>]]",
 	NULL,
 };
 
@@ -754,6 +754,8 @@ static const char **default_sandboxd_rest(int argc, const char **argv)
 			break;
 		if (!strcmp(argv[i], "--sandboxd-rest"))
 			v[i] = "--sandboxd-rest=127.0.0.1:8080";
+		if (!strcmp(argv[i], "--sandboxd-grpc"))
+			v[i] = "--sandboxd-grpc=127.0.0.1:9090";
 	}
 	for (int i = 0; i < argc; i++)
 		if (!v[i])
@@ -767,6 +769,7 @@ int main(int argc, const char **argv)
 	int64_t grace_ms = 5000, idle_ms = 0, heartbeat_ms = 20000;
 	const char *expired_file = NULL, *allow_host = NULL;
 	const char *token_file = NULL, *sandboxd_rest = NULL;
+	const char *sandboxd_grpc = NULL;
 	int show_version = 0, owner_fd = -1, ready_fd = -1, expired_fd = -1;
 	struct option opts[] = {
 		OPT_STRING_ENV(0, "addr", &addr, "<addr>",
@@ -812,11 +815,15 @@ int main(int argc, const char **argv)
 			       "health, metadata) here; alone: "
 			       "127.0.0.1:8080",
 			       "SANDBOXD_REST_ADDR"),
+		OPT_STRING_ENV(0, "sandboxd-grpc", &sandboxd_grpc, "<addr>",
+			       "also serve the sandboxd gRPC ProcessService "
+			       "here; alone: 127.0.0.1:9090",
+			       "SANDBOXD_GRPC_ADDR"),
 		OPT_BOOL(0, "version", &show_version, "print the version"),
 		OPT_END(),
 	};
 	struct MHD_Daemon *d, *sd = NULL;
-	struct listen_info li, sli = { 0 };
+	struct listen_info li, sli = { 0 }, gli = { 0 };
 	const char **args = default_sandboxd_rest(argc, argv);
 	sigset_t set;
 	int sfd;
@@ -921,6 +928,10 @@ int main(int argc, const char **argv)
 		if (!sd)
 			return 1;
 	}
+	if (sandboxd_grpc &&
+	    grpc_start(sandboxd_grpc, web.token.buf,
+		       (const char *const *)web.allow_hosts.v, &gli) < 0)
+		return 1;
 	tell_fd(&ready_fd, "ready\n");
 	for (;;) {
 		struct pollfd pfd[2] = { { sfd, POLLIN, 0 },
@@ -987,6 +998,9 @@ int main(int argc, const char **argv)
 		unlink(sli.unix_path);
 	if (sd)
 		listen_info_release(&sli);
+	if (gli.unix_path)
+		unlink(gli.unix_path);
+	listen_info_release(&gli);
 	free(args);
 	strvec_clear(&web.allow_hosts);
 	strbuf_release(&web.token);

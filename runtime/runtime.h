@@ -224,6 +224,18 @@ enum MHD_Result handle_sandboxd(struct MHD_Connection *c, struct request *r);
 void sandboxd_error_body(struct strbuf *out, unsigned status, const char *msg);
 
 /*
+ * runtime-grpc.c: the sandboxd gRPC ProcessService of agent-sandbox
+ * v1.0.3 (packages/sandboxd/spec/process/v1/process.proto) on addr,
+ * served by threads of its own until the process exits. token (NULL
+ * or "": none) and allowed_hosts (--allow-host, NULL-terminated, may
+ * be NULL) are checked as on the other listeners; *li receives the
+ * socket's address. 0, or -1 after logging why.
+ */
+struct listen_info;
+int grpc_start(const char *addr, const char *token,
+	       const char *const *allowed_hosts, struct listen_info *li);
+
+/*
  * runtime-interactive.c: interactive commands (features exec-interactive
  * and exec-input, Documentation/gosbx-runtime.txt "Interactive
  * commands").

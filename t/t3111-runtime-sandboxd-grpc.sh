@@ -1,0 +1,136 @@
+#!/bin/sh
+test_description='gosbx-runtime --sandboxd-grpc: the sandboxd ProcessService
+
+The contract is agent-sandbox v1.0.3,
+packages/sandboxd/spec/process/v1/process.proto, driven by upstream'"'"'s
+generated Go client (t/sandboxd-grpc-client, its modules through the go
+command'"'"'s proxy).'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-runtime.sh
+
+command -v go >/dev/null 2>&1 || test_skip_all "go is needed"
+
+# grpc <method> <args>...: the client against server "rt"'s gRPC
+# listener, its answer in "out"
+grpc() {
+	"$TRASH_DIRECTORY/client/sandboxd-grpc-client" "$(cat grpc.addr)" \
+		"$@" >out
+}
+
+# grpc_expect <expected output line>... -- <method> <args>...
+grpc_expect() {
+	: >expect
+	while test "$1" != --; do
+		printf "%s\n" "$1" >>expect
+		shift
+	done
+	shift
+	grpc "$@"
+	test_cmp expect out
+}
+
+test_expect_success 'setup: the client builds, the listener answers' '
+	cp -R "$TEST_DIRECTORY/sandboxd-grpc-client" client &&
+	(cd client && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
+		go build -o sandboxd-grpc-client .) &&
+	port=$(test_free_port) &&
+	echo "127.0.0.1:$port" >grpc.addr &&
+	SANDBOX_GREETING=hi rt_start --sandboxd-grpc="127.0.0.1:$port" &&
+	rt_poll 60 grpc execute true &&
+	grep "msg=\"sandboxd grpc listening\" addr=127.0.0.1:$port" rt.log &&
+	mkdir -p work/dir
+'
+
+test_expect_success 'Execute: exit code, stdout and stderr' '
+	grpc_expect "exit 3" "stdout \"out\\n\"" "stderr \"err\\n\"" -- \
+		execute sh -c "echo out; echo err >&2; exit 3"
+'
+
+test_expect_success 'Execute: an argv, not a shell line' '
+	grpc_expect "exit 0" "stdout \"a b;\$X\\n\"" "stderr \"\"" -- \
+		execute echo "a b;\$X"
+'
+
+test_expect_success 'Execute: env_vars over the server environment' '
+	GRPC_ENV=EXTRA=1 grpc_expect "exit 0" "stdout \"hi 1\\n\"" \
+		"stderr \"\"" -- \
+		execute sh -c "echo \$SANDBOX_GREETING \$EXTRA"
+'
+
+test_expect_success 'Execute: cwd under the workdir, default the workdir' '
+	grpc execute pwd &&
+	grep "stdout \"$(cat rt.work)\\\\n\"" out &&
+	GRPC_CWD=dir grpc execute pwd &&
+	grep "stdout \"$(cat rt.work)/dir\\\\n\"" out
+'
+
+test_expect_success 'Execute: a signal is exit code -1' '
+	grpc_expect "exit -1" "stdout \"\"" "stderr \"\"" -- \
+		execute sh -c "kill -9 \$\$"
+'
+
+test_expect_success 'Execute: the error statuses' '
+	test_must_fail grpc execute &&
+	grep "^status InvalidArgument: command is required" out &&
+	test_must_fail grpc execute no-such-command-here &&
+	grep "^status NotFound: .*not found" out &&
+	GRPC_CWD=../.. test_must_fail grpc execute true &&
+	grep "^status PermissionDenied: " out &&
+	GRPC_CWD=nodir test_must_fail grpc execute true &&
+	grep "^status InvalidArgument: cwd not found" out
+'
+
+# gRPC clients take answers up to 4 MiB unless told otherwise (as
+# against upstream's server, which has no cap at all)
+test_expect_success 'Execute: output beyond the 8 MiB cap is cut' '
+	test_must_fail grpc execute sh -c "yes a | head -c 5000000" &&
+	grep "^status ResourceExhausted: " out &&
+	GRPC_MAX_RECV=20000000 \
+		grpc execute sh -c "yes a | head -c 9000000" &&
+	grep "^exit 0" out &&
+	tr -cd a <out | wc -c >len &&
+	echo $((RT_STREAM_CAP / 2)) >expect &&
+	test_cmp expect len
+'
+
+test_expect_success 'Start: init, the output streamed, exit' '
+	grpc_expect "init true" "stdout \"a\\n\"" "stderr \"b\\n\"" "exit 2" -- \
+		start sh -c "echo a; echo b >&2; exit 2"
+'
+
+test_expect_success 'Start + WriteStdin: input, then EOF' '
+	grpc_expect "init true" "stdout \"hello\"" "stderr \"\"" "exit 0" -- \
+		start-stdin hello cat
+'
+
+test_expect_success 'Start + SendSignal: SIGTERM ends it, exit -1' '
+	grpc_expect "init true" "stdout \"\"" "stderr \"\"" "exit -1" -- \
+		start-term sleep 100
+'
+
+test_expect_success 'Start with a PTY + ResizeTTY: the new size' '
+	grpc_expect "init true" "stdout \"\\r\\n30 100\\r\\n\"" \
+		"stderr \"\"" "exit 0" -- \
+		start-pty sh -c "read x; stty size"
+'
+
+test_expect_success 'by process id: NOT_FOUND for an unknown one' '
+	test_must_fail grpc signal 999999 &&
+	grep "^status NotFound: process 999999 not found" out &&
+	test_must_fail grpc start no-such-command-here &&
+	grep "^status NotFound: .*not found" out
+'
+
+test_expect_success '--token-file: UNAUTHENTICATED without the token' '
+	echo secret >tok.token &&
+	port=$(test_free_port) &&
+	echo "127.0.0.1:$port" >grpc.addr &&
+	rt_start --name=tok --token-file="$TRASH_DIRECTORY/tok.token" \
+		--sandboxd-grpc="127.0.0.1:$port" &&
+	rt_poll 60 test_must_fail grpc execute true &&
+	grep "^status Unauthenticated: " out &&
+	GRPC_TOKEN=secret grpc_expect "exit 0" "stdout \"\"" "stderr \"\"" -- \
+		execute true
+'
+
+test_done
