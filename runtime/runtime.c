@@ -824,10 +824,13 @@ int main(int argc, const char **argv)
 	};
 	struct MHD_Daemon *d, *sd = NULL;
 	struct listen_info li, sli = { 0 }, gli = { 0 };
-	const char **args = default_sandboxd_rest(argc, argv);
+	/* static: argv's copy lives as long as the process, whatever
+	 * return comes first (LeakSanitizer sees it as reachable) */
+	static const char **args;
 	sigset_t set;
 	int sfd;
 
+	args = default_sandboxd_rest(argc, argv);
 	progname = "gosbx-runtime";
 	argc = parse_options(argc, args, opts, runtime_usage, 0);
 	argv = args;
