@@ -233,3 +233,23 @@ void listen_describe(const struct listen_info *li, struct strbuf *out)
 		strbuf_addf(out, "%s:%u", name, ntohs(in->sin_port));
 	}
 }
+
+void listen_connect_address(const struct listen_info *li, struct strbuf *out)
+{
+	if (li->ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&li->ss;
+
+		if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr)) {
+			strbuf_addf(out, "localhost:%u", ntohs(in6->sin6_port));
+			return;
+		}
+	} else if (li->ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&li->ss;
+
+		if (in->sin_addr.s_addr == htonl(INADDR_ANY)) {
+			strbuf_addf(out, "localhost:%u", ntohs(in->sin_port));
+			return;
+		}
+	}
+	listen_describe(li, out);
+}

@@ -55,4 +55,12 @@ int listen_is_loopback(const struct listen_info *li);
  */
 void listen_describe(const struct listen_info *li, struct strbuf *out);
 
+/*
+ * Append the address a client on this machine dials to reach li: as
+ * listen_describe(), but a wildcard address (0.0.0.0, ::) is
+ * "localhost", as in the SANDBOXD_*_ADDR values of KEP-539.2
+ * ("Endpoint discovery": localhost:9090).
+ */
+void listen_connect_address(const struct listen_info *li, struct strbuf *out);
+
 #endif /* LISTEN_H */

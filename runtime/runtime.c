@@ -690,6 +690,62 @@ static void shutdown_server(struct MHD_Daemon *d, struct MHD_Daemon *sd,
 	jobs_shutdown();
 }
 
+extern char **environ;
+
+/*
+ * The workload finds sandboxd by the variables SANDBOXD_REST_ADDR and
+ * SANDBOXD_GRPC_ADDR (KEP-539.2, "Endpoint discovery"; the SDKs fall
+ * back to the seed's API without them). Set them to the address each
+ * TCP listener got (rest, grpc: NULL when not serving), so that every
+ * command we start, and its SDK, finds us; an address given as
+ * ":port" or with port 0 is told as the client dials it
+ * (listen_connect_address()). A unix socket's variable is left as it
+ * is: the SDKs dial host:port only.
+ *
+ * Other threads may already be reading environ (a request that came
+ * before this; write_request() in lib/exec.c): the new array replaces
+ * the old in one store and the old one is never freed.
+ */
+static void export_sandboxd_addrs(const struct listen_info *rest,
+				  const struct listen_info *grpc)
+{
+	static const char *const names[] = { "SANDBOXD_REST_ADDR",
+					     "SANDBOXD_GRPC_ADDR" };
+	const struct listen_info *li[] = { rest, grpc };
+	struct strvec add = STRVEC_INIT, env = STRVEC_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct strbuf v = STRBUF_INIT;
+
+		if (!li[i] || li[i]->ss.ss_family == AF_UNIX)
+			continue;
+		strbuf_addf(&v, "%s=", names[i]);
+		listen_connect_address(li[i], &v);
+		strvec_push(&add, v.buf);
+		strbuf_release(&v);
+	}
+	if (!add.nr)
+		return;
+	for (char **e = environ; *e; e++) {
+		size_t i;
+
+		for (i = 0; i < add.nr; i++) {
+			const char *eq = strchr(add.v[i], '=');
+
+			if (!strncmp(*e, add.v[i], eq - add.v[i] + 1))
+				break;
+		}
+		if (i == add.nr)
+			strvec_push(&env, *e);
+	}
+	for (size_t i = 0; i < add.nr; i++)
+		strvec_push(&env, add.v[i]);
+	strvec_clear(&add);
+	/* reachable through environ until exit, as glibc's own copy */
+	__atomic_store_n(&environ, (char **)strvec_detach(&env),
+			 __ATOMIC_RELEASE);
+}
+
 /*
  * Listen on addr and serve what l says, one thread a connection. The
  * daemon, or NULL after logging why. *li receives the socket's address.
@@ -935,6 +991,8 @@ int main(int argc, const char **argv)
 	    grpc_start(sandboxd_grpc, web.token.buf,
 		       (const char *const *)web.allow_hosts.v, &gli) < 0)
 		return 1;
+	export_sandboxd_addrs(sandboxd_rest ? &sli : NULL,
+			      sandboxd_grpc ? &gli : NULL);
 	tell_fd(&ready_fd, "ready\n");
 	for (;;) {
 		struct pollfd pfd[2] = { { sfd, POLLIN, 0 },

@@ -379,4 +379,40 @@ test_expect_success 'alone, --sandboxd-rest is 127.0.0.1:8080' '
 	fi
 '
 
+# KEP-539.2 "Endpoint discovery": the workload finds sandboxd by
+# SANDBOXD_REST_ADDR and SANDBOXD_GRPC_ADDR; the runtime tells its
+# commands the addresses its listeners got.
+test_expect_success 'commands find the listeners by SANDBOXD_*_ADDR' '
+	cat >discover.json <<-\EOF &&
+	{"command": "echo \"$SANDBOXD_REST_ADDR\"; curl -sf http://$SANDBOXD_REST_ADDR/v1/health"}
+	EOF
+	rt_exec "$(cat discover.json)" &&
+	json_get body stdout >out &&
+	sed "s,^http://,," sbx.url >expect &&
+	head -n 1 out >first &&
+	test_cmp expect first &&
+	test_grep "\"status\":\"ok\"" out
+'
+
+test_expect_success 'a wildcard or port 0 is told as a client dials it' '
+	SANDBOXD_REST_ADDR=127.0.0.1:0 rt_start --name=env \
+		--workdir="$TRASH_DIRECTORY/work5" --sandboxd-grpc=:0 &&
+	RT=env rt_exec "{\"command\":\"echo \$SANDBOXD_REST_ADDR \$SANDBOXD_GRPC_ADDR\"}" &&
+	json_get body stdout >out &&
+	tr ": " "  " <out >words &&
+	read rhost rest ghost grpc <words &&
+	test "$rhost" = 127.0.0.1 && test "$ghost" = localhost &&
+	test "$rest" -gt 0 && test "$grpc" -gt 0 &&
+	echo "http://127.0.0.1:$rest" >envx.url &&
+	sbx_up envx &&
+	rt_stop env
+'
+
+test_expect_success 'without the listeners, commands get no SANDBOXD_*' '
+	rt_start --name=none --workdir="$TRASH_DIRECTORY/work6" &&
+	RT=none rt_exec "{\"command\":\"env | grep ^SANDBOXD_ || echo none\"}" &&
+	json_is body stdout none &&
+	rt_stop none
+'
+
 test_done
