@@ -92,7 +92,9 @@ GOFLAGS=-buildvcs=false
 PATH=$SBX_PATH
 SANDBOX_ADDR=:8888
 SANDBOX_ALLOW_HOSTS=*.svc,*.svc.cluster.local
-SANDBOX_WORKDIR=/app"
+SANDBOX_WORKDIR=/app
+SANDBOXD_REST_ADDR=127.0.0.1:8080
+SANDBOXD_GRPC_ADDR=127.0.0.1:9090"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gosbx-image.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -67,7 +67,9 @@ test_expect_success 'the image: user 1000, workdir /app, port 8888, the runtime'
 	for v in SANDBOX_ADDR=:8888 SANDBOX_WORKDIR=/app HOME=/home/sandbox \
 		"SANDBOX_ALLOW_HOSTS=*.svc,*.svc.cluster.local" \
 		GOCACHE=/home/sandbox/.cache/go-build GOTOOLCHAIN=local \
-		CGO_ENABLED=0 GOFLAGS=-buildvcs=false; do
+		CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+		SANDBOXD_REST_ADDR=127.0.0.1:8080 \
+		SANDBOXD_GRPC_ADDR=127.0.0.1:9090; do
 		grep -qxF "$v" env || {
 			echo >&4 "missing ENV $v" && return 1
 		}
@@ -115,6 +117,28 @@ test_expect_success 'the upstream contract: execute, upload, list, exists, downl
 	test_cmp f.txt got &&
 	curl -sS -o out -w "%{http_code}" "$URL/download/..%2Fetc%2Fpasswd" >code &&
 	test "$(cat code)" = 403
+'
+
+# KEP-539.2: sandboxd beside the runtime, on loopback, found by code
+# in the sandbox through SANDBOXD_*_ADDR
+test_expect_success 'sandboxd listens on loopback, where its SDKs look' '
+	podman logs "$(cat cid)" >log 2>&1 &&
+	test_grep "msg=\"sandboxd listening\" addr=127.0.0.1:8080" log &&
+	test_grep "msg=\"sandboxd grpc listening\" addr=127.0.0.1:9090" log &&
+	cat >probe.py <<-\EOF &&
+	import os, socket, urllib.request
+	rest = os.environ["SANDBOXD_REST_ADDR"]
+	grpc = os.environ["SANDBOXD_GRPC_ADDR"]
+	with urllib.request.urlopen("http://%s/v1/health" % rest) as r:
+	    print(r.status, rest, grpc)
+	host, port = grpc.rsplit(":", 1)
+	socket.create_connection((host, int(port)), 5).close()
+	EOF
+	curl -sS -F "file=@probe.py" "$URL/upload" >up &&
+	json_is up filename probe.py &&
+	rt_exec "python3 probe.py" >out &&
+	echo "200 127.0.0.1:8080 127.0.0.1:9090" >expect &&
+	test_cmp expect out
 '
 
 test_expect_success 'commands run as uid 1000 in /app' '
