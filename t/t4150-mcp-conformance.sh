@@ -17,7 +17,13 @@ mcp_hosts_install
 #     ...), which a real server does not have; gosbx's progress, logging
 #     and errors are tested with the SDK (t4100, t4110).
 # The suite (0.1.13) has no scenario for tasks (2025-11-25): t4170 tests
-# them with the SDK's client, t4000 on the raw wire.
+# them with the SDK's client, t4000 on the raw wire. The task scenarios of
+# 0.2.0-alpha.12 (tasks-lifecycle, sep-2663-*, ...) test SEP-2663's tasks
+# extension instead: io.modelcontextprotocol/tasks under
+# capabilities.extensions, with tasks/result and tasks/list removed
+# (tasks-removed-tasks-list, sep-2663-tasks-result-removed-method-not-found),
+# which 2025-11-25's tasks capability, what gosbx serves, has; and it needs
+# Node.js 22.
 # The suite sends no Authorization header: the server runs with --dev.
 scenarios='server-initialize logging-set-level ping tools-list
 server-sse-multiple-streams dns-rebinding-protection'
