@@ -45,7 +45,13 @@
 # GOSBX_TEST_BACKEND=url: one gosbx-runtime on a unix socket in the
 # trash directory (t/lib-runtime.sh's rt_start), GOSBX_BACKEND=url and
 # GOSBX_URL exported; claims are not a thing there (--claim is ignored:
-# every command reaches that runtime). Prerequisite URL is set.
+# every command reaches that runtime, one workdir for all). Prerequisite
+# URL is set.
+#
+# JOBS: gosbx mcp's jobs toolset (512 MiB, no network) runs here: the
+# sandbox gets those limits (LIMITS), or they are not this host's to
+# apply (url: the runtime's own, backend_ops.check_limits in
+# lib/session/session.h). Not where jobs fail closed (local NOLIMITS).
 #
 # BACKEND_WORKDIR: where commands run (local: /app; kube: empty, the
 # fake's runtimes each have a directory of their own; url: the
@@ -160,6 +166,8 @@ url)
 	exit 1
 	;;
 esac
+
+test_have_prereq LIMITS || test_have_prereq URL && test_set_prereq JOBS
 
 # backend-claims.sh: the same as a script, for tests whose steps run
 # in a plain sh (no functions)

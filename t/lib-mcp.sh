@@ -261,8 +261,14 @@ mcp_get() {
 	mcp_eval_ get "$1" "$2"
 }
 
-# The claims of the backend (gosbx claims) as JSON: none left.
+# The claims of the backend (gosbx claims) as JSON: none left. The url
+# backend has none (`gosbx claims` refuses it, t/lib-backend.sh): there
+# every sandbox is the one runtime, nothing to leave behind.
 no_claims() {
+	if test "$GOSBX_TEST_BACKEND" = url; then
+		echo "[]" >claims.json
+		return 0
+	fi
 	gosbx claims -o json >claims.json 2>>claims.err &&
 	test "$(tr -d ' \n' <claims.json)" = "[]"
 }
