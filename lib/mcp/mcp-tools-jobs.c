@@ -89,10 +89,9 @@ static const char *const status_names[] = { "queued", "running", "completed",
 
 enum job_lang { LANG_PYTHON, LANG_JS, LANG_BASH };
 static const char *const lang_names[] = { "python", "javascript", "bash" };
-/* the program's file in /app and the command that runs it, per language */
-static const char *const files[] = { "main.py", "main.js", "main.sh" };
-static const char *const cmds[] = { "python3 main.py", "node main.js",
-				    "bash main.sh" };
+/* the program's file in /app ("main.<ext>") and what runs it, per language */
+static const char *const exts[] = { "py", "js", "sh" };
+static const char *const interps[] = { "python3", "node", "bash" };
 
 struct job {
 	char id[17]; /* 16 hex digits */
@@ -508,6 +507,24 @@ static int may_start_locked(const struct jobs_state *st, const struct job *j)
 }
 
 /*
+ * The file that j's code goes to (relative to the workdir) and the
+ * command that runs it, into path and cmd. A fresh sandbox has main.<ext>;
+ * where every open reaches the one sandbox (url: the runtime at the URL,
+ * BACKEND_IMPLICIT_SANDBOX) jobs share its workdir, and each has
+ * main-<job id>.<ext>, so that jobs side by side never run each other's
+ * code.
+ */
+static void job_program(const struct job *j, const struct session *sess,
+			struct strbuf *path, struct strbuf *cmd)
+{
+	if (sess->ops && (sess->ops->caps & BACKEND_IMPLICIT_SANDBOX))
+		strbuf_addf(path, "main-%s.%s", j->id, exts[j->lang]);
+	else
+		strbuf_addf(path, "main.%s", exts[j->lang]);
+	strbuf_addf(cmd, "%s %s", interps[j->lang], path->buf);
+}
+
+/*
  * Open j's sandbox and start j in it as a runtime job, its stdin fed
  * and closed; or, for a restored job, reattach to its sandbox. 0, 2
  * when the runtime has no `jobs` extension (an upstream server: the
@@ -523,6 +540,7 @@ static int job_begin(struct job *j, struct session *sess, int *opened,
 	struct session_file file;
 	struct session_result r;
 	struct strbuf name = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, cmd = STRBUF_INIT;
 	json_t *rj = NULL;
 	int ret = -1;
 
@@ -556,7 +574,8 @@ static int job_begin(struct job *j, struct session *sess, int *opened,
 		goto out;
 	}
 
-	file.path = files[j->lang];
+	job_program(j, sess, &path, &cmd);
+	file.path = path.buf;
 	file.data = j->code;
 	file.len = j->code_len;
 	e.files = &file;
@@ -570,7 +589,7 @@ static int job_begin(struct job *j, struct session *sess, int *opened,
 	}
 	session_exec_hook(sess, 0, &r);
 	memset(&e, 0, sizeof(e));
-	e.command = cmds[j->lang];
+	e.command = cmd.buf;
 	e.timeout_ms = j->timeout_ms;
 	if (session_job_start(sess, &e, &rj) < 0) {
 		strbuf_addf(why, "could not start: %s", last_error());
@@ -591,6 +610,8 @@ out:
 	json_decref(rj);
 	session_result_release(&r);
 	strbuf_release(&name);
+	strbuf_release(&path);
+	strbuf_release(&cmd);
 	return ret;
 }
 
@@ -633,24 +654,30 @@ static int run_inline(struct job *j, struct session *sess,
 {
 	struct session_exec e = { 0 };
 	struct session_file file;
+	struct strbuf path = STRBUF_INIT, cmd = STRBUF_INIT;
+	int ret;
 
 	/* session_execute() keeps the output in r itself */
 	pthread_mutex_lock(&j->st->lock);
 	j->res = NULL;
 	pthread_mutex_unlock(&j->st->lock);
-	file.path = files[j->lang];
+	job_program(j, sess, &path, &cmd);
+	file.path = path.buf;
 	file.data = j->code;
 	file.len = j->code_len;
 	e.files = &file;
 	e.nr_files = 1;
-	e.command = cmds[j->lang];
+	e.command = cmd.buf;
 	e.timeout_ms = j->timeout_ms;
 	e.stdin_data = j->stdin_data;
 	e.stdin_len = j->stdin_len;
 	e.on_output = on_output;
 	e.data = j;
 	e.cancel = &j->stop;
-	return session_execute(sess, &e, r);
+	ret = session_execute(sess, &e, r);
+	strbuf_release(&path);
+	strbuf_release(&cmd);
+	return ret;
 }
 
 static void run_job(struct job *j)
