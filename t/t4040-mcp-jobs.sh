@@ -39,6 +39,19 @@ c.close()
 "
 '
 
+# url: the jobs share the one runtime, whose limits gosbx does not set;
+# the tools say so instead of promising a fresh sandbox of 512 MB
+test_expect_success 'the job tools say what a job runs in' '
+	mcp_run "
+c = Client()
+tools = {t[\"name\"]: t for t in c.request(\"tools/list\", {})[\"result\"][\"tools\"]}
+d = tools[\"execute_python\"][\"description\"]
+shared = \"shared by every call and job\" in d
+assert shared == (\"$GOSBX_TEST_BACKEND\" == \"url\"), d
+c.close()
+"
+'
+
 # Job sandboxes are limited to 512 MiB: for a user whose sandboxes get no
 # limits (NOLIMITS) every job fails closed, and only that is tested.
 test_expect_success LOCAL,NOLIMITS 'jobs fail closed where their limit cannot be applied' '

@@ -117,6 +117,21 @@ static void describe(const struct mcp_options *o, struct strbuf *out,
 	unsigned caps = ops ? ops->caps : 0;
 
 	strbuf_addstr(out, "\n\nThe sandbox: ");
+	/*
+	 * url: the one runtime at the server's URL, which gosbx neither
+	 * creates nor limits. Say so, where a tool promises a fresh
+	 * sandbox with limits (the jobs toolset), rather than let the
+	 * promise stand (isolation is never less than told).
+	 */
+	if (caps & BACKEND_IMPLICIT_SANDBOX) {
+		strbuf_addstr(out,
+			      "the one runtime at the server's URL, shared "
+			      "by every call and job of every client: its "
+			      "workdir, network, Go and limits are that "
+			      "runtime's own, and no fresh sandbox, memory "
+			      "or network limit named above applies there.");
+		return;
+	}
 	describe_go(so, caps, out);
 	describe_net(so, caps, out);
 	if (limits)
