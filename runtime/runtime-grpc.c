@@ -12,8 +12,15 @@
  *
  * One thread a connection, as libmicrohttpd's, reading and writing its
  * socket through one nghttp2 session; a call is answered when its
- * request stream ends. The same checks as the runtime's own listeners:
- * the Host (:authority) on TCP and the bearer token (lib/http-checks.h).
+ * request stream ends. At most GRPC_MAX_CONNS connections are served
+ * at once: the accept loop takes no more until one ends, so the next
+ * ones wait in the listen backlog (a gRPC client sees a connection
+ * that is slow to start and goes on once it is taken; one closed at
+ * once would fail its calls UNAVAILABLE). Out of descriptors
+ * (EMFILE, ENFILE) the loop waits until a connection ends, at most
+ * ACCEPT_BACKOFF_MS, instead of trying again at once. The same checks
+ * as the runtime's own listeners: the Host (:authority) on TCP and the
+ * bearer token (lib/http-checks.h).
  *
  * Execute runs its argv (quoted into "exec ...") through the runtime's
  * command module (runtime-command.c: env merged with ours, cwd under
@@ -54,17 +61,22 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "process/v1/process.pb-c.h"
 
 #define GRPC_PATH_PREFIX "/process.v1.ProcessService/"
 /* the largest request message taken (as POST /execute's JSON body) */
 #define GRPC_MESSAGE_LIMIT UPSTREAM_JSON_LIMIT
+/* connections served at once; more wait in the listen backlog */
+#define GRPC_MAX_CONNS 64
 /*
  * bytes of a Start's answer queued before its runner stops reading the
  * command's output (a read may pass it by two chunks of exec.c's)
  */
 #define START_QUEUE_LIMIT (1 << 20)
+/* the accept loop's longest wait when out of descriptors (ms) */
+#define ACCEPT_BACKOFF_MS 100
 
 /* gRPC status codes (grpc/status.h) */
 enum grpc_code {
@@ -1168,6 +1180,24 @@ static void serve_session(nghttp2_session *s, struct conn *cn)
 	}
 }
 
+/*
+ * The connections being served, at most GRPC_MAX_CONNS; ended is
+ * initialised by grpc_start() (on the monotonic clock)
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t ended; /* a connection ended: a slot, descriptors */
+	int n;
+} conns = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void conn_slot_release(void)
+{
+	pthread_mutex_lock(&conns.mu);
+	conns.n--;
+	pthread_cond_signal(&conns.ended);
+	pthread_mutex_unlock(&conns.mu);
+}
+
 static void *serve_connection(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
@@ -1209,28 +1239,120 @@ out:
 	close_fd(&cn.wake[0]);
 	close_fd(&cn.wake[1]);
 	close(fd);
+	conn_slot_release();
 	return NULL;
+}
+
+/*
+ * Take a connection slot, waiting while GRPC_MAX_CONNS are served
+ * (the next connections wait in the listen backlog meanwhile)
+ */
+static void conn_slot_take(void)
+{
+	int logged = 0;
+
+	pthread_mutex_lock(&conns.mu);
+	while (conns.n >= GRPC_MAX_CONNS) {
+		struct log_line ll;
+
+		if (!logged && log_begin(&ll, LOG_WARN,
+					 "sandboxd grpc connection limit "
+					 "reached")) {
+			log_int(&ll, "limit", GRPC_MAX_CONNS);
+			log_end(&ll);
+		}
+		logged = 1;
+		pthread_cond_wait(&conns.ended, &conns.mu);
+	}
+	conns.n++;
+	pthread_mutex_unlock(&conns.mu);
+}
+
+/* out of descriptors: wait until a connection ends, at most ms */
+static void accept_backoff(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&conns.mu);
+	pthread_cond_timedwait(&conns.ended, &conns.mu, &ts);
+	pthread_mutex_unlock(&conns.mu);
+}
+
+static void log_accept_error(enum log_level level, int err)
+{
+	struct log_line ll;
+
+	if (log_begin(&ll, level, "sandboxd grpc cannot accept")) {
+		log_str(&ll, "error", strerror(err));
+		log_end(&ll);
+	}
+}
+
+/*
+ * accept(2)'s errors that concern one connection only (Linux passes
+ * pending network errors on, accept(2) "Error handling")
+ */
+static int accept_error_transient(int err)
+{
+	switch (err) {
+	case EINTR:
+	case EAGAIN:
+	case ECONNABORTED:
+	case EPROTO:
+	case ENETDOWN:
+	case ENOPROTOOPT:
+	case EHOSTDOWN:
+	case ENONET:
+	case EHOSTUNREACH:
+	case EOPNOTSUPP:
+	case ENETUNREACH:
+		return 1;
+	}
+	return 0;
 }
 
 static void *accept_loop(void *arg)
 {
+	int starved = 0; /* out of descriptors or memory, logged */
+
 	for (;;) {
-		int fd = accept4(srv.fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd, err;
 		pthread_attr_t attr;
 		pthread_t t;
 
+		conn_slot_take();
+		fd = accept4(srv.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED ||
-			    errno == EMFILE || errno == ENFILE)
+			err = errno;
+			conn_slot_release();
+			if (accept_error_transient(err))
 				continue;
-			return NULL;
+			if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+			    err != ENOMEM) {
+				log_accept_error(LOG_ERROR, err);
+				return NULL;
+			}
+			if (!starved)
+				log_accept_error(LOG_WARN, err);
+			starved = 1;
+			accept_backoff(ACCEPT_BACKOFF_MS);
+			continue;
 		}
+		starved = 0;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 512 * 1024);
 		if (pthread_create(&t, &attr, serve_connection,
-				   (void *)(intptr_t)fd))
+				   (void *)(intptr_t)fd)) {
 			close(fd);
+			conn_slot_release();
+			log_accept_error(LOG_WARN, EAGAIN);
+			accept_backoff(ACCEPT_BACKOFF_MS);
+		}
 		pthread_attr_destroy(&attr);
 	}
 	return NULL;
@@ -1240,6 +1362,7 @@ int grpc_start(const char *addr, const char *token,
 	       const char *const *allowed_hosts, struct listen_info *li)
 {
 	pthread_t t;
+	pthread_condattr_t ca;
 
 	srv.fd = listen_address(addr, NULL, 256, li);
 	if (srv.fd < 0) {
@@ -1249,6 +1372,11 @@ int grpc_start(const char *addr, const char *token,
 	srv.tcp = li->ss.ss_family == AF_INET || li->ss.ss_family == AF_INET6;
 	srv.token = token;
 	srv.allowed_hosts = allowed_hosts;
+	/* accept_backoff() waits by the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&conns.ended, &ca);
+	pthread_condattr_destroy(&ca);
 	if (pthread_create(&t, NULL, accept_loop, NULL)) {
 		close(srv.fd);
 		log_msg(LOG_ERROR, "cannot start the gRPC server", "addr",

@@ -49,6 +49,46 @@ yes_stopped_() {
 		steady_ yes wchar "$1"
 }
 
+# idle_ <pid>: no thread of the process was running or runnable
+# (state R) the last three times (rt_poll calls it every 0.1 s); a
+# thread that retries at once instead of waiting is always R, even on
+# a machine too busy to give it much CPU time. State in idle.count.
+idle_() {
+	if grep -q "^State:[[:space:]]*R" /proc/"$1"/task/*/status; then
+		: >idle.count
+	else
+		echo >>idle.count
+	fi
+	test "$(wc -l <idle.count)" -ge 3
+}
+
+# grpc_conns: "<accepted> <waiting>": the established connections to
+# the gRPC port that the server accepted (the socket has an inode) and
+# those still in its listen backlog (inode 0), from /proc/net/tcp
+grpc_conns() {
+	python3 -c '
+import sys
+port = int(sys.argv[1].rsplit(":", 1)[1])
+acc = wait = 0
+for line in open("/proc/net/tcp").readlines()[1:]:
+    f = line.split()
+    if int(f[1].split(":")[1], 16) != port or f[3] != "01":
+        continue
+    if f[9] == "0":
+        wait += 1
+    else:
+        acc += 1
+print(acc, wait)
+' "$(cat grpc.addr)"
+}
+
+# conns_are <accepted> <waiting>: grpc_conns says so
+conns_are() {
+	echo "$1 $2" >conns.expect &&
+	grpc_conns >conns.actual &&
+	cmp -s conns.expect conns.actual
+}
+
 # grpc_expect <expected output line>... -- <method> <args>...
 grpc_expect() {
 	: >expect
@@ -214,6 +254,60 @@ test_expect_success 'calls are freed as they end, not with the connection' '
 	test $((vm - vm0)) -lt 524288 &&
 	touch go &&
 	wait $(cat client.pid)
+'
+
+cat >hold.py <<\EOF
+# hold.py <addr> <n>: open n connections to addr and send nothing; once
+# the file close.some exists close the first 10, once close.all exists
+# the rest. Writes "held" when all are open.
+import os, socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+socks = [socket.create_connection((host, int(port)))
+         for _ in range(int(sys.argv[2]))]
+open("held", "w").write("%d\n" % len(socks))
+for name, n in (("close.some", 10), ("close.all", len(socks))):
+    while not os.path.exists(name):
+        time.sleep(0.05)
+    for s in socks[:n]:
+        s.close()
+EOF
+
+test_expect_success 'at most 64 connections at once; the next one waits' '
+	rm -f held close.* &&
+	{ python3 hold.py "$(cat grpc.addr)" 70 & } &&
+	echo $! >hold.pid &&
+	rt_poll 30 test -s held &&
+	rt_poll 30 conns_are 64 6 &&
+	rt_poll 30 grep -q \
+		"msg=\"sandboxd grpc connection limit reached\" limit=64" \
+		rt.log &&
+	{ client execute echo served >served.out & } &&
+	echo $! >client.pid &&
+	rt_poll 30 conns_are 64 7 &&
+	touch close.some &&
+	wait $(cat client.pid) &&
+	printf "%s\n" "exit 0" "stdout \"served\\n\"" "stderr \"\"" >expect &&
+	test_cmp expect served.out &&
+	touch close.all &&
+	wait $(cat hold.pid)
+'
+
+test_expect_success 'out of descriptors: no busy accept loop, then served' '
+	rm -f held close.* idle.count &&
+	pid=$(rt_pid) &&
+	soft=$(prlimit --pid $pid --nofile --output=SOFT --noheadings) &&
+	prlimit --pid $pid --nofile=3: &&
+	{ python3 hold.py "$(cat grpc.addr)" 10 & } &&
+	echo $! >hold.pid &&
+	rt_poll 30 test -s held &&
+	rt_poll 30 conns_are 0 10 &&
+	rt_poll 30 idle_ $pid &&
+	grep "msg=\"sandboxd grpc cannot accept\"" rt.log &&
+	prlimit --pid $pid --nofile=$soft: &&
+	touch close.some close.all &&
+	wait $(cat hold.pid) &&
+	grpc_expect "exit 0" "stdout \"again\\n\"" "stderr \"\"" -- \
+		execute echo again
 '
 
 test_expect_success '--token-file: UNAUTHENTICATED without the token' '
