@@ -12,18 +12,34 @@
  *
  * One thread a connection, as libmicrohttpd's, reading and writing its
  * socket through one nghttp2 session; a call is answered when its
- * request stream ends. The same checks as the runtime's own listeners:
- * the Host (:authority) on TCP and the bearer token (lib/http-checks.h).
+ * request stream ends. At most GRPC_MAX_CONNS connections are served
+ * at once: the accept loop takes no more until one ends, so the next
+ * ones wait in the listen backlog (a gRPC client sees a connection
+ * that is slow to start and goes on once it is taken; one closed at
+ * once would fail its calls UNAVAILABLE). Out of descriptors
+ * (EMFILE, ENFILE) the loop waits until a connection ends, at most
+ * ACCEPT_BACKOFF_MS, instead of trying again at once. The same checks
+ * as the runtime's own listeners: the Host (:authority) on TCP and the
+ * bearer token (lib/http-checks.h).
  *
  * Execute runs its argv (quoted into "exec ...") through the runtime's
  * command module (runtime-command.c: env merged with ours, cwd under
  * the workdir, the 8 MiB cap of each stream). Execute and Start each run
- * in a runner thread of their own (Start: exec_step() with a wake pipe
- * for WriteStdin's EOF), which queues the framed answer or events on
- * the call and wakes the connection's thread; that one resumes the
- * deferred stream (nghttp2 is used from that thread only). The queue is
- * not bounded: a client that does not read lets it grow (up to what the
- * command writes). The running Start processes
+ * in a runner thread of their own (Start: exec_step() with a kick pipe
+ * for WriteStdin's EOF and for the queue below), which queues the
+ * framed answer or events on the call and wakes the connection's
+ * thread; that one resumes the deferred stream (nghttp2 is used from
+ * that thread only). A Start's queue is bounded: once
+ * START_QUEUE_LIMIT bytes wait in it (the client does not read, so
+ * HTTP/2 flow control holds them), its runner stops reading the
+ * command's output (exec_pause_output()) and the command blocks on its
+ * own pipe; the connection's thread kicks the runner once the queue
+ * is below half the limit. Each call has a cancel pipe that its
+ * command watches (cancel_fd): the call's stream closing (the client
+ * cancels, RST_STREAM) or the connection ending closes its write end,
+ * which kills that command's processes and no other's. A call is
+ * freed, its runner joined, by the connection's thread once its
+ * stream is closed and its runner done. The running Start processes
  * are in a table by id (the shell's pid) for WriteStdin, SendSignal and
  * ResizeTTY; a process leaves it before exec_finish(), under
  * procs_mu, so a call holding procs_mu may use its exec_proc.
@@ -45,12 +61,22 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "process/v1/process.pb-c.h"
 
 #define GRPC_PATH_PREFIX "/process.v1.ProcessService/"
 /* the largest request message taken (as POST /execute's JSON body) */
 #define GRPC_MESSAGE_LIMIT UPSTREAM_JSON_LIMIT
+/* connections served at once; more wait in the listen backlog */
+#define GRPC_MAX_CONNS 64
+/*
+ * bytes of a Start's answer queued before its runner stops reading the
+ * command's output (a read may pass it by two chunks of exec.c's)
+ */
+#define START_QUEUE_LIMIT (1 << 20)
+/* the accept loop's longest wait when out of descriptors (ms) */
+#define ACCEPT_BACKOFF_MS 100
 
 /* gRPC status codes (grpc/status.h) */
 enum grpc_code {
@@ -77,31 +103,40 @@ struct call;
 /* One connection, served by one thread */
 struct conn {
 	int fd;
-	int wake[2];	    /* a Start's runner writes a byte: output queued */
-	pthread_mutex_t mu; /* the Start calls' reply queues and flags */
-	struct call *started; /* the Start calls, joined at the end */
+	int wake[2];	    /* a runner writes a byte: answer queued, done */
+	pthread_mutex_t mu; /* the calls' reply queues and flags */
+	/* the calls with a runner, joined and freed by the connection */
+	struct call *started;
 };
 
 /* A process of Start, findable by its id (the shell's pid) */
 struct proc_entry {
 	int32_t id;
 	struct exec_proc *proc;
-	struct call *c;
 	int tty;
-	int eof;     /* WriteStdin asked for EOF: the runner closes stdin */
-	int wake[2]; /* polled by the runner beside the command */
+	int eof;  /* WriteStdin asked for EOF: the runner closes stdin */
+	int kick; /* its call's kick[1]: wakes the runner */
 	struct proc_entry *next;
 };
 static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct proc_entry *procs;
 
-/* One call: a request stream of a connection. */
+/*
+ * One call: a request stream of a connection. Execute and Start have a
+ * runner thread (streaming) that feeds reply; reply, sent, done,
+ * finished, closed, resume and want_kick are under conn->mu.
+ */
 struct call {
 	int32_t stream_id;
-	int fd; /* the connection's socket */
 	struct conn *conn;
-	/* Start: a runner thread feeds reply under conn->mu */
-	int streaming, done, closed, resume;
+	int streaming; /* it has a runner, in conn->started */
+	int done;      /* the answer is all in reply */
+	int finished;  /* the runner is past its last use of the call */
+	int closed;    /* the stream is closed: nobody reads reply */
+	int resume;    /* reply has bytes for a deferred stream */
+	int want_kick; /* the runner paused: kick it below the limit */
+	int cancel[2]; /* closing [1] cancels the command ([0] cancel_fd) */
+	int kick[2];   /* Start: polled by the runner beside the command */
 	pthread_t runner;
 	struct call *next;
 	struct strbuf path, authority, auth, content_type;
@@ -113,30 +148,32 @@ struct call {
 	struct strbuf message; /* grpc-message, raw */
 };
 
-/* end the Start process of c, if it runs (the client went away) */
-static void cancel_call(struct call *c)
+static void close_fd(int *fd)
 {
-	c->closed = 1;
-	pthread_mutex_lock(&procs_mu);
-	for (struct proc_entry *e = procs; e; e = e->next)
-		if (e->c == c)
-			exec_cancel(e->proc, "cancelled");
-	pthread_mutex_unlock(&procs_mu);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
-static void call_free_now(struct call *c);
-
-static void call_free(struct call *c)
+/*
+ * The stream of c is closed (the client cancelled it, or the
+ * connection ends): nobody takes its answer any more, and its command,
+ * if it runs, is killed (its cancel_fd hangs up). Connection's thread.
+ */
+static void cancel_call(struct call *c)
 {
-	if (c->streaming) {
-		cancel_call(c); /* freed when the connection ends */
-		return;
-	}
-	call_free_now(c);
+	pthread_mutex_lock(&c->conn->mu);
+	c->closed = 1;
+	pthread_mutex_unlock(&c->conn->mu);
+	close_fd(&c->cancel[1]);
 }
 
 static void call_free_now(struct call *c)
 {
+	close_fd(&c->cancel[0]);
+	close_fd(&c->cancel[1]);
+	close_fd(&c->kick[0]);
+	close_fd(&c->kick[1]);
 	strbuf_release(&c->path);
 	strbuf_release(&c->authority);
 	strbuf_release(&c->auth);
@@ -152,6 +189,25 @@ static void call_fail(struct call *c, enum grpc_code code, const char *msg)
 	c->code = code;
 	strbuf_reset(&c->message);
 	strbuf_addstr(&c->message, msg);
+}
+
+/*
+ * The pipes of a call with a runner: cancel, and kick for Start; 0, or
+ * -1 after call_fail() (out of descriptors: the call fails, the
+ * connection goes on)
+ */
+static int call_pipes(struct call *c, int kick)
+{
+	if (pipe2(c->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (kick && pipe2(c->kick, O_CLOEXEC | O_NONBLOCK) < 0)) {
+		struct strbuf m = STRBUF_INIT;
+
+		strbuf_addf(&m, "cannot start the call: %s", strerror(errno));
+		call_fail(c, GRPC_RESOURCE_EXHAUSTED, m.buf);
+		strbuf_release(&m);
+		return -1;
+	}
+	return 0;
 }
 
 /* append one framed message: flag 0, big-endian length, the bytes */
@@ -346,14 +402,25 @@ static void wake(int fd)
 		return;
 }
 
-/* queue one StartResponse on c (under conn->mu), wake the connection */
-static void start_push(struct call *c, Process__V1__StartResponse *ev)
+/*
+ * Queue one StartResponse on c and wake the connection; -1 (nothing
+ * queued) once the stream is closed
+ */
+static int start_push(struct call *c, Process__V1__StartResponse *ev)
 {
+	int closed;
+
 	pthread_mutex_lock(&c->conn->mu);
-	frame_message(&c->reply, &ev->base);
-	c->resume = 1;
+	closed = c->closed;
+	if (!closed) {
+		frame_message(&c->reply, &ev->base);
+		c->resume = 1;
+	}
 	pthread_mutex_unlock(&c->conn->mu);
+	if (closed)
+		return -1;
 	wake(c->conn->wake[1]);
+	return 0;
 }
 
 static int start_output(enum exec_stream stream, const char *buf, size_t len,
@@ -362,8 +429,6 @@ static int start_output(enum exec_stream stream, const char *buf, size_t len,
 	struct call *c = data;
 	Process__V1__StartResponse ev;
 
-	if (c->closed)
-		return -1; /* the client went away: cancel */
 	process__v1__start_response__init(&ev);
 	if (stream == EXEC_STDERR) {
 		ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_STDERR;
@@ -374,8 +439,35 @@ static int start_output(enum exec_stream stream, const char *buf, size_t len,
 		ev.stdout.len = len;
 		ev.stdout.data = (uint8_t *)buf;
 	}
-	start_push(c, &ev);
-	return 0;
+	return start_push(c, &ev); /* -1: the client went away, cancel */
+}
+
+/*
+ * Whether the runner of c must stop reading its command's output: at
+ * least START_QUEUE_LIMIT bytes of the answer wait to be sent. If so,
+ * the connection's thread kicks it once they are below half of that
+ * (read_reply()); a closed call is never full (its output is dropped).
+ */
+static int start_queue_full(struct call *c)
+{
+	int full;
+
+	pthread_mutex_lock(&c->conn->mu);
+	full = !c->closed && c->reply.len - c->sent >= START_QUEUE_LIMIT;
+	c->want_kick = full;
+	pthread_mutex_unlock(&c->conn->mu);
+	return full;
+}
+
+/* the runner's call has done with it: answer complete, runner ending */
+static void call_finished(struct call *c)
+{
+	pthread_mutex_lock(&c->conn->mu);
+	c->done = 1;
+	c->finished = 1;
+	c->resume = 1;
+	pthread_mutex_unlock(&c->conn->mu);
+	wake(c->conn->wake[1]);
 }
 
 struct start_job {
@@ -386,33 +478,45 @@ struct start_job {
 	struct pollfd pfd;
 };
 
-static void *start_runner(void *arg)
+static void procs_remove(struct proc_entry *e)
 {
-	struct start_job *j = arg;
-	struct exec_result res;
-	Process__V1__StartResponse ev;
-	Process__V1__ExitEvent ex;
-	struct proc_entry **pp;
-
-	while (exec_step(j->proc, -1) > 0) {
-		char b[64];
-
-		if (!j->pfd.revents)
-			continue;
-		while (read(j->e->wake[0], b, sizeof(b)) > 0)
-			;
-		pthread_mutex_lock(&procs_mu);
-		if (j->e->eof && exec_stdin_fd(j->proc) >= 0)
-			exec_stdin_close(j->proc);
-		pthread_mutex_unlock(&procs_mu);
-	}
 	pthread_mutex_lock(&procs_mu);
-	for (pp = &procs; *pp; pp = &(*pp)->next)
-		if (*pp == j->e) {
-			*pp = j->e->next;
+	for (struct proc_entry **pp = &procs; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
 			break;
 		}
 	pthread_mutex_unlock(&procs_mu);
+}
+
+static void *start_runner(void *arg)
+{
+	struct start_job *j = arg;
+	struct call *c = j->c;
+	struct exec_result res;
+	Process__V1__StartResponse ev;
+	Process__V1__ExitEvent ex;
+	int paused = 0;
+
+	while (exec_step(j->proc, -1) > 0) {
+		char b[64];
+		int full;
+
+		if (j->pfd.revents) {
+			while (read(c->kick[0], b, sizeof(b)) > 0)
+				;
+			pthread_mutex_lock(&procs_mu);
+			if (j->e->eof && exec_stdin_fd(j->proc) >= 0)
+				exec_stdin_close(j->proc);
+			pthread_mutex_unlock(&procs_mu);
+		}
+		full = start_queue_full(c);
+		if (full != paused) {
+			paused = full;
+			exec_pause_output(j->proc, paused);
+		}
+	}
+	procs_remove(j->e);
 	exec_result_init(&res);
 	command_finish(&j->p, j->proc, &res);
 	process__v1__start_response__init(&ev);
@@ -421,17 +525,11 @@ static void *start_runner(void *arg)
 	ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_EXIT;
 	ev.exit = &ex;
 	exec_result_release(&res);
-	pthread_mutex_lock(&j->c->conn->mu);
-	frame_message(&j->c->reply, &ev.base);
-	j->c->done = 1;
-	j->c->resume = 1;
-	pthread_mutex_unlock(&j->c->conn->mu);
-	wake(j->c->conn->wake[1]);
-	close(j->e->wake[0]);
-	close(j->e->wake[1]);
+	start_push(c, &ev);
 	free(j->e);
 	exec_params_release(&j->p);
 	free(j);
+	call_finished(c);
 	return NULL;
 }
 
@@ -453,7 +551,7 @@ static void do_start(struct call *c)
 		return;
 	}
 	j = xcalloc(1, sizeof(*j));
-	if (prepare(c, req->config, &j->p) < 0) {
+	if (prepare(c, req->config, &j->p) < 0 || call_pipes(c, 1) < 0) {
 		process__v1__start_request__free_unpacked(req, NULL);
 		exec_params_release(&j->p);
 		free(j);
@@ -461,12 +559,12 @@ static void do_start(struct call *c)
 	}
 	j->c = c;
 	j->e = xcalloc(1, sizeof(*j->e));
-	if (pipe2(j->e->wake, O_CLOEXEC | O_NONBLOCK) < 0)
-		die_errno("pipe");
+	j->e->kick = c->kick[1];
 	j->p.req.stdin_stream = 1;
 	j->p.req.on_output = start_output;
 	j->p.req.data = c;
 	j->p.req.stream_cap = 1; /* all goes out through start_output */
+	j->p.req.cancel_fd = c->cancel[0];
 	if (req->pty) {
 		j->p.req.tty = 1;
 		j->p.req.cols = req->pty->cols;
@@ -474,13 +572,12 @@ static void do_start(struct call *c)
 		j->e->tty = 1;
 	}
 	process__v1__start_request__free_unpacked(req, NULL);
-	j->pfd.fd = j->e->wake[0];
+	j->pfd.fd = c->kick[0];
 	j->pfd.events = POLLIN;
 	j->p.req.poll_extra = &j->pfd;
 	j->p.req.nr_poll_extra = 1;
 	command_start(&j->p, &j->proc);
 	j->e->proc = j->proc;
-	j->e->c = c;
 	j->e->id = exec_pgid(j->proc);
 	process__v1__start_response__init(&ev);
 	process__v1__init_event__init(&init);
@@ -492,11 +589,24 @@ static void do_start(struct call *c)
 	j->e->next = procs;
 	procs = j->e;
 	pthread_mutex_unlock(&procs_mu);
+	if (pthread_create(&c->runner, NULL, start_runner, j)) {
+		struct exec_result res;
+
+		procs_remove(j->e);
+		exec_result_init(&res);
+		command_finish(&j->p, j->proc, &res);
+		exec_result_release(&res);
+		free(j->e);
+		exec_params_release(&j->p);
+		free(j);
+		strbuf_reset(&c->reply);
+		call_fail(c, GRPC_RESOURCE_EXHAUSTED,
+			  "cannot start the call: no thread");
+		return;
+	}
 	c->streaming = 1;
 	c->next = c->conn->started;
 	c->conn->started = c;
-	if (pthread_create(&c->runner, NULL, start_runner, j))
-		die("cannot start a thread");
 }
 
 /* the process of id, with procs_mu held (the caller unlocks), or NULL */
@@ -547,7 +657,7 @@ static void do_write_stdin(struct call *c)
 	} else if (req->payload_case ==
 		   PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_EOF) {
 		e->eof = 1;
-		wake(e->wake[1]);
+		wake(e->kick);
 		reply_empty(c);
 	} else {
 		int fd = exec_stdin_fd(e->proc);
@@ -682,8 +792,8 @@ static void do_execute(struct call *c)
 	}
 	strbuf_release(&err);
 	free(argv0);
-	/* the connection's end cancels the command (not yet one call's) */
-	p.req.cancel_fd = c->fd;
+	/* the call's stream closing, or the connection's end, cancels it */
+	p.req.cancel_fd = c->cancel[0];
 	exec_result_init(&res);
 	command_run(&p, &res);
 	exec_params_release(&p);
@@ -715,21 +825,22 @@ static void *execute_runner(void *arg)
 	struct call *c = arg;
 
 	do_execute(c);
-	pthread_mutex_lock(&c->conn->mu);
-	c->done = 1;
-	c->resume = 1;
-	pthread_mutex_unlock(&c->conn->mu);
-	wake(c->conn->wake[1]);
+	call_finished(c);
 	return NULL;
 }
 
 static void start_execute(struct call *c)
 {
+	if (call_pipes(c, 0) < 0)
+		return;
+	if (pthread_create(&c->runner, NULL, execute_runner, c)) {
+		call_fail(c, GRPC_RESOURCE_EXHAUSTED,
+			  "cannot start the call: no thread");
+		return;
+	}
 	c->streaming = 1;
 	c->next = c->conn->started;
 	c->conn->started = c;
-	if (pthread_create(&c->runner, NULL, execute_runner, c))
-		die("cannot start a thread");
 }
 
 /* the call's checks (as check_web()), then its method */
@@ -818,7 +929,7 @@ static ssize_t read_reply(nghttp2_session *s, int32_t stream_id, uint8_t *buf,
 {
 	struct call *c = source->ptr;
 	size_t n;
-	int last;
+	int last, kick = 0;
 
 	pthread_mutex_lock(&c->conn->mu);
 	n = c->reply.len - c->sent;
@@ -830,8 +941,18 @@ static ssize_t read_reply(nghttp2_session *s, int32_t stream_id, uint8_t *buf,
 	if (c->sent == c->reply.len) {
 		c->sent = 0;
 		strbuf_reset(&c->reply);
+	} else if (c->sent >= c->reply.len - c->sent) {
+		/* the runner may keep it from ever being empty */
+		strbuf_remove(&c->reply, 0, c->sent);
+		c->sent = 0;
+	}
+	if (c->want_kick && c->reply.len - c->sent < START_QUEUE_LIMIT / 2) {
+		c->want_kick = 0;
+		kick = 1;
 	}
 	pthread_mutex_unlock(&c->conn->mu);
+	if (kick)
+		wake(c->kick[1]);
 	if (!n && !last)
 		return NGHTTP2_ERR_DEFERRED;
 	if (last) {
@@ -884,7 +1005,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame,
 	c = xcalloc(1, sizeof(*c));
 	c->stream_id = frame->hd.stream_id;
 	c->conn = user_data;
-	c->fd = c->conn->fd;
+	c->cancel[0] = c->cancel[1] = c->kick[0] = c->kick[1] = -1;
 	strbuf_init(&c->path, 0);
 	strbuf_init(&c->authority, 0);
 	strbuf_init(&c->auth, 0);
@@ -959,7 +1080,10 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id,
 
 	if (c) {
 		nghttp2_session_set_stream_user_data(s, stream_id, NULL);
-		call_free(c);
+		if (c->streaming)
+			cancel_call(c); /* freed by reap_calls() */
+		else
+			call_free_now(c);
 	}
 	return 0;
 }
@@ -978,7 +1102,7 @@ static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t length,
 	return n;
 }
 
-/* resume the Start streams that have output queued */
+/* resume the streams that have answer queued */
 static void resume_streams(nghttp2_session *s, struct conn *cn)
 {
 	char b[256];
@@ -994,18 +1118,98 @@ static void resume_streams(nghttp2_session *s, struct conn *cn)
 	pthread_mutex_unlock(&cn->mu);
 }
 
+/*
+ * Join and free the calls whose stream is closed and whose runner is
+ * done, so that a long connection holds only its live calls (and
+ * their threads' stacks); all of them (after cancel_call()) when the
+ * connection ends.
+ */
+static void reap_calls(struct conn *cn, int all)
+{
+	struct call **pp = &cn->started;
+
+	while (*pp) {
+		struct call *c = *pp;
+		int gone;
+
+		pthread_mutex_lock(&cn->mu);
+		gone = all || (c->closed && c->finished);
+		pthread_mutex_unlock(&cn->mu);
+		if (!gone) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		pthread_join(c->runner, NULL);
+		call_free_now(c);
+	}
+}
+
+/* the HTTP/2 session of connection cn until it ends */
+static void serve_session(nghttp2_session *s, struct conn *cn)
+{
+	uint8_t buf[16384];
+
+	while (nghttp2_session_want_read(s) || nghttp2_session_want_write(s)) {
+		ssize_t n;
+
+		struct pollfd pfd[2] = { { cn->fd, POLLIN, 0 },
+					 { cn->wake[0], POLLIN, 0 } };
+
+		if (nghttp2_session_send(s))
+			break;
+		reap_calls(cn, 0);
+		if (!nghttp2_session_want_read(s) &&
+		    !nghttp2_session_want_write(s))
+			break;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents) {
+			resume_streams(s, cn);
+			continue;
+		}
+		if (!pfd[0].revents)
+			continue;
+		n = recv(cn->fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (nghttp2_session_mem_recv(s, buf, n) < 0)
+			break;
+	}
+}
+
+/*
+ * The connections being served, at most GRPC_MAX_CONNS; ended is
+ * initialised by grpc_start() (on the monotonic clock)
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t ended; /* a connection ended: a slot, descriptors */
+	int n;
+} conns = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void conn_slot_release(void)
+{
+	pthread_mutex_lock(&conns.mu);
+	conns.n--;
+	pthread_cond_signal(&conns.ended);
+	pthread_mutex_unlock(&conns.mu);
+}
+
 static void *serve_connection(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	struct conn cn = { fd, { -1, -1 }, PTHREAD_MUTEX_INITIALIZER, NULL };
 	nghttp2_session_callbacks *cb;
-	nghttp2_session *s;
+	nghttp2_session *s = NULL;
 	nghttp2_settings_entry iv[] = {
 		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100 },
 	};
-	uint8_t buf[16384];
 
-	nghttp2_session_callbacks_new(&cb);
+	if (nghttp2_session_callbacks_new(&cb))
+		goto out;
 	nghttp2_session_callbacks_set_send_callback(cb, on_send);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(
 		cb, on_begin_headers);
@@ -1018,74 +1222,137 @@ static void *serve_connection(void *arg)
 	if (pipe2(cn.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    nghttp2_session_server_new(&s, cb, &cn)) {
 		nghttp2_session_callbacks_del(cb);
-		close(fd);
-		return NULL;
+		s = NULL;
+		goto out;
 	}
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, 1);
-	while (nghttp2_session_want_read(s) || nghttp2_session_want_write(s)) {
-		ssize_t n;
-
-		struct pollfd pfd[2] = { { fd, POLLIN, 0 },
-					 { cn.wake[0], POLLIN, 0 } };
-
-		if (nghttp2_session_send(s))
-			break;
-		if (!nghttp2_session_want_read(s) &&
-		    !nghttp2_session_want_write(s))
-			break;
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents) {
-			resume_streams(s, &cn);
-			continue;
-		}
-		if (!pfd[0].revents)
-			continue;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (nghttp2_session_mem_recv(s, buf, n) < 0)
-			break;
-	}
-	for (struct call *c = cn.started; c; c = c->next)
-		cancel_call(c);
-	while (cn.started) {
-		struct call *c = cn.started;
-
-		pthread_join(c->runner, NULL);
-		cn.started = c->next;
+	serve_session(s, &cn);
+	for (struct call *c = cn.started; c; c = c->next) {
 		nghttp2_session_set_stream_user_data(s, c->stream_id, NULL);
-		call_free_now(c);
+		cancel_call(c);
 	}
-	nghttp2_session_del(s);
-	close(cn.wake[0]);
-	close(cn.wake[1]);
+	reap_calls(&cn, 1);
+out:
+	if (s)
+		nghttp2_session_del(s);
+	close_fd(&cn.wake[0]);
+	close_fd(&cn.wake[1]);
 	close(fd);
+	conn_slot_release();
 	return NULL;
+}
+
+/*
+ * Take a connection slot, waiting while GRPC_MAX_CONNS are served
+ * (the next connections wait in the listen backlog meanwhile)
+ */
+static void conn_slot_take(void)
+{
+	int logged = 0;
+
+	pthread_mutex_lock(&conns.mu);
+	while (conns.n >= GRPC_MAX_CONNS) {
+		struct log_line ll;
+
+		if (!logged && log_begin(&ll, LOG_WARN,
+					 "sandboxd grpc connection limit "
+					 "reached")) {
+			log_int(&ll, "limit", GRPC_MAX_CONNS);
+			log_end(&ll);
+		}
+		logged = 1;
+		pthread_cond_wait(&conns.ended, &conns.mu);
+	}
+	conns.n++;
+	pthread_mutex_unlock(&conns.mu);
+}
+
+/* out of descriptors: wait until a connection ends, at most ms */
+static void accept_backoff(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&conns.mu);
+	pthread_cond_timedwait(&conns.ended, &conns.mu, &ts);
+	pthread_mutex_unlock(&conns.mu);
+}
+
+static void log_accept_error(enum log_level level, int err)
+{
+	struct log_line ll;
+
+	if (log_begin(&ll, level, "sandboxd grpc cannot accept")) {
+		log_str(&ll, "error", strerror(err));
+		log_end(&ll);
+	}
+}
+
+/*
+ * accept(2)'s errors that concern one connection only (Linux passes
+ * pending network errors on, accept(2) "Error handling")
+ */
+static int accept_error_transient(int err)
+{
+	switch (err) {
+	case EINTR:
+	case EAGAIN:
+	case ECONNABORTED:
+	case EPROTO:
+	case ENETDOWN:
+	case ENOPROTOOPT:
+	case EHOSTDOWN:
+	case ENONET:
+	case EHOSTUNREACH:
+	case EOPNOTSUPP:
+	case ENETUNREACH:
+		return 1;
+	}
+	return 0;
 }
 
 static void *accept_loop(void *arg)
 {
+	int starved = 0; /* out of descriptors or memory, logged */
+
 	for (;;) {
-		int fd = accept4(srv.fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd, err;
 		pthread_attr_t attr;
 		pthread_t t;
 
+		conn_slot_take();
+		fd = accept4(srv.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED ||
-			    errno == EMFILE || errno == ENFILE)
+			err = errno;
+			conn_slot_release();
+			if (accept_error_transient(err))
 				continue;
-			return NULL;
+			if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+			    err != ENOMEM) {
+				log_accept_error(LOG_ERROR, err);
+				return NULL;
+			}
+			if (!starved)
+				log_accept_error(LOG_WARN, err);
+			starved = 1;
+			accept_backoff(ACCEPT_BACKOFF_MS);
+			continue;
 		}
+		starved = 0;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 512 * 1024);
 		if (pthread_create(&t, &attr, serve_connection,
-				   (void *)(intptr_t)fd))
+				   (void *)(intptr_t)fd)) {
 			close(fd);
+			conn_slot_release();
+			log_accept_error(LOG_WARN, EAGAIN);
+			accept_backoff(ACCEPT_BACKOFF_MS);
+		}
 		pthread_attr_destroy(&attr);
 	}
 	return NULL;
@@ -1095,6 +1362,7 @@ int grpc_start(const char *addr, const char *token,
 	       const char *const *allowed_hosts, struct listen_info *li)
 {
 	pthread_t t;
+	pthread_condattr_t ca;
 
 	srv.fd = listen_address(addr, NULL, 256, li);
 	if (srv.fd < 0) {
@@ -1104,6 +1372,11 @@ int grpc_start(const char *addr, const char *token,
 	srv.tcp = li->ss.ss_family == AF_INET || li->ss.ss_family == AF_INET6;
 	srv.token = token;
 	srv.allowed_hosts = allowed_hosts;
+	/* accept_backoff() waits by the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&conns.ended, &ca);
+	pthread_condattr_destroy(&ca);
 	if (pthread_create(&t, NULL, accept_loop, NULL)) {
 		close(srv.fd);
 		log_msg(LOG_ERROR, "cannot start the gRPC server", "addr",
