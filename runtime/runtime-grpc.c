@@ -56,6 +56,8 @@
 
 #include <nghttp2/nghttp2.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1343,6 +1345,12 @@ static void *accept_loop(void *arg)
 			continue;
 		}
 		starved = 0;
+		/* an answer goes out in small frames (HEADERS, DATA,
+		 * trailers): Nagle's algorithm would hold the last ones
+		 * for the client's delayed ACK, 40 ms a call (a unix
+		 * socket refuses the option, which is harmless) */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+			   sizeof(int));
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 512 * 1024);

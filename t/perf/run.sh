@@ -8,7 +8,7 @@
 # start, a request failed), because then the numbers mean nothing.
 #
 # Usage: t/perf/run.sh [<section>...]     (default: every section)
-# Sections: runtime local mcp kube net cluster
+# Sections: runtime local mcp kube net cluster sandboxd
 #
 # Environment:
 #   GOSBX_BUILD_DIR      built binaries (default: ../../build from here)
@@ -34,7 +34,7 @@ RUNTIME=${GOSBX_PERF_RUNTIME:-$GOSBX_BUILD_DIR/gosbx-runtime}
 LC_ALL=C
 export LC_ALL
 
-all_sections="runtime local mcp kube net cluster"
+all_sections="runtime local mcp kube net cluster sandboxd"
 
 if test -n "${GOSBX_PERF_QUICK:-}"; then
 	perf_n=200
@@ -87,6 +87,7 @@ kube_plain_pid=
 
 cleanup() {
 	server_stop
+	sandboxd_stop
 	mcp_stop
 	kube_cleanup
 	local_cleanup
@@ -1657,6 +1658,112 @@ section_cluster() {
 	for r in $GOSBX_CLUSTER_CONTROLLERS; do
 		cluster_bench "$r"
 	done
+}
+
+# ---------------------------------------------------------------------
+# Section "sandboxd": issue 22, gosbx-runtime's sandboxd listeners
+# (--sandboxd-rest, --sandboxd-grpc) against upstream sandboxd built from
+# the Go module at the pinned version (t/lib-sandboxd.sh, its cache under
+# $GOSBX_BUILD_DIR/t/), in the same run, through the same client
+# (t/sandboxd-conformance: upstream's generated gRPC client):
+#   1. Execute of `true`, p50 and p99 over $perf_n calls, each server;
+#      goal: gosbx-runtime's p50 at most half of sandboxd's
+#   2. Start of `head -c 1073741824 /dev/zero` ($perf_stream_bytes):
+#      wall time and MB/s, each server, info
+#   3. RSS of each server after start and after the runs, info
+
+# the test library's few helpers that t/lib-sandboxd.sh uses
+sandboxd_lib() {
+	TRASH_DIRECTORY=$tmp
+	TEST_REAL_HOME=$HOME
+	test_atexit() { :; }
+	test_retry() {
+		_tr_n=$1 _tr_p=$2
+		shift 2
+		while test "$_tr_n" -gt 0; do
+			"$@" && return 0
+			_tr_n=$((_tr_n - 1))
+			sleep "$_tr_p"
+		done
+		return 1
+	}
+	test_free_port() {
+		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	}
+	PATH=$GOSBX_BUILD_DIR:$PATH
+	. "$PERF_DIR"/../lib-sandboxd.sh
+}
+
+sandboxd_stop() {
+	command -v sbd_stop_all_ >/dev/null 2>&1 || return 0
+	sbd_stop_all_
+}
+
+# sandboxd_bench <up|gs> <label>
+sandboxd_bench() {
+	kb0=$(proc_kb "$(cat "$tmp/$1.pid")" VmRSS)
+	line=$("$tmp/conf" bench-exec "$(cat "$tmp/$1.grpc")" "$perf_n" \
+		2>"$tmp/bench.err") || {
+		sed 's/^/#   /' "$tmp/bench.err" | head -n 5
+		perf_error "sandboxd $2: Execute of true"
+		return 1
+	}
+	p50=$(printf '%s\n' "$line" | sed -n 's/^p50_us //p')
+	p99=$(printf '%s\n' "$line" | sed -n 's/^p99_us //p')
+	eval "p50_$1=$p50"
+	say "# bench=sandboxd-exec server=$2 n=$perf_n p50_us=$p50 p99_us=$p99"
+	line=$("$tmp/conf" bench-stream "$(cat "$tmp/$1.grpc")" \
+		"$perf_stream_bytes" 2>"$tmp/bench.err") || {
+		sed 's/^/#   /' "$tmp/bench.err" | head -n 5
+		perf_error "sandboxd $2: Start of head -c $perf_stream_bytes"
+		return 1
+	}
+	sec=$(printf '%s\n' "$line" | sed -n 's/^seconds //p')
+	mbs=$(printf '%s\n' "$line" | sed -n 's/^mb_per_s //p')
+	kb1=$(proc_kb "$(cat "$tmp/$1.pid")" VmRSS)
+	hwm=$(proc_kb "$(cat "$tmp/$1.pid")" VmHWM)
+	say "# bench=sandboxd-stream server=$2 bytes=$perf_stream_bytes seconds=$sec mb_per_s=$mbs rss_start_kb=$kb0 rss_after_kb=$kb1 hwm_kb=$hwm"
+	perf_info "sandboxd $2: Execute true, p50 / p99" \
+		"$(us_to_ms "$p50") / $(us_to_ms "$p99") ms"
+	perf_info "sandboxd $2: Start stream $((perf_stream_bytes >> 20)) MiB" \
+		"$sec s, $mbs MB/s"
+	perf_info "sandboxd $2: RSS idle after start / after the runs" \
+		"$(kb_to_mib "$kb0") / $(kb_to_mib "$kb1") MiB"
+}
+
+section_sandboxd() {
+	sandboxd_lib
+	if ! sbd_build 4>"$tmp/sbd-build.log"; then
+		sed 's/^/#   /' "$tmp/sbd-build.log" | tail -n 10
+		perf_error "sandboxd: building upstream sandboxd $SBD_VERSION"
+		return
+	fi
+	if ! (cp -R "$PERF_DIR/../sandboxd-conformance" "$tmp/conf.src" &&
+		cd "$tmp/conf.src" && GOFLAGS=-mod=mod go build -o "$tmp/conf" .) \
+		>"$tmp/conf-build.log" 2>&1; then
+		sed 's/^/#   /' "$tmp/conf-build.log" | tail -n 10
+		perf_error "sandboxd: building t/sandboxd-conformance"
+		return
+	fi
+	if ! sbd_start_upstream --name=up 4>"$tmp/sbd-start.log" ||
+		! sbd_start_gosbx --name=gs -- --log-level=warn \
+			4>>"$tmp/sbd-start.log"; then
+		sed 's/^/#   /' "$tmp/sbd-start.log" | tail -n 10
+		perf_error "sandboxd: starting the servers"
+		return
+	fi
+	say "# sandboxd: upstream $("$SBD_BIN" --version | head -n 1)," \
+		"gosbx $("$RUNTIME" --version 2>&1 | head -n 1)"
+	p50_up= p50_gs=
+	sandboxd_bench up "upstream $SBD_VERSION"
+	sandboxd_bench gs gosbx-runtime
+	if test -n "$p50_up" && test -n "$p50_gs"; then
+		perf_goal "sandboxd: gosbx-runtime Execute p50 vs sandboxd's" \
+			"$(us_to_ms "$p50_gs")" ms "<=" \
+			"$(awk -v u="$p50_up" 'BEGIN { printf "%.3f", u / 2000 }')" \
+			"half of sandboxd's $(us_to_ms "$p50_up") ms"
+	fi
+	sandboxd_stop
 }
 
 sections=${*:-$all_sections}
