@@ -31,9 +31,10 @@
  * one real gosbx-runtime per Sandbox: a local process
  * (--runtime; the args of the pod's first container follow its own, with
  * "$(VAR)" from the container's env: a value or the pod IP through
- * fieldRef status.podIP, as a kubelet expands them), or the runtime image in a container (--runtime-cmd,
- * e.g. podman run; its port published on 127.0.0.1 plays the pod's
- * 8888, Ready once GET / answers 200 as the template's readinessProbe).
+ * fieldRef status.podIP, as a kubelet expands them), or the runtime image in a
+ * container (--runtime-cmd, e.g. podman run; its port published on 127.0.0.1
+ * plays the pod's 8888, Ready once GET / answers 200 as the template's
+ * readinessProbe).
  *
  * Usage: see usage_lines and the option table in main() (-h); the test
  * helpers in t/lib-kube.sh start it. Summary of the behaviour:
@@ -2466,14 +2467,15 @@ static int sandbox_runtime_addr(const char *ns, const char *name,
  * downward API); NULL when the container has no such variable.
  */
 static const char *container_env(json_t *ctr, json_t *pod, const char *var,
-				  size_t len)
+				 size_t len)
 {
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(json_object_get(ctr, "env"), i, e) {
+	json_array_foreach (json_object_get(ctr, "env"), i, e) {
 		const char *n = json_path_str(e, "name");
-		const char *f = json_path_str(e, "valueFrom.fieldRef.fieldPath");
+		const char *f =
+			json_path_str(e, "valueFrom.fieldRef.fieldPath");
 
 		if (!n || strlen(n) != len || strncmp(n, var, len))
 			continue;
@@ -2493,14 +2495,13 @@ static const char *container_env(json_t *ctr, json_t *pod, const char *var,
 static void pod_args(const char *ns, const char *name, struct strvec *argv)
 {
 	struct obj *pod = find_obj(K_POD, ns, name);
-	json_t *ctr = pod ? json_array_get(json_path(pod->body,
-						     "spec.containers"),
-					   0)
-			  : NULL;
+	json_t *ctr =
+		pod ? json_array_get(json_path(pod->body, "spec.containers"), 0)
+		    : NULL;
 	json_t *a;
 	size_t i;
 
-	json_array_foreach(json_object_get(ctr, "args"), i, a) {
+	json_array_foreach (json_object_get(ctr, "args"), i, a) {
 		struct strbuf sb = STRBUF_INIT;
 		const char *p = json_string_value(a), *end, *v;
 
