@@ -29,9 +29,12 @@
  * It speaks the wire protocol of kube-apiserver for the objects gosbx uses,
  * plays the agent-sandbox controller and the v0.4.6 sandbox-router, and starts
  * one real gosbx-runtime per Sandbox: a local process
- * (--runtime), or the runtime image in a container (--runtime-cmd,
- * e.g. podman run; its port published on 127.0.0.1 plays the pod's
- * 8888, Ready once GET / answers 200 as the template's readinessProbe).
+ * (--runtime; the args of the pod's first container follow its own, with
+ * "$(VAR)" from the container's env: a value or the pod IP through
+ * fieldRef status.podIP, as a kubelet expands them), or the runtime image in a
+ * container (--runtime-cmd, e.g. podman run; its port published on 127.0.0.1
+ * plays the pod's 8888, Ready once GET / answers 200 as the template's
+ * readinessProbe).
  *
  * Usage: see usage_lines and the option table in main() (-h); the test
  * helpers in t/lib-kube.sh start it. Summary of the behaviour:
@@ -100,6 +103,11 @@
  * server says); BOOKMARK events every --bookmark-interval ms with
  * allowWatchBookmarks=true; the stream ends after timeoutSeconds.
  *
+ * Pod IPs: <--pod-ip-prefix, default 10.244>.x.y, one per pod; with a
+ * loopback prefix (127.<n>) a runtime told its pod IP can listen there,
+ * as a pod does on the pod network (t/t3112: the SDKs' in-cluster
+ * connectivity).
+ *
  * Controller: see the comment above controller_tick(). Objects made
  * at start: the router Service/Pod/EndpointSlice in --namespace,
  * --template=<name> (a minimal SandboxTemplate), --warm-pool=<name>:
@@ -165,6 +173,7 @@ struct config {
 	int legacy_sandbox_status; /* status.sandbox.Name, not .name */
 	int clock_skew_s;	   /* the server's clock minus the host's */
 	const char *state_dir;
+	const char *pod_ip_prefix; /* --pod-ip-prefix: first two octets */
 	int ready_delay_ms;
 	int watch_window;
 	int bookmark_ms;
@@ -2452,8 +2461,72 @@ static int sandbox_runtime_addr(const char *ns, const char *name,
 	return rt && rt->ready ? runtime_sockaddr(rt, ss, len) : -1;
 }
 
+/*
+ * The value of the container's env variable var (length len) as the
+ * kubelet gives it: "value", or "valueFrom.fieldRef" status.podIP (the
+ * downward API); NULL when the container has no such variable.
+ */
+static const char *container_env(json_t *ctr, json_t *pod, const char *var,
+				 size_t len)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach (json_object_get(ctr, "env"), i, e) {
+		const char *n = json_path_str(e, "name");
+		const char *f =
+			json_path_str(e, "valueFrom.fieldRef.fieldPath");
+
+		if (!n || strlen(n) != len || strncmp(n, var, len))
+			continue;
+		if (f && !strcmp(f, "status.podIP"))
+			return json_path_str(pod, "status.podIP");
+		return json_path_str(e, "value");
+	}
+	return NULL;
+}
+
+/*
+ * The args of the pod's first container, which a kubelet would append
+ * to the image's entrypoint (gosbx-runtime), into argv; "$(VAR)" is
+ * expanded from the container's env as the kubelet does (an unknown
+ * reference stays as written, "$$" is "$").
+ */
+static void pod_args(const char *ns, const char *name, struct strvec *argv)
+{
+	struct obj *pod = find_obj(K_POD, ns, name);
+	json_t *ctr =
+		pod ? json_array_get(json_path(pod->body, "spec.containers"), 0)
+		    : NULL;
+	json_t *a;
+	size_t i;
+
+	json_array_foreach (json_object_get(ctr, "args"), i, a) {
+		struct strbuf sb = STRBUF_INIT;
+		const char *p = json_string_value(a), *end, *v;
+
+		while (p && *p) {
+			if (starts_with(p, "$$")) {
+				strbuf_addch(&sb, '$');
+				p += 2;
+			} else if (starts_with(p, "$(") &&
+				   (end = strchr(p, ')')) &&
+				   (v = container_env(ctr, pod->body, p + 2,
+						      end - p - 2))) {
+				strbuf_addstr(&sb, v);
+				p = end + 1;
+			} else {
+				strbuf_addch(&sb, *p++);
+			}
+		}
+		strvec_push(argv, sb.buf);
+		strbuf_release(&sb);
+	}
+}
+
 static void runtime_start(const char *ns, const char *name)
 {
+	struct strvec args = STRVEC_INIT;
 	struct runtime *rt;
 	struct strbuf addr = STRBUF_INIT, wd = STRBUF_INIT, log = STRBUF_INIT;
 	sigset_t none;
@@ -2479,6 +2552,10 @@ static void runtime_start(const char *ns, const char *name)
 	strbuf_reset(&wd);
 	strbuf_addf(&wd, "--workdir=%s", rt->workdir);
 	strbuf_addf(&log, "rt-%d.log", n);
+	strvec_push(&args, "gosbx-runtime");
+	strvec_push(&args, addr.buf);
+	strvec_push(&args, wd.buf);
+	pod_args(ns, name, &args);
 	sigemptyset(&none);
 	pid = fork();
 	if (pid == 0) {
@@ -2504,8 +2581,7 @@ static void runtime_start(const char *ns, const char *name)
 			      "fake-kube-runtime", port, rt->sock,
 			      (char *)NULL);
 		} else {
-			execl(cfg.runtime, "gosbx-runtime", addr.buf, wd.buf,
-			      (char *)NULL);
+			execv(cfg.runtime, (char *const *)args.v);
 		}
 		_exit(127);
 	}
@@ -2513,6 +2589,7 @@ static void runtime_start(const char *ns, const char *name)
 		warning_errno("cannot start '%s'",
 			      cfg.runtime ? cfg.runtime : cfg.runtime_cmd);
 	rt->pid = pid;
+	strvec_clear(&args);
 	ALLOC_GROW(S.rts, S.nr_rts + 1, S.alloc_rts);
 	S.rts[S.nr_rts++] = rt;
 	strbuf_release(&addr);
@@ -2669,7 +2746,7 @@ static const char *first_image(json_t *tmpl)
 static void new_pod_ip(struct strbuf *sb)
 {
 	ip_counter++;
-	strbuf_addf(sb, "10.244.%d.%d", 1 + ip_counter / 250,
+	strbuf_addf(sb, "%s.%d.%d", cfg.pod_ip_prefix, 1 + ip_counter / 250,
 		    2 + ip_counter % 250);
 }
 
@@ -5115,6 +5192,10 @@ int main(int argc, const char **argv)
 			   "runtime on 127.0.0.1:$1 ($2: a unique name), "
 			   "e.g. exec podman run ... -p 127.0.0.1:$1:8888 "
 			   "<image>"),
+		OPT_STRING(0, "pod-ip-prefix", &cfg.pod_ip_prefix, "<a.b>",
+			   "pod IPs are <a.b>.x.y (default 10.244; 127.<n> "
+			   "makes them loopback addresses a runtime can "
+			   "listen on)"),
 		OPT_STRING(0, "state-dir", &cfg.state_dir, "<dir>",
 			   "runtime sockets, logs and workdirs"),
 		OPT_INT(0, "ready-delay", &cfg.ready_delay_ms,
@@ -5177,6 +5258,7 @@ int main(int argc, const char **argv)
 	size_t i;
 
 	cfg.release = "v0.4.6";
+	cfg.pod_ip_prefix = "10.244";
 	cfg.ready_delay_ms = 200;
 	cfg.watch_window = 1000;
 	cfg.bookmark_ms = 2000;

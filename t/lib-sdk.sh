@@ -1,0 +1,99 @@
+# Helpers for the tests of the upstream SDKs against gosbx-runtime's
+# sandboxd (t3112 Go, t3113 Python). Source after lib-kube.sh.
+#
+# sdk_pod_template <rest port> <grpc port>: a v1beta1 SandboxTemplate
+# "sdk-template" whose container runs gosbx-runtime (fake-kube appends
+# the container args to its own) with the sandboxd REST and gRPC
+# listeners on the pod IP, given by the downward API as a kubelet
+# gives it (env POD_IP from fieldRef status.podIP, "$(POD_IP)" in args).
+#
+# sdk_pod_ip_prefix: a loopback prefix 127.<n> for fake-kube's
+# --pod-ip-prefix, so that the pod IPs are addresses the runtimes can
+# listen on and the SDKs dial (connectivity in-cluster-pod-ip); <n>
+# from the pid, so that two tests at once rarely share one.
+#
+# sdk_python_venv: a venv with the Python SDK and what it needs, as
+# pinned in t/sandboxd-python-sdk/requirements.txt, installed by pip
+# through the registry of the user's pip configuration; prints the
+# venv's python. It is kept in the build directory, named after the
+# checksum of the requirements (a new pin makes a new venv; make clean
+# removes it), so the first run installs and later runs reuse it. A
+# stamp written after a complete install marks it usable; a lock
+# directory (t/trash/.sdk-python.lock) keeps two tests from installing
+# at once. CI has no cache: the first test that needs it installs it.
+#
+# no_sdk_claims: no SandboxClaim is left in namespace default (the SDK
+# deletes its claim when it closes the sandbox).
+
+sdk_pod_template() {
+	cat <<-EOT
+	apiVersion: extensions.agents.x-k8s.io/v1beta1
+	kind: SandboxTemplate
+	metadata:
+	  name: sdk-template
+	  namespace: default
+	spec:
+	  podTemplate:
+	    spec:
+	      containers:
+	      - name: runtime
+	        image: gosbx-runtime:test
+	        args:
+	        - --sandboxd-rest=\$(POD_IP):$1
+	        - --sandboxd-grpc=\$(POD_IP):$2
+	        env:
+	        - name: POD_IP
+	          valueFrom:
+	            fieldRef:
+	              fieldPath: status.podIP
+	EOT
+}
+
+sdk_pod_ip_prefix() {
+	echo "127.$(($$ % 200 + 20))"
+}
+
+no_sdk_claims() {
+	kube_curl /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default/sandboxclaims \
+		>claims.json &&
+	test "$(kube_py claims.json "len(v[\"items\"])")" = 0
+}
+
+SDK_PYTHON_REQ=$TEST_DIRECTORY/sandboxd-python-sdk/requirements.txt
+
+sdk_python_venv() {
+	_sp_sum=$(cksum <"$SDK_PYTHON_REQ" | cut -d" " -f1) &&
+	_sp_venv=$GOSBX_BUILD_DIR/t/sdk-python-$_sp_sum &&
+	_sp_lock=$TEST_DIRECTORY/trash/.sdk-python.lock &&
+	mkdir -p "$TEST_DIRECTORY/trash" || return 1
+	_sp_waited=0
+	until mkdir "$_sp_lock" 2>/dev/null; do
+		_sp_owner=$(cat "$_sp_lock/pid" 2>/dev/null)
+		if test -n "$_sp_owner" && ! kill -0 "$_sp_owner" 2>/dev/null
+		then
+			rm -rf "$_sp_lock"
+			continue
+		fi
+		_sp_waited=$((_sp_waited + 1))
+		if test "$_sp_waited" -gt 6000; then
+			echo >&4 "sdk_python_venv: waited 10 minutes for $_sp_lock"
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo $$ >"$_sp_lock/pid"
+	if ! test -f "$_sp_venv/.gosbx-installed"; then
+		rm -rf "$_sp_venv" &&
+		python3 -m venv "$_sp_venv" &&
+		HOME=$TEST_REAL_HOME "$_sp_venv/bin/pip" install -q \
+			--disable-pip-version-check -r "$SDK_PYTHON_REQ" \
+			>"$TRASH_DIRECTORY/pip.log" 2>&1 &&
+		: >"$_sp_venv/.gosbx-installed" || {
+			cat "$TRASH_DIRECTORY/pip.log" >&4
+			rm -rf "$_sp_venv" "$_sp_lock"
+			return 1
+		}
+	fi
+	rm -rf "$_sp_lock"
+	echo "$_sp_venv/bin/python"
+}
