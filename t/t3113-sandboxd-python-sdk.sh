@@ -74,12 +74,9 @@ test_expect_success 'run: env and cwd (sandboxd only)' '
 '
 
 # the SDK cancels the call at the deadline (RST_STREAM); the runtime
-# then ends the command (polled from the sandbox, 10 s at most). Known
-# breakage: runtime-grpc.c cancels an Execute only when its connection
-# ends, and the connection waits for it; branch i22-grpc-bp ("a call is
-# cancelled, bounded and freed by itself") fixes both, and this passes
-# with its runtime.
-test_expect_failure 'run: command_timeout ends a long command (exit 124)' '
+# then ends the command (polled from the sandbox, 10 s at most), and the
+# next call on the connection does not wait for it
+test_expect_success 'run: command_timeout ends a long command (exit 124)' '
 	sdk_expect "exit 124" "stdout '"'"''"'"'" \
 		"stderr '"'"'Command timed out after 1 seconds'"'"'" \
 		"timed_out True" "exit 0" "stdout '"'"'gone\\n'"'"'" \
