@@ -95,6 +95,9 @@ PKGS = jansson libcurl yaml-0.1 libseccomp libcrypto
 DL_PKGS = libarchive libmicrohttpd readline
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# everything but libcurl, for gosbx-runtime (RUNTIME_LIBS)
+BASE_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
+	2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
 # gosbx-runtime's sandboxd gRPC ProcessService (runtime/runtime-grpc.c):
@@ -103,6 +106,8 @@ GRPC_PKGS = libnghttp2 libprotobuf-c
 GRPC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(GRPC_PKGS) 2>/dev/null)
 GRPC_LIBS := $(shell $(PKG_CONFIG) --libs $(GRPC_PKGS) 2>/dev/null)
 LIBS = $(PKG_LIBS) -lwslay -lm -ldl
+# gosbx-runtime's link line: no libcurl, so no client code either
+RUNTIME_LIBS = $(MHD_LIBS) $(GRPC_LIBS) $(BASE_PKG_LIBS) -lwslay -lm -ldl
 
 ifndef V
 QUIET_CC = @echo '   ' CC $@;
@@ -113,6 +118,13 @@ endif
 # lib/dl/dl-mhd.c stands in for libmicrohttpd in gosbx only (lib/dl/dl.h)
 DL_MHD_OBJ = $(O)/lib/dl/dl-mhd.o
 LIB_SRC = $(filter-out lib/dl/dl-mhd.c,$(sort $(wildcard lib/*.c lib/*/*.c)))
+# Two libraries (issue 22): libgosbx-client.a, the client side that only
+# gosbx links (the HTTP client over libcurl, sessions and their backends,
+# the MCP server), and libgosbx-base.a, what gosbx-runtime shares with it
+# (utilities, lib/proto/, lib/dl/). gosbx-runtime links the base alone.
+CLIENT_SRC = lib/http.c $(sort $(wildcard lib/session/*.c lib/local/*.c \
+	lib/kube/*.c lib/mcp/*.c))
+BASE_SRC = $(filter-out $(CLIENT_SRC),$(LIB_SRC))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c))
 # protoc-c's output, checked in: runtime/pb/README
@@ -125,7 +137,8 @@ HELPER_SRC = $(filter-out $(TESTLIB_SRC),$(sort $(wildcard t/helper/*.c)))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
 FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 
-LIB_OBJ = $(LIB_SRC:%.c=$(O)/%.o)
+BASE_OBJ = $(BASE_SRC:%.c=$(O)/%.o)
+CLIENT_OBJ = $(CLIENT_SRC:%.c=$(O)/%.o)
 TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o) $(PB_SRC:%.c=$(O)/%.o)
@@ -133,7 +146,10 @@ HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
 UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
 FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
 
-LIBGOSBX = $(O)/libgosbx.a
+LIBBASE = $(O)/libgosbx-base.a
+LIBCLIENT = $(O)/libgosbx-client.a
+# gosbx's and the test programs' libraries, in link order
+LIBGOSBX = $(LIBCLIENT) $(LIBBASE)
 LIBTEST = $(O)/libgosbx-test.a
 PROGRAMS = $(O)/gosbx $(O)/gosbx-runtime
 
@@ -164,7 +180,10 @@ $(O)/runtime/%.o: ALL_CFLAGS += -Iruntime/pb $(GRPC_CFLAGS)
 $(O)/runtime/pb/%.o: ALL_CFLAGS += -Wno-missing-prototypes \
 	-Wno-missing-braces
 
-$(LIBGOSBX): $(LIB_OBJ)
+$(LIBBASE): $(BASE_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIBCLIENT): $(CLIENT_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
 # the test programs find the headers of t/helper/ too
@@ -177,9 +196,9 @@ $(O)/gosbx: $(O)/gosbx.o $(BUILTIN_OBJ) $(DL_MHD_OBJ) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(O)/gosbx.o $(BUILTIN_OBJ) \
 		$(DL_MHD_OBJ) $(LIBGOSBX) $(LIBS)
 
-$(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBGOSBX)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBGOSBX) \
-		$(MHD_LIBS) $(GRPC_LIBS) $(LIBS)
+$(O)/gosbx-runtime: $(RUNTIME_OBJ) $(LIBBASE)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(LIBBASE) \
+		$(RUNTIME_LIBS)
 
 $(O)/t/helper/%: $(O)/t/helper/%.o $(LIBTEST) $(LIBGOSBX)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBTEST) $(LIBGOSBX) \

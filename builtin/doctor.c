@@ -8,7 +8,6 @@
 #include "compat.h"
 #include "builtin.h"
 #include "session/doctor.h"
-#include "local/isolate.h"
 #include "json.h"
 #include "output.h"
 #include "parse-options.h"
@@ -40,10 +39,10 @@ static void print_text(const char *backend, const struct check_list *cl)
 	size_t n[3];
 
 	for (size_t i = 0; i < cl->nr; i++) {
-		const struct isolate_check *c = &cl->v[i];
+		const struct doctor_check *c = &cl->v[i];
 
-		printf("%-6s%s: %s\n", isolate_check_status_name(c->status),
-		       c->name, c->message);
+		printf("%-6s%s: %s\n", doctor_status_name(c->status), c->name,
+		       c->message);
 		if (c->fix && *c->fix)
 			printf("      fix: %s\n", c->fix);
 	}
@@ -59,13 +58,12 @@ static int print_json(const char *backend, const struct check_list *cl)
 	char *text;
 
 	for (size_t i = 0; i < cl->nr; i++) {
-		const struct isolate_check *c = &cl->v[i];
+		const struct doctor_check *c = &cl->v[i];
 		json_t *o = json_object();
 
 		json_object_set_new(o, "name", json_string(c->name));
-		json_object_set_new(
-			o, "status",
-			json_string(isolate_check_status_name(c->status)));
+		json_object_set_new(o, "status",
+				    json_string(doctor_status_name(c->status)));
 		json_object_set_new(o, "message", json_string(c->message));
 		json_object_set_new(o, "fix",
 				    c->fix ? json_string(c->fix) : json_null());

@@ -8,7 +8,7 @@
 /*
  * libmicrohttpd for `gosbx` (`gosbx mcp --http`, lib/mcp/mcp-http.c), loaded
  * on the first call of any function below (lib/dl/dl.h). Not part of
- * libgosbx.a: gosbx-runtime and the test programs link the real
+ * libgosbx-base.a: gosbx-runtime and the test programs link the real
  * library. Each function has the prototype of <microhttpd.h> and calls
  * the library's own through a pointer of the same type (__typeof__).
  */

@@ -20,8 +20,8 @@
  * process keeps running.
  *
  *   lib/dl/dl-archive.c  libarchive.so.13 (Debian package libarchive13);
- *                     in libgosbx.a: no program links libarchive.
- *   lib/dl/dl-readline.c libreadline.so.8 (libreadline8); in libgosbx.a,
+ *                     in libgosbx-base.a: no program links libarchive.
+ *   lib/dl/dl-readline.c libreadline.so.8 (libreadline8); in the base,
  *                     used by the REPL of `gosbx exec` only.
  *   lib/dl/dl-mhd.c      libmicrohttpd.so.12 (libmicrohttpd12); linked
  *                     into `gosbx` only (`gosbx mcp --http`):

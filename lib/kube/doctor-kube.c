@@ -4,25 +4,13 @@
  * builtin/doctor.c.
  */
 #include "compat.h"
-#include "local/backend-local.h"
-#include "dir.h"
 #include "session/doctor.h"
 #include "http.h"
-#include "local/isolate.h"
 #include "json.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
-#include "run-command.h"
 #include "session/session.h"
-#include "local/storage.h"
-#include "strbuf.h"
 #include "usage.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #define RBAC_FIX                                                               \
 	"kubectl -n %s apply -f manifests/rbac.yaml and bind its Role "        \
@@ -159,7 +147,7 @@ static int check_kubeconfig(struct kube_doctor *kd)
 		/* fields ignored as kubectl ignores them: maybe a typo */
 		if (cap.warn.len)
 			strbuf_addf(&cap.err, " (%s)", cap.warn.buf);
-		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_FAIL, cap.err.buf,
+		check_add(kd->cl, "kubeconfig", DOCTOR_FAIL, cap.err.buf,
 			  "fix the file at the line named, or point "
 			  "--kubeconfig (or KUBECONFIG) at a working "
 			  "kubeconfig; --context picks another context");
@@ -180,12 +168,11 @@ static int check_kubeconfig(struct kube_doctor *kd)
 	strbuf_addf(&msg, "; namespace '%s'", kd->ns);
 	if (cap.warn.len) {
 		strbuf_addf(&msg, "; %s", cap.warn.buf);
-		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_WARN, msg.buf,
+		check_add(kd->cl, "kubeconfig", DOCTOR_WARN, msg.buf,
 			  "kubectl ignores unknown fields too: fix a typo "
 			  "at the line named, or remove the field");
 	} else {
-		check_add(kd->cl, "kubeconfig", ISOLATE_CHECK_OK, msg.buf,
-			  NULL);
+		check_add(kd->cl, "kubeconfig", DOCTOR_OK, msg.buf, NULL);
 	}
 	capture_release(&cap);
 	strbuf_release(&msg);
@@ -228,8 +215,8 @@ static int check_client(struct kube_doctor *kd)
 	capture_end(&cap);
 	if (r < 0) {
 		credential_fix(kd, &fix);
-		check_add(kd->cl, "credentials", ISOLATE_CHECK_FAIL,
-			  cap.err.buf, fix.buf);
+		check_add(kd->cl, "credentials", DOCTOR_FAIL, cap.err.buf,
+			  fix.buf);
 	} else {
 		kd->have_client = 1;
 	}
@@ -253,18 +240,18 @@ static int check_api(struct kube_doctor *kd)
 	capture_end(&cap);
 	if (r < 0) {
 		kube_unreachable_fix(&kd->kc, &fix);
-		check_add(kd->cl, "API server", ISOLATE_CHECK_FAIL, cap.err.buf,
+		check_add(kd->cl, "API server", DOCTOR_FAIL, cap.err.buf,
 			  fix.buf);
 		r = -1;
 	} else if (st == 401) {
 		/* left to the credentials check */
-		check_add(kd->cl, "API server", ISOLATE_CHECK_OK,
+		check_add(kd->cl, "API server", DOCTOR_OK,
 			  "answers (version not shown to anonymous users)",
 			  NULL);
 	} else if (st / 100 != 2) {
 		strbuf_addf(&msg, "GET /version on %s: ", kd->kc.server);
 		answer_text(&msg, st, ans);
-		check_add(kd->cl, "API server", ISOLATE_CHECK_FAIL, msg.buf,
+		check_add(kd->cl, "API server", DOCTOR_FAIL, msg.buf,
 			  "is the server address a Kubernetes API server?");
 		r = -1;
 	} else {
@@ -273,8 +260,7 @@ static int check_api(struct kube_doctor *kd)
 		kd->gke = v && strstr(v, "-gke.") != NULL;
 		strbuf_addf(&msg, "%s answers, Kubernetes %s", kd->kc.server,
 			    v ? v : "(unknown version)");
-		check_add(kd->cl, "API server", ISOLATE_CHECK_OK, msg.buf,
-			  NULL);
+		check_add(kd->cl, "API server", DOCTOR_OK, msg.buf, NULL);
 	}
 	json_decref(ans);
 	capture_release(&cap);
@@ -317,8 +303,8 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			     &sandboxes);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(kd->cl, "credentials", ISOLATE_CHECK_FAIL,
-			  cap.err.buf, "check the API server check above");
+		check_add(kd->cl, "credentials", DOCTOR_FAIL, cap.err.buf,
+			  "check the API server check above");
 		goto out;
 	}
 	if (st == 401 || st2 == 401) {
@@ -328,8 +314,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			    kd->cfg.context.user ? kd->cfg.context.user
 						 : "(in-cluster)");
 		credential_fix(kd, &fix);
-		check_add(kd->cl, "credentials", ISOLATE_CHECK_FAIL, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "credentials", DOCTOR_FAIL, msg.buf, fix.buf);
 		goto out;
 	}
 	strbuf_addf(&msg, "accepted (user '%s')",
@@ -339,7 +324,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 		/* every check below, and gosbx's requests, act as this one */
 		strbuf_addf(&msg, ", acting as '%s' (impersonation, 'as')",
 			    kd->cfg.user.impersonate);
-	check_add(kd->cl, "credentials", ISOLATE_CHECK_OK, msg.buf, NULL);
+	check_add(kd->cl, "credentials", DOCTOR_OK, msg.buf, NULL);
 	strbuf_reset(&msg);
 
 	if (st == 404 || st2 == 404) {
@@ -347,8 +332,8 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			    "agent-sandbox is not installed: the API group "
 			    "%s is not served",
 			    st == 404 ? KUBE_CLAIM_GROUP : KUBE_SANDBOX_GROUP);
-		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
-			  msg.buf, AGENT_SANDBOX_INSTALL);
+		check_add(kd->cl, "agent-sandbox CRDs", DOCTOR_FAIL, msg.buf,
+			  AGENT_SANDBOX_INSTALL);
 		goto out;
 	}
 	if (st / 100 != 2 || st2 / 100 != 2) {
@@ -356,8 +341,8 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			    KUBE_CLAIM_GROUP, KUBE_SANDBOX_GROUP);
 		answer_text(&msg, st / 100 != 2 ? st : st2,
 			    st / 100 != 2 ? claims : sandboxes);
-		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
-			  msg.buf, "see the credentials and RBAC checks");
+		check_add(kd->cl, "agent-sandbox CRDs", DOCTOR_FAIL, msg.buf,
+			  "see the credentials and RBAC checks");
 		goto out;
 	}
 	alpha = group_serves(claims, "v1alpha1");
@@ -367,8 +352,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 			    "%s serves neither v1alpha1 nor v1beta1 (an "
 			    "agent-sandbox release gosbx does not know)",
 			    KUBE_CLAIM_GROUP);
-		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
-			  msg.buf,
+		check_add(kd->cl, "agent-sandbox CRDs", DOCTOR_FAIL, msg.buf,
 			  "install agent-sandbox v0.4.x or v0.5.x, or "
 			  "upgrade gosbx");
 		goto out;
@@ -378,7 +362,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 	r = kube_discover(&kd->kc, kd->o->session->api_version);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_FAIL,
+		check_add(kd->cl, "agent-sandbox CRDs", DOCTOR_FAIL,
 			  cap.err.buf, AGENT_SANDBOX_INSTALL);
 		goto out;
 	}
@@ -386,8 +370,7 @@ static int check_credentials_crds(struct kube_doctor *kd)
 		    KUBE_CLAIM_GROUP, alpha ? "v1alpha1" : "",
 		    alpha && beta ? " and " : "", beta ? "v1beta1" : "",
 		    beta ? "v0.5 or later" : "v0.4.x", kd->kc.claim_version);
-	check_add(kd->cl, "agent-sandbox CRDs", ISOLATE_CHECK_OK, msg.buf,
-		  NULL);
+	check_add(kd->cl, "agent-sandbox CRDs", DOCTOR_OK, msg.buf, NULL);
 	ret = 0;
 out:
 	json_decref(claims);
@@ -454,20 +437,20 @@ static void check_rbac(struct kube_doctor *kd)
 	if (i < ARRAY_SIZE(rbac_needs)) {
 		strbuf_addf(&msg, "cannot check the permissions: %s",
 			    cap.err.buf);
-		check_add(kd->cl, "RBAC", ISOLATE_CHECK_WARN, msg.buf, fix.buf);
+		check_add(kd->cl, "RBAC", DOCTOR_WARN, msg.buf, fix.buf);
 	} else if (nr_missing) {
 		strbuf_addf(&msg,
 			    "%zu of %zu permissions missing in namespace "
 			    "'%s': %s",
 			    nr_missing, ARRAY_SIZE(rbac_needs), kd->ns,
 			    missing.buf);
-		check_add(kd->cl, "RBAC", ISOLATE_CHECK_FAIL, msg.buf, fix.buf);
+		check_add(kd->cl, "RBAC", DOCTOR_FAIL, msg.buf, fix.buf);
 	} else {
 		strbuf_addf(&msg,
 			    "all %zu permissions gosbx needs are granted in "
 			    "namespace '%s'",
 			    ARRAY_SIZE(rbac_needs), kd->ns);
-		check_add(kd->cl, "RBAC", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(kd->cl, "RBAC", DOCTOR_OK, msg.buf, NULL);
 	}
 	capture_release(&cap);
 	strbuf_release(&msg);
@@ -491,23 +474,22 @@ static void check_controller(struct kube_doctor *kd)
 	r = kube_get(&kd->kc, path, NULL, &st, &ans);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(kd->cl, "controller", ISOLATE_CHECK_WARN, cap.err.buf,
-			  NULL);
+		check_add(kd->cl, "controller", DOCTOR_WARN, cap.err.buf, NULL);
 	} else if (st == 404 && kd->gke) {
-		check_add(kd->cl, "controller", ISOLATE_CHECK_OK,
+		check_add(kd->cl, "controller", DOCTOR_OK,
 			  "no deployment agent-sandbox-controller in "
 			  "agent-sandbox-system: expected on GKE, whose "
 			  "agent-sandbox addon runs the controller itself",
 			  NULL);
 	} else if (st == 404) {
-		check_add(kd->cl, "controller", ISOLATE_CHECK_WARN,
+		check_add(kd->cl, "controller", DOCTOR_WARN,
 			  "no deployment agent-sandbox-controller in "
 			  "namespace agent-sandbox-system: claims stay "
 			  "unready without a controller (fine if it runs "
 			  "elsewhere, e.g. GKE's agent-sandbox addon)",
 			  AGENT_SANDBOX_INSTALL);
 	} else if (st == 403) {
-		check_add(kd->cl, "controller", ISOLATE_CHECK_OK,
+		check_add(kd->cl, "controller", DOCTOR_OK,
 			  "not allowed to read deployments in "
 			  "agent-sandbox-system (gosbx does not need to); "
 			  "not checked",
@@ -515,8 +497,7 @@ static void check_controller(struct kube_doctor *kd)
 	} else if (st / 100 != 2) {
 		strbuf_addstr(&msg, "cannot read the controller deployment: ");
 		answer_text(&msg, st, ans);
-		check_add(kd->cl, "controller", ISOLATE_CHECK_WARN, msg.buf,
-			  NULL);
+		check_add(kd->cl, "controller", DOCTOR_WARN, msg.buf, NULL);
 	} else {
 		spec = json_object_get(ans, "spec");
 		status = json_object_get(ans, "status");
@@ -528,11 +509,10 @@ static void check_controller(struct kube_doctor *kd)
 			    " replicas ready",
 			    ready, want);
 		if (ready > 0)
-			check_add(kd->cl, "controller", ISOLATE_CHECK_OK,
-				  msg.buf, NULL);
+			check_add(kd->cl, "controller", DOCTOR_OK, msg.buf,
+				  NULL);
 		else
-			check_add(kd->cl, "controller", ISOLATE_CHECK_FAIL,
-				  msg.buf,
+			check_add(kd->cl, "controller", DOCTOR_FAIL, msg.buf,
 				  "kubectl -n agent-sandbox-system describe "
 				  "deployment agent-sandbox-controller; "
 				  "kubectl -n agent-sandbox-system get events");
@@ -562,7 +542,7 @@ static void router_elsewhere(struct kube_doctor *kd, const char *ns,
 			    "; cannot check the port-forward permission "
 			    "there: %s",
 			    cap.err.buf);
-		check_add(kd->cl, "router", ISOLATE_CHECK_WARN, msg->buf, NULL);
+		check_add(kd->cl, "router", DOCTOR_WARN, msg->buf, NULL);
 	} else if (!get || !create) {
 		capture_end(&cap);
 		strbuf_addf(msg, "; but this user may not port-forward there "
@@ -572,11 +552,10 @@ static void router_elsewhere(struct kube_doctor *kd, const char *ns,
 			    "manifests/rbac-router-namespace.yaml | sed "
 			    "'s/agent-sandbox-system/%s/' | kubectl apply -f -",
 			    kd->ns, ns);
-		check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, msg->buf,
-			  fix.buf);
+		check_add(kd->cl, "router", DOCTOR_FAIL, msg->buf, fix.buf);
 	} else {
 		capture_end(&cap);
-		check_add(kd->cl, "router", ISOLATE_CHECK_OK, msg->buf, NULL);
+		check_add(kd->cl, "router", DOCTOR_OK, msg->buf, NULL);
 	}
 	capture_release(&cap);
 	strbuf_release(&fix);
@@ -599,8 +578,7 @@ static void check_router(struct kube_doctor *kd)
 	capture_end(&cap);
 	strbuf_addf(&fix, ROUTER_INSTALL, ns, ns, ns);
 	if (r < 0) {
-		check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, cap.err.buf,
-			  fix.buf);
+		check_add(kd->cl, "router", DOCTOR_FAIL, cap.err.buf, fix.buf);
 		goto out;
 	}
 	/* none in the claims' namespace: v1.0 deploys it in its own */
@@ -636,8 +614,7 @@ static void check_router(struct kube_doctor *kd)
 				    kd->ns);
 			router_elsewhere(kd, ns, &msg);
 		} else {
-			check_add(kd->cl, "router", ISOLATE_CHECK_OK, msg.buf,
-				  NULL);
+			check_add(kd->cl, "router", DOCTOR_OK, msg.buf, NULL);
 		}
 		goto out;
 	}
@@ -674,7 +651,7 @@ static void check_router(struct kube_doctor *kd)
 			    ns);
 	}
 	strbuf_addbuf(&msg, &other);
-	check_add(kd->cl, "router", ISOLATE_CHECK_FAIL, msg.buf, fix.buf);
+	check_add(kd->cl, "router", DOCTOR_FAIL, msg.buf, fix.buf);
 out:
 	json_decref(ans);
 	capture_release(&cap);
@@ -757,8 +734,7 @@ static void check_template(struct kube_doctor *kd)
 	r = kube_get(&kd->kc, p.buf, NULL, &st, &ans);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(kd->cl, "template", ISOLATE_CHECK_FAIL, cap.err.buf,
-			  NULL);
+		check_add(kd->cl, "template", DOCTOR_FAIL, cap.err.buf, NULL);
 		goto out;
 	}
 	if (st == 404) {
@@ -787,8 +763,7 @@ static void check_template(struct kube_doctor *kd)
 				    "kubectl -n %s apply -f -; or name "
 				    "another template with --template",
 				    template_dir(kd), kd->ns);
-		check_add(kd->cl, "template", ISOLATE_CHECK_FAIL, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "template", DOCTOR_FAIL, msg.buf, fix.buf);
 		goto out;
 	}
 	if (st / 100 != 2) {
@@ -796,8 +771,7 @@ static void check_template(struct kube_doctor *kd)
 			    "cannot read SandboxTemplate '%s': ", kd->tmpl);
 		answer_text(&msg, st, ans);
 		strbuf_addf(&fix, RBAC_FIX, kd->ns);
-		check_add(kd->cl, "template", ISOLATE_CHECK_FAIL, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "template", DOCTOR_FAIL, msg.buf, fix.buf);
 		goto out;
 	}
 	kd->template_found = 1;
@@ -807,7 +781,7 @@ static void check_template(struct kube_doctor *kd)
 			    "SandboxTemplate '%s' in '%s' has spec.service: "
 			    "true",
 			    kd->tmpl, kd->ns);
-		check_add(kd->cl, "template", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(kd->cl, "template", DOCTOR_OK, msg.buf, NULL);
 	} else if (no_service) {
 		strbuf_addf(&msg,
 			    "SandboxTemplate '%s' in '%s' without "
@@ -819,7 +793,7 @@ static void check_template(struct kube_doctor *kd)
 				    ? "this cluster's SandboxTemplate CRD "
 				      "(as GKE's addon's)"
 				    : "the CRD of GKE's addon");
-		check_add(kd->cl, "template", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(kd->cl, "template", DOCTOR_OK, msg.buf, NULL);
 	} else {
 		strbuf_addf(&msg,
 			    "SandboxTemplate '%s' in '%s' lacks spec.service: "
@@ -832,8 +806,7 @@ static void check_template(struct kube_doctor *kd)
 			    "(manifests/base has it) and re-apply: kubectl "
 			    "-n %s apply -k %s",
 			    kd->ns, template_dir(kd));
-		check_add(kd->cl, "template", ISOLATE_CHECK_WARN, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "template", DOCTOR_WARN, msg.buf, fix.buf);
 	}
 out:
 	json_decref(ans);
@@ -926,7 +899,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 	struct capture cap;
 	json_t *ans, *items, *wp;
 	int beta = !strcmp(kd->kc.claim_version, "v1beta1");
-	int status = ISOLATE_CHECK_OK;
+	int status = DOCTOR_OK;
 	size_t i, nr = 0;
 	long st;
 	int r;
@@ -946,8 +919,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 			answer_text(&msg, st, ans);
 		}
 		strbuf_addf(&fix, RBAC_FIX, kd->ns);
-		check_add(kd->cl, "warm pool",
-			  beta ? ISOLATE_CHECK_FAIL : ISOLATE_CHECK_WARN,
+		check_add(kd->cl, "warm pool", beta ? DOCTOR_FAIL : DOCTOR_WARN,
 			  msg.buf, fix.buf);
 		goto out;
 	}
@@ -972,7 +944,7 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 		strbuf_addf(&msg, "%s: %" PRId64 " of %" PRId64 " ready", name,
 			    ready, want);
 		if (ready < want) {
-			status = ISOLATE_CHECK_WARN;
+			status = DOCTOR_WARN;
 			add_pool_events(kd, wp, &msg);
 			if (fix.len)
 				strbuf_addstr(&fix, "; ");
@@ -991,11 +963,11 @@ static void check_warm_pool(struct kube_doctor *kd, struct strbuf *pool)
 		if (beta) {
 			strbuf_addstr(&msg,
 				      ": v1beta1 claims name a warm pool");
-			status = ISOLATE_CHECK_FAIL;
+			status = DOCTOR_FAIL;
 		} else {
 			strbuf_addstr(&msg, " (claims start cold, in tens of "
 					    "seconds)");
-			status = ISOLATE_CHECK_OK;
+			status = DOCTOR_OK;
 		}
 	}
 	check_add(kd->cl, "warm pool", status, msg.buf, fix.buf);
@@ -1071,7 +1043,7 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 			    " ms (sandbox %s, pod IP %s)",
 			    claim.name.buf, t1 - t0, rdy.sandbox.buf,
 			    rdy.pod_ips.nr ? rdy.pod_ips.v[0] : "none");
-		check_add(kd->cl, "probe", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(kd->cl, "probe", DOCTOR_OK, msg.buf, NULL);
 	} else {
 		strbuf_addbuf(&msg, &cap.err);
 		if (claim.name.len) {
@@ -1123,8 +1095,7 @@ static void check_kube_probe(struct kube_doctor *kd, const char *pool)
 		} else {
 			strbuf_addf(&fix, RBAC_FIX, kd->ns);
 		}
-		check_add(kd->cl, "probe", ISOLATE_CHECK_FAIL, msg.buf,
-			  fix.buf);
+		check_add(kd->cl, "probe", DOCTOR_FAIL, msg.buf, fix.buf);
 	}
 	if (claim.name.len) {
 		capture_release(&cap);

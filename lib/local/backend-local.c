@@ -1434,7 +1434,7 @@ static int local_op_resume(const struct session_opts *opts, const char *name);
 
 const struct backend_ops backend_local = {
 	.name = "local",
-	.caps = BACKEND_ALLOW_NET | BACKEND_GO,
+	.caps = BACKEND_ALLOW_NET | BACKEND_GO | BACKEND_DEFAULT_LIMITS,
 	.defaults = local_defaults,
 	.min_memory_bytes = ISOLATE_MIN_MEMORY,
 	.min_pids = ISOLATE_MIN_PIDS,

@@ -8,23 +8,12 @@
 #include "dir.h"
 #include "goenv.h"
 #include "session/doctor.h"
-#include "http.h"
 #include "local/gostd.h"
 #include "local/isolate.h"
-#include "json.h"
-#include "kube/kube.h"
-#include "kube/kubeconfig.h"
 #include "run-command.h"
-#include "session/session.h"
 #include "local/storage.h"
-#include "strbuf.h"
-#include "usage.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 /* how long `gosbx-runtime --version` may take, ms */
 #define VERSION_TIMEOUT_MS 10000
@@ -61,10 +50,10 @@ static void check_dir(struct check_list *cl, const char *name, const char *path,
 	close(fd);
 	unlink(tmp.buf);
 	strbuf_addf(&msg, "%s is writable", path);
-	check_add(cl, name, ISOLATE_CHECK_OK, msg.buf, NULL);
+	check_add(cl, name, DOCTOR_OK, msg.buf, NULL);
 	goto out;
 fail:
-	check_add(cl, name, ISOLATE_CHECK_FAIL, msg.buf, fix.buf);
+	check_add(cl, name, DOCTOR_FAIL, msg.buf, fix.buf);
 out:
 	strbuf_release(&msg);
 	strbuf_release(&fix);
@@ -79,8 +68,8 @@ static void check_state_dir(struct check_list *cl)
 	capture_start(&cap);
 	if (local_claims_dir(&dir) < 0) {
 		capture_end(&cap);
-		check_add(cl, "state directory", ISOLATE_CHECK_FAIL,
-			  cap.err.buf, "set HOME or XDG_STATE_HOME");
+		check_add(cl, "state directory", DOCTOR_FAIL, cap.err.buf,
+			  "set HOME or XDG_STATE_HOME");
 	} else {
 		capture_end(&cap);
 		check_dir(cl, "state directory", dir.buf, "XDG_STATE_HOME");
@@ -102,7 +91,7 @@ static void check_cache_dir(struct check_list *cl)
 	if (dir.len)
 		check_dir(cl, "cache directory", dir.buf, "XDG_CACHE_HOME");
 	else
-		check_add(cl, "cache directory", ISOLATE_CHECK_FAIL,
+		check_add(cl, "cache directory", DOCTOR_FAIL,
 			  "cannot find the cache directory: neither "
 			  "XDG_CACHE_HOME nor HOME is set",
 			  "set HOME or XDG_CACHE_HOME");
@@ -125,7 +114,7 @@ static void check_storage(struct check_list *cl)
 			    "on the host at open); "
 			    "a full disk gives ENOSPC to the writing command",
 			    STORAGE_DEFAULT_DISK >> 30);
-		check_add(cl, "disk quota", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "disk quota", DOCTOR_OK, msg.buf, NULL);
 	} else {
 		strbuf_addf(&msg,
 			    "not enforced: %s; /app and HOME (the Go caches) "
@@ -133,7 +122,7 @@ static void check_storage(struct check_list *cl)
 			    "is a tmpfs of at most %" PRId64 " GiB or half the "
 			    "memory limit; an explicit --disk fails",
 			    why.buf, ISOLATE_TMPFS_MAX >> 30);
-		check_add(cl, "disk quota", ISOLATE_CHECK_WARN, msg.buf,
+		check_add(cl, "disk quota", DOCTOR_WARN, msg.buf,
 			  geteuid() ? "run gosbx as root for a per-claim quota "
 				      "(sandboxes still run unprivileged), or "
 				      "give XDG_STATE_HOME a file system of "
@@ -141,7 +130,7 @@ static void check_storage(struct check_list *cl)
 				    : "load the loop module (modprobe loop) "
 				      "and install e2fsprogs (mkfs.ext4)");
 	}
-	check_add(cl, "go caches", ISOLATE_CHECK_OK,
+	check_add(cl, "go caches", DOCTOR_OK,
 		  "per claim: each claim's build and module caches live in "
 		  "its own HOME; no sandbox writes another's, and the "
 		  "standard library's shared layer is read-only",
@@ -162,7 +151,7 @@ static void check_go_network(struct check_list *cl)
 	static const char *const names[] = { "GOPROXY", "GOSUMDB" };
 	char *sumdb;
 
-	check_add(cl, "network", ISOLATE_CHECK_OK,
+	check_add(cl, "network", DOCTOR_OK,
 		  "none by default: a sandbox reaches only the hosts of "
 		  "--allow-net, through gosbx netd on the host "
 		  "(127.0.0.1:3128 inside); --network gives it the host's "
@@ -172,7 +161,7 @@ static void check_go_network(struct check_list *cl)
 		goto out;
 	if (goenv_lines(go.buf, names, ARRAY_SIZE(names), &out, &why) < 0 ||
 	    !(sumdb = strchr(out.buf, '\n'))) {
-		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+		check_add(cl, "go modules", DOCTOR_WARN,
 			  "'go env GOPROXY GOSUMDB' failed: sandboxes get "
 			  "no modules",
 			  "see 'go env'");
@@ -181,12 +170,12 @@ static void check_go_network(struct check_list *cl)
 	*sumdb++ = '\0';
 	strbuf_setlen(&out, strlen(out.buf));
 	if (!strcmp(out.buf, "off") || !*out.buf)
-		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+		check_add(cl, "go modules", DOCTOR_WARN,
 			  "GOPROXY=off: sandboxes get no modules",
 			  "go env -w GOPROXY=https://proxy.golang.org,direct "
 			  "(or your proxy)");
 	else if (!strncmp(sumdb, "off", 3))
-		check_add(cl, "go modules", ISOLATE_CHECK_WARN,
+		check_add(cl, "go modules", DOCTOR_WARN,
 			  "GOSUMDB=off: the modules sandboxes get through "
 			  "your GOPROXY are not checked against a checksum "
 			  "database",
@@ -199,19 +188,19 @@ static void check_go_network(struct check_list *cl)
 			    "cache no sandbox can write (--modules=off closes "
 			    "it)",
 			    out.buf, (int)strcspn(sumdb, "\n"), sumdb);
-		check_add(cl, "go modules", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "go modules", DOCTOR_OK, msg.buf, NULL);
 	}
 	strbuf_reset(&msg);
 	if (gostd_layer_find(go.buf, &layer) > 0) {
 		strbuf_addf(&msg, "built: %s", layer.buf);
-		check_add(cl, "std cache", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "std cache", DOCTOR_OK, msg.buf, NULL);
 	} else if (layer.len) {
 		strbuf_addf(&msg,
 			    "not built yet: the next sandbox starts the build "
 			    "into %s; sandboxes then build nothing of the "
 			    "standard library",
 			    layer.buf);
-		check_add(cl, "std cache", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "std cache", DOCTOR_OK, msg.buf, NULL);
 	}
 out:
 	strbuf_release(&go);
@@ -236,7 +225,7 @@ static void check_runtime(struct check_list *cl)
 	r = local_find_runtime(&path);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(cl, "gosbx-runtime", ISOLATE_CHECK_FAIL, cap.err.buf,
+		check_add(cl, "gosbx-runtime", DOCTOR_FAIL, cap.err.buf,
 			  fix_find);
 		goto out;
 	}
@@ -250,7 +239,7 @@ static void check_runtime(struct check_list *cl)
 		strbuf_addf(&msg, "'%s --version' failed", path.buf);
 		if (out.len)
 			strbuf_addf(&msg, ": %s", out.buf);
-		check_add(cl, "gosbx-runtime", ISOLATE_CHECK_FAIL, msg.buf,
+		check_add(cl, "gosbx-runtime", DOCTOR_FAIL, msg.buf,
 			  "reinstall gosbx-runtime from the same build as "
 			  "gosbx, or set GOSBX_RUNTIME to a working one");
 		goto out;
@@ -258,13 +247,13 @@ static void check_runtime(struct check_list *cl)
 	if (strcmp(version, GOSBX_VERSION)) {
 		strbuf_addf(&msg, "%s is version %s but gosbx is %s", path.buf,
 			    version, GOSBX_VERSION);
-		check_add(cl, "gosbx-runtime", ISOLATE_CHECK_WARN, msg.buf,
+		check_add(cl, "gosbx-runtime", DOCTOR_WARN, msg.buf,
 			  "install gosbx and gosbx-runtime from the same "
 			  "build");
 		goto out;
 	}
 	strbuf_addf(&msg, "version %s (%s)", version, path.buf);
-	check_add(cl, "gosbx-runtime", ISOLATE_CHECK_OK, msg.buf, NULL);
+	check_add(cl, "gosbx-runtime", DOCTOR_OK, msg.buf, NULL);
 out:
 	capture_release(&cap);
 	strbuf_release(&path);
@@ -284,7 +273,7 @@ static void check_stale_claims(struct check_list *cl)
 	r = local_claims_list(&list, &nr, 0);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(cl, "claims", ISOLATE_CHECK_FAIL, cap.err.buf,
+		check_add(cl, "claims", DOCTOR_FAIL, cap.err.buf,
 			  "make the state directory readable");
 		goto out;
 	}
@@ -302,12 +291,12 @@ static void check_stale_claims(struct check_list *cl)
 	if (stale) {
 		strbuf_addf(&msg, "%zu of %zu claim%s expired or dead: %s",
 			    stale, nr, nr == 1 ? "" : "s", names.buf);
-		check_add(cl, "claims", ISOLATE_CHECK_WARN, msg.buf,
+		check_add(cl, "claims", DOCTOR_WARN, msg.buf,
 			  "gosbx claims prune");
 	} else {
 		strbuf_addf(&msg, "%zu claim%s, none expired or dead", nr,
 			    nr == 1 ? "" : "s");
-		check_add(cl, "claims", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "claims", DOCTOR_OK, msg.buf, NULL);
 	}
 	local_claims_free(list, nr);
 out:
@@ -318,7 +307,7 @@ out:
 
 int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 {
-	struct isolate_check *checks;
+	struct doctor_check *checks;
 	struct capture cap;
 	size_t nr;
 	int r;
@@ -327,8 +316,7 @@ int doctor_local(struct check_list *cl, const struct doctor_opts *o)
 	r = isolate_doctor(&checks, &nr);
 	capture_end(&cap);
 	if (r < 0)
-		check_add(cl, "isolation", ISOLATE_CHECK_FAIL, cap.err.buf,
-			  NULL);
+		check_add(cl, "isolation", DOCTOR_FAIL, cap.err.buf, NULL);
 	else
 		check_take(cl, checks, nr);
 	capture_release(&cap);

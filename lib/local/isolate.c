@@ -7,6 +7,7 @@
 #include "run-command.h"
 #include "local/seccomp-filter.h"
 #include "local/uidpool.h"
+#include "session/doctor.h"
 #include "usage.h"
 
 #include <fcntl.h>
@@ -2325,34 +2326,18 @@ int isolate_state_parse(struct isolate_handle *h, const char *text)
 
 /* --- doctor ------------------------------------------------------- */
 
-const char *isolate_check_status_name(enum isolate_check_status s)
+static void add_check(struct doctor_check **v, size_t *nr, size_t *alloc,
+		      const char *name, enum doctor_status st, const char *msg,
+		      const char *fix)
 {
-	return s == ISOLATE_CHECK_OK	 ? "ok"
-	       : s == ISOLATE_CHECK_WARN ? "warn"
-					 : "fail";
-}
-
-static void add_check(struct isolate_check **v, size_t *nr, size_t *alloc,
-		      const char *name, enum isolate_check_status st,
-		      const char *msg, const char *fix)
-{
-	struct isolate_check *c;
+	struct doctor_check *c;
 
 	ALLOC_GROW(*v, *nr + 1, *alloc);
 	c = &(*v)[(*nr)++];
 	c->name = xstrdup(name);
 	c->status = st;
 	c->message = xstrdup(msg);
-	c->fix = fix && st != ISOLATE_CHECK_OK ? xstrdup(fix) : NULL;
-}
-
-static void first_line(struct strbuf *sb)
-{
-	char *nl = strchr(sb->buf, '\n');
-
-	if (nl)
-		strbuf_setlen(sb, nl - sb->buf);
-	strbuf_trim(sb);
+	c->fix = fix && st != DOCTOR_OK ? xstrdup(fix) : NULL;
 }
 
 /*
@@ -2362,9 +2347,9 @@ static void first_line(struct strbuf *sb)
  * be in a directory of the sandbox's own PATH, whatever ours says (a
  * pyenv shim or an nvm node in $HOME is not visible inside).
  */
-static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
+static void doctor_tool(struct doctor_check **v, size_t *nr, size_t *alloc,
 			const char *tool, const char *flag, const char *fix,
-			enum isolate_check_status missing)
+			enum doctor_status missing)
 {
 	struct strbuf path = STRBUF_INIT, out = STRBUF_INIT;
 	const char *argv[3] = { NULL, flag, NULL };
@@ -2399,8 +2384,7 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 		if (host_goroot(&rules, NULL, &goroot, &why) > 0) {
 			strbuf_addf(&out, " (%s, GOROOT %s)", path.buf,
 				    goroot.buf);
-			add_check(v, nr, alloc, tool, ISOLATE_CHECK_OK, out.buf,
-				  NULL);
+			add_check(v, nr, alloc, tool, DOCTOR_OK, out.buf, NULL);
 		} else {
 			strbuf_addf(&out,
 				    " (%s), but sandboxes do not get it: %s",
@@ -2416,7 +2400,7 @@ static void doctor_tool(struct isolate_check **v, size_t *nr, size_t *alloc,
 	} else {
 		first_line(&out);
 		strbuf_addf(&out, " (%s)", path.buf);
-		add_check(v, nr, alloc, tool, ISOLATE_CHECK_OK, out.buf, NULL);
+		add_check(v, nr, alloc, tool, DOCTOR_OK, out.buf, NULL);
 	}
 	strbuf_release(&path);
 	strbuf_release(&out);
@@ -2506,7 +2490,7 @@ out:
 
 /* which host uid sandboxes run as (Documentation/technical/design.md: never uid
  * 0) */
-static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
+static void doctor_sandbox_user(struct doctor_check **v, size_t *nr,
 				size_t *alloc)
 {
 	struct uidpool_range r;
@@ -2518,13 +2502,12 @@ static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
 			    "sandboxes run as your uid %u (uid %d inside); "
 			    "as root each would get a host uid of its own",
 			    (unsigned)geteuid(), ISOLATE_SANDBOX_UID);
-		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_OK,
-			  msg.buf, NULL);
+		add_check(v, nr, alloc, "sandbox user", DOCTOR_OK, msg.buf,
+			  NULL);
 	} else if (uidpool_range(&r) || uidpool_count_live(&live)) {
 		strbuf_addf(&msg, "root's sandboxes cannot get host uids: %s",
 			    last_error());
-		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_FAIL,
-			  msg.buf,
+		add_check(v, nr, alloc, "sandbox user", DOCTOR_FAIL, msg.buf,
 			  "fix the 'gosbx' lines of /etc/subuid and "
 			  "/etc/subgid (gosbx:<first>:<count>, both), or "
 			  "remove both for the built-in range");
@@ -2535,8 +2518,8 @@ static void doctor_sandbox_user(struct isolate_check **v, size_t *nr,
 			    "in use now",
 			    r.uid_base, r.uid_base + r.count - 1, r.source,
 			    live);
-		add_check(v, nr, alloc, "sandbox user", ISOLATE_CHECK_OK,
-			  msg.buf, NULL);
+		add_check(v, nr, alloc, "sandbox user", DOCTOR_OK, msg.buf,
+			  NULL);
 	}
 	strbuf_release(&msg);
 }
@@ -2560,9 +2543,9 @@ int isolate_bwrap_version(struct strbuf *path, struct strbuf *version)
 	return 1;
 }
 
-int isolate_doctor(struct isolate_check **checks, size_t *nr)
+int isolate_doctor(struct doctor_check **checks, size_t *nr)
 {
-	struct isolate_check *v = NULL;
+	struct doctor_check *v = NULL;
 	size_t n = 0, alloc = 0;
 	struct strbuf bwrap = STRBUF_INIT, out = STRBUF_INIT;
 	struct cgroup_host host;
@@ -2570,7 +2553,7 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 
 	/* bubblewrap */
 	if (find_bwrap(&bwrap)) {
-		add_check(&v, &n, &alloc, "bwrap", ISOLATE_CHECK_FAIL,
+		add_check(&v, &n, &alloc, "bwrap", DOCTOR_FAIL,
 			  "bwrap not found on PATH",
 			  "install bubblewrap (apt-get install bubblewrap, "
 			  "dnf install bubblewrap)");
@@ -2580,13 +2563,13 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 		if (exited_ok(run_capture(argv, &out, 10000))) {
 			first_line(&out);
 			strbuf_addf(&out, " (%s)", bwrap.buf);
-			add_check(&v, &n, &alloc, "bwrap", ISOLATE_CHECK_OK,
-				  out.buf, NULL);
+			add_check(&v, &n, &alloc, "bwrap", DOCTOR_OK, out.buf,
+				  NULL);
 		} else {
 			strbuf_reset(&out);
 			strbuf_addf(&out, "'%s --version' failed", bwrap.buf);
-			add_check(&v, &n, &alloc, "bwrap", ISOLATE_CHECK_FAIL,
-				  out.buf, "reinstall bubblewrap");
+			add_check(&v, &n, &alloc, "bwrap", DOCTOR_FAIL, out.buf,
+				  "reinstall bubblewrap");
 		}
 	}
 
@@ -2617,8 +2600,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 				    (unsigned)uid,
 				    drops_ids() ? ", as root's sandboxes do"
 						: "");
-			add_check(&v, &n, &alloc, "user namespaces",
-				  ISOLATE_CHECK_OK, out.buf, NULL);
+			add_check(&v, &n, &alloc, "user namespaces", DOCTOR_OK,
+				  out.buf, NULL);
 		} else {
 			struct strbuf msg = STRBUF_INIT;
 
@@ -2631,8 +2614,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 			strbuf_addbuf(&out, &msg);
 			strbuf_release(&msg);
 			add_check(
-				&v, &n, &alloc, "user namespaces",
-				ISOLATE_CHECK_FAIL, out.buf,
+				&v, &n, &alloc, "user namespaces", DOCTOR_FAIL,
+				out.buf,
 				"allow unprivileged user namespaces: sysctl "
 				"kernel.unprivileged_userns_clone=1 (Debian), "
 				"sysctl user.max_user_namespaces=15000, or on "
@@ -2640,7 +2623,7 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 				"unprivileged_userns=0");
 		}
 	} else {
-		add_check(&v, &n, &alloc, "user namespaces", ISOLATE_CHECK_FAIL,
+		add_check(&v, &n, &alloc, "user namespaces", DOCTOR_FAIL,
 			  "not tried: bwrap is missing", "install bubblewrap");
 	}
 
@@ -2649,13 +2632,12 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	/* seccomp */
 	strbuf_reset(&out);
 	if (seccomp_filter_available(&out))
-		add_check(&v, &n, &alloc, "seccomp", ISOLATE_CHECK_OK,
+		add_check(&v, &n, &alloc, "seccomp", DOCTOR_OK,
 			  "the kernel filters system calls and libseccomp "
 			  "builds the gosbx filter",
 			  NULL);
 	else
-		add_check(&v, &n, &alloc, "seccomp", ISOLATE_CHECK_FAIL,
-			  out.buf,
+		add_check(&v, &n, &alloc, "seccomp", DOCTOR_FAIL, out.buf,
 			  "use a kernel built with CONFIG_SECCOMP "
 			  "and CONFIG_SECCOMP_FILTER");
 
@@ -2664,8 +2646,7 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 	strbuf_reset(&out);
 	cgroup_host_describe(&host, &out);
 	add_check(&v, &n, &alloc, "cgroups",
-		  host.layout == CGROUP_LAYOUT_NONE ? ISOLATE_CHECK_WARN
-						    : ISOLATE_CHECK_OK,
+		  host.layout == CGROUP_LAYOUT_NONE ? DOCTOR_WARN : DOCTOR_OK,
 		  out.buf, "mount cgroup2 on /sys/fs/cgroup");
 	for (c = 0; c < CGROUP_NR_CTL; c++) {
 		struct strbuf why = STRBUF_INIT, fix = STRBUF_INIT;
@@ -2683,9 +2664,8 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 		else
 			strbuf_addf(&out, "cannot be applied: %s", why.buf);
 		add_check(&v, &n, &alloc, name,
-			  mode == MODE_NONE ? ISOLATE_CHECK_WARN
-					    : ISOLATE_CHECK_OK,
-			  out.buf, limit_fix(&host, c, &fix));
+			  mode == MODE_NONE ? DOCTOR_WARN : DOCTOR_OK, out.buf,
+			  limit_fix(&host, c, &fix));
 		strbuf_release(&why);
 		strbuf_release(&fix);
 	}
@@ -2693,30 +2673,15 @@ int isolate_doctor(struct isolate_check **checks, size_t *nr)
 
 	/* toolchains */
 	doctor_tool(&v, &n, &alloc, "go", "version",
-		    "install Go (apt-get install golang-go)",
-		    ISOLATE_CHECK_FAIL);
+		    "install Go (apt-get install golang-go)", DOCTOR_FAIL);
 	doctor_tool(&v, &n, &alloc, "python3", "--version",
-		    "install Python 3 (apt-get install python3)",
-		    ISOLATE_CHECK_WARN);
+		    "install Python 3 (apt-get install python3)", DOCTOR_WARN);
 	doctor_tool(&v, &n, &alloc, "node", "--version",
-		    "install Node.js (apt-get install nodejs)",
-		    ISOLATE_CHECK_WARN);
+		    "install Node.js (apt-get install nodejs)", DOCTOR_WARN);
 
 	strbuf_release(&bwrap);
 	strbuf_release(&out);
 	*checks = v;
 	*nr = n;
 	return 0;
-}
-
-void isolate_checks_free(struct isolate_check *checks, size_t nr)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		free(checks[i].name);
-		free(checks[i].message);
-		free(checks[i].fix);
-	}
-	free(checks);
 }

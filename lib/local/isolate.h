@@ -401,19 +401,7 @@ void isolate_state_format(const struct isolate_handle *h, struct strbuf *out);
  */
 int isolate_state_parse(struct isolate_handle *h, const char *text);
 
-/* `gosbx doctor` checks of the local backend */
-enum isolate_check_status {
-	ISOLATE_CHECK_OK,
-	ISOLATE_CHECK_WARN,
-	ISOLATE_CHECK_FAIL
-};
-
-struct isolate_check {
-	char *name; /* e.g. "bwrap", "user namespaces" */
-	enum isolate_check_status status;
-	char *message; /* what was found */
-	char *fix;     /* how to fix it, or NULL when ok */
-};
+struct doctor_check; /* session/doctor.h */
 
 /*
  * Run the checks: bwrap present (and its version), unprivileged user
@@ -421,12 +409,8 @@ struct isolate_check {
  * cgroup layout and whether memory/pids/cpu limits can be applied by
  * this user, toolchains on PATH (go, python3, node with versions).
  * Returns 0 with *checks (an array of *nr entries; free with
- * isolate_checks_free()), or -1 with error().
+ * doctor_checks_free()), or -1 with error().
  */
-int isolate_doctor(struct isolate_check **checks, size_t *nr);
-void isolate_checks_free(struct isolate_check *checks, size_t nr);
-
-/* "ok", "warn", "fail" */
-const char *isolate_check_status_name(enum isolate_check_status s);
+int isolate_doctor(struct doctor_check **checks, size_t *nr);
 
 #endif /* ISOLATE_H */

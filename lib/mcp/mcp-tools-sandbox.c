@@ -501,9 +501,12 @@ static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 	return 1;
 }
 
-static int is_local(const struct session_opts *o)
+/* 1 if o's backend applies the default limits (BACKEND_DEFAULT_LIMITS) */
+static int default_limits(const struct session_opts *o)
 {
-	return !o->backend || !strcmp(o->backend, "local");
+	const struct backend_ops *ops = backend_lookup(o->backend);
+
+	return ops && (ops->caps & BACKEND_DEFAULT_LIMITS);
 }
 
 /*
@@ -515,14 +518,15 @@ static int64_t operator_memory(const struct session_opts *o)
 {
 	if (o->memory_bytes > 0)
 		return o->memory_bytes;
-	return !o->memory_bytes && is_local(o) ? SESSION_DEFAULT_MEMORY : 0;
+	return !o->memory_bytes && default_limits(o) ? SESSION_DEFAULT_MEMORY
+						     : 0;
 }
 
 static double operator_cpus(const struct session_opts *o)
 {
 	if (o->cpus > 0)
 		return o->cpus;
-	return !o->cpus && is_local(o) ? SESSION_DEFAULT_CPUS : 0;
+	return !o->cpus && default_limits(o) ? SESSION_DEFAULT_CPUS : 0;
 }
 
 static int max_sandboxes(const struct mcp_options *mo)
@@ -1010,13 +1014,13 @@ static void describe_start(const struct mcp_options *o, struct strbuf *out)
 	if (mem)
 		strbuf_addf(out, "at most %" PRId64 " MiB of memory",
 			    mem >> 20);
-	else if (is_local(&o->sandbox))
+	else if (default_limits(&o->sandbox))
 		strbuf_addstr(out, "no memory limit");
 	else
 		strbuf_addstr(out, "the memory limit of its template");
 	if (cpus)
 		strbuf_addf(out, " and a CPU limit of %g", cpus);
-	else if (is_local(&o->sandbox))
+	else if (default_limits(&o->sandbox))
 		strbuf_addstr(out, " and no CPU limit");
 	else
 		strbuf_addstr(out, " and the CPU limit of its template");

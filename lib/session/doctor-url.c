@@ -3,25 +3,8 @@
  * the runtime? Moved from builtin/doctor.c.
  */
 #include "compat.h"
-#include "local/backend-local.h"
-#include "dir.h"
 #include "session/doctor.h"
-#include "http.h"
-#include "local/isolate.h"
-#include "json.h"
-#include "kube/kube.h"
-#include "kube/kubeconfig.h"
-#include "run-command.h"
 #include "session/session.h"
-#include "local/storage.h"
-#include "strbuf.h"
-#include "usage.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 {
@@ -35,13 +18,13 @@ int doctor_url(struct check_list *cl, const struct doctor_opts *o)
 	r = session_open(&s, &so);
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(cl, "runtime", ISOLATE_CHECK_FAIL, cap.err.buf,
+		check_add(cl, "runtime", DOCTOR_FAIL, cap.err.buf,
 			  "check --url (or GOSBX_URL) and that the runtime "
 			  "server runs there");
 	} else {
 		strbuf_addf(&msg, "%s answers (server '%s')", s.claim,
 			    *s.server ? s.server : "upstream");
-		check_add(cl, "runtime", ISOLATE_CHECK_OK, msg.buf, NULL);
+		check_add(cl, "runtime", DOCTOR_OK, msg.buf, NULL);
 		session_disconnect(&s);
 		if (o->probe)
 			doctor_probe(cl, o);

@@ -4,47 +4,30 @@
  * Moved from builtin/doctor.c.
  */
 #include "compat.h"
-#include "local/backend-local.h"
-#include "dir.h"
 #include "session/doctor.h"
-#include "http.h"
-#include "local/isolate.h"
-#include "json.h"
-#include "kube/kube.h"
-#include "kube/kubeconfig.h"
-#include "run-command.h"
 #include "session/session.h"
-#include "local/storage.h"
-#include "strbuf.h"
 #include "usage.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-
 void check_add(struct check_list *cl, const char *name,
-	       enum isolate_check_status status, const char *message,
-	       const char *fix)
+	       enum doctor_status status, const char *message, const char *fix)
 {
-	struct isolate_check *c;
+	struct doctor_check *c;
 
 	ALLOC_GROW(cl->v, cl->nr + 1, cl->alloc);
 	c = &cl->v[cl->nr++];
 	c->name = xstrdup(name);
 	c->status = status;
 	c->message = xstrdup(message ? message : "");
-	c->fix = status != ISOLATE_CHECK_OK && fix ? xstrdup(fix) : NULL;
+	c->fix = status != DOCTOR_OK && fix ? xstrdup(fix) : NULL;
 }
 
 /* move the entries of checks into cl and free the array */
-void check_take(struct check_list *cl, struct isolate_check *checks, size_t nr)
+void check_take(struct check_list *cl, struct doctor_check *checks, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
 		ALLOC_GROW(cl->v, cl->nr + 1, cl->alloc);
 		cl->v[cl->nr] = checks[i];
-		if (checks[i].status == ISOLATE_CHECK_OK) {
+		if (checks[i].status == DOCTOR_OK) {
 			free(cl->v[cl->nr].fix);
 			cl->v[cl->nr].fix = NULL;
 		}
@@ -55,7 +38,7 @@ void check_take(struct check_list *cl, struct isolate_check *checks, size_t nr)
 
 void check_list_release(struct check_list *cl)
 {
-	isolate_checks_free(cl->v, cl->nr);
+	doctor_checks_free(cl->v, cl->nr);
 	cl->v = NULL;
 	cl->nr = cl->alloc = 0;
 }
@@ -89,6 +72,21 @@ void capture_release(struct capture *cap)
 {
 	strbuf_release(&cap->err);
 	strbuf_release(&cap->warn);
+}
+
+const char *doctor_status_name(enum doctor_status s)
+{
+	return s == DOCTOR_OK ? "ok" : s == DOCTOR_WARN ? "warn" : "fail";
+}
+
+void doctor_checks_free(struct doctor_check *checks, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free(checks[i].name);
+		free(checks[i].message);
+		free(checks[i].fix);
+	}
+	free(checks);
 }
 
 void first_line(struct strbuf *sb)
@@ -136,7 +134,7 @@ void doctor_probe(struct check_list *cl, const struct doctor_opts *dopts)
 done:
 	capture_end(&cap);
 	if (r < 0) {
-		check_add(cl, "probe", ISOLATE_CHECK_FAIL,
+		check_add(cl, "probe", DOCTOR_FAIL,
 			  cap.err.len ? cap.err.buf : "the probe failed",
 			  "fix the failed checks above; 'gosbx open' shows "
 			  "the same error");
@@ -149,8 +147,7 @@ done:
 			    t_close - t_run);
 		if (cap.warn.len)
 			strbuf_addf(&msg, "; %s", cap.warn.buf);
-		check_add(cl, "probe",
-			  cap.warn.len ? ISOLATE_CHECK_WARN : ISOLATE_CHECK_OK,
+		check_add(cl, "probe", cap.warn.len ? DOCTOR_WARN : DOCTOR_OK,
 			  msg.buf, "see the warnings of the checks above");
 	}
 	session_result_release(&res);

@@ -2,7 +2,6 @@
 #define DOCTOR_H
 
 #include "compat.h"
-#include "local/isolate.h"
 #include "strbuf.h"
 
 /*
@@ -14,6 +13,23 @@
  */
 
 struct session_opts;
+
+/* The outcome of one check. */
+enum doctor_status { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL };
+
+/* One check; the strings are owned by the entry. */
+struct doctor_check {
+	char *name; /* e.g. "bwrap", "user namespaces" */
+	enum doctor_status status;
+	char *message; /* what was found */
+	char *fix;     /* how to fix it, or NULL when ok */
+};
+
+/* Free the nr entries of checks and the array itself; checks may be NULL. */
+void doctor_checks_free(struct doctor_check *checks, size_t nr);
+
+/* "ok", "warn", "fail": the words of the text and JSON output */
+const char *doctor_status_name(enum doctor_status s);
 
 /* What the checks are asked to look at. */
 struct doctor_opts {
@@ -33,7 +49,7 @@ struct doctor_opts {
 
 /* A growing list of checks; entries own their strings. */
 struct check_list {
-	struct isolate_check *v;
+	struct doctor_check *v;
 	size_t nr, alloc;
 };
 
@@ -42,10 +58,9 @@ struct check_list {
  * for an ok check; message NULL is "").
  */
 void check_add(struct check_list *cl, const char *name,
-	       enum isolate_check_status status, const char *message,
-	       const char *fix);
+	       enum doctor_status status, const char *message, const char *fix);
 /* Move the nr entries of checks into cl and free the array. */
-void check_take(struct check_list *cl, struct isolate_check *checks, size_t nr);
+void check_take(struct check_list *cl, struct doctor_check *checks, size_t nr);
 void check_list_release(struct check_list *cl);
 
 /*

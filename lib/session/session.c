@@ -398,7 +398,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 	s->ops = backend_find(opts->backend);
 	if (!s->ops)
 		return -1;
-	if (opts->claim && strcmp(s->ops->name, "url") &&
+	if (opts->claim && !(s->ops->caps & BACKEND_FREE_NAMES) &&
 	    session_check_claim_name(opts->claim) < 0)
 		return -1;
 	s->keep = opts->keep;

@@ -503,6 +503,13 @@ int session_check_claim_name(const char *name);
  * url: to the runtime): it takes --router-token-file
  */
 #define BACKEND_BEARER_TOKEN (1u << 6)
+/*
+ * The backend sets every sandbox's limits itself (local: cgroups):
+ * session_opts.memory_bytes and cpus of 0 mean SESSION_DEFAULT_MEMORY
+ * and SESSION_DEFAULT_CPUS, < 0 no limit. Without the bit, 0 leaves the
+ * limit to the backend (kube: the template's).
+ */
+#define BACKEND_DEFAULT_LIMITS (1u << 7)
 
 /*
  * What a backend decides when the caller leaves it NULL in

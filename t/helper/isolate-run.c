@@ -1,6 +1,7 @@
 #include "compat.h"
 #include "local/isolate.h"
 #include "parse-options.h"
+#include "session/doctor.h"
 #include "usage.h"
 
 #include <sys/wait.h>
@@ -39,21 +40,20 @@ static int rename_state(const char *file)
 /* --doctor: "<status> <name>: <message>" and "  fix: <fix>" lines */
 static int run_doctor(void)
 {
-	struct isolate_check *checks;
+	struct doctor_check *checks;
 	size_t nr, i;
 	int fails = 0;
 
 	if (isolate_doctor(&checks, &nr))
 		return 1;
 	for (i = 0; i < nr; i++) {
-		printf("%s %s: %s\n",
-		       isolate_check_status_name(checks[i].status),
+		printf("%s %s: %s\n", doctor_status_name(checks[i].status),
 		       checks[i].name, checks[i].message);
 		if (checks[i].fix)
 			printf("  fix: %s\n", checks[i].fix);
-		fails += checks[i].status == ISOLATE_CHECK_FAIL;
+		fails += checks[i].status == DOCTOR_FAIL;
 	}
-	isolate_checks_free(checks, nr);
+	doctor_checks_free(checks, nr);
 	return fails ? 1 : 0;
 }
 
