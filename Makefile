@@ -158,8 +158,10 @@ $(O)/GOSBX-DESCRIBE: FORCE
 	@mkdir -p $(O) && echo '$(GOSBX_GIT_DESCRIBE)' | cmp -s - $@ || \
 		echo '$(GOSBX_GIT_DESCRIBE)' >$@
 
-# the runtime, lib/proto and the generated code find the generated headers
-$(O)/runtime/%.o $(O)/lib/proto/%.o: ALL_CFLAGS += -Ilib/proto/pb \
+# the runtime, lib/proto, the sandboxd client and the generated code find
+# the generated headers
+$(O)/runtime/%.o $(O)/lib/proto/%.o $(O)/lib/session/sandboxd.o: \
+	ALL_CFLAGS += -Ilib/proto/pb \
 	$(GRPC_CFLAGS)
 # generated code: its functions are declared in its own headers only,
 # and its *__INIT macros leave out the braces of nested members
