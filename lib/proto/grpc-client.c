@@ -498,7 +498,8 @@ int grpc_conn_step(struct grpc_conn *c, int timeout_ms)
 		goto broken;
 	if (!nghttp2_session_want_read(c->h2) &&
 	    !nghttp2_session_want_write(c->h2)) {
-		error("the gRPC server ended the connection (GOAWAY)");
+		error("the gRPC server ended the connection (a GOAWAY, "
+		      "or what it sent was not HTTP/2)");
 		goto broken;
 	}
 	return 0;

@@ -23,6 +23,8 @@
 
 #define SANDBOXD_GRPC_PORT "9090" /* upstream's defaults */
 #define SANDBOXD_REST_PORT "8080"
+/* how long a killed command's Start may take to end, ms */
+#define SANDBOXD_SIGNAL_GRACE_MS 10000
 #define METHOD(m) "/process.v1.ProcessService/" m
 
 struct sandboxd {
@@ -139,6 +141,7 @@ struct run_state {
 	int aux_failed;
 	int signal_sent;
 	int cancelled;
+	int gave_up; /* the Start call was cancelled by us */
 };
 
 static int start_event(const uint8_t *msg, size_t len, void *data)
@@ -323,16 +326,32 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 	struct sandboxd *sd = s->backend;
 	struct run_state r = { .conn = sd->conn, .e = e, .res = res };
 	int64_t t0 = mono_ms();
+	int id;
 	int64_t deadline = e->timeout_ms > 0 ? t0 + e->timeout_ms : 0;
 	int ret = -1;
 
 	grpc_status_init(&r.start_st);
 	grpc_status_init(&r.aux_st);
 	res->exit_code = -1;
-	if (start_call(&r) < 0)
+	id = start_call(&r);
+	if (id < 0)
 		goto out;
 	while (!r.start_done) {
 		int wait = 100;
+		int64_t now = mono_ms();
+
+		/*
+		 * a server that stops answering: no process to signal, or
+		 * the signal did not end it in SANDBOXD_SIGNAL_GRACE_MS
+		 */
+		if (!r.gave_up &&
+		    ((deadline && now >= deadline + SANDBOXD_SIGNAL_GRACE_MS) ||
+		     (!r.pid && ((deadline && now >= deadline) ||
+				 (e->cancel && *e->cancel))))) {
+			r.gave_up = 1;
+			r.cancelled = e->cancel && *e->cancel;
+			grpc_call_cancel(sd->conn, id);
+		}
 
 		if (r.pid && r.stdin_step < 2 && !r.stdin_inflight)
 			send_stdin(&r);
@@ -357,6 +376,23 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 	       grpc_conn_step(sd->conn, 100) >= 0)
 		;
 	res->duration_ms = mono_ms() - t0;
+	if (r.gave_up && !r.cancelled) {
+		if (r.pid)
+			error("sandboxd did not end the command within %d ms "
+			      "of SIGKILL: the server stopped answering",
+			      SANDBOXD_SIGNAL_GRACE_MS);
+		else
+			error("sandboxd did not start the command within the "
+			      "timeout of %" PRId64 " ms: the server stopped "
+			      "answering",
+			      e->timeout_ms);
+		goto out;
+	}
+	if (r.gave_up) {
+		res->reason = "cancelled";
+		ret = 1;
+		goto out;
+	}
 	if (r.start_st.code != GRPC_STATUS_OK) {
 		error("sandboxd Start failed: %s (gRPC status %d)",
 		      r.start_st.message.buf, r.start_st.code);
