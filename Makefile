@@ -100,12 +100,13 @@ BASE_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
 	2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 ALL_CFLAGS += $(PKG_CFLAGS)
-# gosbx-runtime's sandboxd gRPC ProcessService (runtime/runtime-grpc.c):
-# HTTP/2 from nghttp2, messages from protobuf-c, linked into it alone
+# sandboxd's gRPC ProcessService, served by gosbx-runtime
+# (runtime/runtime-grpc.c) and driven by the url backend
+# (lib/proto/grpc-client.c): HTTP/2 from nghttp2, messages from protobuf-c
 GRPC_PKGS = libnghttp2 libprotobuf-c
 GRPC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(GRPC_PKGS) 2>/dev/null)
 GRPC_LIBS := $(shell $(PKG_CONFIG) --libs $(GRPC_PKGS) 2>/dev/null)
-LIBS = $(PKG_LIBS) -lwslay -lm -ldl
+LIBS = $(PKG_LIBS) $(GRPC_LIBS) -lwslay -lm -ldl
 # gosbx-runtime's link line: no libcurl, so no client code either
 RUNTIME_LIBS = $(MHD_LIBS) $(GRPC_LIBS) $(BASE_PKG_LIBS) -lwslay -lm -ldl
 
@@ -127,9 +128,9 @@ CLIENT_SRC = lib/http.c $(sort $(wildcard lib/session/*.c lib/local/*.c \
 BASE_SRC = $(filter-out $(CLIENT_SRC),$(LIB_SRC))
 BUILTIN_SRC = $(sort $(wildcard builtin/*.c))
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c))
-# protoc-c's output, checked in: runtime/pb/README
-PB_SRC = runtime/pb/process/v1/process.pb-c.c \
-	runtime/pb/google/protobuf/empty.pb-c.c
+# protoc-c's output, checked in: lib/proto/pb/generate.sh
+PB_SRC = lib/proto/pb/process/v1/process.pb-c.c \
+	lib/proto/pb/google/protobuf/empty.pb-c.c
 # code shared by the test programs only (helpers, unit tests, fuzzing)
 TESTLIB_SRC = t/helper/bench-lib.c t/helper/crd-schema.c \
 	t/helper/yaml-json.c
@@ -137,11 +138,12 @@ HELPER_SRC = $(filter-out $(TESTLIB_SRC),$(sort $(wildcard t/helper/*.c)))
 UNIT_SRC = $(sort $(wildcard t/unit/u-*.c))
 FUZZ_SRC = $(sort $(wildcard t/fuzz/fuzz-*.c))
 
-BASE_OBJ = $(BASE_SRC:%.c=$(O)/%.o)
+# the generated messages: both ends of sandboxd's gRPC use them
+BASE_OBJ = $(BASE_SRC:%.c=$(O)/%.o) $(PB_SRC:%.c=$(O)/%.o)
 CLIENT_OBJ = $(CLIENT_SRC:%.c=$(O)/%.o)
 TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(O)/%.o)
 BUILTIN_OBJ = $(BUILTIN_SRC:%.c=$(O)/%.o)
-RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o) $(PB_SRC:%.c=$(O)/%.o)
+RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(O)/%.o)
 HELPER_BIN = $(HELPER_SRC:t/helper/%.c=$(O)/t/helper/%)
 UNIT_BIN = $(UNIT_SRC:t/unit/%.c=$(O)/t/unit/%)
 FUZZ_BIN = $(FUZZ_SRC:t/fuzz/%.c=$(O)/t/fuzz/%)
@@ -173,11 +175,14 @@ $(O)/GOSBX-DESCRIBE: FORCE
 	@mkdir -p $(O) && echo '$(GOSBX_GIT_DESCRIBE)' | cmp -s - $@ || \
 		echo '$(GOSBX_GIT_DESCRIBE)' >$@
 
-# the runtime and the generated code find the generated headers
-$(O)/runtime/%.o: ALL_CFLAGS += -Iruntime/pb $(GRPC_CFLAGS)
+# the runtime, lib/proto, the sandboxd client and the generated code find
+# the generated headers
+$(O)/runtime/%.o $(O)/lib/proto/%.o $(O)/lib/session/sandboxd.o: \
+	ALL_CFLAGS += -Ilib/proto/pb \
+	$(GRPC_CFLAGS)
 # generated code: its functions are declared in its own headers only,
 # and its *__INIT macros leave out the braces of nested members
-$(O)/runtime/pb/%.o: ALL_CFLAGS += -Wno-missing-prototypes \
+$(O)/lib/proto/pb/%.o: ALL_CFLAGS += -Wno-missing-prototypes \
 	-Wno-missing-braces
 
 $(LIBBASE): $(BASE_OBJ)
@@ -287,7 +292,7 @@ check:
 	@cppcheck --quiet --error-exitcode=1 --inline-suppr \
 		--enable=warning,portability --std=c11 -Ilib -I. \
 		--library=contrib/cppcheck-jansson.cfg \
-		--suppress=missingIncludeSystem -iruntime/pb \
+		--suppress=missingIncludeSystem -ilib/proto/pb \
 		lib builtin runtime gosbx.c
 
 clean:

@@ -4,7 +4,7 @@
  * the listener of --sandboxd-grpc (Documentation/gosbx-runtime.txt
  * "SANDBOXD").
  *
- * HTTP/2 is nghttp2's, the messages protobuf-c's (runtime/pb/, checked
+ * HTTP/2 is nghttp2's, the messages protobuf-c's (lib/proto/pb/, checked
  * in); what is ours is gRPC's thin layer between them (gRPC's
  * PROTOCOL-HTTP2.md): a message is a compressed flag byte (0: we
  * accept no compression) and a 4-byte big-endian length, the answer

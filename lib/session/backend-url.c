@@ -6,8 +6,11 @@
 #include "compat.h"
 #include "session/doctor.h"
 #include "http.h"
+#include "session/sandboxd.h"
 #include "session/session.h"
 #include "usage.h"
+
+static const struct backend_ops backend_url_sandboxd;
 
 static int url_open(struct session *s, const struct session_opts *opts)
 {
@@ -21,6 +24,10 @@ static int url_open(struct session *s, const struct session_opts *opts)
 		return SESSION_BAD_OPTS;
 	}
 	/* a runtime started with --token-file (gosbx-runtime(1)) */
+	if (sandboxd_url(url)) {
+		s->ops = &backend_url_sandboxd;
+		return sandboxd_open(s, url, opts);
+	}
 	if (opts->router_token && *opts->router_token)
 		ho.bearer_token = opts->router_token;
 	if (skip_prefix(url, "unix:", &path)) {
@@ -39,6 +46,27 @@ static int url_destroy(struct session *s)
 {
 	return 0; /* not ours to delete */
 }
+
+static int sandboxd_destroy(struct session *s)
+{
+	sandboxd_close(s);
+	return 0; /* not ours to delete */
+}
+
+/*
+ * The url backend once its URL named a sandboxd server (sandboxd://,
+ * session/sandboxd.h): commands through its ProcessService; no logs of
+ * a runtime (session_logs() says the backend cannot show them).
+ */
+static const struct backend_ops backend_url_sandboxd = {
+	.name = "url",
+	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
+	.open = url_open,
+	.run = sandboxd_run,
+	.destroy = sandboxd_destroy,
+	.detach = sandboxd_close,
+	.doctor = doctor_url,
+};
 
 const struct backend_ops backend_url = {
 	.name = "url",

@@ -421,6 +421,9 @@ int session_open(struct session *s, const struct session_opts *opts)
 		session_free(s);
 		return rc == SESSION_BAD_OPTS ? rc : -1;
 	}
+	/* a server with its own protocol: the backend reached it */
+	if (s->ops->run)
+		return 0;
 	/* a dead claim opened for its log (allow_dead): nothing to reach */
 	if (!s->http && opts->allow_dead)
 		return 0;
@@ -978,6 +981,10 @@ int session_execute(struct session *s, const struct session_exec *e,
 	for (size_t i = 0; i < e->nr_files; i++)
 		if (session_check_path(e->files[i].path) < 0)
 			return -1;
+	if (s->ops->run && e->nr_files)
+		return error("the server of '%s' (%s) cannot take files "
+			     "with a command",
+			     s->claim, s->server ? s->server : s->ops->name);
 	touch(s);
 	if (e->nr_files) {
 		if (e->on_phase)
@@ -994,7 +1001,9 @@ int session_execute(struct session *s, const struct session_exec *e,
 		e->on_phase("running", e->data);
 	if (s->ops->exec_hook)
 		s->ops->exec_hook(s, 0, res);
-	if (s->features & SESSION_FEAT_EXEC_STREAM)
+	if (s->ops->run)
+		ret = s->ops->run(s, e, res);
+	else if (s->features & SESSION_FEAT_EXEC_STREAM)
 		ret = run_streamed(s, e, res);
 	else
 		ret = run_plain(s, e, res);

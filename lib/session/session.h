@@ -597,6 +597,16 @@ struct backend_ops {
 	/* create (opts->claim NULL) or find a claim; set s->claim and
 	 * s->http (connected client for the runtime). 0 or -1. */
 	int (*open)(struct session *s, const struct session_opts *opts);
+	/*
+	 * The backend runs commands itself (sandboxd's ProcessService,
+	 * lib/session/sandboxd.h) instead of the runtime API: set by an
+	 * open that found such a server; session_open() then reads no
+	 * features (GET /) and session_execute() calls this with the
+	 * command (no files: "cannot write files" error). Returns as
+	 * session_execute(). NULL: the runtime API.
+	 */
+	int (*run)(struct session *s, const struct session_exec *e,
+		   struct session_result *res);
 	/* delete the claim; 0 or -1 */
 	int (*destroy)(struct session *s);
 	/* drop the connection but keep the claim; may be NULL */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerate the protobuf-c code of this directory from upstream's
-# contract: runtime/pb/generate.sh <agent-sandbox module directory>,
+# contract: lib/proto/pb/generate.sh <agent-sandbox module directory>,
 # e.g. $(go env GOMODCACHE)/sigs.k8s.io/agent-sandbox@v1.0.3. Needs
 # protoc-c (Debian: protobuf-c-compiler); the build does not.
 #
