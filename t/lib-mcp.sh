@@ -184,12 +184,22 @@ mcp_no_sanitizer_report() {
 	return 0
 }
 
+# On a real control plane (GOSBX_TEST_BACKEND=cluster) every gosbx runs
+# in the cluster's network namespace (t/lib-backend.sh), and so must the
+# clients that reach its --http listener or start it over stdio:
+# $MCP_IN <command> runs it there (in.sh execs it: the same process);
+# elsewhere it is empty.
+MCP_IN=
+if test "$GOSBX_TEST_BACKEND" = cluster; then
+	MCP_IN="$CLUSTER_SCRIPTS/in.sh --dir=$CLUSTER_DIR"
+fi
+
 mcp_client() {
-	node "$MCP_CLIENT_DIR/client.mjs" "$@"
+	$MCP_IN node "$MCP_CLIENT_DIR/client.mjs" "$@"
 }
 
 mcp_swarm() {
-	node "$MCP_CLIENT_DIR/swarm.mjs" "$@"
+	$MCP_IN node "$MCP_CLIENT_DIR/swarm.mjs" "$@"
 }
 
 # inspector-cli 1.0.3 reads its own package.json after checking
@@ -341,7 +351,7 @@ mcp_http_start() {
 			cat "$_mcp_name.log" >&4
 			return 1
 		fi
-		_mcp_code=$(curl -s -o /dev/null -w '%{http_code}' \
+		_mcp_code=$($MCP_IN curl -s -o /dev/null -w '%{http_code}' \
 			-X POST "$(cat "$_mcp_name.url")" 2>/dev/null)
 		test -n "$_mcp_code" && test "$_mcp_code" != 000 && return 0
 		_mcp_tries=$((_mcp_tries - 1))
@@ -380,7 +390,7 @@ mcp_client_bg() {
 	shift
 	rm -f "$_mcp_name.pid" "$_mcp_name.status"
 	(
-		node "$MCP_CLIENT_DIR/client.mjs" "$@" \
+		$MCP_IN node "$MCP_CLIENT_DIR/client.mjs" "$@" \
 			>"$_mcp_name.out" 2>"$_mcp_name.err" &
 		echo $! >"$_mcp_name.pid.tmp" &&
 		mv "$_mcp_name.pid.tmp" "$_mcp_name.pid"

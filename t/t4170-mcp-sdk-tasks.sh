@@ -114,7 +114,7 @@ test_expect_success 'http: a tasks/result whose connection drops before the end'
 		tstart sandbox_run_command \
 		"{$T,\"command\":\"sleep 3; echo waited\"}" >c3 2>err &&
 	sid=$(mcp_get c3 "r[0].sessionId") &&
-	test_expect_code 28 curl -s --max-time 1 -X POST \
+	test_expect_code 28 $MCP_IN curl -s --max-time 1 -X POST \
 		-H "Authorization: Bearer $(cat srv.token)" \
 		-H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: 2025-11-25" \
 		-H "Content-Type: application/json" \
