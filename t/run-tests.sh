@@ -107,5 +107,27 @@ if test "$skipped" -gt 0; then
 	grep -H '^ok [0-9]* # skip ' "$logdir"/t*.out 2>/dev/null |
 		sed -e 's|^.*/\(t[0-9]*\)[^/]*\.out:ok \([0-9]*\) # skip |  \1 #\2: |'
 fi
+# Each failure again, last, with the end of its output: a CI log that
+# shows only its head and its tail still says why.
+if test "$failed" -gt 0; then
+	echo "failed:"
+	for f in "$logdir"/t*.out; do
+		grep -q '^not ok [0-9]* - ' "$f" 2>/dev/null || continue
+		awk -v t="$(basename "$f" .out | sed 's/-.*//')" '
+			function flush() {
+				if (title == "") return
+				print "  " t " #" title
+				for (i = (n > 15 ? n - 14 : 1); i <= n; i++)
+					print "    " out[i]
+				title = ""; n = 0
+			}
+			/^not ok [0-9]+ - / && !/# TODO/ {
+				flush(); title = substr($0, 8); sub(/ - /, ": ", title); next
+			}
+			/^(ok|not ok) / { flush(); next }
+			title != "" && /^#\t> / { out[++n] = substr($0, 5) }
+			END { flush() }' "$f"
+	done
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 test "$failed" = 0
