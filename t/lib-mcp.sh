@@ -8,7 +8,7 @@
 # Sourcing it skips the whole script unless node, npm, curl, a built gosbx
 # and the backend (t/lib-backend.sh: bubblewrap for local) are here, and installs the clients once per checkout: `npm
 # ci` into t/mcp-client/node_modules when that is missing or was installed
-# from another lock file. A lock directory (t/trash/.mcp-client.lock)
+# from another lock file. A lock (test_lock mcp-client)
 # keeps scripts that run in parallel from running npm at the same time.
 #
 # Clients (their output: one JSON line per step; see the .mjs headers):
@@ -78,25 +78,10 @@ mcp_client_installed_() {
 
 mcp_client_install_() {
 	_mcp_dir=${1:-$MCP_CLIENT_DIR}
-	_mcp_lock=$TEST_DIRECTORY/trash/.mcp-client.lock
-	_mcp_waited=0
-	mkdir -p "$TEST_DIRECTORY/trash"
-	until mkdir "$_mcp_lock" 2>/dev/null; do
-		# a lock whose owner died is stale
-		_mcp_owner=$(cat "$_mcp_lock/pid" 2>/dev/null)
-		if test -n "$_mcp_owner" && ! kill -0 "$_mcp_owner" 2>/dev/null
-		then
-			rm -rf "$_mcp_lock"
-			continue
-		fi
-		_mcp_waited=$((_mcp_waited + 1))
-		if test "$_mcp_waited" -gt 3000; then
-			echo >&5 "Bail out! waited 5 minutes for $_mcp_lock"
-			exit 1
-		fi
-		sleep 0.1
-	done
-	echo $$ >"$_mcp_lock/pid"
+	test_lock mcp-client 300 || {
+		echo >&5 "Bail out! waited 5 minutes for the lock mcp-client"
+		exit 1
+	}
 	if ! mcp_client_installed_ "$_mcp_dir"; then
 		# npm's cache and logs stay out of the user's home (test-lib
 		# points HOME to the trash directory); the cache is kept in
@@ -105,7 +90,7 @@ mcp_client_install_() {
 			--cache "$TEST_DIRECTORY/trash/.npm-cache" \
 			>"$TRASH_DIRECTORY/npm-ci.log" 2>&1
 		then
-			rm -rf "$_mcp_lock"
+			test_unlock mcp-client
 			sed 's/^/# /' "$TRASH_DIRECTORY/npm-ci.log" >&5
 			echo >&5 "Bail out! npm ci in $_mcp_dir failed"
 			exit 1
@@ -113,7 +98,7 @@ mcp_client_install_() {
 		cksum <"$_mcp_dir/package-lock.json" \
 			>"$_mcp_dir/node_modules/.gosbx-installed"
 	fi
-	rm -rf "$_mcp_lock"
+	test_unlock mcp-client
 }
 
 mcp_client_installed_ || mcp_client_install_

@@ -26,7 +26,8 @@
 # with the go command (its modules through its proxy: `go env GOPROXY`;
 # the module cache and build cache of the real home, so a second run
 # builds nothing) into a cache keyed by the version:
-# $GOSBX_BUILD_DIR/t/sandboxd-$SBD_VERSION/sandboxd (SBD_BIN once built).
+# $TEST_CACHE/sandboxd-$SBD_VERSION/sandboxd (test-lib.sh; SBD_BIN once
+# built).
 # SANDBOXD_BIN=<path> uses a given binary instead.
 
 test -n "${TRASH_DIRECTORY:-}" || {
@@ -36,7 +37,7 @@ test -n "${TRASH_DIRECTORY:-}" || {
 
 SBD_VERSION=v1.0.3
 SBD_MODULE=sigs.k8s.io/agent-sandbox
-SBD_CACHE=$GOSBX_BUILD_DIR/t/sandboxd-$SBD_VERSION
+SBD_CACHE=$TEST_CACHE/sandboxd-$SBD_VERSION
 SBD_BIN=${SANDBOXD_BIN:-$SBD_CACHE/sandboxd}
 
 # sbd_build: build upstream sandboxd unless the cache holds it. Fails

@@ -15,12 +15,12 @@
 # sdk_python_venv: a venv with the Python SDK and what it needs, as
 # pinned in t/sandboxd-python-sdk/requirements.txt, installed by pip
 # through the registry of the user's pip configuration; prints the
-# venv's python. It is kept in the build directory, named after the
-# checksum of the requirements (a new pin makes a new venv; make clean
-# removes it), so the first run installs and later runs reuse it. A
-# stamp written after a complete install marks it usable; a lock
-# directory (t/trash/.sdk-python.lock) keeps two tests from installing
-# at once. CI has no cache: the first test that needs it installs it.
+# venv's python. It is kept in the suite's cache ($TEST_CACHE,
+# test-lib.sh), named after the checksum of the requirements and of
+# python3's version (a new pin or a new Python makes a new venv), so the first run installs and later runs, the
+# sanitizer build's among them, reuse it. A stamp written after a
+# complete install marks it usable; test_lock sdk-python keeps two
+# tests from installing at once.
 #
 # no_sdk_claims: no SandboxClaim is left in namespace default (the SDK
 # deletes its claim when it closes the sandbox).
@@ -62,26 +62,10 @@ no_sdk_claims() {
 SDK_PYTHON_REQ=$TEST_DIRECTORY/sandboxd-python-sdk/requirements.txt
 
 sdk_python_venv() {
-	_sp_sum=$(cksum <"$SDK_PYTHON_REQ" | cut -d" " -f1) &&
-	_sp_venv=$GOSBX_BUILD_DIR/t/sdk-python-$_sp_sum &&
-	_sp_lock=$TEST_DIRECTORY/trash/.sdk-python.lock &&
-	mkdir -p "$TEST_DIRECTORY/trash" || return 1
-	_sp_waited=0
-	until mkdir "$_sp_lock" 2>/dev/null; do
-		_sp_owner=$(cat "$_sp_lock/pid" 2>/dev/null)
-		if test -n "$_sp_owner" && ! kill -0 "$_sp_owner" 2>/dev/null
-		then
-			rm -rf "$_sp_lock"
-			continue
-		fi
-		_sp_waited=$((_sp_waited + 1))
-		if test "$_sp_waited" -gt 6000; then
-			echo >&4 "sdk_python_venv: waited 10 minutes for $_sp_lock"
-			return 1
-		fi
-		sleep 0.1
-	done
-	echo $$ >"$_sp_lock/pid"
+	_sp_sum=$({ cat "$SDK_PYTHON_REQ" && python3 --version; } |
+		cksum | cut -d" " -f1) &&
+	_sp_venv=$TEST_CACHE/sdk-python-$_sp_sum &&
+	test_lock sdk-python 600 || return 1
 	if ! test -f "$_sp_venv/.gosbx-installed"; then
 		rm -rf "$_sp_venv" &&
 		python3 -m venv "$_sp_venv" &&
@@ -90,10 +74,11 @@ sdk_python_venv() {
 			>"$TRASH_DIRECTORY/pip.log" 2>&1 &&
 		: >"$_sp_venv/.gosbx-installed" || {
 			cat "$TRASH_DIRECTORY/pip.log" >&4
-			rm -rf "$_sp_venv" "$_sp_lock"
+			rm -rf "$_sp_venv"
+			test_unlock sdk-python
 			return 1
 		}
 	fi
-	rm -rf "$_sp_lock"
+	test_unlock sdk-python
 	echo "$_sp_venv/bin/python"
 }
