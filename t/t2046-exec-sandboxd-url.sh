@@ -55,7 +55,7 @@ exec_checks() {
 		expect_code 124 env GOSBX_URL=\"\$(sbd_url $1)\" \
 			gosbx --backend=url exec --timeout=300ms -- \
 			'sleep 1000.$2' 2>err &&
-		grep 'timed out' err &&
+		test_grep 'timed out' err &&
 		test_retry 100 0.1 sh -c '! pgrep -f \"^sleep 1000.$2\" >/dev/null'
 	"
 
@@ -63,7 +63,7 @@ exec_checks() {
 		echo data >f &&
 		expect_code 125 env GOSBX_URL=\"\$(sbd_url $1)\" \
 			gosbx --backend=url exec -f f -- true 2>err &&
-		grep 'cannot take files' err
+		test_grep 'cannot take files' err
 	"
 }
 
@@ -81,7 +81,7 @@ exec_checks up 462
 test_expect_success 'a malformed sandboxd URL is a usage error' '
 	expect_code 129 env GOSBX_URL="sandboxd://?rest=x" \
 		gosbx --backend=url exec -- true 2>err &&
-	grep "malformed sandboxd URL" err
+	test_grep "malformed sandboxd URL" err
 '
 
 test_expect_success 'gosbx logs says sandboxd has no runtime log' '
@@ -106,28 +106,28 @@ test_expect_success 'a gRPC port that is not HTTP/2 (the REST one)' '
 	_rest=$(cat gs.rest) && _port=${_rest##*:} &&
 	expect_code 125 env GOSBX_URL="sandboxd://127.0.0.1:$_port?rest=$_port" \
 		gosbx --backend=url exec -- true 2>err &&
-	grep -E "gRPC server (ended|closed) the connection" err
+	test_grep -E "gRPC server (ended|closed) the connection" err
 '
 
 test_expect_success 'a message length of 4 GiB - 1 ends the call' '
 	hostile_start huge &&
 	expect_code 125 env GOSBX_URL="$(cat huge.url)" \
 		gosbx --backend=url exec -- true 2>err &&
-	grep "message of 4294967295 bytes over the limit" err
+	test_grep "message of 4294967295 bytes over the limit" err
 '
 
 test_expect_success 'an answer without grpc-status is an error' '
 	hostile_start nostatus &&
 	expect_code 125 env GOSBX_URL="$(cat nostatus.url)" \
 		gosbx --backend=url exec -- true 2>err &&
-	grep "without grpc-status" err
+	test_grep "without grpc-status" err
 '
 
 test_expect_success 'a server that stops answering: --timeout ends the wait' '
 	hostile_start stall &&
 	expect_code 125 env GOSBX_URL="$(cat stall.url)" \
 		gosbx --backend=url exec --timeout=500ms -- true 2>err &&
-	grep "did not start the command within the timeout of 500 ms" err
+	test_grep "did not start the command within the timeout of 500 ms" err
 '
 
 test_done

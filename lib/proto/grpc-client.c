@@ -274,8 +274,14 @@ static int flush(struct grpc_conn *c)
 			return error("HTTP/2: %s", nghttp2_strerror((int)n));
 		if (!n)
 			return 0;
-		if (write_in_full(c->fd, data, (size_t)n) < 0)
+		if (write_in_full(c->fd, data, (size_t)n) < 0) {
+			/* what it answered before it closed (not HTTP/2)
+			 * is unread: the close is the news */
+			if (errno == EPIPE || errno == ECONNRESET)
+				return error_errno("the gRPC server closed "
+						   "the connection");
 			return error_errno("cannot write to the gRPC server");
+		}
 	}
 }
 
@@ -480,6 +486,10 @@ int grpc_conn_step(struct grpc_conn *c, int timeout_ms)
 	n = read(c->fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
+	if (n < 0 && errno == ECONNRESET) {
+		error_errno("the gRPC server closed the connection");
+		goto broken;
+	}
 	if (n < 0) {
 		error_errno("cannot read from the gRPC server");
 		goto broken;
