@@ -607,6 +607,20 @@ struct backend_ops {
 	 */
 	int (*run)(struct session *s, const struct session_exec *e,
 		   struct session_result *res);
+	/*
+	 * The backend moves files itself (sandboxd's REST files API,
+	 * lib/session/sandboxd.h) instead of the runtime API's archive
+	 * and /upload: write_files writes a command's files
+	 * (session_execute()), push is session_push(), fetch_archive is
+	 * session_fetch_archive(); each with the arguments, answers and
+	 * errors of that function. NULL: the runtime API.
+	 */
+	int (*write_files)(struct session *s, const struct session_file *files,
+			   size_t nr);
+	int (*push)(struct session *s, const char *const *paths, size_t nr,
+		    const char *dir);
+	int (*fetch_archive)(struct session *s, const char *path, int fd,
+			     uint64_t max_bytes, volatile sig_atomic_t *cancel);
 	/* delete the claim; 0 or -1 */
 	int (*destroy)(struct session *s);
 	/* drop the connection but keep the claim; may be NULL */

@@ -1,0 +1,118 @@
+#!/bin/sh
+test_description='gosbx cp and exec -f on the url backend driving sandboxd
+
+Each case against gosbx-runtime'"'"'s sandboxd listeners and upstream
+sandboxd built from the Go module (t/lib-sandboxd.sh): files go through
+the REST files API (GET, HEAD, PUT, DELETE /v1/files/<path>).'
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY"/lib-sandboxd.sh
+
+# sbd_url <name>: the sandboxd:// URL of a server of lib-sandboxd.sh
+sbd_url() {
+	_rest=$(cat "$1.rest") &&
+	echo "sandboxd://$(cat "$1.grpc")?rest=${_rest##*:}"
+}
+
+expect_code() {
+	_want=$1
+	shift
+	"$@"
+	_got=$?
+	test "$_got" = "$_want" || {
+		echo >&4 "want exit $_want, got $_got: $*"
+		return 1
+	}
+}
+
+# sgosbx <name> <args>: gosbx on the url backend at server <name>
+sgosbx() {
+	_n=$1
+	shift
+	GOSBX_URL=$(sbd_url "$_n") gosbx --backend=url "$@"
+}
+
+test_expect_success 'setup: local files' '
+	head -c 5242880 /dev/urandom >big.bin &&
+	mkdir -p tree/sub tree/empty &&
+	echo one >tree/a.txt &&
+	echo two >"tree/sub/with space.txt" &&
+	printf "#!/bin/sh\necho run\n" >tree/sub/run.sh &&
+	chmod 0750 tree/sub/run.sh &&
+	echo spaced >"name with space.txt" &&
+	mkdir linktree && ln -s ../big.bin linktree/link
+'
+
+files_checks() {
+	test_expect_success "$1: cp up and down is byte-identical (5 MiB)" "
+		sgosbx $1 cp big.bin x:big.bin &&
+		cmp big.bin \"\$(cat $1.root)/big.bin\" &&
+		sgosbx $1 cp x:big.bin back-$1.bin &&
+		cmp big.bin back-$1.bin
+	"
+
+	test_expect_success "$1: a name with a space, both ways" "
+		sgosbx $1 cp 'name with space.txt' 'x:d/name with space.txt' &&
+		test_cmp 'name with space.txt' \
+			\"\$(cat $1.root)/d/name with space.txt\" &&
+		sgosbx $1 cp 'x:d/name with space.txt' 'back-$1 space.txt' &&
+		test_cmp 'name with space.txt' 'back-$1 space.txt'
+	"
+
+	test_expect_success "$1: a tree up keeps files, modes, empty dirs" "
+		sgosbx $1 cp tree x:up-tree &&
+		r=\$(cat $1.root)/up-tree &&
+		test_cmp tree/a.txt \"\$r/a.txt\" &&
+		test_cmp 'tree/sub/with space.txt' \"\$r/sub/with space.txt\" &&
+		test \"\$(stat -c %a \"\$r/sub/run.sh\")\" = 750 &&
+		test -d \"\$r/empty\" &&
+		! test -e \"\$r/empty/.gosbx-keep\" &&
+		sgosbx $1 exec -- 'ls -a; ls up-tree/sub' >out &&
+		! grep gosbx-cp out &&
+		grep run.sh out
+	"
+
+	test_expect_success "$1: a tree down keeps files and modes" "
+		sgosbx $1 cp x:up-tree down-$1 &&
+		test_cmp tree/a.txt down-$1/a.txt &&
+		test_cmp 'tree/sub/with space.txt' 'down-$1/sub/with space.txt' &&
+		test \"\$(stat -c %a down-$1/sub/run.sh)\" = 750 &&
+		test -d down-$1/empty
+	"
+
+	test_expect_success "$1: exec -f writes the file before the command" "
+		printf 'hello from f\n' >f.txt &&
+		sgosbx $1 exec -f f.txt -- 'cat f.txt' >out &&
+		test_cmp f.txt out
+	"
+
+	test_expect_success "$1: a missing file is a clear error" "
+		expect_code 125 sgosbx $1 cp x:no-such-file got 2>err &&
+		grep \"cannot read 'no-such-file' in the sandbox: no such file\" err &&
+		! test -e got
+	"
+
+	test_expect_success "$1: a path escaping the root is refused (403)" "
+		ln -s / \"\$(cat $1.root)/esc\" &&
+		expect_code 125 sgosbx $1 cp x:esc/etc/hostname got 2>err &&
+		grep 'sandboxd refuses paths outside its root' err &&
+		! test -e got
+	"
+
+	test_expect_success "$1: a local symlink is refused by name" "
+		expect_code 125 sgosbx $1 cp linktree x:with-link 2>err &&
+		grep 'cannot make symlinks' err
+	"
+}
+
+test_expect_success 'setup: gosbx-runtime with sandboxd listeners' '
+	sbd_start_gosbx --name=gs
+'
+files_checks gs
+
+test_expect_success 'setup: upstream sandboxd built from the module' '
+	sbd_build &&
+	sbd_start_upstream --name=up
+'
+files_checks up
+
+test_done
