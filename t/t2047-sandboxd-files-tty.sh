@@ -1,11 +1,55 @@
 #!/bin/sh
-test_description='gosbx cp and exec -f on the url backend driving sandboxd
+test_description='gosbx cp, exec -f, -i and -t on the url backend driving sandboxd
 
 Each case against gosbx-runtime'"'"'s sandboxd listeners and upstream
 sandboxd built from the Go module (t/lib-sandboxd.sh): files go through
-the REST files API (GET, HEAD, PUT, DELETE /v1/files/<path>).'
+the REST files API (GET, HEAD, PUT, DELETE /v1/files/<path>), stdin and
+terminals through Start with a PTY, WriteStdin and ResizeTTY (script(1)
+and tmux give gosbx a terminal).'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-sandboxd.sh
+
+command -v tmux >/dev/null || test_skip_all 'tmux is needed'
+
+# one tmux server for this script, on a socket in the trash directory
+TMUX_SOCK=$TRASH_DIRECTORY/tmux.sock
+tm() {
+	tmux -S "$TMUX_SOCK" "$@"
+}
+test_atexit 'tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; true'
+
+# screen_has <pane> <text>: the pane shows text (waits up to 60 s)
+screen_has() {
+	test_retry 600 0.1 sh -c \
+		"tmux -S '$TMUX_SOCK' capture-pane -p -t $1 | grep -qF -- '$2'" || {
+		echo >&4 "the screen lacks '$2':"
+		tm capture-pane -p -t "$1" >&4
+		return 1
+	}
+}
+
+# gosbx_gone <pane>: no gosbx runs in the pane's shell any more (waits
+# up to 60 s)
+gosbx_gone() {
+	_pane=$(tm list-panes -t "$1" -F "#{pane_pid}") &&
+	test_retry 600 0.1 sh -c "! pgrep -P $_pane -x gosbx >/dev/null"
+}
+
+# size_shown <pane> <text>: "stty size" in the pane, again until it
+# shows text (a resize travels on its own)
+size_shown() {
+	_i=0
+	while test $_i -lt 100; do
+		tm send-keys -t "$1" "stty size" Enter &&
+		test_retry 10 0.1 sh -c \
+			"tmux -S '$TMUX_SOCK' capture-pane -p -t $1 | grep -qF -- '$2'" &&
+		return 0
+		_i=$((_i + 1))
+	done
+	echo >&4 "the screen never showed '$2':"
+	tm capture-pane -p -t "$1" >&4
+	return 1
+}
 
 # sbd_url <name>: the sandboxd:// URL of a server of lib-sandboxd.sh
 sbd_url() {
@@ -101,6 +145,37 @@ files_checks() {
 	test_expect_success "$1: a local symlink is refused by name" "
 		expect_code 125 sgosbx $1 cp linktree x:with-link 2>err &&
 		grep 'cannot make symlinks' err
+	"
+
+	test_expect_success "$1: -i passes stdin through WriteStdin" "
+		printf 'one\\ntwo\\n' >in &&
+		expect_code 3 sgosbx $1 exec -i -- 'cat; exit 3' <in >out &&
+		test_cmp in out
+	"
+
+	test_expect_success "$1: -t: a /dev/pts terminal of the local size" "
+		GOSBX_URL=\$(sbd_url $1) && export GOSBX_URL &&
+		expect_code 5 script -qec \
+			\"stty rows 30 cols 100; gosbx --backend=url exec -t -- 'tty; stty size; exit 5'\" \
+			/dev/null >out </dev/null &&
+		grep '^/dev/pts/[0-9]' out &&
+		grep '^30 100' out
+	"
+
+	test_expect_success "$1: -it: keys in, a resize (SIGWINCH), the status" "
+		tm -f /dev/null new-session -d -s $1 -x 80 -y 24 \
+			\"exec env PS1='local\\$ ' GOSBX_URL=\$(sbd_url $1) sh\" &&
+		screen_has $1 'local\$' &&
+		tm send-keys -t $1 'gosbx --backend=url exec -it -- sh' Enter &&
+		tm send-keys -t $1 'a=in; b=sandbox; echo \$a-\$b' Enter &&
+		screen_has $1 in-sandbox &&
+		size_shown $1 '24 80' &&
+		tm resize-window -t $1 -x 100 -y 30 &&
+		size_shown $1 '30 100' &&
+		tm send-keys -t $1 'exit 7' Enter &&
+		gosbx_gone $1 &&
+		tm send-keys -t $1 'echo status=\$?' Enter &&
+		screen_has $1 status=7
 	"
 }
 

@@ -67,6 +67,7 @@ static const struct backend_ops backend_url_sandboxd = {
 	.write_files = sandboxd_write_files,
 	.push = sandboxd_push,
 	.fetch_archive = sandboxd_fetch_archive,
+	.proc = &sandboxd_proc_ops,
 	.destroy = sandboxd_destroy,
 	.detach = sandboxd_close,
 	.doctor = doctor_url,

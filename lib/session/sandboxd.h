@@ -65,6 +65,17 @@ int sandboxd_push(struct session *s, const char *const *paths, size_t nr,
 int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
 			   uint64_t max_bytes, volatile sig_atomic_t *cancel);
 
+/*
+ * Interactive commands (gosbx exec -i/-t, the REPL's shell) through
+ * ProcessService.Start, as sandboxd_run() runs them, with a PTY of the
+ * asked size when o->tty (StartRequest.pty; 80 x 24 when 0), stdin by
+ * WriteStdin in order (one call at a time, 64 KiB each, then EOF),
+ * resizes by ResizeTTY, signals by SendSignal (INT, TERM, KILL: the
+ * proto's only ones), the timeout by SIGKILL. The url backend's proc
+ * op of a sandboxd URL (struct backend_proc_ops).
+ */
+extern const struct backend_proc_ops sandboxd_proc_ops;
+
 /* Free what sandboxd_open() set in s->backend. */
 void sandboxd_close(struct session *s);
 
