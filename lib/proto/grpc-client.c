@@ -274,8 +274,13 @@ static int flush(struct grpc_conn *c)
 			return error("HTTP/2: %s", nghttp2_strerror((int)n));
 		if (!n)
 			return 0;
-		if (write_in_full(c->fd, data, (size_t)n) < 0)
+		if (write_in_full(c->fd, data, (size_t)n) < 0) {
+			/* a server that read our preface and hung up */
+			if (errno == EPIPE || errno == ECONNRESET)
+				return error("the gRPC server closed the "
+					     "connection");
 			return error_errno("cannot write to the gRPC server");
+		}
 	}
 }
 
