@@ -139,7 +139,11 @@ files_checks() {
 		ln -s / \"\$(cat $1.root)/esc\" &&
 		expect_code 125 sgosbx $1 cp x:esc/etc/hostname got 2>err &&
 		grep 'sandboxd refuses paths outside its root' err &&
-		! test -e got
+		! test -e got &&
+		expect_code 125 sgosbx $1 exec -f \"f.txt:esc\$PWD/put-$1\" \
+			-- true 2>err &&
+		grep \"cannot write 'esc/.*' in the sandbox: 403\" err &&
+		! test -e put-$1
 	"
 
 	test_expect_success "$1: a local symlink is refused by name" "
