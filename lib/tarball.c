@@ -1449,6 +1449,76 @@ int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
 /* -------------------------------------------------------------------- */
 /* The seed's upload tar                                                 */
 
+/* ---- tar_writer: entries from elsewhere ---- */
+
+struct tar_writer {
+	struct tar_out o;
+	uint64_t left; /* bytes the current file still takes */
+};
+
+struct tar_writer *tar_writer_open(tar_write_fn write_fn, void *data,
+				   struct strbuf *err)
+{
+	struct tar_writer *w = xcalloc(1, sizeof(*w));
+
+	if (out_open(&w->o, write_fn, data, err) < 0) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static int writer_entry(struct tar_writer *w, const char *name, mode_t type,
+			unsigned perm, int64_t mtime, uint64_t size)
+{
+	struct stat st = { 0 };
+	struct archive_entry *e;
+
+	if (archive_write_finish_entry(w->o.a) < ARCHIVE_WARN)
+		return out_fail(&w->o, name);
+	st.st_mode = perm & 0777;
+	st.st_mtime = (time_t)mtime;
+	e = new_entry(&w->o, name, &st, type);
+	archive_entry_set_size(e, (la_int64_t)size);
+	if (archive_write_header(w->o.a, e) < ARCHIVE_WARN)
+		return out_fail(&w->o, name);
+	w->left = size;
+	return 0;
+}
+
+int tar_writer_dir(struct tar_writer *w, const char *name, unsigned perm,
+		   int64_t mtime)
+{
+	return writer_entry(w, name, AE_IFDIR, perm, mtime, 0);
+}
+
+int tar_writer_file(struct tar_writer *w, const char *name, unsigned perm,
+		    int64_t mtime, uint64_t size)
+{
+	return writer_entry(w, name, AE_IFREG, perm, mtime, size);
+}
+
+int tar_writer_data(struct tar_writer *w, const void *buf, size_t len)
+{
+	if (len > w->left)
+		return fail(w->o.err, "more data than the entry's size");
+	if (len && archive_write_data(w->o.a, buf, len) < 0)
+		return out_fail(&w->o, "data");
+	w->left -= len;
+	return 0;
+}
+
+int tar_writer_close(struct tar_writer *w, int ok)
+{
+	int ret;
+
+	if (!w)
+		return -1;
+	ret = out_close(&w->o, ok);
+	free(w);
+	return ret;
+}
+
 static int seed_path_check(const char *path, struct strbuf *err)
 {
 	const char *p = path, *why = NULL;

@@ -178,4 +178,32 @@ int tar_build_seed(const struct tar_file *files, size_t nr,
 int tar_write_local(const char *const *paths, size_t nr, tar_write_fn write_fn,
 		    void *data, struct strbuf *err);
 
+/*
+ * A tar stream built entry by entry, for archives whose files come from
+ * elsewhere (the sandboxd files API, lib/session/sandboxd.c): the same
+ * format as tar_write_path() (pax restricted, uid/gid 0, no names).
+ *
+ * tar_writer_open(): start a stream through write_fn; returns the
+ * writer (freed by tar_writer_close()), or NULL with err filled.
+ * tar_writer_dir(): a directory entry name ("a/b/"'s "a/b"), perm & 0777,
+ * mtime in seconds since the epoch.
+ * tar_writer_file(): a regular file of size bytes; its data follows
+ * with tar_writer_data() calls, size bytes in all; fewer are padded
+ * with zero bytes by the next entry or tar_writer_close(), more are
+ * refused (-1).
+ * tar_writer_close(): with ok, finish the stream (end blocks); free the
+ * writer either way. Returns 0, or -1 with err filled.
+ *
+ * Each returns 0, or -1 with err filled (write_fn < 0: "write aborted").
+ */
+struct tar_writer;
+struct tar_writer *tar_writer_open(tar_write_fn write_fn, void *data,
+				   struct strbuf *err);
+int tar_writer_dir(struct tar_writer *w, const char *name, unsigned perm,
+		   int64_t mtime);
+int tar_writer_file(struct tar_writer *w, const char *name, unsigned perm,
+		    int64_t mtime, uint64_t size);
+int tar_writer_data(struct tar_writer *w, const void *buf, size_t len);
+int tar_writer_close(struct tar_writer *w, int ok);
+
 #endif /* TARBALL_H */

@@ -55,7 +55,8 @@ static int sandboxd_destroy(struct session *s)
 
 /*
  * The url backend once its URL named a sandboxd server (sandboxd://,
- * session/sandboxd.h): commands through its ProcessService; no logs of
+ * session/sandboxd.h): commands through its ProcessService, files
+ * through its REST files API; no logs of
  * a runtime (session_logs() says the backend cannot show them).
  */
 static const struct backend_ops backend_url_sandboxd = {
@@ -63,6 +64,10 @@ static const struct backend_ops backend_url_sandboxd = {
 	.caps = BACKEND_IMPLICIT_SANDBOX | BACKEND_FREE_NAMES,
 	.open = url_open,
 	.run = sandboxd_run,
+	.write_files = sandboxd_write_files,
+	.push = sandboxd_push,
+	.fetch_archive = sandboxd_fetch_archive,
+	.proc = &sandboxd_proc_ops,
 	.destroy = sandboxd_destroy,
 	.detach = sandboxd_close,
 	.doctor = doctor_url,

@@ -23,7 +23,7 @@
 #define WS_CHUNK (64 * 1024)
 #define POST_CHUNK (1u << 20)
 
-enum transport { IA_WS, IA_HTTP };
+enum transport { IA_WS, IA_HTTP, IA_BACKEND };
 
 /* records from the output thread (exec-input) to interactive_step() */
 enum record { REC_STDOUT = 1, REC_STDERR = 2, REC_EXIT = 3, REC_ERROR = 4 };
@@ -42,6 +42,9 @@ struct interactive {
 
 	/* IA_WS */
 	struct ws_client ws; /* ws.conn once open */
+
+	/* IA_BACKEND: the state of s->ops->proc */
+	void *bp;
 
 	/* IA_HTTP */
 	struct http_client *in_http;  /* the input requests' connection */
@@ -606,7 +609,7 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 	int r = 1;
 
 	*out = NULL;
-	if (!have_ws && !have_in)
+	if (!have_ws && !have_in && !s->ops->proc)
 		return error("the runtime of claim '%s' (%s) has no "
 			     "interactive channel (features exec-interactive "
 			     "and exec-input): stdin (-i), a terminal (-t) "
@@ -630,6 +633,17 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 	pthread_mutex_init(&ia->mu, NULL);
 	pthread_cond_init(&ia->cond, NULL);
 	ia->mode = IA_WS;
+	if (s->ops->proc) {
+		/* the backend drives the command itself */
+		ia->mode = IA_BACKEND;
+		ia->bp = s->ops->proc->start(s, opts);
+		if (!ia->bp) {
+			interactive_finish(ia, NULL);
+			return -1;
+		}
+		*out = ia;
+		return 0;
+	}
 	if (have_ws) {
 		r = ws_open(ia);
 		if (r < 0) {
@@ -674,6 +688,8 @@ ssize_t interactive_write(struct interactive *ia, const void *buf, size_t len)
 
 	if (ia->eof_given || ia->done || ia->failed)
 		return -1;
+	if (ia->mode == IA_BACKEND)
+		return (ssize_t)ia->s->ops->proc->write(ia->bp, buf, len);
 	if (ia->mode == IA_WS) {
 		size_t queued = ws_conn_queued_bytes(&ia->ws.conn);
 		struct strbuf sb = STRBUF_INIT;
@@ -712,6 +728,8 @@ int interactive_can_write(struct interactive *ia)
 
 	if (ia->eof_given || ia->done || ia->failed)
 		return 0;
+	if (ia->mode == IA_BACKEND)
+		return ia->s->ops->proc->can_write(ia->bp);
 	if (ia->mode == IA_WS)
 		return ws_conn_queued_bytes(&ia->ws.conn) < INTERACTIVE_QUEUE;
 	pthread_mutex_lock(&ia->mu);
@@ -741,6 +759,10 @@ void interactive_eof(struct interactive *ia)
 	if (ia->eof_given || ia->done || ia->failed)
 		return;
 	ia->eof_given = 1;
+	if (ia->mode == IA_BACKEND) {
+		ia->s->ops->proc->eof(ia->bp);
+		return;
+	}
 	if (ia->mode == IA_WS) {
 		exec_control_add_eof(&sb);
 		send_control(ia, &sb);
@@ -759,6 +781,10 @@ void interactive_resize(struct interactive *ia, unsigned cols, unsigned rows)
 	if (!ia->o.tty || ia->done || ia->failed || !cols || !rows ||
 	    cols > 65535 || rows > 65535)
 		return;
+	if (ia->mode == IA_BACKEND) {
+		ia->s->ops->proc->resize(ia->bp, cols, rows);
+		return;
+	}
 	exec_control_add_resize(&sb, cols, rows);
 	send_control(ia, &sb);
 }
@@ -769,8 +795,27 @@ void interactive_signal(struct interactive *ia, const char *name)
 
 	if (!ia->o.tty || ia->done || ia->failed)
 		return;
+	if (ia->mode == IA_BACKEND) {
+		ia->s->ops->proc->signal(ia->bp, name);
+		return;
+	}
 	exec_control_add_signal(&sb, name);
 	send_control(ia, &sb);
+}
+
+static int backend_step(struct interactive *ia, int wait_ms,
+			struct pollfd *extra, unsigned nr_extra)
+{
+	int r = ia->s->ops->proc->step(ia->bp, wait_ms, extra, nr_extra);
+
+	if (r > 0)
+		return 1;
+	if (r < 0) {
+		ia->failed = 1;
+		return -1;
+	}
+	ia->done = 1;
+	return 0;
 }
 
 int interactive_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
@@ -782,6 +827,8 @@ int interactive_step(struct interactive *ia, int wait_ms, struct pollfd *extra,
 		return 0;
 	if (ia->failed || ia->cancelled)
 		return -1;
+	if (ia->mode == IA_BACKEND)
+		return backend_step(ia, wait_ms, extra, nr_extra);
 	if (ia->mode == IA_WS)
 		return ws_step(ia, wait_ms, extra, nr_extra);
 	return http_step(ia, wait_ms, extra, nr_extra);
@@ -809,6 +856,14 @@ int interactive_finish(struct interactive *ia, struct session_result *res)
 {
 	int ret = ia->done ? 0 : -1;
 	int had_ws = ia->mode == IA_WS && ia->ws.have_conn;
+
+	if (ia->mode == IA_BACKEND) {
+		if (ia->bp)
+			ret = ia->s->ops->proc->finish(ia->bp, res);
+		else if (res)
+			res->exit_code = -1;
+		goto free;
+	}
 
 	if (!ia->done && ia->mode == IA_WS && ia->ws.have_conn &&
 	    !ia->ws.conn.eof) {
@@ -848,6 +903,7 @@ int interactive_finish(struct interactive *ia, struct session_result *res)
 		res->out_total = ia->out_total;
 		res->err_total = ia->err_total;
 	}
+free:
 	json_decref(ia->exit);
 	if (ia->pipe[0] >= 0)
 		close(ia->pipe[0]);

@@ -13,10 +13,12 @@
 #include "http.h"
 #include "json.h"
 #include "proto/grpc-client.h"
+#include "session/interactive.h"
 #include "session/sandboxd.h"
 #include "session/session.h"
 #include "usage.h"
 
+#include <poll.h>
 #include <time.h>
 
 #include "process/v1/process.pb-c.h"
@@ -26,6 +28,8 @@
 /* how long a killed command's Start may take to end, ms */
 #define SANDBOXD_SIGNAL_GRACE_MS 10000
 #define METHOD(m) "/process.v1.ProcessService/" m
+/* stdin in one WriteStdin, bytes */
+#define SANDBOXD_STDIN_CHUNK (64 * 1024)
 
 struct sandboxd {
 	struct grpc_conn *conn;
@@ -142,6 +146,15 @@ struct run_state {
 	int signal_sent;
 	int cancelled;
 	int gave_up; /* the Start call was cancelled by us */
+	/* a command driven step by step (sandboxd_proc_ops) */
+	int interactive;
+	int keep_output;     /* add its output to res (sandboxd_run) */
+	int tty;	     /* Start with a PTY of cols x rows */
+	unsigned cols, rows; /* characters; 0: the server's */
+	struct strbuf inq;   /* stdin not sent yet */
+	int want_eof;	     /* EOF after inq */
+	int resize_pending;  /* cols x rows to send with ResizeTTY */
+	int ctl_failed;	     /* a ResizeTTY or SendSignal failed */
 };
 
 static int start_event(const uint8_t *msg, size_t len, void *data)
@@ -169,8 +182,9 @@ static int start_event(const uint8_t *msg, size_t len, void *data)
 		ProtobufCBinaryData *b =
 			stream == 1 ? &ev->stdout : &ev->stderr;
 
-		session_result_add_output(r->res, stream, (const char *)b->data,
-					  b->len);
+		if (r->keep_output)
+			session_result_add_output(
+				r->res, stream, (const char *)b->data, b->len);
 		if (r->e->on_output &&
 		    r->e->on_output(stream, (const char *)b->data, b->len,
 				    r->e->data) < 0)
@@ -212,6 +226,15 @@ static void aux_close(const struct grpc_status *st, void *data)
 	}
 }
 
+/* the end of a SendSignal or ResizeTTY: stdin may be in flight */
+static void ctl_close(const struct grpc_status *st, void *data)
+{
+	struct run_state *r = data;
+
+	if (st->code != GRPC_STATUS_OK && !r->exited)
+		r->ctl_failed = 1;
+}
+
 static void send_stdin(struct run_state *r)
 {
 	Process__V1__WriteStdinRequest req;
@@ -224,7 +247,19 @@ static void send_stdin(struct run_state *r)
 	google__protobuf__empty__init(&eof);
 
 	req.process_id = r->pid;
-	if (r->stdin_step == 0 && r->e->stdin_data && r->e->stdin_len) {
+	if (r->interactive && r->inq.len) {
+		req.payload_case =
+			PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_INPUT;
+		req.input.data = (uint8_t *)r->inq.buf;
+		req.input.len = r->inq.len < SANDBOXD_STDIN_CHUNK
+					? r->inq.len
+					: SANDBOXD_STDIN_CHUNK;
+	} else if (r->interactive) {
+		req.payload_case =
+			PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_EOF;
+		req.eof = &eof;
+		r->stdin_step = 2;
+	} else if (r->stdin_step == 0 && r->e->stdin_data && r->e->stdin_len) {
 		req.payload_case =
 			PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_INPUT;
 		req.input.data = (uint8_t *)r->e->stdin_data;
@@ -241,13 +276,17 @@ static void send_stdin(struct run_state *r)
 	process__v1__write_stdin_request__pack(&req, buf);
 	if (grpc_call_start(r->conn, METHOD("WriteStdin"), buf, len, &cb) > 0)
 		r->stdin_inflight = 1;
+	if (req.payload_case ==
+		    PROCESS__V1__WRITE_STDIN_REQUEST__PAYLOAD_INPUT &&
+	    r->interactive)
+		strbuf_remove(&r->inq, 0, req.input.len);
 	free(buf);
 }
 
 static void send_signal(struct run_state *r, Process__V1__Signal sig)
 {
 	Process__V1__SendSignalRequest req;
-	struct grpc_call_cb cb = { NULL, aux_close, r };
+	struct grpc_call_cb cb = { NULL, ctl_close, r };
 	uint8_t buf[32];
 
 	process__v1__send_signal_request__init(&req);
@@ -277,6 +316,7 @@ static int start_call(struct run_state *r)
 	Process__V1__ProcessConfig__EnvVarsEntry *envs = NULL, **envp = NULL;
 	char *argv[] = { "sh", "-c", (char *)r->e->command };
 	struct grpc_call_cb cb = { start_event, start_close, r };
+	Process__V1__PTY pty;
 	size_t nr_env = 0, len;
 	uint8_t *buf;
 	int id;
@@ -306,6 +346,12 @@ static int start_call(struct run_state *r)
 	cfg.n_env_vars = nr_env;
 	cfg.env_vars = envp;
 	req.config = &cfg;
+	if (r->tty) {
+		process__v1__pty__init(&pty);
+		pty.cols = r->cols ? r->cols : 80;
+		pty.rows = r->rows ? r->rows : 24;
+		req.pty = &pty;
+	}
 	len = process__v1__start_request__get_packed_size(&req);
 	buf = xmalloc(len);
 	process__v1__start_request__pack(&req, buf);
@@ -324,7 +370,9 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 		 struct session_result *res)
 {
 	struct sandboxd *sd = s->backend;
-	struct run_state r = { .conn = sd->conn, .e = e, .res = res };
+	struct run_state r = {
+		.conn = sd->conn, .e = e, .res = res, .keep_output = 1
+	};
 	int64_t t0 = mono_ms();
 	int id;
 	int64_t deadline = e->timeout_ms > 0 ? t0 + e->timeout_ms : 0;
@@ -414,3 +462,221 @@ out:
 	grpc_status_release(&r.aux_st);
 	return ret;
 }
+
+/* ---- a command driven step by step: -i, -t ---- */
+
+struct sandboxd_proc {
+	struct run_state r;
+	struct session_exec e;
+	struct session_result res; /* exit_code and reason only */
+	int64_t t0, deadline;	   /* ms, monotonic; deadline 0: none */
+	int id;			   /* the Start call's stream */
+};
+
+static void *proc_start(struct session *s, const struct interactive_opts *o)
+{
+	struct sandboxd *sd = s->backend;
+	struct sandboxd_proc *p = xcalloc(1, sizeof(*p));
+
+	p->e.command = o->command;
+	p->e.env = o->env;
+	p->e.cwd = o->cwd;
+	p->e.on_output = o->on_output;
+	p->e.data = o->data;
+	p->e.cancel = o->cancel;
+	session_result_init(&p->res);
+	p->res.exit_code = -1;
+	p->r.conn = sd->conn;
+	p->r.e = &p->e;
+	p->r.res = &p->res;
+	p->r.interactive = 1;
+	p->r.tty = o->tty;
+	p->r.cols = o->cols;
+	p->r.rows = o->rows;
+	strbuf_init(&p->r.inq, 0);
+	grpc_status_init(&p->r.start_st);
+	grpc_status_init(&p->r.aux_st);
+	p->t0 = mono_ms();
+	p->deadline = o->timeout_ms > 0 ? p->t0 + o->timeout_ms : 0;
+	p->id = start_call(&p->r);
+	if (p->id < 0) {
+		strbuf_release(&p->r.inq);
+		grpc_status_release(&p->r.start_st);
+		grpc_status_release(&p->r.aux_st);
+		session_result_release(&p->res);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static size_t proc_write(void *data, const void *buf, size_t len)
+{
+	struct sandboxd_proc *p = data;
+	size_t room, n;
+
+	if (p->r.want_eof || p->r.start_done)
+		return 0;
+	room = p->r.inq.len < INTERACTIVE_QUEUE
+		       ? INTERACTIVE_QUEUE - p->r.inq.len
+		       : 0;
+	n = len < room ? len : room;
+	strbuf_add(&p->r.inq, buf, n);
+	return n;
+}
+
+static int proc_can_write(void *data)
+{
+	struct sandboxd_proc *p = data;
+
+	return !p->r.want_eof && !p->r.start_done &&
+	       p->r.inq.len < INTERACTIVE_QUEUE;
+}
+
+static void proc_eof(void *data)
+{
+	struct sandboxd_proc *p = data;
+
+	p->r.want_eof = 1;
+}
+
+static void proc_resize(void *data, unsigned cols, unsigned rows)
+{
+	struct sandboxd_proc *p = data;
+
+	p->r.cols = cols;
+	p->r.rows = rows;
+	p->r.resize_pending = 1;
+}
+
+static void send_resize(struct run_state *r)
+{
+	Process__V1__ResizeTTYRequest req;
+	struct grpc_call_cb cb = { NULL, ctl_close, r };
+	uint8_t buf[32];
+
+	process__v1__resize_ttyrequest__init(&req);
+	req.process_id = r->pid;
+	req.cols = r->cols;
+	req.rows = r->rows;
+	r->resize_pending = 0;
+	if (process__v1__resize_ttyrequest__get_packed_size(&req) > sizeof(buf))
+		return;
+	grpc_call_start(r->conn, METHOD("ResizeTTY"), buf,
+			process__v1__resize_ttyrequest__pack(&req, buf), &cb);
+}
+
+static void proc_signal(void *data, const char *name)
+{
+	struct sandboxd_proc *p = data;
+	Process__V1__Signal sig;
+
+	if (!strcmp(name, "INT"))
+		sig = PROCESS__V1__SIGNAL__SIGNAL_SIGINT;
+	else if (!strcmp(name, "TERM"))
+		sig = PROCESS__V1__SIGNAL__SIGNAL_SIGTERM;
+	else if (!strcmp(name, "KILL"))
+		sig = PROCESS__V1__SIGNAL__SIGNAL_SIGKILL;
+	else
+		return; /* the only signals of the proto */
+	if (p->r.pid && !p->r.exited)
+		send_signal(&p->r, sig);
+}
+
+/* what is due: stdin, a resize, the timeout's SIGKILL */
+static void proc_pump(struct sandboxd_proc *p)
+{
+	struct run_state *r = &p->r;
+
+	if (!r->pid || r->exited)
+		return;
+	if (!r->stdin_inflight && r->stdin_step < 2 &&
+	    (r->inq.len || r->want_eof))
+		send_stdin(r);
+	if (r->tty && r->resize_pending)
+		send_resize(r);
+	if (p->deadline && mono_ms() >= p->deadline && !r->signal_sent) {
+		p->res.reason = "timeout";
+		send_signal(r, PROCESS__V1__SIGNAL__SIGNAL_SIGKILL);
+	}
+}
+
+static int proc_step(void *data, int wait_ms, struct pollfd *extra,
+		     unsigned nr_extra)
+{
+	struct sandboxd_proc *p = data;
+	struct pollfd pfd[8];
+	unsigned n = nr_extra < 7 ? nr_extra : 7;
+
+	if (p->r.start_done)
+		return 0;
+	proc_pump(p);
+	pfd[0].fd = grpc_conn_fd(p->r.conn);
+	pfd[0].events =
+		POLLIN | (grpc_conn_want_write(p->r.conn) ? POLLOUT : 0);
+	pfd[0].revents = 0;
+	for (unsigned i = 0; i < n; i++) {
+		pfd[i + 1] = extra[i];
+		pfd[i + 1].revents = 0;
+	}
+	if (poll(pfd, n + 1, wait_ms) < 0 && errno != EINTR)
+		return error_errno("poll");
+	for (unsigned i = 0; i < n; i++)
+		extra[i].revents = pfd[i + 1].revents;
+	if (grpc_conn_step(p->r.conn, 0) < 0)
+		return -1;
+	if (p->r.cancelled)
+		return -1; /* on_output stopped it */
+	proc_pump(p);
+	if (!p->r.start_done)
+		return 1;
+	if (p->r.start_st.code != GRPC_STATUS_OK)
+		return error("sandboxd Start failed: %s (gRPC status %d)",
+			     p->r.start_st.message.buf, p->r.start_st.code);
+	if (!p->r.exited)
+		return error("sandboxd ended Start without an exit event");
+	return 0;
+}
+
+static int proc_finish(void *data, struct session_result *res)
+{
+	struct sandboxd_proc *p = data;
+	int64_t until = mono_ms() + SANDBOXD_SIGNAL_GRACE_MS;
+	int ret = p->r.exited ? 0 : -1;
+
+	if (!p->r.start_done) {
+		/* given up on: end the process, then the call */
+		if (p->r.pid && !p->r.signal_sent)
+			send_signal(&p->r, PROCESS__V1__SIGNAL__SIGNAL_SIGKILL);
+		grpc_call_cancel(p->r.conn, p->id);
+	}
+	while (grpc_conn_open_calls(p->r.conn) && mono_ms() < until &&
+	       grpc_conn_step(p->r.conn, 100) >= 0)
+		;
+	if (res) {
+		res->exit_code = p->r.exited ? p->res.exit_code : -1;
+		res->reason = p->r.exited ? p->res.reason : "cancelled";
+		if (p->res.reason && !strcmp(p->res.reason, "timeout")) {
+			res->reason = "timeout";
+			res->exit_code = -1;
+		}
+		res->duration_ms = mono_ms() - p->t0;
+	}
+	strbuf_release(&p->r.inq);
+	grpc_status_release(&p->r.start_st);
+	grpc_status_release(&p->r.aux_st);
+	session_result_release(&p->res);
+	free(p);
+	return ret;
+}
+
+const struct backend_proc_ops sandboxd_proc_ops = {
+	.start = proc_start,
+	.write = proc_write,
+	.can_write = proc_can_write,
+	.eof = proc_eof,
+	.resize = proc_resize,
+	.signal = proc_signal,
+	.step = proc_step,
+	.finish = proc_finish,
+};

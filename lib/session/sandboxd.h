@@ -38,6 +38,44 @@ int sandboxd_open(struct session *s, const char *url,
 int sandboxd_run(struct session *s, const struct session_exec *e,
 		 struct session_result *res);
 
+/*
+ * Files through sandboxd's REST files API (lib/session/sandboxd-files.c;
+ * filesystem.yaml of agent-sandbox v1.0.3), the url backend's ops of a
+ * sandboxd URL (struct backend_ops write_files, push, fetch_archive):
+ *
+ * sandboxd_write_files(): PUT each of the nr files (mode 0644).
+ * sandboxd_push(): session_push() file by file: each regular file
+ * PUT with its mode & 0777, streamed from its descriptor; directories
+ * made as the parents of their files (an empty one by a placeholder
+ * file put and removed); a symlink is refused ("sandboxd's files API
+ * cannot make symlinks"), other types skipped with a warning.
+ * sandboxd_fetch_archive(): session_fetch_archive() from listings: a
+ * tar of path ("" the root) with the modes, sizes and mtimes the
+ * listings give, each file streamed into fd as it arrives.
+ *
+ * Each returns 0, (fetch) 1 when cancelled, or -1 with error(): the
+ * server's answer (403 "sandboxd refuses paths outside its root", 404
+ * "no such file or directory"), a file that changed size while it was
+ * read, an archive over max_bytes, a failed write to fd.
+ */
+int sandboxd_write_files(struct session *s, const struct session_file *files,
+			 size_t nr);
+int sandboxd_push(struct session *s, const char *const *paths, size_t nr,
+		  const char *dir);
+int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
+			   uint64_t max_bytes, volatile sig_atomic_t *cancel);
+
+/*
+ * Interactive commands (gosbx exec -i/-t, the REPL's shell) through
+ * ProcessService.Start, as sandboxd_run() runs them, with a PTY of the
+ * asked size when o->tty (StartRequest.pty; 80 x 24 when 0), stdin by
+ * WriteStdin in order (one call at a time, 64 KiB each, then EOF),
+ * resizes by ResizeTTY, signals by SendSignal (INT, TERM, KILL: the
+ * proto's only ones), the timeout by SIGKILL. The url backend's proc
+ * op of a sandboxd URL (struct backend_proc_ops).
+ */
+extern const struct backend_proc_ops sandboxd_proc_ops;
+
 /* Free what sandboxd_open() set in s->backend. */
 void sandboxd_close(struct session *s);
 

@@ -981,7 +981,7 @@ int session_execute(struct session *s, const struct session_exec *e,
 	for (size_t i = 0; i < e->nr_files; i++)
 		if (session_check_path(e->files[i].path) < 0)
 			return -1;
-	if (s->ops->run && e->nr_files)
+	if (s->ops->run && e->nr_files && !s->ops->write_files)
 		return error("the server of '%s' (%s) cannot take files "
 			     "with a command",
 			     s->claim, s->server ? s->server : s->ops->name);
@@ -989,7 +989,9 @@ int session_execute(struct session *s, const struct session_exec *e,
 	if (e->nr_files) {
 		if (e->on_phase)
 			e->on_phase("writing files", e->data);
-		if (write_files(s, e) < 0)
+		if (s->ops->write_files
+			    ? s->ops->write_files(s, e->files, e->nr_files) < 0
+			    : write_files(s, e) < 0)
 			return -1;
 	}
 	if (e->cancel && *e->cancel) {
@@ -1065,6 +1067,8 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
 	if (dl_archive_error())
 		return error("%s", dl_archive_error());
 	touch(s);
+	if (s->ops->push)
+		return s->ops->push(s, paths, nr, dir);
 	if (!(s->features & SESSION_FEAT_ARCHIVE)) {
 		struct strbuf tar = STRBUF_INIT;
 
@@ -1125,6 +1129,13 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 	struct fd_sink sink = { fd, 0, max_bytes, 0 };
 	int ret = 0, rc;
 
+	if (s->ops->fetch_archive) {
+		if (path && *path && strcmp(path, ".") &&
+		    session_check_path(path) < 0)
+			return -1;
+		return s->ops->fetch_archive(s, path && *path ? path : "", fd,
+					     max_bytes, cancel);
+	}
 	if (!(s->features & SESSION_FEAT_ARCHIVE))
 		return error("the runtime of claim '%s' cannot send archives "
 			     "(no extension 'archive': not a gosbx-runtime?)",

@@ -133,6 +133,7 @@ struct session_opts {
 #define SESSION_FEAT_JOBS (1u << 9)
 
 struct backend_ops;
+struct backend_proc_ops;
 struct check_list;
 struct claims_query;
 struct doctor_opts;
@@ -607,6 +608,26 @@ struct backend_ops {
 	 */
 	int (*run)(struct session *s, const struct session_exec *e,
 		   struct session_result *res);
+	/*
+	 * The backend moves files itself (sandboxd's REST files API,
+	 * lib/session/sandboxd.h) instead of the runtime API's archive
+	 * and /upload: write_files writes a command's files
+	 * (session_execute()), push is session_push(), fetch_archive is
+	 * session_fetch_archive(); each with the arguments, answers and
+	 * errors of that function. NULL: the runtime API.
+	 */
+	int (*write_files)(struct session *s, const struct session_file *files,
+			   size_t nr);
+	int (*push)(struct session *s, const char *const *paths, size_t nr,
+		    const char *dir);
+	int (*fetch_archive)(struct session *s, const char *path, int fd,
+			     uint64_t max_bytes, volatile sig_atomic_t *cancel);
+	/*
+	 * The backend drives an interactive command itself (sandboxd's
+	 * Start with WriteStdin, ResizeTTY, SendSignal): interactive_open()
+	 * uses it instead of the runtime's channel. NULL: the runtime's.
+	 */
+	const struct backend_proc_ops *proc;
 	/* delete the claim; 0 or -1 */
 	int (*destroy)(struct session *s);
 	/* drop the connection but keep the claim; may be NULL */
@@ -676,6 +697,33 @@ struct backend_ops {
 	 * owner (session_gone()). NULL: the backend cannot tell.
 	 */
 	int (*gone)(struct session *s, struct strbuf *why);
+};
+
+/*
+ * An interactive command of a backend (struct backend_ops.proc), for
+ * lib/session/interactive.c, which gives each call the meaning of the
+ * interactive_*() function of the same name (session/interactive.h):
+ * start (o as interactive_open(); the state, or NULL with error()),
+ * write (bytes queued, 0 when full), can_write, eof, resize (cols x
+ * rows characters), signal ("INT", "TERM", "KILL"), step (poll the
+ * backend's connection and extra for up to wait_ms: 0 when the command
+ * ended, 1 while it runs, -1 with error() when the connection broke)
+ * and finish (the exit code, reason and duration into res, which may
+ * be NULL; a command still running is killed; frees the state; 0 when
+ * the command exited, else -1).
+ */
+struct interactive_opts;
+struct pollfd;
+struct backend_proc_ops {
+	void *(*start)(struct session *s, const struct interactive_opts *o);
+	size_t (*write)(void *p, const void *buf, size_t len);
+	int (*can_write)(void *p);
+	void (*eof)(void *p);
+	void (*resize)(void *p, unsigned cols, unsigned rows);
+	void (*signal)(void *p, const char *name);
+	int (*step)(void *p, int wait_ms, struct pollfd *extra,
+		    unsigned nr_extra);
+	int (*finish)(void *p, struct session_result *res);
 };
 
 extern const struct backend_ops backend_local;
