@@ -129,8 +129,9 @@ sed "s|^apiVersion: extensions.agents.x-k8s.io/v1beta1$|apiVersion: extensions.a
 if test -z "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
 	test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}" &&
 	command -v go >/dev/null 2>&1; then
-	_ku_dir=$(cd "$TRASH_DIRECTORY" && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
-		go mod download -json sigs.k8s.io/agent-sandbox@v0.4.6 2>/dev/null |
+	_ku_dir=$(cd "$TRASH_DIRECTORY" &&
+		test_real_go mod download -json sigs.k8s.io/agent-sandbox@v0.4.6 \
+		2>/dev/null |
 		python3 -c 'import json, sys; print(json.load(sys.stdin).get("Dir", ""))' \
 		2>/dev/null)
 	_ku_dir=$_ku_dir/clients/python/agentic-sandbox-client/sandbox-router

@@ -24,8 +24,8 @@
 # sbd_build builds upstream's daemon from the Go module
 # sigs.k8s.io/agent-sandbox@$SBD_VERSION (packages/sandboxd/cmd/sandboxd)
 # with the go command (its modules through its proxy: `go env GOPROXY`;
-# the module cache and build cache of the real home, so a second run
-# builds nothing) into a cache keyed by the version:
+# the module cache and build cache of the real user: test_real_go, so
+# a second build compiles nothing) into a cache keyed by the version:
 # $TEST_CACHE/sandboxd-$SBD_VERSION/sandboxd (test-lib.sh; SBD_BIN once
 # built).
 # SANDBOXD_BIN=<path> uses a given binary instead.
@@ -55,11 +55,10 @@ sbd_build() {
 	_sbd_mod=$(mktemp -d "$SBD_CACHE/build.XXXXXX") || return 1
 	(
 		cd "$_sbd_mod" &&
-		HOME=$TEST_REAL_HOME && export HOME &&
 		unset GOPATH GOCACHE GOMODCACHE &&
-		go mod init gosbx.test/sandboxd-build &&
-		go mod edit -require="$SBD_MODULE@$SBD_VERSION" &&
-		GOFLAGS=-mod=mod go build \
+		test_real_go mod init gosbx.test/sandboxd-build &&
+		test_real_go mod edit -require="$SBD_MODULE@$SBD_VERSION" &&
+		test_real_go build -mod=mod \
 			-ldflags="-X $SBD_MODULE/internal/version.gitVersion=$SBD_VERSION" \
 			-o sandboxd "$SBD_MODULE/packages/sandboxd/cmd/sandboxd" &&
 		./sandboxd --version | grep -q "$SBD_VERSION" &&

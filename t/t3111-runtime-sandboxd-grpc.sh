@@ -112,8 +112,7 @@ grpc_expect() {
 
 test_expect_success 'setup: the client builds, the listener answers' '
 	cp -R "$TEST_DIRECTORY/sandboxd-grpc-client" client &&
-	(cd client && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
-		go build -o sandboxd-grpc-client .) &&
+	(cd client && test_real_go build -mod=mod -o sandboxd-grpc-client .) &&
 	port=$(test_free_port) &&
 	echo "127.0.0.1:$port" >grpc.addr &&
 	SANDBOX_GREETING=hi rt_start --sandboxd-grpc="127.0.0.1:$port" &&

@@ -40,8 +40,7 @@ sdk_expect() {
 
 test_expect_success 'setup: the SDK program builds, fake-kube starts' '
 	cp -R "$TEST_DIRECTORY/sandboxd-go-sdk" client &&
-	(cd client && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
-		go build -o sandboxd-go-sdk .) &&
+	(cd client && test_real_go build -mod=mod -o sandboxd-go-sdk .) &&
 	test_free_port >rest.port &&
 	test_free_port >grpc.port &&
 	sdk_pod_template "$(cat rest.port)" "$(cat grpc.port)" \

@@ -35,8 +35,8 @@ test_expect_success 'setup: upstream sandboxd builds at the pinned version' '
 
 test_expect_success 'setup: the suite builds, both servers answer' '
 	cp -R "$TEST_DIRECTORY/sandboxd-conformance" conformance &&
-	(cd conformance && HOME=$TEST_REAL_HOME GOFLAGS=-mod=mod \
-		go build -o sandboxd-conformance .) &&
+	(cd conformance &&
+		test_real_go build -mod=mod -o sandboxd-conformance .) &&
 	conformance/sandboxd-conformance list >cases &&
 	test_line_count -gt 20 cases &&
 	# the metadata case: one variable inside the prefix, one outside

@@ -31,6 +31,8 @@ mkdir -p "$TRASH_DIRECTORY" || exit 1
 # home stays known for the Go module cache, which holds what tests
 # fetch through GOPROXY: t/lib-kube.sh).
 TEST_REAL_HOME=${HOME:-}
+TEST_REAL_XDG_CACHE_HOME=${XDG_CACHE_HOME:-}
+TEST_REAL_XDG_CONFIG_HOME=${XDG_CONFIG_HOME:-}
 HOME="$TRASH_DIRECTORY/home"
 XDG_STATE_HOME="$HOME/.local/state"
 XDG_CACHE_HOME="$HOME/.cache"
@@ -52,6 +54,18 @@ elif test -n "$TEST_REAL_HOME" && test "$TEST_REAL_HOME" != /; then
 else
 	TEST_CACHE=$GOSBX_BUILD_DIR/t
 fi
+
+# test_real_go <go arguments>: the go command of the real user, with
+# that user's module cache, build cache and go env file. HOME alone is
+# not enough: the go command finds its build cache and env file through
+# XDG_CACHE_HOME and XDG_CONFIG_HOME first, which point into the trash
+# directory here, so every build of a test program (upstream sandboxd,
+# the SDK and conformance programs) compiled all its dependencies anew:
+# minutes a script.
+test_real_go() {
+	env HOME="$TEST_REAL_HOME" XDG_CACHE_HOME="$TEST_REAL_XDG_CACHE_HOME" \
+		XDG_CONFIG_HOME="$TEST_REAL_XDG_CONFIG_HOME" go "$@"
+}
 
 # test_lock <name> <seconds>: take the suite-wide lock <name> (a
 # directory t/trash/.<name>.lock holding its owner's pid), waiting at
