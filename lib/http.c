@@ -120,6 +120,7 @@ static void copy_opts(struct http_client_opts *dst,
 	dst->bearer_token = dup_or_null(src->bearer_token);
 	dst->user_agent = dup_or_null(src->user_agent);
 	dst->chunked_bodies = src->chunked_bodies;
+	dst->max_idle_reuse_s = src->max_idle_reuse_s;
 	if (src->headers) {
 		size_t n = 0;
 		char **h;
@@ -437,6 +438,8 @@ static int init_handle(struct http_client *c)
 	SETOPT(h, CURLOPT_WRITEFUNCTION, write_cb);
 	SETOPT(h, CURLOPT_READFUNCTION, read_cb);
 	SETOPT(h, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+	if (c->opts.max_idle_reuse_s > 0)
+		SETOPT(h, CURLOPT_MAXAGE_CONN, c->opts.max_idle_reuse_s);
 	if (getenv("GOSBX_HTTP_TRACE"))
 		SETOPT(h, CURLOPT_VERBOSE, 1L);
 	return 0;

@@ -100,6 +100,18 @@ struct http_client_opts {
 	 * chunked bodies.
 	 */
 	int chunked_bodies;
+	/*
+	 * Seconds a connection may have been idle and still be reused
+	 * (CURLOPT_MAXAGE_CONN); 0: libcurl's 118. For a transport that
+	 * does not pass the server's close on, such as a Kubernetes
+	 * port-forward (the pod side's close reaches no one): a server
+	 * that closed an idle keep-alive connection (uvicorn's default
+	 * after 5 s: the Python sandbox-router of agent-sandbox v0.4) left
+	 * a connection that swallows the next request, whose answer never
+	 * comes. Shorter than the server's keep-alive timeout, such a
+	 * connection is never reused.
+	 */
+	long max_idle_reuse_s;
 };
 
 /*

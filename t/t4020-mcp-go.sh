@@ -425,6 +425,26 @@ test_expect_success 'files and built binaries persist across calls' '
 	no_claims
 '
 
+# A call after a pause longer than the keep-alive of the server in
+# between (the Python sandbox-router of agent-sandbox v0.4 closes an
+# idle connection after 5 s): through a port-forward, which does not
+# pass that close on, the second such reuse of the connection swallowed
+# the request and the call failed 65 s later with "nothing came" (t6667)
+test_expect_success 'a call after an idle pause longer than a keep-alive' '
+	cat >steps <<-\EOF &&
+	{"command":"echo one"}
+	!sh sleep 6
+	{"command":"echo two"}
+	!sh sleep 6
+	{"command":"echo three"}
+	EOF
+	mcp &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\ntwo\n" >expect &&
+	check_text 3 expect &&
+	printf "exit=0  (D)\n\n$rule stdout $rule\nthree\n" >expect &&
+	check_text 5 expect
+'
+
 test_expect_success GO 'the seed flows: run, build and re-run, packages, errors' '
 	cat >steps <<-\EOF &&
 	{"files":{"go.mod":"module x\ngo 1.19\n","main.go":"package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the sandbox\") }\n"},"command":"go run main.go"}

@@ -576,6 +576,13 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 			goto out;
 	}
 	ho.unix_socket = sock.len ? sock.buf : NULL;
+	/*
+	 * The port-forward does not pass the router's close of an idle
+	 * connection on (lib/http.h): the Python router (v0.4) closes
+	 * after 5 s of keep-alive, so reuse only what was idle less
+	 */
+	if (sock.len)
+		ho.max_idle_reuse_s = 2;
 	ho.connect_timeout_ms = 30000;
 	ho.headers = kb->headers.v;
 	/* golang/go#40747 in the Go sandbox-router: lib/http.h */
