@@ -403,6 +403,7 @@ static void start_failed_at(struct exec_proc *p, const char *what, int stage,
 	p->res.err_total = p->res.err.len;
 	p->res.exit_code = -1;
 	p->res.reason = "start_failed";
+	p->res.start_errno = err;
 	p->res.duration_ms = (int64_t)((monotonic_us() - p->start_us) / 1000);
 	p->pid = -1;
 	store_int(&p->reaped, 1);

@@ -178,6 +178,12 @@ struct exec_result {
 	int out_truncated; /* bytes were dropped from out */
 	int err_truncated;
 	/*
+	 * reason "start_failed": the errno of what failed (ENOENT for a
+	 * missing cwd, EACCES for one that may not be entered, ...),
+	 * else 0
+	 */
+	int start_errno;
+	/*
 	 * The shell exited but a process it left still held stdout or
 	 * stderr after wait_delay_ms: its later output goes to
 	 * held_output (a copy of the request's held_output_path; NULL:

@@ -7,8 +7,11 @@
  * HTTP/2 is nghttp2's, the messages protobuf-c's (lib/proto/pb/, checked
  * in); what is ours is gRPC's thin layer between them (gRPC's
  * PROTOCOL-HTTP2.md): a message is a compressed flag byte (0: we
- * accept no compression) and a 4-byte big-endian length, the answer
- * ends with the trailers grpc-status and grpc-message (percent-encoded).
+ * accept no compression, as a grpc-go server without decompressors)
+ * and a 4-byte big-endian length, the answer ends with the trailers
+ * grpc-status and grpc-message (percent-encoded). A call's
+ * grpc-timeout is its command's timeout: past it the command is
+ * killed and the call ends DEADLINE_EXCEEDED.
  *
  * One thread a connection, as libmicrohttpd's, reading and writing its
  * socket through one nghttp2 session; a call is answered when its
@@ -16,7 +19,11 @@
  * at once: the accept loop takes no more until one ends, so the next
  * ones wait in the listen backlog (a gRPC client sees a connection
  * that is slow to start and goes on once it is taken; one closed at
- * once would fail its calls UNAVAILABLE). Out of descriptors
+ * once would fail its calls UNAVAILABLE). So that connections that do
+ * nothing cannot keep the slots, one that has not completed the HTTP/2
+ * handshake after GRPC_HANDSHAKE_MS is closed, and one without a
+ * stream for GRPC_IDLE_MS is sent GOAWAY and closed (the connection's
+ * thread polls with that timeout). Out of descriptors
  * (EMFILE, ENFILE) the loop waits until a connection ends, at most
  * ACCEPT_BACKOFF_MS, instead of trying again at once. The same checks
  * as the runtime's own listeners: the Host (:authority) on TCP and the
@@ -49,6 +56,7 @@
 #include "json.h"
 #include "listen.h"
 #include "log.h"
+#include "parse-options.h"
 #include "quote.h"
 #include "runtime.h"
 #include "strbuf.h"
@@ -79,11 +87,30 @@
 #define START_QUEUE_LIMIT (1 << 20)
 /* the accept loop's longest wait when out of descriptors (ms) */
 #define ACCEPT_BACKOFF_MS 100
+/*
+ * A connection's time to complete the HTTP/2 handshake (the client's
+ * preface and first SETTINGS; ms): gRPC's connection-backoff.md gives
+ * a client MIN_CONNECT_TIMEOUT, 20 s, to connect; grpc-go's server
+ * gives the same step its ConnectionTimeout (120 s), which without a
+ * cap on connections costs it less than one of our 64 slots.
+ * SANDBOX_GRPC_HANDSHAKE_TIMEOUT overrides it.
+ */
+#define GRPC_HANDSHAKE_MS 20000
+/*
+ * How long a connection may stay without a stream before it is ended
+ * (GOAWAY NO_ERROR, then closed; ms): grpc-go's keepalive
+ * MaxConnectionIdle, which has no default there; ours is bounded so
+ * that idle connections cannot keep the 64 slots. A gRPC client opens
+ * a new connection for its next call. SANDBOX_GRPC_IDLE_TIMEOUT
+ * overrides it.
+ */
+#define GRPC_IDLE_MS 300000
 
 /* gRPC status codes (grpc/status.h) */
 enum grpc_code {
 	GRPC_OK = 0,
 	GRPC_INVALID_ARGUMENT = 3,
+	GRPC_DEADLINE_EXCEEDED = 4,
 	GRPC_NOT_FOUND = 5,
 	GRPC_FAILED_PRECONDITION = 9,
 	GRPC_PERMISSION_DENIED = 7,
@@ -98,7 +125,8 @@ static struct grpc_server {
 	int tcp;
 	const char *token;		  /* NULL or "": none */
 	const char *const *allowed_hosts; /* --allow-host, or NULL */
-} srv = { -1, 0, NULL, NULL };
+	int64_t handshake_ms, idle_ms;	  /* GRPC_HANDSHAKE_MS, GRPC_IDLE_MS */
+} srv = { -1, 0, NULL, NULL, GRPC_HANDSHAKE_MS, GRPC_IDLE_MS };
 
 struct call;
 
@@ -109,6 +137,10 @@ struct conn {
 	pthread_mutex_t mu; /* the calls' reply queues and flags */
 	/* the calls with a runner, joined and freed by the connection */
 	struct call *started;
+	/* the connection's thread's own: */
+	int handshaken;	   /* the client's preface and SETTINGS came */
+	int streams;	   /* its open streams (with a struct call) */
+	uint64_t since_ms; /* accepted, or its last stream closed */
 };
 
 /* A process of Start, findable by its id (the shell's pid) */
@@ -142,7 +174,17 @@ struct call {
 	pthread_t runner;
 	struct call *next;
 	struct strbuf path, authority, auth, content_type;
-	struct strbuf body; /* the request's DATA */
+	struct strbuf encoding; /* grpc-encoding */
+	/*
+	 * grpc-timeout: the deadline on monotonic_us()'s clock, 0: none;
+	 * a malformed one fails the call (bad_timeout, the reason in
+	 * message)
+	 */
+	uint64_t deadline_us;
+	int bad_timeout;
+	const char *http_status; /* of an error answer: "200" or "400" */
+	int accept_encoding;	 /* the answer says grpc-accept-encoding */
+	struct strbuf body;	 /* the request's DATA */
 	int too_large;
 	struct strbuf reply; /* the framed answer message(s) */
 	size_t sent;
@@ -180,6 +222,7 @@ static void call_free_now(struct call *c)
 	strbuf_release(&c->authority);
 	strbuf_release(&c->auth);
 	strbuf_release(&c->content_type);
+	strbuf_release(&c->encoding);
 	strbuf_release(&c->body);
 	strbuf_release(&c->reply);
 	strbuf_release(&c->message);
@@ -245,9 +288,21 @@ static int unframe_message(struct call *c, const uint8_t **data, size_t *len)
 		call_fail(c, GRPC_INVALID_ARGUMENT, "no request message");
 		return -1;
 	}
+	/* grpc-go's checkRecvPayload(): another grpc-encoding than
+	 * identity was refused by dispatch() */
+	if (b[0] == 1) {
+		call_fail(c, GRPC_INTERNAL,
+			  "grpc: compressed flag set with identity or empty "
+			  "encoding");
+		return -1;
+	}
 	if (b[0]) {
-		call_fail(c, GRPC_UNIMPLEMENTED,
-			  "compressed messages are not supported");
+		struct strbuf m = STRBUF_INIT;
+
+		strbuf_addf(&m, "grpc: received unexpected payload format %d",
+			    b[0]);
+		call_fail(c, GRPC_INTERNAL, m.buf);
+		strbuf_release(&m);
 		return -1;
 	}
 	n = (size_t)b[1] << 24 | (size_t)b[2] << 16 | (size_t)b[3] << 8 | b[4];
@@ -299,24 +354,36 @@ static int config_to_json(struct call *c, const Process__V1__ProcessConfig *pc,
 }
 
 /*
- * Whether argv0 names an executable file, as execvp() looks for it
- * (the PATH of p's environment, else ours), relative names from p's
- * cwd: upstream answers NOT_FOUND for a command that does not exist,
- * where "exec <argv0>" would exit 127
+ * Whether argv0 names an executable file, as Go's os/exec finds it
+ * (exec.LookPath in the PATH of p's environment, else ours, for a bare
+ * name; a name with a '/' from p's cwd): 0, or the errno upstream's
+ * exec would fail with (ENOENT, EACCES), the text of Go's error in
+ * why. Upstream answers a command that does not start with an error
+ * status, where "exec <argv0>" would exit 126 or 127.
  */
-static int command_found(const char *argv0, const struct exec_params *p)
+static int command_found(const char *argv0, const struct exec_params *p,
+			 struct strbuf *why)
 {
 	const char *path = NULL, *s;
 	struct strbuf f = STRBUF_INIT;
-	int found = 0;
+	struct stat st;
+	int err = ENOENT;
 
 	if (strchr(argv0, '/')) {
 		if (*argv0 != '/')
 			strbuf_addf(&f, "%s/", p->req.cwd);
 		strbuf_addstr(&f, argv0);
-		found = !access(f.buf, X_OK);
+		if (stat(f.buf, &st) < 0)
+			err = errno == ENOTDIR ? ENOENT : errno;
+		else if (S_ISDIR(st.st_mode) || access(f.buf, X_OK) < 0)
+			err = EACCES;
+		else
+			err = 0;
 		strbuf_release(&f);
-		return found;
+		if (err)
+			strbuf_addf(why, "fork/exec %s: %s", argv0,
+				    strerror(err));
+		return err;
 	}
 	for (const char *const *e = p->req.env; e && *e; e++)
 		if (starts_with(*e, "PATH="))
@@ -325,23 +392,54 @@ static int command_found(const char *argv0, const struct exec_params *p)
 		path = getenv("PATH");
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
-	for (s = path; !found; s++) {
+	for (s = path; err; s++) {
 		const char *end = strchrnul(s, ':');
-		struct stat st;
 
 		strbuf_reset(&f);
 		strbuf_add(&f, s, end - s);
 		if (!f.len)
 			strbuf_addch(&f, '.');
 		strbuf_addf(&f, "/%s", argv0);
-		found = !access(f.buf, X_OK) && !stat(f.buf, &st) &&
-			S_ISREG(st.st_mode);
+		if (!access(f.buf, X_OK) && !stat(f.buf, &st) &&
+		    S_ISREG(st.st_mode))
+			err = 0;
 		if (!*end)
 			break;
 		s = end;
 	}
 	strbuf_release(&f);
-	return found;
+	if (err)
+		strbuf_addf(why,
+			    "exec: \"%s\": executable file not found in "
+			    "$PATH",
+			    argv0);
+	return err;
+}
+
+/*
+ * A command that did not start, as upstream's mapCommandError(): err
+ * ENOENT (or ENOTDIR) is NOT_FOUND, EACCES or EPERM PERMISSION_DENIED,
+ * anything else INTERNAL; the message "<what>: command or path not
+ * found: <why>" and so on. what: "failed to execute command" (Execute)
+ * or "failed to start command" (Start).
+ */
+static void fail_start(struct call *c, const char *what, int err,
+		       const char *why)
+{
+	struct strbuf m = STRBUF_INIT;
+	enum grpc_code code = GRPC_INTERNAL;
+
+	if (err == ENOENT || err == ENOTDIR) {
+		code = GRPC_NOT_FOUND;
+		strbuf_addf(&m, "%s: command or path not found: %s", what, why);
+	} else if (err == EACCES || err == EPERM) {
+		code = GRPC_PERMISSION_DENIED;
+		strbuf_addf(&m, "%s: permission denied: %s", what, why);
+	} else {
+		strbuf_addf(&m, "%s: %s", what, why);
+	}
+	call_fail(c, code, m.buf);
+	strbuf_release(&m);
 }
 
 static enum grpc_code code_of_status(unsigned status)
@@ -361,14 +459,16 @@ static enum grpc_code code_of_status(unsigned status)
 
 /*
  * The ProcessConfig pc as exec_params (released by the caller, also
- * on failure); 0, or -1 after call_fail()
+ * on failure); what names the call in the message of a command that
+ * cannot start (fail_start()). 0, or -1 after call_fail().
  */
 static int prepare(struct call *c, const Process__V1__ProcessConfig *pc,
-		   struct exec_params *p)
+		   struct exec_params *p, const char *what)
 {
 	struct request r = { 0 };
 	struct strbuf err = STRBUF_INIT;
 	unsigned status;
+	int ret = -1;
 
 	strbuf_init(&r.body, 0);
 	if (config_to_json(c, pc, &r.body) < 0) {
@@ -381,19 +481,52 @@ static int prepare(struct call *c, const Process__V1__ProcessConfig *pc,
 	}
 	status = parse_exec_body(&r, p, &err);
 	strbuf_release(&r.body);
-	if (status == 400 && starts_with(err.buf, "cwd must be within"))
-		status = 403;
-	if (!status && !command_found(pc->command[0], p)) {
-		status = 404;
-		strbuf_addf(&err,
-			    "failed to execute command: command or path not "
-			    "found: %s",
-			    pc->command[0]);
-	}
-	if (status)
+	if (!status) {
+		int e;
+
+		strbuf_reset(&err);
+		e = command_found(pc->command[0], p, &err);
+		if (e)
+			fail_start(c, what, e, err.buf);
+		else
+			ret = 0;
+	} else if (status == 400 && starts_with(err.buf, "cwd not found")) {
+		/* upstream: os.StartProcess's "chdir <dir>: ..." */
+		strbuf_reset(&err);
+		strbuf_addf(&err, "chdir %s: %s", p->cwd.buf, strerror(ENOENT));
+		fail_start(c, what, ENOENT, err.buf);
+	} else {
+		/* upstream: an escaping cwd is PERMISSION_DENIED */
+		if (status == 400 && starts_with(err.buf, "cwd must be within"))
+			status = 403;
 		call_fail(c, code_of_status(status), err.buf);
+	}
 	strbuf_release(&err);
-	return status ? -1 : 0;
+	return ret;
+}
+
+/* the status of a call past its deadline, as grpc-go's (a context's) */
+static void fail_deadline(struct call *c)
+{
+	call_fail(c, GRPC_DEADLINE_EXCEEDED, "context deadline exceeded");
+}
+
+/*
+ * The time left to c by its grpc-timeout, as exec's timeout_ms (0: it
+ * has none), rounded up; -1 after fail_deadline() once it has passed,
+ * as upstream's Execute and Start check ctx.Err() before they start
+ */
+static int64_t time_left_ms(struct call *c)
+{
+	uint64_t now = monotonic_us();
+
+	if (!c->deadline_us)
+		return 0;
+	if (now >= c->deadline_us) {
+		fail_deadline(c);
+		return -1;
+	}
+	return (int64_t)((c->deadline_us - now + 999) / 1000);
 }
 
 static void wake(int fd)
@@ -526,8 +659,14 @@ static void *start_runner(void *arg)
 	ex.exit_code = res.exit_code;
 	ev.event_case = PROCESS__V1__START_RESPONSE__EVENT_EXIT;
 	ev.exit = &ex;
+	/* past its grpc-timeout (killed): the stream ends with the
+	 * status, no exit event (read by the connection's thread once
+	 * call_finished() says done) */
+	if (!strcmp(res.reason, "timeout"))
+		fail_deadline(c);
+	else
+		start_push(c, &ev);
 	exec_result_release(&res);
-	start_push(c, &ev);
 	free(j->e);
 	exec_params_release(&j->p);
 	free(j);
@@ -553,7 +692,9 @@ static void do_start(struct call *c)
 		return;
 	}
 	j = xcalloc(1, sizeof(*j));
-	if (prepare(c, req->config, &j->p) < 0 || call_pipes(c, 1) < 0) {
+	if (prepare(c, req->config, &j->p, "failed to start command") < 0 ||
+	    (j->p.req.timeout_ms = time_left_ms(c)) < 0 ||
+	    call_pipes(c, 1) < 0) {
 		process__v1__start_request__free_unpacked(req, NULL);
 		exec_params_release(&j->p);
 		free(j);
@@ -579,6 +720,20 @@ static void do_start(struct call *c)
 	j->p.req.poll_extra = &j->pfd;
 	j->p.req.nr_poll_extra = 1;
 	command_start(&j->p, &j->proc);
+	if (exec_pgid(j->proc) < 0) {
+		/* it did not start: an error status, no init (upstream) */
+		struct exec_result res;
+
+		exec_result_init(&res);
+		command_finish(&j->p, j->proc, &res);
+		fail_start(c, "failed to start command", res.start_errno,
+			   res.err.buf);
+		exec_result_release(&res);
+		free(j->e);
+		exec_params_release(&j->p);
+		free(j);
+		return;
+	}
 	j->e->proc = j->proc;
 	j->e->id = exec_pgid(j->proc);
 	process__v1__start_response__init(&ev);
@@ -748,14 +903,11 @@ static void do_execute(struct call *c)
 {
 	Process__V1__ExecuteRequest *req;
 	Process__V1__ExecuteResponse resp;
-	struct request r = { 0 };
 	struct exec_params p;
 	struct exec_result res;
-	struct strbuf err = STRBUF_INIT;
 	const uint8_t *data;
 	size_t len;
-	unsigned status;
-	char *argv0;
+	int rc;
 
 	if (unframe_message(c, &data, &len) < 0)
 		return;
@@ -765,42 +917,28 @@ static void do_execute(struct call *c)
 			  "cannot decode ExecuteRequest");
 		return;
 	}
-	strbuf_init(&r.body, 0);
-	if (config_to_json(c, req->config, &r.body) < 0) {
-		strbuf_release(&r.body);
-		process__v1__execute_request__free_unpacked(req, NULL);
-		return;
-	}
-	argv0 = xstrdup(req->config->command[0]);
+	rc = prepare(c, req->config, &p, "failed to execute command");
 	process__v1__execute_request__free_unpacked(req, NULL);
-	status = parse_exec_body(&r, &p, &err);
-	strbuf_release(&r.body);
-	/* upstream: an escaping cwd is PERMISSION_DENIED */
-	if (status == 400 && starts_with(err.buf, "cwd must be within"))
-		status = 403;
-	if (!status && !command_found(argv0, &p)) {
-		status = 404;
-		strbuf_addf(&err,
-			    "failed to execute command: command or path not "
-			    "found: %s",
-			    argv0);
-	}
-	if (status) {
-		call_fail(c, code_of_status(status), err.buf);
-		strbuf_release(&err);
+	if (rc >= 0)
+		p.req.timeout_ms = time_left_ms(c);
+	if (rc < 0 || p.req.timeout_ms < 0) {
 		exec_params_release(&p);
-		free(argv0);
 		return;
 	}
-	strbuf_release(&err);
-	free(argv0);
 	/* the call's stream closing, or the connection's end, cancels it */
 	p.req.cancel_fd = c->cancel[0];
 	exec_result_init(&res);
 	command_run(&p, &res);
 	exec_params_release(&p);
 	if (!strcmp(res.reason, "start_failed")) {
-		call_fail(c, GRPC_INTERNAL, res.err.buf);
+		fail_start(c, "failed to execute command", res.start_errno,
+			   res.err.buf);
+		exec_result_release(&res);
+		return;
+	}
+	if (!strcmp(res.reason, "timeout")) {
+		/* its grpc-timeout passed: the command was killed */
+		fail_deadline(c);
 		exec_result_release(&res);
 		return;
 	}
@@ -849,7 +987,12 @@ static void start_execute(struct call *c)
 static void dispatch(struct call *c)
 {
 	const char *method;
+	void (*fn)(struct call *) = NULL;
 
+	if (c->bad_timeout) {
+		c->http_status = "400"; /* message: take_timeout() */
+		return;
+	}
 	if (!http_content_type_is(c->content_type.buf, "application/grpc") &&
 	    !starts_with(c->content_type.buf, "application/grpc+proto")) {
 		call_fail(c, GRPC_INVALID_ARGUMENT,
@@ -875,17 +1018,38 @@ static void dispatch(struct call *c)
 		return;
 	}
 	if (!strcmp(method, "Execute"))
-		start_execute(c);
+		fn = start_execute;
 	else if (!strcmp(method, "Start"))
-		do_start(c);
+		fn = do_start;
 	else if (!strcmp(method, "WriteStdin"))
-		do_write_stdin(c);
+		fn = do_write_stdin;
 	else if (!strcmp(method, "SendSignal"))
-		do_send_signal(c);
+		fn = do_send_signal;
 	else if (!strcmp(method, "ResizeTTY"))
-		do_resize(c);
-	else
+		fn = do_resize;
+	if (!fn) {
 		call_fail(c, GRPC_UNIMPLEMENTED, "unknown method");
+		return;
+	}
+	/*
+	 * We decompress nothing: as grpc-go's server without a
+	 * Decompressor for the encoding (processUnaryRPC(), upstream
+	 * registers none), and with the grpc-accept-encoding that
+	 * PROTOCOL-HTTP2.md asks of it ("Compression")
+	 */
+	if (c->encoding.len && strcmp(c->encoding.buf, "identity")) {
+		struct strbuf m = STRBUF_INIT;
+
+		strbuf_addf(&m,
+			    "grpc: Decompressor is not installed for "
+			    "grpc-encoding \"%s\"",
+			    c->encoding.buf);
+		call_fail(c, GRPC_UNIMPLEMENTED, m.buf);
+		strbuf_release(&m);
+		c->accept_encoding = 1;
+		return;
+	}
+	fn(c);
 }
 
 /* grpc-message: percent-encoded outside printable ASCII, and '%' */
@@ -986,11 +1150,13 @@ static int answer(nghttp2_session *s, struct call *c)
 	snprintf(code, sizeof(code), "%d", (int)c->code);
 	percent_encode(&msg, c->message.buf);
 	{
-		nghttp2_nv h[] = { NV(":status", "200"),
+		nghttp2_nv h[] = { NV(":status", c->http_status),
 				   NV("content-type", "application/grpc"),
 				   NV("grpc-status", code),
-				   NV("grpc-message", msg.buf) };
-		rc = nghttp2_submit_response(s, c->stream_id, h, 4, NULL);
+				   NV("grpc-message", msg.buf),
+				   NV("grpc-accept-encoding", "identity") };
+		rc = nghttp2_submit_response(s, c->stream_id, h,
+					     c->accept_encoding ? 5 : 4, NULL);
 	}
 	strbuf_release(&msg);
 	return rc;
@@ -1007,16 +1173,75 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame,
 	c = xcalloc(1, sizeof(*c));
 	c->stream_id = frame->hd.stream_id;
 	c->conn = user_data;
+	c->conn->streams++;
 	c->cancel[0] = c->cancel[1] = c->kick[0] = c->kick[1] = -1;
 	strbuf_init(&c->path, 0);
 	strbuf_init(&c->authority, 0);
 	strbuf_init(&c->auth, 0);
 	strbuf_init(&c->content_type, 0);
+	strbuf_init(&c->encoding, 0);
+	c->http_status = "200";
 	strbuf_init(&c->body, 0);
 	strbuf_init(&c->reply, 0);
 	strbuf_init(&c->message, 0);
 	nghttp2_session_set_stream_user_data(s, c->stream_id, c);
 	return 0;
+}
+
+/*
+ * grpc-timeout (PROTOCOL-HTTP2.md: TimeoutValue, at most 8 digits, and
+ * TimeoutUnit: H, M, S, m, u, n), as grpc-go's decodeTimeout(): the
+ * deadline runs from the request's headers. A malformed value fails
+ * the call INTERNAL with HTTP status 400 (grpc-go's writeEarlyAbort()),
+ * its message grpc-go's.
+ */
+static void take_timeout(struct call *c, const char *v, size_t len)
+{
+	static const struct {
+		char unit;
+		uint64_t us;
+	} units[] = { { 'H', 3600000000ull }, { 'M', 60000000ull },
+		      { 'S', 1000000ull },    { 'm', 1000ull },
+		      { 'u', 1ull },	      { 'n', 0 } };
+	struct strbuf m = STRBUF_INIT;
+	uint64_t n = 0, us;
+	size_t i, u;
+
+	strbuf_addstr(&m, "malformed grpc-timeout: ");
+	if (len < 2 || len > 9) {
+		strbuf_addf(&m, "transport: timeout string is too %s: \"%.*s\"",
+			    len < 2 ? "short" : "long", (int)len, v);
+		goto bad;
+	}
+	for (u = 0; u < ARRAY_SIZE(units) && units[u].unit != v[len - 1]; u++)
+		;
+	if (u == ARRAY_SIZE(units)) {
+		strbuf_addf(&m,
+			    "transport: timeout unit is not recognized: "
+			    "\"%.*s\"",
+			    (int)len, v);
+		goto bad;
+	}
+	for (i = 0; i < len - 1; i++) {
+		if (v[i] < '0' || v[i] > '9') {
+			strbuf_addf(&m,
+				    "strconv.ParseUint: parsing \"%.*s\": "
+				    "invalid syntax",
+				    (int)len - 1, v);
+			goto bad;
+		}
+		n = n * 10 + (v[i] - '0');
+	}
+	/* nanoseconds: rounded up to a microsecond */
+	us = units[u].us ? n * units[u].us : (n + 999) / 1000;
+	c->deadline_us = monotonic_us() + us;
+	c->bad_timeout = 0;
+	strbuf_release(&m);
+	return;
+bad:
+	c->bad_timeout = 1;
+	call_fail(c, GRPC_INTERNAL, m.buf);
+	strbuf_release(&m);
 }
 
 static int on_header(nghttp2_session *s, const nghttp2_frame *frame,
@@ -1037,6 +1262,10 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame,
 		to = &c->auth;
 	else if (namelen == 12 && !memcmp(name, "content-type", 12))
 		to = &c->content_type;
+	else if (namelen == 13 && !memcmp(name, "grpc-encoding", 13))
+		to = &c->encoding;
+	else if (namelen == 12 && !memcmp(name, "grpc-timeout", 12))
+		take_timeout(c, (const char *)value, valuelen);
 	if (to) {
 		strbuf_reset(to);
 		strbuf_add(to, value, valuelen);
@@ -1063,6 +1292,8 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame,
 {
 	struct call *c;
 
+	if (frame->hd.type == NGHTTP2_SETTINGS)
+		((struct conn *)user_data)->handshaken = 1;
 	if ((frame->hd.type != NGHTTP2_HEADERS &&
 	     frame->hd.type != NGHTTP2_DATA) ||
 	    !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
@@ -1081,6 +1312,10 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id,
 	struct call *c = nghttp2_session_get_stream_user_data(s, stream_id);
 
 	if (c) {
+		struct conn *cn = user_data;
+
+		if (!--cn->streams)
+			cn->since_ms = monotonic_ms();
 		nghttp2_session_set_stream_user_data(s, stream_id, NULL);
 		if (c->streaming)
 			cancel_call(c); /* freed by reap_calls() */
@@ -1147,6 +1382,43 @@ static void reap_calls(struct conn *cn, int all)
 	}
 }
 
+/*
+ * The poll timeout (ms, -1: none) of connection cn by its deadlines:
+ * the handshake's, then that of being without a stream. 0 when one
+ * has passed: *handshake says which.
+ */
+static int conn_timeout(struct conn *cn, int *handshake)
+{
+	int64_t limit, left;
+
+	*handshake = !cn->handshaken;
+	if (*handshake)
+		limit = srv.handshake_ms;
+	else if (!cn->streams)
+		limit = srv.idle_ms;
+	else
+		return -1;
+	left = (int64_t)(cn->since_ms + limit) - (int64_t)monotonic_ms();
+	if (left <= 0)
+		return 0;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/*
+ * The connection's deadline passed: one that never completed its
+ * handshake is closed (as grpc-go's), an idle one is told GOAWAY
+ * NO_ERROR first, so that its client knows to reconnect. Logged.
+ */
+static void conn_expire(nghttp2_session *s, int handshake)
+{
+	log_msg(LOG_INFO,
+		handshake ? "sandboxd grpc handshake timeout"
+			  : "sandboxd grpc idle connection closed",
+		NULL, NULL);
+	if (!handshake)
+		nghttp2_session_terminate_session(s, NGHTTP2_NO_ERROR);
+}
+
 /* the HTTP/2 session of connection cn until it ends */
 static void serve_session(nghttp2_session *s, struct conn *cn)
 {
@@ -1154,6 +1426,7 @@ static void serve_session(nghttp2_session *s, struct conn *cn)
 
 	while (nghttp2_session_want_read(s) || nghttp2_session_want_write(s)) {
 		ssize_t n;
+		int timeout, handshake, ready;
 
 		struct pollfd pfd[2] = { { cn->fd, POLLIN, 0 },
 					 { cn->wake[0], POLLIN, 0 } };
@@ -1164,8 +1437,16 @@ static void serve_session(nghttp2_session *s, struct conn *cn)
 		if (!nghttp2_session_want_read(s) &&
 		    !nghttp2_session_want_write(s))
 			break;
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		timeout = conn_timeout(cn, &handshake);
+		ready = timeout ? poll(pfd, 2, timeout) : 0;
+		if (ready < 0 && errno != EINTR)
 			break;
+		if (!ready) {
+			conn_expire(s, handshake);
+			if (handshake)
+				break;
+			continue;
+		}
 		if (pfd[1].revents) {
 			resume_streams(s, cn);
 			continue;
@@ -1203,7 +1484,10 @@ static void conn_slot_release(void)
 static void *serve_connection(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
-	struct conn cn = { fd, { -1, -1 }, PTHREAD_MUTEX_INITIALIZER, NULL };
+	struct conn cn = { .fd = fd,
+			   .wake = { -1, -1 },
+			   .mu = PTHREAD_MUTEX_INITIALIZER,
+			   .since_ms = monotonic_ms() };
 	nghttp2_session_callbacks *cb;
 	nghttp2_session *s = NULL;
 	nghttp2_settings_entry iv[] = {
@@ -1366,11 +1650,41 @@ static void *accept_loop(void *arg)
 	return NULL;
 }
 
+/*
+ * A duration of the environment (Go's form, parse_duration_ms()) into
+ * *ms, unless it is unset or empty; 0, or -1 logged
+ */
+static int env_duration(const char *name, int64_t *ms)
+{
+	const char *v = getenv(name);
+	int64_t d;
+
+	if (!v || !*v)
+		return 0;
+	if (parse_duration_ms(v, &d) < 0 || d <= 0) {
+		struct log_line ll;
+
+		if (log_begin(&ll, LOG_ERROR, "bad duration")) {
+			log_str(&ll, "variable", name);
+			log_str(&ll, "value", v);
+			log_end(&ll);
+		}
+		return -1;
+	}
+	*ms = d;
+	return 0;
+}
+
 int grpc_start(const char *addr, const char *token,
 	       const char *const *allowed_hosts, struct listen_info *li)
 {
 	pthread_t t;
 	pthread_condattr_t ca;
+
+	if (env_duration("SANDBOX_GRPC_HANDSHAKE_TIMEOUT", &srv.handshake_ms) <
+		    0 ||
+	    env_duration("SANDBOX_GRPC_IDLE_TIMEOUT", &srv.idle_ms) < 0)
+		return -1;
 
 	srv.fd = listen_address(addr, NULL, 256, li);
 	if (srv.fd < 0) {

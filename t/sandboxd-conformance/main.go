@@ -52,6 +52,7 @@ import (
 
 type env struct {
 	rest string
+	addr string // the gRPC listener, for the cases that speak HTTP/2 themselves
 	root string
 	pc   processv1.ProcessServiceClient
 	ctx  context.Context
@@ -88,6 +89,11 @@ var cases = []testCase{
 	{"start-pty-resize", caseStartPty},
 	{"process-not-found", caseNotFound},
 	{"signal-invalid", caseSignalInvalid},
+	{"start-errors", caseStartErrors},
+	{"compressed-request", caseCompressed},
+	{"grpc-timeout-malformed", caseTimeoutMalformed},
+	{"execute-deadline", caseExecuteDeadline},
+	{"start-deadline", caseStartDeadline},
 }
 
 func main() {
@@ -145,7 +151,7 @@ func dial(addr string) processv1.ProcessServiceClient {
 func run(rest, grpcAddr, root string, names []string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	e := &env{rest: strings.TrimRight(rest, "/"), root: root,
+	e := &env{rest: strings.TrimRight(rest, "/"), addr: grpcAddr, root: root,
 		pc: dial(grpcAddr), ctx: ctx}
 	byName := map[string]testCase{}
 	for _, c := range cases {
@@ -777,6 +783,14 @@ func caseExecuteErrors(e *env) error {
 	_, err = e.execute(cfg("no-such-command-conformance"))
 	if err := expectCode(err, codes.NotFound); err != nil {
 		return fmt.Errorf("unknown command: %v", err)
+	}
+	// os/exec cannot chdir: "chdir <dir>: no such file or directory"
+	c := cfg("true")
+	nodir := "no-such-dir-conformance"
+	c.Cwd = &nodir
+	_, err = e.execute(c)
+	if err := expectCode(err, codes.NotFound); err != nil {
+		return fmt.Errorf("missing cwd: %v", err)
 	}
 	return nil
 }
