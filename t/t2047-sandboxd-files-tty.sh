@@ -188,6 +188,30 @@ test_expect_success 'setup: gosbx-runtime with sandboxd listeners' '
 '
 files_checks gs
 
+# gosbx-runtime ends a gRPC connection idle for its idle timeout (GOAWAY,
+# Documentation/gosbx-runtime.txt); the REPL's next line connects again
+test_expect_success 'the REPL connects again after an idle connection ended' '
+	{
+		SANDBOX_GRPC_IDLE_TIMEOUT=1s && export SANDBOX_GRPC_IDLE_TIMEOUT &&
+		sbd_start_gosbx --name=idle &&
+		unset SANDBOX_GRPC_IDLE_TIMEOUT &&
+		mkfifo repl.in && : >repl.out
+	} || exit 1
+	GOSBX_URL=$(sbd_url idle) script -qec "gosbx --backend=url exec" \
+		/dev/null <repl.in >repl.out 2>&1 &
+	repl=$!
+	exec 7>repl.in &&
+	echo "echo one-\$((40+2))" >&7 &&
+	test_retry 100 0.1 grep one-42 repl.out &&
+	test_retry 100 0.1 grep "idle connection closed" idle.log &&
+	echo "echo two-\$((40+2))" >&7 &&
+	test_retry 100 0.1 grep two-42 repl.out &&
+	echo :quit >&7 &&
+	exec 7>&- &&
+	wait $repl &&
+	test_grep ! -i "error" repl.out
+'
+
 test_expect_success 'setup: upstream sandboxd built from the module' '
 	sbd_build &&
 	sbd_start_upstream --name=up

@@ -465,6 +465,11 @@ int grpc_conn_open_calls(struct grpc_conn *c)
 	return n;
 }
 
+int grpc_conn_usable(struct grpc_conn *c)
+{
+	return !c->broken && nghttp2_session_check_request_allowed(c->h2);
+}
+
 int grpc_conn_step(struct grpc_conn *c, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };

@@ -115,6 +115,12 @@ int grpc_conn_want_write(struct grpc_conn *c);
 int grpc_conn_open_calls(struct grpc_conn *c);
 
 /*
+ * 1 when a new call can start on c: not broken, and no GOAWAY from the
+ * server (RFC 9113 section 6.8: it takes no new streams); else 0.
+ */
+int grpc_conn_usable(struct grpc_conn *c);
+
+/*
  * A unary call to its end: the one answer message into resp (appended;
  * may be NULL), the status into st (initialised by the caller).
  * timeout_ms: the most to wait for the answer (0: forever); when it

@@ -33,7 +33,45 @@
 
 struct sandboxd {
 	struct grpc_conn *conn;
+	char *grpc_addr; /* host:port, to connect again */
 };
+
+static void quiet_report(const char *prefix, const char *msg, void *data)
+{
+}
+
+/*
+ * The connection for the next call. A server may end a connection
+ * that was idle (GOAWAY NO_ERROR: gosbx-runtime after 5 minutes
+ * without a stream, Documentation/gosbx-runtime.txt; grpc-go's
+ * MaxConnectionIdle) or close it; a gRPC client then connects again for
+ * its next call, and so does this. What the idle connection had
+ * pending is read first, quietly: an ended connection is news only if
+ * the new one fails too. Returns 0, or -1 with error().
+ */
+static int sd_conn(struct sandboxd *sd)
+{
+	report_fn fn;
+	void *data;
+	int r;
+
+	if (!grpc_conn_open_calls(sd->conn)) {
+		get_error_routine(&fn, &data);
+		set_error_routine(quiet_report, NULL);
+		r = grpc_conn_step(sd->conn, 0);
+		set_error_routine(fn, data);
+		if (r < 0 || !grpc_conn_usable(sd->conn)) {
+			struct grpc_conn *c =
+				grpc_connect(sd->grpc_addr, NULL, 10000);
+
+			if (!c)
+				return -1;
+			grpc_conn_free(sd->conn);
+			sd->conn = c;
+		}
+	}
+	return 0;
+}
 
 int sandboxd_url(const char *url)
 {
@@ -108,6 +146,7 @@ int sandboxd_open(struct session *s, const char *url,
 		free(sd);
 		goto out;
 	}
+	sd->grpc_addr = xstrdup(grpc.buf);
 	s->backend = sd;
 	s->server = xstrdup("sandboxd");
 	ret = 0;
@@ -125,6 +164,7 @@ void sandboxd_close(struct session *s)
 	if (!sd)
 		return;
 	grpc_conn_free(sd->conn);
+	free(sd->grpc_addr);
 	free(sd);
 	s->backend = NULL;
 }
@@ -370,14 +410,15 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 		 struct session_result *res)
 {
 	struct sandboxd *sd = s->backend;
-	struct run_state r = {
-		.conn = sd->conn, .e = e, .res = res, .keep_output = 1
-	};
+	struct run_state r = { .e = e, .res = res, .keep_output = 1 };
 	int64_t t0 = mono_ms();
 	int id;
 	int64_t deadline = e->timeout_ms > 0 ? t0 + e->timeout_ms : 0;
 	int ret = -1;
 
+	if (sd_conn(sd) < 0)
+		return -1;
+	r.conn = sd->conn;
 	grpc_status_init(&r.start_st);
 	grpc_status_init(&r.aux_st);
 	res->exit_code = -1;
@@ -476,7 +517,11 @@ struct sandboxd_proc {
 static void *proc_start(struct session *s, const struct interactive_opts *o)
 {
 	struct sandboxd *sd = s->backend;
-	struct sandboxd_proc *p = xcalloc(1, sizeof(*p));
+	struct sandboxd_proc *p;
+
+	if (sd_conn(sd) < 0)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
 
 	p->e.command = o->command;
 	p->e.env = o->env;
