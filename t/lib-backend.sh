@@ -96,8 +96,8 @@ kube)
 		test_have_prereq UPSTREAM_ROUTER ||
 			test_skip_all 'missing UPSTREAM_ROUTER: set' \
 				'GOSBX_TEST_UPSTREAM_ROUTER to a directory with' \
-				'the v0.4.6 sandbox_router.py (python3-fastapi,' \
-				'-httpx, -uvicorn in /usr/bin/python3)'
+				'the v0.4.6 sandbox_router.py and its' \
+				'requirements.txt (pip)'
 		set -- --upstream-router
 		test_at_done backend_upstream_router_check_
 	fi

@@ -31,8 +31,8 @@
 # GOSBX_TEST_UPSTREAM_ROUTER=<dir>, a directory holding the upstream
 # sandbox-router v0.4.6 (sandbox_router.py from kubernetes-sigs/
 # agent-sandbox, clients/python/agentic-sandbox-client/sandbox-router;
-# by default from the Go module of that version, see below): with it and a
-# /usr/bin/python3 that imports fastapi, httpx and uvicorn, the
+# by default from the Go module of that version, see below): with it and
+# a venv of its requirements.txt (made once, test_python_venv), the
 # prerequisite UPSTREAM_ROUTER is set and kube_start --upstream-router
 # runs that router (uvicorn on a free loopback port) in place of
 # fake-kube's imitation: the port-forward to the router pod's 8080
@@ -138,16 +138,21 @@ if test -z "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
 	test -f "$_ku_dir/sandbox_router.py" &&
 		GOSBX_TEST_UPSTREAM_ROUTER=$_ku_dir
 fi
+# the router runs with what its image installs: its requirements.txt,
+# hash-pinned, in a venv (test_python_venv; Debian's python3-uvicorn
+# 0.17 kills a streamed answer with its keep-alive timer)
 if test -n "${GOSBX_TEST_UPSTREAM_ROUTER:-}" &&
+	test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}" &&
 	test -f "$GOSBX_TEST_UPSTREAM_ROUTER/sandbox_router.py" &&
-	/usr/bin/python3 -c 'import fastapi, httpx, uvicorn' 2>/dev/null; then
+	KUBE_ROUTER_PYTHON=$(test_python_venv /usr/bin/python3 \
+		"$GOSBX_TEST_UPSTREAM_ROUTER/requirements.txt" --require-hashes)
+then
 	test_set_prereq UPSTREAM_ROUTER
 elif test -n "${BACKEND_KUBE_UPSTREAM_ROUTER:-}" &&
 	test "${GOSBX_TEST_UPSTREAM_ROUTER_REQUIRED:-}" = 1; then
 	echo "not ok 1 - the upstream sandbox-router v0.4.6 is required" \
 		"(GOSBX_TEST_UPSTREAM_ROUTER_REQUIRED=1): not in the Go module" \
-		"cache, or /usr/bin/python3 lacks fastapi, httpx or uvicorn" \
-		"(contrib/install-deps.sh)"
+		"cache, or its requirements could not be installed (pip)"
 	echo "1..1"
 	exit 1 # run-tests.sh counts a script that ends so as one failure
 fi
@@ -316,7 +321,7 @@ kube_start_upstream_router_() {
 			PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 &&
 		export HTTP_PROXY http_proxy NO_PROXY PYTHONUNBUFFERED \
 			PYTHONDONTWRITEBYTECODE &&
-		exec /usr/bin/python3 -m uvicorn sandbox_router:app \
+		exec "$KUBE_ROUTER_PYTHON" -m uvicorn sandbox_router:app \
 			--host 127.0.0.1 --port "$2"
 	) >"$TRASH_DIRECTORY/$1-router.log" 2>&1 &
 	echo $! >"$TRASH_DIRECTORY/$1-router.pid"

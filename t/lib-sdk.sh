@@ -15,12 +15,8 @@
 # sdk_python_venv: a venv with the Python SDK and what it needs, as
 # pinned in t/sandboxd-python-sdk/requirements.txt, installed by pip
 # through the registry of the user's pip configuration; prints the
-# venv's python. It is kept in the suite's cache ($TEST_CACHE,
-# test-lib.sh), named after the checksum of the requirements and of
-# python3's version (a new pin or a new Python makes a new venv), so the first run installs and later runs, the
-# sanitizer build's among them, reuse it. A stamp written after a
-# complete install marks it usable; test_lock sdk-python keeps two
-# tests from installing at once.
+# venv's python: test_python_venv (test-lib.sh), so the first run
+# installs and later runs, the sanitizer build's among them, reuse it.
 #
 # no_sdk_claims: no SandboxClaim is left in namespace default (the SDK
 # deletes its claim when it closes the sandbox).
@@ -62,23 +58,5 @@ no_sdk_claims() {
 SDK_PYTHON_REQ=$TEST_DIRECTORY/sandboxd-python-sdk/requirements.txt
 
 sdk_python_venv() {
-	_sp_sum=$({ cat "$SDK_PYTHON_REQ" && python3 --version; } |
-		cksum | cut -d" " -f1) &&
-	_sp_venv=$TEST_CACHE/sdk-python-$_sp_sum &&
-	test_lock sdk-python 600 || return 1
-	if ! test -f "$_sp_venv/.gosbx-installed"; then
-		rm -rf "$_sp_venv" &&
-		python3 -m venv "$_sp_venv" &&
-		HOME=$TEST_REAL_HOME "$_sp_venv/bin/pip" install -q \
-			--disable-pip-version-check -r "$SDK_PYTHON_REQ" \
-			>"$TRASH_DIRECTORY/pip.log" 2>&1 &&
-		: >"$_sp_venv/.gosbx-installed" || {
-			cat "$TRASH_DIRECTORY/pip.log" >&4
-			rm -rf "$_sp_venv"
-			test_unlock sdk-python
-			return 1
-		}
-	fi
-	test_unlock sdk-python
-	echo "$_sp_venv/bin/python"
+	test_python_venv python3 "$SDK_PYTHON_REQ"
 }

@@ -67,6 +67,38 @@ test_real_go() {
 		XDG_CONFIG_HOME="$TEST_REAL_XDG_CONFIG_HOME" go "$@"
 }
 
+# test_python_venv <python> <requirements file> [<pip options>]: a
+# venv of <python> with the requirements installed by pip (through the
+# registry of the user's pip configuration), kept in $TEST_CACHE as
+# venv-<checksum of the file, python's path and version>, made once:
+# a stamp marks a complete install, test_lock python-venv keeps two
+# scripts from installing at once. Prints its python; fails with pip's
+# output on fd 4.
+test_python_venv() {
+	_tv_py=$1
+	_tv_req=$2
+	shift 2
+	_tv_sum=$({ cat "$_tv_req" && echo "$_tv_py" &&
+		"$_tv_py" --version; } | cksum | cut -d" " -f1) &&
+	_tv_venv=$TEST_CACHE/venv-$_tv_sum &&
+	test_lock python-venv 600 || return 1
+	if ! test -f "$_tv_venv/.gosbx-installed"; then
+		rm -rf "$_tv_venv" &&
+		"$_tv_py" -m venv "$_tv_venv" &&
+		HOME=$TEST_REAL_HOME "$_tv_venv/bin/pip" install -q \
+			--disable-pip-version-check "$@" -r "$_tv_req" \
+			>"$TRASH_DIRECTORY/pip.log" 2>&1 &&
+		: >"$_tv_venv/.gosbx-installed" || {
+			cat "$TRASH_DIRECTORY/pip.log" >&4
+			rm -rf "$_tv_venv"
+			test_unlock python-venv
+			return 1
+		}
+	fi
+	test_unlock python-venv
+	echo "$_tv_venv/bin/python"
+}
+
 # test_lock <name> <seconds>: take the suite-wide lock <name> (a
 # directory t/trash/.<name>.lock holding its owner's pid), waiting at
 # most <seconds>; a lock whose owner died is taken over. Scripts run in
@@ -309,6 +341,33 @@ test_expect_code() {
 		return 1
 	fi
 	return 0
+}
+
+# expect_code N cmd...: like test_expect_code, but the caller's
+# redirections of stderr stay in effect (`expect_code 125 gosbx ... 2>err`)
+expect_code() {
+	_want=$1
+	shift
+	"$@"
+	_got=$?
+	test "$_got" = "$_want" || {
+		echo >&4 "want exit $_want, got $_got: $*"
+		return 1
+	}
+}
+
+# expect_code_err N cmd...: cmd exits N; its stderr is kept in err
+# (and shown in the verbose log)
+expect_code_err() {
+	want=$1
+	shift
+	"$@" 2>err
+	rc=$?
+	cat err >&4
+	if test $rc -ne "$want"; then
+		echo >&4 "want exit $want, got $rc: $*"
+		return 1
+	fi
 }
 
 # with_err cmd...: run cmd with its stderr in the file "err", for
