@@ -40,6 +40,13 @@ SBD_MODULE=sigs.k8s.io/agent-sandbox
 SBD_CACHE=$TEST_CACHE/sandboxd-$SBD_VERSION
 SBD_BIN=${SANDBOXD_BIN:-$SBD_CACHE/sandboxd}
 
+# sbd_url <name>: the sandboxd:// URL of a server started here, for
+# GOSBX_URL (lib/session/sandboxd.h)
+sbd_url() {
+	_rest=$(cat "$1.rest") &&
+	echo "sandboxd://$(cat "$1.grpc")?rest=${_rest##*:}"
+}
+
 # sbd_build: build upstream sandboxd unless the cache holds it. Fails
 # (the go command's output on fd 4) when go is missing or the build fails.
 sbd_build() {
@@ -49,10 +56,20 @@ sbd_build() {
 		return 1
 	}
 	mkdir -p "$SBD_CACHE" || return 1
+	# scripts that run at once build it once (a cold build takes
+	# minutes of both cores)
+	test_lock sandboxd-build 900 || return 1
+	if test -x "$SBD_BIN"; then
+		test_unlock sandboxd-build
+		return 0
+	fi
 	# a module of its own that requires only upstream's: minimal
 	# version selection takes upstream's go.mod as it is, so nothing
 	# else is looked up
-	_sbd_mod=$(mktemp -d "$SBD_CACHE/build.XXXXXX") || return 1
+	_sbd_mod=$(mktemp -d "$SBD_CACHE/build.XXXXXX") || {
+		test_unlock sandboxd-build
+		return 1
+	}
 	(
 		cd "$_sbd_mod" &&
 		unset GOPATH GOCACHE GOMODCACHE &&
@@ -66,6 +83,7 @@ sbd_build() {
 	) >&4 2>&4
 	_sbd_ret=$?
 	rm -rf "$_sbd_mod"
+	test_unlock sandboxd-build
 	return $_sbd_ret
 }
 

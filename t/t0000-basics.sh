@@ -2,19 +2,6 @@
 test_description='gosbx basics: version, help, dispatch, usage errors'
 . "$(dirname "$0")/test-lib.sh"
 
-# expect_code_err N cmd...: cmd exits N; its stderr is in err
-expect_code_err() {
-	want=$1
-	shift
-	"$@" 2>err
-	rc=$?
-	cat err >&4
-	if test $rc -ne "$want"; then
-		echo >&4 "want exit $want, got $rc: $*"
-		return 1
-	fi
-}
-
 test_expect_success '--version prints the version' '
 	gosbx --version >out &&
 	grep "^gosbx version [0-9][0-9.]*" out

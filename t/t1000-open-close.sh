@@ -4,20 +4,6 @@ test_description='gosbx open, close and claims on the local backend'
 
 claims_dir="$XDG_STATE_HOME/gosbx/claims"
 
-# expect_code_err N cmd...: cmd exits N; its stderr is kept in err
-# (test_expect_code sends stderr elsewhere)
-expect_code_err() {
-	want=$1
-	shift
-	"$@" 2>err
-	rc=$?
-	cat err >&4
-	if test $rc -ne "$want"; then
-		echo >&4 "want exit $want, got $rc: $*"
-		return 1
-	fi
-}
-
 if command -v bwrap >/dev/null &&
 	bwrap --unshare-user --ro-bind / / true 2>/dev/null; then
 	test_set_prereq SANDBOX

@@ -11,20 +11,6 @@ fi
 
 test_atexit 'gosbx close --all'
 
-# expect_code_err N cmd...: cmd exits N; its stderr is kept in err
-# (test_expect_code sends stderr elsewhere)
-expect_code_err() {
-	want=$1
-	shift
-	"$@" 2>err
-	rc=$?
-	cat err >&4
-	if test $rc -ne "$want"; then
-		echo >&4 "want exit $want, got $rc: $*"
-		return 1
-	fi
-}
-
 # status NAME: the claim's status as `gosbx claims -o json` says
 status() {
 	gosbx claims -o json |

@@ -5,19 +5,6 @@ test_description='gosbx exec: files, output, exit statuses, options'
 # local by default; t6220 runs this suite with GOSBX_TEST_BACKEND=kube
 . "$TEST_DIRECTORY"/lib-backend.sh
 
-# expect_code N cmd...: like test_expect_code, but the caller's
-# redirections of stderr stay in effect
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 # gone <pattern>: no process matches within about 10 s
 not_running() {
 	! pgrep -f "$1" >/dev/null

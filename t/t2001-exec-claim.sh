@@ -7,17 +7,6 @@ test_description='gosbx exec: kept claims, concurrency, SIGINT, dead runtimes'
 
 claims_dir="$XDG_STATE_HOME/gosbx/claims"
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 # Sandbox processes are visible in the host's pid namespace; the
 # patterns start with '^sleep' so that they never match gosbx itself.
 running() {

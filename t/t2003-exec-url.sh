@@ -3,17 +3,6 @@ test_description='gosbx exec and push on the url backend: gosbx-runtime and an u
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-runtime.sh
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 test_expect_success 'setup: gosbx-runtime on loopback' '
 	rt_start &&
 	GOSBX_URL=$(cat rt.url) &&

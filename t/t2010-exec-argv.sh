@@ -5,17 +5,6 @@ test_description='gosbx exec: several words are an exact argv, one word a shell 
 # local by default; t6224 runs this suite with GOSBX_TEST_BACKEND=kube
 . "$TEST_DIRECTORY"/lib-backend.sh
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 test_atexit 'gosbx close --all'
 
 # Words a shell would change if they were joined into one line: spaces,

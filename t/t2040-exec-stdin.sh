@@ -14,17 +14,6 @@ test -x /usr/bin/time && test_set_prereq GNUTIME
 # MiB of stdin for the streaming test (1 GiB unless told otherwise)
 : "${T2010_STDIN_MIB:=1024}"
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 # A reproducible pseudo-random stream of $1 MiB (AES-CTR of zeros).
 random_mib() {
 	openssl enc -aes-128-ctr -nosalt -K 000102030405060708090a0b0c0d0e0f \

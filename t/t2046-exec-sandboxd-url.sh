@@ -8,23 +8,6 @@ that stops answering, a server that is not HTTP/2.'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-sandboxd.sh
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
-# sbd_url <name>: the sandboxd:// URL of a server of lib-sandboxd.sh
-sbd_url() {
-	_rest=$(cat "$1.rest") &&
-	echo "sandboxd://$(cat "$1.grpc")?rest=${_rest##*:}"
-}
-
 # the same checks against each server; $1 names it
 exec_checks() {
 	test_expect_success "$1: output streams and exit status" "

@@ -51,23 +51,6 @@ size_shown() {
 	return 1
 }
 
-# sbd_url <name>: the sandboxd:// URL of a server of lib-sandboxd.sh
-sbd_url() {
-	_rest=$(cat "$1.rest") &&
-	echo "sandboxd://$(cat "$1.grpc")?rest=${_rest##*:}"
-}
-
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 # sgosbx <name> <args>: gosbx on the url backend at server <name>
 sgosbx() {
 	_n=$1

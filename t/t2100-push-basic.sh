@@ -5,17 +5,6 @@ test_description='gosbx push: files and trees into /app as one tar stream'
 # local by default; t6222 runs this suite with GOSBX_TEST_BACKEND=kube
 . "$TEST_DIRECTORY"/lib-backend.sh
 
-expect_code() {
-	_want=$1
-	shift
-	"$@"
-	_got=$?
-	test "$_got" = "$_want" || {
-		echo >&4 "want exit $_want, got $_got: $*"
-		return 1
-	}
-}
-
 test_atexit 'gosbx close --all'
 
 test_expect_success 'setup: a claim, a file and a tree' '
