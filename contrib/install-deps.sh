@@ -16,12 +16,13 @@ node=
 command -v node >/dev/null 2>&1 || node=nodejs
 command -v npm >/dev/null 2>&1 || node="$node npm"
 
+# python3-fastapi, -httpx, -uvicorn: what the upstream sandbox-router
+# (agent-sandbox v0.4.6, from the Go module proxy) runs on, for the
+# tests that put it between gosbx and the runtime (t6237-t6240).
 # libnghttp2-dev, libprotobuf-c-dev: the sandboxd gRPC ProcessService of
 # gosbx-runtime (runtime/runtime-grpc.c).
 # python3-pip, -venv: `pip install` in a venv through the allow-list
-# proxy (t7103); the venvs of the upstream sandbox-router v0.4.6 (its
-# image's pinned requirements, from PyPI: t6237-t6240 and the cluster)
-# and of the Python SDK (t3113).
+# proxy (t7103).
 # mmdebstrap, podman, runc, slirp4netns: `make image` (the runtime image
 # from Debian packages) and the tests that run it (t65xx, .ci/run).
 # asciidoc-base, xmlto, docbook-xsl, man-db: the man pages that make
@@ -33,7 +34,7 @@ pkgs="build-essential pkg-config ca-certificates
 	libnghttp2-dev libprotobuf-c-dev
 	bubblewrap
 	golang-go python3 python3-yaml $node
-	python3-pip python3-venv
+	python3-fastapi python3-httpx python3-uvicorn python3-pip python3-venv
 	libcmocka-dev curl openssl procps strace iproute2 tmux zsh
 	clang-format cppcheck
 	clang libclang-rt-dev
