@@ -15,12 +15,7 @@
 # GOSBX_CLUSTER_CONTROLLERS), and kwok (sigs.k8s.io/kwok/cmd/kwok), the
 # nodes, with its module's stages in kwok-<version>/stages.yaml and its
 # PortForward CRD in kwok-<version>/crds/, and the Go sandbox-router of
-# each release that has one (v0.5+). A release with the Python router
-# only (v0.4.x) gets a venv with what its image installs:
-# sandbox-router-py-<release>/, pip install --require-hashes of the
-# module's sandbox-router/requirements.txt through the user's pip
-# configuration (Debian's python3-uvicorn 0.17 kills a streamed answer
-# with its keep-alive timer, a bug the pinned 0.46 does not have).
+# each release that has one (v0.5+).
 # The go command fetches and verifies every module through the user's
 # GOPROXY and GOSUMDB; nothing is downloaded any other way.
 #
@@ -189,24 +184,7 @@ for r in $releases; do
 		t0=
 		build sandbox-router "$r" "$cache/src/agent-sandbox-$r" \
 			sigs.k8s.io/agent-sandbox/sandbox-router/cmd
-		continue
 	fi
-	req=$moddir/clients/python/agentic-sandbox-client/sandbox-router/requirements.txt
-	test -f "$req" || continue
-	out=$cache/sandbox-router-py-$r
-	# complete once the stamp is there (a venv cannot be moved into
-	# place: it holds its own path)
-	if test -f "$out/.installed"; then
-		echo "sandbox-router-py $r: cached ($out)"
-		continue
-	fi
-	start=$(date +%s)
-	rm -rf "$out"
-	/usr/bin/python3 -m venv "$out"
-	"$out/bin/pip" install -q --disable-pip-version-check \
-		--require-hashes -r "$req"
-	: >"$out/.installed"
-	echo "sandbox-router-py $r: installed in $(($(date +%s) - start)) s ($out)"
 done
 # kwok: its module's own requirements
 t0=$(date +%s)

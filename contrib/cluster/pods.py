@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 # contrib/cluster/pods.py --dir=<state dir> --node=<node> --release=<v>
 #	--runtime=<gosbx-runtime> [--router-go=<sandbox-router>]
-#	[--router-py=<dir of sandbox_router.py>
-#	 --router-python=<python with its requirements>]
+#	[--router-py=<dir of sandbox_router.py>]
 #
 # What a kubelet's container runtime would do for kwok's node, started by
 # contrib/cluster/up.sh inside the cluster's network namespace: kwok makes
@@ -147,7 +146,7 @@ def command_for(pod, pdir):
 		env["GOSBX_CLUSTER_HOSTS"] = os.path.join(DIR, "hosts")
 		env["PYTHONDONTWRITEBYTECODE"] = "1"
 		env["PYTHONUNBUFFERED"] = "1"
-		return ([args["router-python"], "-m", "uvicorn", "sandbox_router:app",
+		return (["/usr/bin/python3", "-m", "uvicorn", "sandbox_router:app",
 			 "--host", ip, "--port", "8080", "--loop", "asyncio"],
 			env, args["router-py"])
 	if "gosbx-runtime" in c.get("image", ""):

@@ -130,18 +130,17 @@ for f in stages.yaml crds/kwok.x-k8s.io_portforwards.yaml; do
 done
 bin_asc=$GOSBX_CLUSTER_CACHE/agent-sandbox-controller-$release/bin/agent-sandbox-controller
 # the router of the release: the Go one (v0.5+) built by build.sh, or
-# the Python one (v0.4.x) from the module's source, run by the venv
-# build.sh made with what the release's image installs
+# the Python one (v0.4.x) from the module's source, run by Debian's
+# python3 with fastapi, httpx and uvicorn
 bin_router=$GOSBX_CLUSTER_CACHE/sandbox-router-$release/bin/sandbox-router
-py_router=$GOSBX_CLUSTER_CACHE/sandbox-router-py-$release
 if test -n "$router"; then
 	test -x "$runtime" ||
 		die "'$runtime' is not built: run make (or give up.sh --runtime=<gosbx-runtime>)"
 	case $release in
 	v0.[0-4].*)
 		bin_router=
-		test -f "$py_router/.installed" ||
-			die "'$py_router' is not installed: run contrib/cluster/build.sh --agent-sandbox=$release (or up.sh --no-router)"
+		/usr/bin/python3 -c 'import fastapi, httpx, uvicorn' 2>/dev/null ||
+			die "the router of agent-sandbox $release needs /usr/bin/python3 with fastapi, httpx and uvicorn (contrib/install-deps.sh)"
 		;;
 	*)
 		test -x "$bin_router" ||
@@ -611,8 +610,7 @@ if test -n "$router"; then
 		probe=8081/readyz
 	else
 		rpy=$moddir/clients/python/agentic-sandbox-client/sandbox-router
-		set -- "$@" --router-py="$rpy" \
-			--router-python="$py_router/bin/python"
+		set -- "$@" --router-py="$rpy"
 		cat "$rpy/sandbox_router.yaml" >"$dir/router.yaml"
 		probe=8080/healthz
 	fi
