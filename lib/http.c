@@ -121,6 +121,7 @@ static void copy_opts(struct http_client_opts *dst,
 	dst->user_agent = dup_or_null(src->user_agent);
 	dst->chunked_bodies = src->chunked_bodies;
 	dst->max_idle_reuse_s = src->max_idle_reuse_s;
+	dst->fresh_streams = src->fresh_streams;
 	if (src->headers) {
 		size_t n = 0;
 		char **h;
@@ -754,6 +755,8 @@ static int perform_locked(struct http_client *c, const struct http_req *req,
 	SETOPT(h, CURLOPT_HTTPHEADER, build_headers(c, req, has_body, !!mime));
 	SETOPT(h, CURLOPT_TIMEOUT_MS,
 	       req->timeout_ms > 0 ? req->timeout_ms : 0L);
+	SETOPT(h, CURLOPT_FRESH_CONNECT,
+	       c->opts.fresh_streams && req->on_data ? 1L : 0L);
 	SETOPT(h, CURLOPT_HEADERDATA, &x);
 	SETOPT(h, CURLOPT_WRITEDATA, &x);
 	SETOPT(h, CURLOPT_XFERINFODATA, &x);

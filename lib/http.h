@@ -112,6 +112,17 @@ struct http_client_opts {
 	 * connection is never reused.
 	 */
 	long max_idle_reuse_s;
+	/*
+	 * Streamed requests (http_req.on_data set: an exec stream, a
+	 * download, a log that is followed) on a connection of their own,
+	 * never one a previous answer used (CURLOPT_FRESH_CONNECT). The
+	 * Python sandbox-router of agent-sandbox v0.4 under uvicorn 0.17
+	 * (Debian 12's) arms its keep-alive timer when an answer ends and
+	 * does not stop it when the next request comes on that connection:
+	 * 5 s later it cuts the next answer, a stream, without closing
+	 * the connection, and the client waits for ever.
+	 */
+	int fresh_streams;
 };
 
 /*

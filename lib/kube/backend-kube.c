@@ -583,6 +583,9 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 	 */
 	if (sock.len)
 		ho.max_idle_reuse_s = 2;
+	/* uvicorn 0.17 under the v0.4 router cuts a stream on a reused
+	 * connection (lib/http.h) */
+	ho.fresh_streams = 1;
 	ho.connect_timeout_ms = 30000;
 	ho.headers = kb->headers.v;
 	/* golang/go#40747 in the Go sandbox-router: lib/http.h */
