@@ -102,14 +102,13 @@ struct http_client_opts {
 	int chunked_bodies;
 	/*
 	 * Seconds a connection may have been idle and still be reused
-	 * (CURLOPT_MAXAGE_CONN); 0: libcurl's 118. For a transport that
-	 * does not pass the server's close on, such as a Kubernetes
-	 * port-forward (the pod side's close reaches no one): a server
-	 * that closed an idle keep-alive connection (uvicorn's default
-	 * after 5 s: the Python sandbox-router of agent-sandbox v0.4) left
-	 * a connection that swallows the next request, whose answer never
-	 * comes. Shorter than the server's keep-alive timeout, such a
-	 * connection is never reused.
+	 * (CURLOPT_MAXAGE_CONN); 0: libcurl's 118. Shorter than a
+	 * server's keep-alive timeout (uvicorn's 5 s: the Python
+	 * sandbox-router of agent-sandbox v0.4), no connection the server
+	 * may have closed or be closing is reused. Through a Kubernetes
+	 * port-forward a request sent after such a pause was lost (t4020,
+	 * on v0.4.6 with uvicorn 0.17); whether the port-forward passes
+	 * the close on is not established.
 	 */
 	long max_idle_reuse_s;
 	/*

@@ -577,9 +577,9 @@ static int connect_runtime(struct session *s, struct kube_backend *kb,
 	}
 	ho.unix_socket = sock.len ? sock.buf : NULL;
 	/*
-	 * The port-forward does not pass the router's close of an idle
-	 * connection on (lib/http.h): the Python router (v0.4) closes
-	 * after 5 s of keep-alive, so reuse only what was idle less
+	 * The Python router (v0.4) closes a connection after 5 s of
+	 * keep-alive, and a request sent after such a pause through the
+	 * port-forward was lost (lib/http.h): reuse only what was idle less
 	 */
 	if (sock.len)
 		ho.max_idle_reuse_s = 2;
