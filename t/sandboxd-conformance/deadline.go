@@ -258,10 +258,27 @@ func caseExecuteDeadline(e *env) error {
 	}
 	a, err = e.raw("Start", &processv1.StartRequest{Config: cfg("sh", "-c",
 		"echo $$ >"+pids+"; exec sleep 1000")}, "grpc-timeout", "1S")
-	if err := deadlineEnd(a, err, 1); err != nil {
+	if err := deadlineEnd(a, err, 1); err != nil && !killedAtDeadline(a) {
 		return fmt.Errorf("Start: %v", err)
 	}
 	return e.gone(pids)
+}
+
+// killedAtDeadline: a Start answer that ends OK after its init and an
+// exit event of a command killed by a signal (exit_code -1). Upstream's
+// Start kills the command when its context ends and, unlike its
+// Execute, does not look at the context after Wait: when its handler
+// returns before grpc-go's own end of the stream, the client sees this.
+// A race of upstream's, seen under load in CI; a client must take it.
+func killedAtDeadline(a *rawAnswer) bool {
+	if a == nil || a.status != "0" || len(a.msgs) != 2 {
+		return false
+	}
+	var r processv1.StartResponse
+	if proto.Unmarshal(a.msgs[1], &r) != nil {
+		return false
+	}
+	return r.GetExit() != nil && r.GetExit().GetExitCode() == -1
 }
 
 // Start past its deadline (a grpc-go client's: it ends the call with
