@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 
 struct grpc_call {
@@ -285,6 +286,27 @@ static int flush(struct grpc_conn *c)
 	}
 }
 
+/* "unix:<path>" (gRPC's name resolution syntax, naming.md) */
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (!*path || strlen(path) >= sizeof(sa.sun_path)) {
+		error("gRPC address 'unix:%s': not a socket path", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		error_errno("cannot connect to gRPC server 'unix:%s'", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int connect_tcp(const char *addr, int64_t timeout_ms)
 {
 	struct addrinfo hints = { 0 }, *ai = NULL, *p;
@@ -344,13 +366,18 @@ struct grpc_conn *grpc_connect(const char *addr, const char *authority,
 {
 	nghttp2_session_callbacks *cbs;
 	struct grpc_conn *c;
-	int fd = connect_tcp(addr, timeout_ms);
+	const char *path;
+	int fd = skip_prefix(addr, "unix:", &path)
+			 ? connect_unix(path)
+			 : connect_tcp(addr, timeout_ms);
 
 	if (fd < 0)
 		return NULL;
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
-	c->authority = xstrdup(authority ? authority : addr);
+	c->authority = xstrdup(authority		    ? authority
+			       : starts_with(addr, "unix:") ? "localhost"
+							    : addr);
 	if (nghttp2_session_callbacks_new(&cbs))
 		die("out of memory");
 	nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);

@@ -72,9 +72,11 @@ struct grpc_call_cb {
 };
 
 /*
- * Connect to addr ("host:port", "[v6]:port") over TCP, and send the
- * HTTP/2 preface and SETTINGS. authority: the :authority of the calls
- * (NULL: addr). timeout_ms: of the TCP connect (0: the system's).
+ * Connect to addr ("host:port", "[v6]:port") over TCP, or to the unix
+ * socket of "unix:<path>" (gRPC's naming syntax), and send the HTTP/2
+ * preface and SETTINGS. authority: the :authority of the calls (NULL:
+ * addr, "localhost" for a unix socket). timeout_ms: of the TCP connect
+ * (0: the system's).
  * Returns the connection (free with grpc_conn_free()), or NULL with
  * error() naming addr and why.
  */

@@ -117,41 +117,56 @@ static int parse_url(const char *url, struct strbuf *grpc, struct strbuf *rest)
 	return 0;
 }
 
-int sandboxd_open(struct session *s, const char *url,
-		  const struct session_opts *opts)
+int sandboxd_connect(struct session *s, const char *grpc_addr,
+		     const char *rest_url, const struct http_client_opts *ho)
 {
-	struct strbuf grpc = STRBUF_INIT, rest = STRBUF_INIT;
-	struct http_client_opts ho = { 0 };
+	struct http_client_opts none = { 0 };
 	struct sandboxd *sd;
 	json_t *root = NULL;
 	long status = 0;
 	int ret = -1;
 
-	if (parse_url(url, &grpc, &rest) < 0) {
-		ret = SESSION_BAD_OPTS;
-		goto out;
-	}
-	s->claim = xstrdup(url);
-	s->http = http_client_new(rest.buf, &ho);
+	s->http = http_client_new(rest_url, ho ? ho : &none);
 	if (!s->http)
 		goto out;
 	/* the SDKs' health check (clients/go/sandbox connector.go) */
 	if (http_json(s->http, "GET", "/v1/health", NULL, &status, &root) < 0) {
-		error("sandboxd at '%s' is not healthy", rest.buf);
+		error("sandboxd at '%s' is not healthy", rest_url);
 		goto out;
 	}
 	sd = xcalloc(1, sizeof(*sd));
-	sd->conn = grpc_connect(grpc.buf, NULL, 10000);
+	sd->conn = grpc_connect(grpc_addr, NULL, 10000);
 	if (!sd->conn) {
 		free(sd);
 		goto out;
 	}
-	sd->grpc_addr = xstrdup(grpc.buf);
-	s->backend = sd;
+	sd->grpc_addr = xstrdup(grpc_addr);
+	s->sandboxd = sd;
+	free(s->server);
 	s->server = xstrdup("sandboxd");
 	ret = 0;
 out:
+	if (ret < 0) {
+		http_client_free(s->http);
+		s->http = NULL;
+	}
 	json_decref(root);
+	return ret;
+}
+
+int sandboxd_open(struct session *s, const char *url,
+		  const struct session_opts *opts)
+{
+	struct strbuf grpc = STRBUF_INIT, rest = STRBUF_INIT;
+	int ret;
+
+	(void)opts;
+	if (parse_url(url, &grpc, &rest) < 0)
+		ret = SESSION_BAD_OPTS;
+	else
+		ret = sandboxd_connect(s, grpc.buf, rest.buf, NULL);
+	if (!ret)
+		s->claim = xstrdup(url);
 	strbuf_release(&grpc);
 	strbuf_release(&rest);
 	return ret;
@@ -159,14 +174,16 @@ out:
 
 void sandboxd_close(struct session *s)
 {
-	struct sandboxd *sd = s->backend;
+	struct sandboxd *sd = s->sandboxd;
 
+	http_client_free(s->http);
+	s->http = NULL;
 	if (!sd)
 		return;
 	grpc_conn_free(sd->conn);
 	free(sd->grpc_addr);
 	free(sd);
-	s->backend = NULL;
+	s->sandboxd = NULL;
 }
 
 /* ---- a command ---- */
@@ -409,7 +426,7 @@ static int start_call(struct run_state *r)
 int sandboxd_run(struct session *s, const struct session_exec *e,
 		 struct session_result *res)
 {
-	struct sandboxd *sd = s->backend;
+	struct sandboxd *sd = s->sandboxd;
 	struct run_state r = { .e = e, .res = res, .keep_output = 1 };
 	int64_t t0 = mono_ms();
 	int id;
@@ -516,7 +533,7 @@ struct sandboxd_proc {
 
 static void *proc_start(struct session *s, const struct interactive_opts *o)
 {
-	struct sandboxd *sd = s->backend;
+	struct sandboxd *sd = s->sandboxd;
 	struct sandboxd_proc *p;
 
 	if (sd_conn(sd) < 0)

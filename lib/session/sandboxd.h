@@ -3,6 +3,8 @@
 
 #include "session/session.h"
 
+struct http_client_opts;
+
 /*
  * The url backend's second server: agent-sandbox's sandboxd (v1.0.3,
  * packages/sandboxd; KEP-539.2), reached at
@@ -19,10 +21,23 @@
 int sandboxd_url(const char *url);
 
 /*
- * The url backend's open for a sandboxd URL: parse it, connect to the
- * gRPC port and check the REST API's GET /v1/health. Sets s->backend
- * (freed by sandboxd_close()), s->http (the REST API), s->claim.
- * Returns 0, SESSION_BAD_OPTS for a malformed URL, or -1 with error().
+ * Connect to a sandboxd server: grpc_addr its ProcessService
+ * ("host:port" or "unix:<path>", lib/proto/grpc-client.h), rest_url
+ * the base URL of its REST API, ho the options of that REST client
+ * (NULL: none; e.g. a port-forward's unix socket). Checks the REST
+ * API's GET /v1/health (the SDKs' check, clients/go/sandbox
+ * connector.go), then connects to the gRPC side (10 s at most).
+ * Sets s->http (the REST API), s->sandboxd and s->server
+ * ("sandboxd"); sandboxd_close() frees them. Returns 0, or -1 with
+ * error() (not healthy, no gRPC answer), setting nothing.
+ */
+int sandboxd_connect(struct session *s, const char *grpc_addr,
+		     const char *rest_url, const struct http_client_opts *ho);
+
+/*
+ * The url backend's open for a sandboxd URL: sandboxd_connect() to
+ * the URL's addresses, and s->claim the URL. Returns 0,
+ * SESSION_BAD_OPTS for a malformed URL, or -1 with error().
  */
 int sandboxd_open(struct session *s, const char *url,
 		  const struct session_opts *opts);
@@ -76,7 +91,7 @@ int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
  */
 extern const struct backend_proc_ops sandboxd_proc_ops;
 
-/* Free what sandboxd_open() set in s->backend. */
+/* Free what sandboxd_connect() set: s->sandboxd, s->http. */
 void sandboxd_close(struct session *s);
 
 #endif

@@ -145,8 +145,14 @@ struct session {
 	void *backend;		  /* the backend's state */
 	char *claim;		  /* claim name (owned) */
 	struct http_client *http; /* the runtime connection */
-	unsigned features;	  /* SESSION_FEAT_* */
-	char *server; /* "gosbx-runtime" or "" for upstream servers */
+	/*
+	 * A sandboxd server's gRPC side (session/sandboxd.h), set by
+	 * sandboxd_connect() and freed by sandboxd_close(); NULL when the
+	 * runtime is not sandboxd. Its REST side is http.
+	 */
+	struct sandboxd *sandboxd;
+	unsigned features; /* SESSION_FEAT_* */
+	char *server;	   /* "gosbx-runtime" or "" for upstream servers */
 	/* GET /'s heartbeat_ms: /v1/exec sends an event at least this
 	 * often (ms); 0: not said (upstream servers) */
 	long heartbeat_ms;
