@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # contrib/cluster/pods.py --dir=<state dir> --node=<node> --release=<v>
 #	--runtime=<gosbx-runtime> [--router-go=<sandbox-router>]
-#	[--router-py=<dir of sandbox_router.py>]
+#	[--router-py=<dir of sandbox_router.py>] [--sandboxd=<sandboxd>]
 #
 # What a kubelet's container runtime would do for kwok's node, started by
 # contrib/cluster/up.sh inside the cluster's network namespace: kwok makes
@@ -11,6 +11,11 @@
 #
 #   - a container whose image names gosbx-runtime: gosbx-runtime, its
 #     environment the container's literal env values;
+#   - with --sandboxd, a container whose image names sandboxd
+#     (agent-sandbox's KEP-539.2 runtime, as in the module's
+#     examples/sandboxd-sandbox): that binary with the container's
+#     args, listening on the pod IP (--listen-host), its --root-dir
+#     (default /workspace) under the pod's directory;
 #   - a pod labelled app=sandbox-router (the label of both releases'
 #     router manifests): the router of --release, the Go router
 #     (--router-go, agent-sandbox v0.5+) with the container's args, or
@@ -149,6 +154,17 @@ def command_for(pod, pdir):
 		return (["/usr/bin/python3", "-m", "uvicorn", "sandbox_router:app",
 			 "--host", ip, "--port", "8080", "--loop", "asyncio"],
 			env, args["router-py"])
+	if args.get("sandboxd") and "sandboxd" in c.get("image", ""):
+		argv = [args["sandboxd"]] + [a for a in c.get("args", [])
+					     if not a.startswith(("--listen-host=", "--root-dir="))]
+		root = "/workspace"
+		for a in c.get("args", []):
+			if a.startswith("--root-dir="):
+				root = a.split("=", 1)[1]
+		root = os.path.join(pdir, root.lstrip("/"))
+		os.makedirs(root, exist_ok=True)
+		argv += ["--listen-host=" + ip, "--root-dir=" + root]
+		return argv, env, root
 	if "gosbx-runtime" in c.get("image", ""):
 		env.setdefault("SANDBOX_ADDR", ":8888")
 		env["SANDBOX_ADDR"] = local_addr(env["SANDBOX_ADDR"], ip)

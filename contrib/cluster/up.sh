@@ -3,6 +3,7 @@
 #	[--k8s=<version>] [--etcd=<version>] [--namespace=<ns>]
 #	[--no-controller] [--no-nodes] [--no-router]
 #	[--router-namespace=<ns>] [--runtime=<gosbx-runtime>]
+#	[--sandboxd=<sandboxd>]
 #
 # Starts a real Kubernetes control plane from the binaries
 # contrib/cluster/build.sh put in its cache, in a network namespace of
@@ -32,7 +33,9 @@
 # release's module deploys it (one replica, in <ns>, or in the namespace
 # of --router-namespace, e.g. agent-sandbox-system as v1.0 ships it); kwok's
 # PortForwards make pods/portforward reach them. up.sh waits until the
-# router answers its probe.
+# router answers its probe. With --sandboxd, pods.py also runs that
+# binary (agent-sandbox's sandboxd, KEP-539.2) for each container whose
+# image names sandboxd.
 #
 # The state directory (default ${TMPDIR:-/tmp}/gosbx-cluster-<uid>)
 # holds:
@@ -72,8 +75,9 @@ nodes=1
 router=1
 router_ns=
 runtime=${GOSBX_BUILD_DIR:-$top/build}/gosbx-runtime
+sandboxd=
 
-usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes] [--no-router] [--router-namespace=<ns>] [--runtime=<gosbx-runtime>]"
+usage="usage: contrib/cluster/up.sh [--dir=<state dir>] [--agent-sandbox=<release>] [--k8s=<version>] [--etcd=<version>] [--namespace=<ns>] [--no-controller] [--no-nodes] [--no-router] [--router-namespace=<ns>] [--runtime=<gosbx-runtime>] [--sandboxd=<sandboxd>]"
 for arg; do
 	case $arg in
 	--dir=?*) dir=${arg#--dir=} ;;
@@ -86,6 +90,7 @@ for arg; do
 	--no-router) router= ;;
 	--router-namespace=?*) router_ns=${arg#--router-namespace=} ;;
 	--runtime=?*) runtime=${arg#--runtime=} ;;
+	--sandboxd=?*) sandboxd=${arg#--sandboxd=} ;;
 	-h | --help)
 		echo "$usage"
 		exit 0
@@ -197,6 +202,7 @@ if test -z "${GOSBX_CLUSTER_NETNS:-}"; then
 	test -z "$nodes" && set -- "$@" --no-nodes
 	test -z "$router" && set -- "$@" --no-router
 	test -n "$router_ns" && set -- "$@" --router-namespace="$router_ns"
+	test -n "$sandboxd" && set -- "$@" --sandboxd="$sandboxd"
 	GOSBX_CLUSTER_NETNS=1 exec "$here"/in.sh --dir="$dir" "$0" \
 		--dir="$dir" --agent-sandbox="$release" --k8s="$k8s" \
 		--etcd="$etcd" --namespace="$ns" --runtime="$runtime" "$@"
@@ -601,6 +607,7 @@ if test -n "$router"; then
 	moddir=$(cd -P "$crds/$release" && cd ../.. && pwd)
 	set -- --dir="$dir" --node=kwok-node-0 --release="$release" \
 		--runtime="$runtime"
+	test -n "$sandboxd" && set -- "$@" --sandboxd="$sandboxd"
 	if test -n "$bin_router"; then
 		set -- "$@" --router-go="$bin_router"
 		for f in serviceaccount rbac service deployment; do

@@ -22,6 +22,7 @@
 #include "kube/kube-credentials.h"
 #include "kube/kubeconfig.h"
 #include "kube/portforward.h"
+#include "session/sandboxd.h"
 #include "session/session.h"
 #include "strvec.h"
 #include "usage.h"
@@ -60,6 +61,9 @@ struct kube_backend {
 	char *shutdown_time;	     /* of a reattached claim, or NULL */
 	struct http_client *fwd_api; /* API client of the forward */
 	struct kube_forward *fwd;
+	/* a sandboxd runtime: the forward to its gRPC port (fwd: REST) */
+	struct http_client *grpc_fwd_api;
+	struct kube_forward *grpc_fwd;
 	struct strvec headers; /* router headers, NULL-terminated */
 	char *router_token;
 
@@ -77,6 +81,7 @@ struct kube_backend {
 };
 
 static void renewer_stop(struct kube_backend *kb);
+static const struct backend_ops backend_kube_sandboxd;
 
 static void kb_free(struct kube_backend *kb)
 {
@@ -85,6 +90,8 @@ static void kb_free(struct kube_backend *kb)
 	renewer_stop(kb);
 	kube_forward_stop(kb->fwd);
 	http_client_free(kb->fwd_api);
+	kube_forward_stop(kb->grpc_fwd);
+	http_client_free(kb->grpc_fwd_api);
 	if (kb->kc_ready)
 		kube_client_release(&kb->kc);
 	kube_config_release(&kb->cfg);
@@ -499,18 +506,21 @@ static int find_router(struct kube_backend *kb, struct strvec *names,
 	return -1;
 }
 
-/* Start a port-forward to port 8080 of the first ready router pod. */
-static int start_forward(struct kube_backend *kb, struct strbuf *base,
-			 struct strbuf *sock)
+/*
+ * Start a port-forward to port of pod in ns, on a unix socket
+ * (lib/kube/portforward.h), into *fwd with its own API client *api;
+ * resolve: the forward's resolve_pod, or NULL.
+ */
+static int forward_to(struct kube_backend *kb, const char *ns, const char *pod,
+		      unsigned port,
+		      int (*resolve)(void *data, struct strbuf *pod),
+		      struct kube_forward **fwd, struct http_client **api)
 {
-	struct strvec names = STRVEC_INIT, ips = STRVEC_INIT;
 	struct kube_forward_opts fo = { 0 };
 	struct kube_auth a;
 	int ret = -1;
 
 	kube_auth_init(&a);
-	if (find_router(kb, &names, &ips) < 0)
-		goto out;
 	/*
 	 * The forward gets its own API client: kube_client replaces its
 	 * own on a credential refresh, and the forward must not see it
@@ -518,31 +528,222 @@ static int start_forward(struct kube_backend *kb, struct strbuf *base,
 	 */
 	if (kube_config_auth(&kb->cfg, &a) < 0)
 		goto out;
-	kb->fwd_api = http_client_dup(kb->kc.http);
-	if (!kb->fwd_api)
+	*api = http_client_dup(kb->kc.http);
+	if (!*api)
 		goto out;
-	fo.client = kb->fwd_api;
+	fo.client = *api;
 	fo.bearer_token = a.bearer_token.len ? a.bearer_token.buf : NULL;
 	/* impersonation and Basic credentials apply to the upgrade too */
 	fo.headers = a.headers.nr ? (const char *const *)a.headers.v : NULL;
 	if (kb->kc.has_exec)
 		/* exec plugin or token file: the token changes over time */
 		fo.get_token = forward_token;
-	fo.resolve_pod = forward_resolve;
+	fo.resolve_pod = resolve;
 	fo.token_data = kb;
-	fo.namespace = kb->router_ns;
-	fo.pod = names.v[0];
-	fo.port = ROUTER_PORT;
-	kb->fwd = kube_forward_start(&fo);
-	if (!kb->fwd)
+	fo.namespace = ns;
+	fo.pod = pod;
+	fo.port = port;
+	*fwd = kube_forward_start(&fo);
+	if (*fwd)
+		ret = 0;
+out:
+	kube_auth_release(&a);
+	return ret;
+}
+
+/* Start a port-forward to port 8080 of the first ready router pod. */
+static int start_forward(struct kube_backend *kb, struct strbuf *base,
+			 struct strbuf *sock)
+{
+	struct strvec names = STRVEC_INIT, ips = STRVEC_INIT;
+	int ret = -1;
+
+	if (find_router(kb, &names, &ips) < 0 ||
+	    forward_to(kb, kb->router_ns, names.v[0], ROUTER_PORT,
+		       forward_resolve, &kb->fwd, &kb->fwd_api) < 0)
 		goto out;
 	strbuf_addstr(base, "http://localhost");
 	strbuf_addstr(sock, kube_forward_address(kb->fwd));
 	ret = 0;
 out:
-	kube_auth_release(&a);
 	strvec_clear(&names);
 	strvec_clear(&ips);
+	return ret;
+}
+
+/*
+ * The port of a sandboxd address ("host:port", ":port", "[v6]:port",
+ * as SANDBOXD_*_ADDR give it), or 0 when it names none.
+ */
+static unsigned addr_port(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	char *end;
+	unsigned long n;
+
+	if (!colon || !isdigit((unsigned char)colon[1]))
+		return 0;
+	n = strtoul(colon + 1, &end, 10);
+	return *end || n < 1 || n > 65535 ? 0 : (unsigned)n;
+}
+
+/*
+ * sandboxd discovery (KEP-539.2; packages/sandboxd/USER_GUIDE.md of
+ * agent-sandbox v1.0.3, "Endpoint discovery"): a container of the
+ * sandbox's pod whose env sets SANDBOXD_GRPC_ADDR and
+ * SANDBOXD_REST_ADDR serves sandboxd at those ports; without them
+ * the runtime API is reached through the router, as the SDKs fall
+ * back to the python-runtime API. Only literal values count (a value
+ * from a ConfigMap or a field is not read). *pod gets the pod's name.
+ * Returns 1 with the ports, 0 when the pod names no sandboxd (or it
+ * may not be read: RBAC without get on pods, said with --verbose),
+ * -1 with error().
+ */
+static int find_sandboxd(struct kube_backend *kb, struct strbuf *pod,
+			 unsigned *rest, unsigned *grpc)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct kube_sandbox sb;
+	json_t *obj = NULL, *c;
+	size_t i, j;
+	int r, ret = -1;
+
+	kube_sandbox_init(&sb);
+	r = kube_sandbox_get(&kb->kc, kb->ns, kb->sandbox, &sb);
+	if (r > 0)
+		error("sandbox '%s' is gone", kb->sandbox);
+	if (r)
+		goto out;
+	strbuf_addbuf(pod, &sb.pod_name);
+	r = kube_object_get(&kb->kc, NULL, "v1", kb->ns, "pods", pod->buf, &obj,
+			    &why);
+	if (r < 0)
+		goto out;
+	if (r) {
+		if (kb->kc.verbose)
+			warning("cannot read pod '%s' to look for sandboxd "
+				"(%s); using the router",
+				pod->buf, r == 1 ? "not found" : why.buf);
+		ret = 0;
+		goto out;
+	}
+	*rest = *grpc = 0;
+	json_array_foreach (
+		json_object_get(json_object_get(obj, "spec"), "containers"), i,
+		c) {
+		unsigned rp = 0, gp = 0;
+		json_t *e;
+
+		json_array_foreach (json_object_get(c, "env"), j, e) {
+			const char *n = json_object_str(e, "name");
+			const char *v = json_object_str(e, "value");
+
+			if (!n || !v)
+				continue;
+			if (!strcmp(n, "SANDBOXD_REST_ADDR"))
+				rp = addr_port(v);
+			else if (!strcmp(n, "SANDBOXD_GRPC_ADDR"))
+				gp = addr_port(v);
+		}
+		if (rp && gp) {
+			*rest = rp;
+			*grpc = gp;
+			break;
+		}
+	}
+	ret = *rest && *grpc;
+out:
+	json_decref(obj);
+	kube_sandbox_release(&sb);
+	strbuf_release(&why);
+	return ret;
+}
+
+/*
+ * Reach the sandboxd of pod: a port-forward to each of its ports, as
+ * the SDKs' pod tunnel does (Go: RuntimeSandboxd, podTunnelStrategy;
+ * sandboxd is not behind the router), then sandboxd_connect(). Just
+ * after Ready the forward may not reach the pod yet (as for the
+ * router, wait_router()): tried again for SANDBOXD_SETTLE_MS at most,
+ * not past until_ms (monotonic, 0: no bound); the last failure is the
+ * error. 0 or -1 with error().
+ */
+#define SANDBOXD_SETTLE_MS 20000
+static int connect_sandboxd(struct session *s, struct kube_backend *kb,
+			    const char *pod, unsigned rest, unsigned grpc,
+			    uint64_t until_ms, volatile sig_atomic_t *cancel)
+{
+	struct http_client_opts ho = { 0 };
+	struct strbuf addr = STRBUF_INIT, why = STRBUF_INIT;
+	uint64_t end = monotonic_ms() + SANDBOXD_SETTLE_MS;
+	long pause = 100;
+	report_fn saved;
+	void *saved_data;
+	int ret = -1, denied;
+
+	if (until_ms && until_ms < end)
+		end = until_ms;
+	if (forward_to(kb, kb->ns, pod, rest, NULL, &kb->fwd, &kb->fwd_api) <
+		    0 ||
+	    forward_to(kb, kb->ns, pod, grpc, NULL, &kb->grpc_fwd,
+		       &kb->grpc_fwd_api) < 0)
+		goto out;
+	ho.unix_socket = kube_forward_address(kb->fwd);
+	/* a close by the pod's side may not come through the forward */
+	ho.max_idle_reuse_s = 2;
+	ho.connect_timeout_ms = 30000;
+	strbuf_addf(&addr, "unix:%s", kube_forward_address(kb->grpc_fwd));
+	get_error_routine(&saved, &saved_data);
+	kube_forward_set_quiet(kb->fwd, 1);
+	kube_forward_set_quiet(kb->grpc_fwd, 1);
+	for (;;) {
+		unsigned long mark = kube_forward_errors(kb->fwd),
+			      gmark = kube_forward_errors(kb->grpc_fwd);
+		char *fe;
+
+		set_error_routine(keep_report, &why);
+		ret = sandboxd_connect(s, addr.buf, "http://localhost", &ho);
+		set_error_routine(saved, saved_data);
+		if (!ret)
+			break;
+		/* the forward's reason explains the client's error */
+		fe = kube_forward_error_since(kb->fwd, mark);
+		if (!fe)
+			fe = kube_forward_error_since(kb->grpc_fwd, gmark);
+		if (fe) {
+			strbuf_reset(&why);
+			strbuf_addstr(&why, fe);
+			free(fe);
+		}
+		denied = kube_forward_denied(kb->fwd);
+		if (!denied)
+			denied = kube_forward_denied(kb->grpc_fwd);
+		if (denied) {
+			/* the authorizer said no: no retry changes that */
+			error("the API server refuses this user a port-forward "
+			      "to pod '%s' (HTTP %d): RBAC must grant get and "
+			      "create on pods/portforward in namespace '%s' "
+			      "(manifests/rbac.yaml)",
+			      pod, denied, kb->ns);
+			break;
+		}
+		if ((cancel && *cancel) ||
+		    monotonic_ms() + (uint64_t)pause >= end) {
+			error("cannot reach sandboxd of sandbox '%s' (pod "
+			      "'%s', "
+			      "ports %u and %u) in namespace '%s': %s",
+			      kb->sandbox, pod, grpc, rest, kb->ns, why.buf);
+			break;
+		}
+		usleep((useconds_t)pause * 1000);
+		if (pause < 2000)
+			pause *= 2;
+	}
+	kube_forward_set_quiet(kb->fwd, 0);
+	kube_forward_set_quiet(kb->grpc_fwd, 0);
+out:
+	strbuf_release(&addr);
+	strbuf_release(&why);
 	return ret;
 }
 
@@ -1054,8 +1255,9 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 	struct kube_ready ready;
 	int64_t timeout = opts->open_timeout_ms > 0 ? opts->open_timeout_ms
 						    : DEFAULT_OPEN_TIMEOUT_MS;
-	struct strbuf pool = STRBUF_INIT;
-	int created = 0;
+	struct strbuf pool = STRBUF_INIT, pod = STRBUF_INIT;
+	unsigned rest_port = 0, grpc_port = 0;
+	int created = 0, sd = 0;
 
 	pthread_condattr_t ca;
 
@@ -1123,15 +1325,30 @@ static int kube_open(struct session *s, const struct session_opts *opts)
 			kb->pod_ip = xstrdup(ready.pod_ips.v[0]);
 	}
 	sandbox_pod_ip(kb);
-	if (connect_runtime(s, kb, opts) < 0 ||
-	    wait_router(s, kb, kb->kc.retry_until_ms, opts->cancel) < 0)
+	/* --api-url and --gateway name the router: no discovery */
+	if ((!opts->api_url || !*opts->api_url) &&
+	    (!opts->gateway || !*opts->gateway)) {
+		sd = find_sandboxd(kb, &pod, &rest_port, &grpc_port);
+		if (sd < 0)
+			goto fail;
+	}
+	if (sd) {
+		if (connect_sandboxd(s, kb, pod.buf, rest_port, grpc_port,
+				     kb->kc.retry_until_ms, opts->cancel) < 0)
+			goto fail;
+		s->ops = &backend_kube_sandboxd;
+	} else if (connect_runtime(s, kb, opts) < 0 ||
+		   wait_router(s, kb, kb->kc.retry_until_ms, opts->cancel) <
+			   0) {
 		goto fail;
+	}
 	kb->kc.retry_until_ms = 0;
 	s->claim = strbuf_detach(&name, NULL);
 	s->backend = kb;
 	renewer_start(s, kb);
 	strbuf_release(&rv);
 	strbuf_release(&pool);
+	strbuf_release(&pod);
 	kube_ready_release(&ready);
 	return 0;
 
@@ -1144,12 +1361,13 @@ fail:
 			      "delete it with: gosbx --backend=kube close %s",
 			      name.buf, name.buf);
 	}
-	http_client_free(s->http);
-	s->http = NULL;
+	sandboxd_close(s);
+	s->ops = &backend_kube;
 	kb_free(kb);
 	strbuf_release(&name);
 	strbuf_release(&rv);
 	strbuf_release(&pool);
+	strbuf_release(&pod);
 	kube_ready_release(&ready);
 	return -1;
 }
@@ -1162,10 +1380,11 @@ static int kube_destroy(struct session *s)
 	if (!kb)
 		return 0;
 	renewer_stop(kb);
-	http_client_free(s->http);
-	s->http = NULL;
+	sandboxd_close(s); /* and s->http */
 	kube_forward_stop(kb->fwd);
 	kb->fwd = NULL;
+	kube_forward_stop(kb->grpc_fwd);
+	kb->grpc_fwd = NULL;
 	kb->kc.retry_until_ms = monotonic_ms() + DELETE_RETRY_MS;
 	ret = kube_claim_delete(&kb->kc, kb->ns, s->claim);
 	kb_free(kb);
@@ -1175,8 +1394,7 @@ static int kube_destroy(struct session *s)
 
 static void kube_detach(struct session *s)
 {
-	http_client_free(s->http);
-	s->http = NULL;
+	sandboxd_close(s); /* and s->http */
 	kb_free(s->backend);
 	s->backend = NULL;
 }
@@ -1267,24 +1485,36 @@ static int kube_backend_suspend(const struct session_opts *opts,
 static int kube_backend_resume(const struct session_opts *opts,
 			       const char *name);
 
+#define KUBE_OPS                                                               \
+	.name = "kube",                                                        \
+	.caps = BACKEND_NAMESPACES | BACKEND_KUBE_API | BACKEND_BEARER_TOKEN,  \
+	.defaults = kube_defaults, .delete_claim = kube_backend_delete,        \
+	.delete_all = kube_backend_delete_all,                                 \
+	.suspend_claim = kube_backend_suspend,                                 \
+	.resume_claim = kube_backend_resume, .open = kube_open,                \
+	.destroy = kube_destroy, .detach = kube_detach, .touch = kube_touch,   \
+	.error_mark = kube_error_mark, .error_since = kube_error_since,        \
+	.list = kube_claims_print, .prune = kube_claims_prune,                 \
+	.doctor = doctor_kube
+
 const struct backend_ops backend_kube = {
-	.name = "kube",
+	KUBE_OPS,
 	.logs = session_http_logs,
-	.caps = BACKEND_NAMESPACES | BACKEND_KUBE_API | BACKEND_BEARER_TOKEN,
-	.defaults = kube_defaults,
-	.delete_claim = kube_backend_delete,
-	.delete_all = kube_backend_delete_all,
-	.suspend_claim = kube_backend_suspend,
-	.resume_claim = kube_backend_resume,
-	.open = kube_open,
-	.destroy = kube_destroy,
-	.detach = kube_detach,
-	.touch = kube_touch,
-	.error_mark = kube_error_mark,
-	.error_since = kube_error_since,
-	.list = kube_claims_print,
-	.prune = kube_claims_prune,
-	.doctor = doctor_kube,
+};
+
+/*
+ * The kube backend once discovery found sandboxd in the pod
+ * (find_sandboxd()): commands through its ProcessService, files
+ * through its REST files API (session/sandboxd.h), both over
+ * port-forwards to the pod; no runtime logs (sandboxd has none).
+ */
+static const struct backend_ops backend_kube_sandboxd = {
+	KUBE_OPS,
+	.run = sandboxd_run,
+	.write_files = sandboxd_write_files,
+	.push = sandboxd_push,
+	.fetch_archive = sandboxd_fetch_archive,
+	.proc = &sandboxd_proc_ops,
 };
 
 const char *kube_backend_sandbox(const struct session *s)

@@ -58,6 +58,7 @@ struct kube_forward {
 	unsigned long errors; /* tunnel errors so far */
 	char *last_error;
 	int denied; /* 403, or 401 with a fresh credential: see below */
+	int quiet;  /* kube_forward_set_quiet(); atomic */
 	/* pod names replaced by resolve_pod(): threads may still read them */
 	char **old_pods;
 	size_t nr_old_pods, alloc_old_pods;
@@ -66,7 +67,7 @@ struct kube_forward {
 /* Keep msg (taken) as the last error; print it with error() if print. */
 static void keep_error(struct kube_forward *f, struct strbuf *msg, int print)
 {
-	if (print)
+	if (print && !__atomic_load_n(&f->quiet, __ATOMIC_RELAXED))
 		error("%s", msg->buf);
 	pthread_mutex_lock(&f->lock);
 	free(f->last_error);
@@ -1009,6 +1010,11 @@ int kube_forward_denied(struct kube_forward *f)
 	d = f->denied;
 	pthread_mutex_unlock(&f->lock);
 	return d;
+}
+
+void kube_forward_set_quiet(struct kube_forward *f, int quiet)
+{
+	__atomic_store_n(&f->quiet, quiet, __ATOMIC_RELAXED);
 }
 
 unsigned long kube_forward_errors(struct kube_forward *f)

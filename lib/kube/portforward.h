@@ -160,6 +160,13 @@ char *kube_forward_last_error(struct kube_forward *f);
 int kube_forward_denied(struct kube_forward *f);
 
 /*
+ * quiet 1: tunnel errors are only kept (kube_forward_error_since()),
+ * not printed with error(), while a caller retries and reports the
+ * last one itself; 0 (the default): printed as they happen.
+ */
+void kube_forward_set_quiet(struct kube_forward *f, int quiet);
+
+/*
  * How many tunnel errors happened so far (a mark for
  * kube_forward_error_since()).
  */

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "proto/exec-events.h"
 #include "quote.h"
+#include "session/sandboxd.h"
 #include "session/session.h"
 #include "strvec.h"
 #include "tarball.h"
@@ -364,6 +365,8 @@ static void keepalive_stop(struct session *s)
 
 static void session_free(struct session *s)
 {
+	if (s->sandboxd)
+		sandboxd_close(s);
 	http_client_free(s->http);
 	free(s->claim);
 	free(s->server);
@@ -1174,6 +1177,12 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 int session_logs(struct session *s, int follow, int fd,
 		 volatile sig_atomic_t *cancel)
 {
+	if (!s->ops->logs && s->sandboxd)
+		/* KEP-539.2 has no log API: the container's log is it */
+		return error("sandbox '%s' runs sandboxd, which serves no log "
+			     "of its own (agent-sandbox KEP-539.2); read its "
+			     "container's log (kubectl logs) instead",
+			     s->claim);
 	if (!s->ops->logs)
 		return error("the %s backend cannot show a runtime's log yet",
 			     s->ops->name);
