@@ -197,7 +197,10 @@ static int copy_out(struct session *s, const char *rel, const char *dest,
 			      "(half of what is free there): not enough for "
 			      "'/app/%s'; nothing was written",
 			      stage.buf, bound >> 20, rel);
-		else if (!got_sigint)
+		else if (!got_sigint &&
+			 strstr(last_error(), " is larger than "))
+			/* the bound stopped it, not a missing or refused path
+			 */
 			error("nothing was written; --max-size=<size> allows a "
 			      "larger copy");
 		goto out_stage;

@@ -117,6 +117,7 @@ test_expect_success '--max-size bounds a copy out; nothing is written past it' '
 	sx "head -c 3000000 /dev/urandom >dense3m" &&
 	test_expect_code_err 125 gosbx cp --max-size=1m t2050:/app/dense3m d3 &&
 	test_grep "is larger than 1048576 bytes" err &&
+	test_grep "max-size=<size> allows a larger copy" err &&
 	! test -e d3 &&
 	ls -A >out &&
 	test_grep ! gosbx-cp out &&
@@ -133,6 +134,8 @@ test_expect_success 'paths outside /app, both or neither remote, missing sources
 	test_expect_code_err 129 gosbx cp t2050:a t2050:b &&
 	test_expect_code_err 125 gosbx cp t2050:no-such-file x &&
 	test_grep "no-such-file" err &&
+	# missing, not too large: no hint about --max-size
+	test_grep ! "max-size" err &&
 	test_expect_code_err 125 gosbx cp ./no-such t2050:x &&
 	test_grep "no-such" err
 '
