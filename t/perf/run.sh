@@ -1663,8 +1663,8 @@ section_cluster() {
 # ---------------------------------------------------------------------
 # Section "sandboxd": issue 22, gosbx-runtime's sandboxd listeners
 # (--sandboxd-rest, --sandboxd-grpc) against upstream sandboxd built from
-# the Go module at the pinned version (t/lib-sandboxd.sh, its cache under
-# $GOSBX_BUILD_DIR/t/), in the same run, through the same client
+# the Go module at the pinned version (t/lib-sandboxd.sh, cached in the
+# suite's TEST_CACHE, t/lib-cache.sh), in the same run, through the same client
 # (t/sandboxd-conformance: upstream's generated gRPC client):
 #   1. Execute of `true`, p50 and p99 over $perf_n calls, each server;
 #      goal: gosbx-runtime's p50 at most half of sandboxd's
@@ -1690,8 +1690,13 @@ sandboxd_lib() {
 	test_free_port() {
 		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 	}
+	# this process has the real HOME and XDG directories already
+	test_real_go() { go "$@"; }
+	TEST_DIRECTORY=$(cd "$PERF_DIR"/.. && pwd)
+	# TEST_CACHE and test_lock: the suite's, so both share one build
+	. "$TEST_DIRECTORY"/lib-cache.sh
 	PATH=$GOSBX_BUILD_DIR:$PATH
-	. "$PERF_DIR"/../lib-sandboxd.sh
+	. "$TEST_DIRECTORY"/lib-sandboxd.sh
 }
 
 sandboxd_stop() {
