@@ -132,7 +132,9 @@ struct shim_msg {
 
 /*
  * A request for a shim, in a memfd: this header, then the strings:
- * command NUL [cwd NUL] [tty NUL] nenv * (K=V NUL).
+ * command NUL [cwd NUL] [tty NUL] nargv * (arg NUL) nenv * (K=V NUL);
+ * with nargv > 0 the first string is the exec_path to execve() with
+ * those arguments, else the sh -c text.
  */
 #define SPAWN_MAGIC 0x67736278u /* "gsbx" */
 struct spawn_hdr {
@@ -140,7 +142,9 @@ struct spawn_hdr {
 	uint32_t nenv;	  /* environment strings */
 	uint32_t has_cwd; /* a directory follows the command */
 	uint32_t has_tty; /* a terminal's path follows (request tty) */
-	uint64_t size;	  /* bytes after the header */
+	uint32_t nargv;	  /* argument strings: no shell (request argv) */
+	uint32_t pad;
+	uint64_t size; /* bytes after the header */
 };
 
 /* What a shim gets, as descriptors (sent to the spawner as such). */
@@ -388,7 +392,8 @@ static void start_failed_at(struct exec_proc *p, const char *what, int stage,
 			    p->req->cwd ? p->req->cwd : ".", strerror(err));
 	else if (stage == SHIM_STAGE_EXEC)
 		strbuf_addf(&p->res.err, "cannot run command: '%s': %s",
-			    SHELL_PATH, strerror(err));
+			    p->req->argv ? p->req->exec_path : SHELL_PATH,
+			    strerror(err));
 	else if (stage == SHIM_STAGE_TTY)
 		strbuf_addf(&p->res.err,
 			    "cannot run command: terminal '%s': %s",
@@ -654,6 +659,7 @@ static void shim_kill_tree(struct shim_proc **v, size_t *alloc)
  * into the mapped strings. Returns 0, or -1 if it is malformed.
  */
 struct shim_req {
+	const char *path; /* what to execve(): the shell, or exec_path */
 	char **argv, **envp;
 	const char *cwd; /* NULL: stay where we are */
 	const char *tty; /* NULL: no terminal (shim_fds' stdio) */
@@ -664,7 +670,7 @@ static int shim_load(int fd, struct shim_req *r)
 	const struct spawn_hdr *h;
 	struct stat st;
 	char *base, *p, *end, **ptrs;
-	size_t nptr;
+	size_t nptr, nargs;
 
 	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*h))
 		return -1;
@@ -674,19 +680,27 @@ static int shim_load(int fd, struct shim_req *r)
 	h = (const void *)base;
 	if (h->magic != SPAWN_MAGIC ||
 	    h->size != (uint64_t)st.st_size - sizeof(*h) || !h->size ||
-	    base[st.st_size - 1] || h->nenv > (1u << 20))
+	    base[st.st_size - 1] || h->nenv > (1u << 20) ||
+	    h->nargv > (1u << 20))
 		return -1;
-	nptr = 4 + h->nenv + 1;
+	/* the arguments: sh -c <command> NULL, or nargv of them and NULL */
+	nargs = h->nargv ? h->nargv + 1 : 4;
+	nptr = nargs + h->nenv + 1;
 	ptrs = mmap(NULL, nptr * sizeof(*ptrs), PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ptrs == MAP_FAILED)
 		return -1;
 	p = base + sizeof(*h);
 	end = base + st.st_size;
-	ptrs[0] = (char *)"sh";
-	ptrs[1] = (char *)"-c";
-	ptrs[2] = p;
-	ptrs[3] = NULL;
+	if (h->nargv) {
+		r->path = p;
+	} else {
+		r->path = SHELL_PATH;
+		ptrs[0] = (char *)"sh";
+		ptrs[1] = (char *)"-c";
+		ptrs[2] = p;
+		ptrs[3] = NULL;
+	}
 	p += strlen(p) + 1;
 	r->cwd = NULL;
 	if (h->has_cwd) {
@@ -702,15 +716,23 @@ static int shim_load(int fd, struct shim_req *r)
 		r->tty = p;
 		p += strlen(p) + 1;
 	}
+	for (uint32_t i = 0; i < h->nargv; i++) {
+		if (p >= end)
+			return -1;
+		ptrs[i] = p;
+		p += strlen(p) + 1;
+	}
+	if (h->nargv)
+		ptrs[h->nargv] = NULL;
 	for (uint32_t i = 0; i < h->nenv; i++) {
 		if (p >= end)
 			return -1;
-		ptrs[4 + i] = p;
+		ptrs[nargs + i] = p;
 		p += strlen(p) + 1;
 	}
-	ptrs[4 + h->nenv] = NULL;
+	ptrs[nargs + h->nenv] = NULL;
 	r->argv = ptrs;
-	r->envp = ptrs + 4;
+	r->envp = ptrs + nargs;
 	return 0;
 }
 
@@ -780,7 +802,7 @@ static pid_t shim_spawn(const struct shim_req *r, const struct shim_fds *f,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		e[0] = SHIM_STAGE_EXEC;
-		execve(SHELL_PATH, r->argv, r->envp);
+		execve(r->path, r->argv, r->envp);
 	fail:
 		e[1] = errno;
 		n = write(ep[1], e, sizeof(e));
@@ -1224,11 +1246,17 @@ static int write_request(const struct exec_request *req, const char *tty)
 	h.has_cwd = req->cwd != NULL;
 	h.has_tty = tty != NULL;
 	strbuf_add(&sb, &h, sizeof(h));
-	strbuf_add(&sb, req->command, strlen(req->command) + 1);
+	if (req->argv) {
+		strbuf_add(&sb, req->exec_path, strlen(req->exec_path) + 1);
+	} else {
+		strbuf_add(&sb, req->command, strlen(req->command) + 1);
+	}
 	if (req->cwd)
 		strbuf_add(&sb, req->cwd, strlen(req->cwd) + 1);
 	if (tty)
 		strbuf_add(&sb, tty, strlen(tty) + 1);
+	for (const char *const *a = req->argv; a && *a; a++, h.nargv++)
+		strbuf_add(&sb, *a, strlen(*a) + 1);
 	for (; env && *env; env++, h.nenv++)
 		strbuf_add(&sb, *env, strlen(*env) + 1);
 	h.size = sb.len - sizeof(h);
@@ -1346,7 +1374,8 @@ int exec_start(const struct exec_request *req, struct exec_proc **out)
 	if (!out)
 		return -1;
 	*out = NULL;
-	if (!req || !req->command)
+	if (!req || !req->command ||
+	    (req->argv && (!req->argv[0] || !req->exec_path)))
 		return -1;
 
 	p = xcalloc(1, sizeof(*p));

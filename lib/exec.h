@@ -44,7 +44,18 @@ enum exec_stream { EXEC_STDOUT = 1, EXEC_STDERR = 2 };
 
 struct exec_request {
 	const char *command; /* sh -c text; must not be NULL */
-	const char *cwd;     /* absolute directory to run in; NULL = "." */
+	/*
+	 * NULL, or the program to run instead of sh -c command, without a
+	 * shell: exec_path (what the child execve()s: absolute, or
+	 * relative to cwd) with the arguments argv (NULL-terminated,
+	 * argv[0] as the program sees it), as sandboxd's ProcessService
+	 * runs a command (KEP-539.2; upstream's os/exec). command is then
+	 * only what logs show. A failed execve() is reason "start_failed"
+	 * with start_errno (ENOENT, EACCES...), as for the shell.
+	 */
+	const char *exec_path;
+	const char *const *argv;
+	const char *cwd; /* absolute directory to run in; NULL = "." */
 	/* full environment (NULL-terminated "K=V"); NULL inherits ours */
 	const char *const *env;
 	const char *stdin_data; /* NULL: stdin is /dev/null */

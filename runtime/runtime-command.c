@@ -111,8 +111,10 @@ void exec_params_release(struct exec_params *p)
 	json_decref(p->json);
 	free(p->tag);
 	strvec_clear(&p->env);
+	strvec_clear(&p->argv);
 	strbuf_release(&p->cwd);
 	strbuf_release(&p->held);
+	strbuf_release(&p->exec_path);
 }
 
 /*
@@ -160,8 +162,10 @@ unsigned parse_exec_body(struct request *r, struct exec_params *p,
 
 	exec_request_init(&p->req);
 	strvec_init(&p->env);
+	strvec_init(&p->argv);
 	strbuf_init(&p->cwd, 0);
 	strbuf_init(&p->held, 0);
+	strbuf_init(&p->exec_path, 0);
 	p->json = NULL;
 	p->tag = NULL;
 	p->input = NULL;

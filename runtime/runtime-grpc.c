@@ -29,8 +29,9 @@
  * as the runtime's own listeners: the Host (:authority) on TCP and the
  * bearer token (lib/http-checks.h).
  *
- * Execute runs its argv (quoted into "exec ...") through the runtime's
- * command module (runtime-command.c: env merged with ours, cwd under
+ * Execute runs its argv (exec_request.argv: no shell, as upstream's
+ * exec.Command; quoted into "exec ..." only for the logs) through the
+ * runtime's command module (runtime-command.c: env merged with ours, cwd under
  * the workdir, the 8 MiB cap of each stream). Execute and Start each run
  * in a runner thread of their own (Start: exec_step() with a kick pipe
  * for WriteStdin's EOF and for the queue below), which queues the
@@ -356,13 +357,15 @@ static int config_to_json(struct call *c, const Process__V1__ProcessConfig *pc,
 /*
  * Whether argv0 names an executable file, as Go's os/exec finds it
  * (exec.LookPath in the PATH of p's environment, else ours, for a bare
- * name; a name with a '/' from p's cwd): 0, or the errno upstream's
- * exec would fail with (ENOENT, EACCES), the text of Go's error in
- * why. Upstream answers a command that does not start with an error
- * status, where "exec <argv0>" would exit 126 or 127.
+ * name, skipping directories that are not absolute as Go's ErrDot
+ * refuses them; a name with a '/' from p's cwd): 0 with the file's
+ * path in path, or the errno upstream's exec would fail with (ENOENT,
+ * EACCES), the text of Go's error in why. Upstream answers a command
+ * that does not start with an error status, where "exec <argv0>"
+ * would exit 126 or 127.
  */
 static int command_found(const char *argv0, const struct exec_params *p,
-			 struct strbuf *why)
+			 struct strbuf *path_out, struct strbuf *why)
 {
 	const char *path = NULL, *s;
 	struct strbuf f = STRBUF_INIT;
@@ -379,6 +382,8 @@ static int command_found(const char *argv0, const struct exec_params *p,
 			err = EACCES;
 		else
 			err = 0;
+		if (!err)
+			strbuf_addbuf(path_out, &f);
 		strbuf_release(&f);
 		if (err)
 			strbuf_addf(why, "fork/exec %s: %s", argv0,
@@ -397,16 +402,16 @@ static int command_found(const char *argv0, const struct exec_params *p,
 
 		strbuf_reset(&f);
 		strbuf_add(&f, s, end - s);
-		if (!f.len)
-			strbuf_addch(&f, '.');
 		strbuf_addf(&f, "/%s", argv0);
-		if (!access(f.buf, X_OK) && !stat(f.buf, &st) &&
+		if (*s == '/' && !access(f.buf, X_OK) && !stat(f.buf, &st) &&
 		    S_ISREG(st.st_mode))
 			err = 0;
 		if (!*end)
 			break;
 		s = end;
 	}
+	if (!err)
+		strbuf_addbuf(path_out, &f);
 	strbuf_release(&f);
 	if (err)
 		strbuf_addf(why,
@@ -475,8 +480,10 @@ static int prepare(struct call *c, const Process__V1__ProcessConfig *pc,
 		strbuf_release(&r.body);
 		memset(p, 0, sizeof(*p));
 		strvec_init(&p->env);
+		strvec_init(&p->argv);
 		strbuf_init(&p->cwd, 0);
 		strbuf_init(&p->held, 0);
+		strbuf_init(&p->exec_path, 0);
 		return -1;
 	}
 	status = parse_exec_body(&r, p, &err);
@@ -485,11 +492,17 @@ static int prepare(struct call *c, const Process__V1__ProcessConfig *pc,
 		int e;
 
 		strbuf_reset(&err);
-		e = command_found(pc->command[0], p, &err);
-		if (e)
+		e = command_found(pc->command[0], p, &p->exec_path, &err);
+		if (e) {
 			fail_start(c, what, e, err.buf);
-		else
+		} else {
+			/* argv itself, no shell: as upstream's exec.Command */
+			for (size_t i = 0; i < pc->n_command; i++)
+				strvec_push(&p->argv, pc->command[i]);
+			p->req.argv = (const char *const *)p->argv.v;
+			p->req.exec_path = p->exec_path.buf;
 			ret = 0;
+		}
 	} else if (status == 400 && starts_with(err.buf, "cwd not found")) {
 		/* upstream: os.StartProcess's "chdir <dir>: ..." */
 		strbuf_reset(&err);

@@ -120,8 +120,11 @@ struct exec_params {
 	struct strbuf cwd;
 	int64_t oom_before;
 	struct strbuf held; /* req.held_output_path */
-	char *tag;	    /* the request's X-Request-ID, or NULL */
-	void *input;	    /* runtime-interactive.c: stdin by other requests */
+	/* req.argv and req.exec_path of a command run without a shell */
+	struct strvec argv;
+	struct strbuf exec_path;
+	char *tag;   /* the request's X-Request-ID, or NULL */
+	void *input; /* runtime-interactive.c: stdin by other requests */
 };
 
 /*

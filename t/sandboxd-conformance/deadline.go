@@ -56,6 +56,42 @@ func caseStartErrors(e *env) error {
 	return nil
 }
 
+// a command runs without a shell (upstream's exec.Command): a script
+// without "#!" is not run by sh but fails to start (ENOEXEC: INTERNAL),
+// and one whose interpreter is missing is NOT_FOUND (ENOENT), where a
+// shell would exit 127; for Execute and for Start, which sends no event
+func caseExecNoShell(e *env) error {
+	files := map[string]string{
+		"noshebang-conformance.sh": "echo ran by a shell\n",
+		"badinterp-conformance.sh": "#!/no/such/interpreter-conformance\necho ran\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(e.root, name), []byte(body), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, t := range []struct {
+		file string
+		code codes.Code
+	}{
+		{"./noshebang-conformance.sh", codes.Internal},
+		{"./badinterp-conformance.sh", codes.NotFound},
+	} {
+		r, err := e.execute(cfg(t.file))
+		if err := expectCode(err, t.code); err != nil {
+			return fmt.Errorf("Execute %s: %v (answer %v)", t.file, err, r)
+		}
+		s, err := e.start(&processv1.StartRequest{Config: cfg(t.file)}, nil)
+		if err := expectCode(err, t.code); err != nil {
+			return fmt.Errorf("Start %s: %v", t.file, err)
+		}
+		if s != nil && len(s.events) != 0 {
+			return fmt.Errorf("Start %s: events %v, want none", t.file, s.events)
+		}
+	}
+	return nil
+}
+
 // a gzip-compressed request: grpc-go's server without a Decompressor
 // for it (upstream registers none) answers UNIMPLEMENTED
 func caseCompressed(e *env) error {

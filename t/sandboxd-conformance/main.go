@@ -90,6 +90,7 @@ var cases = []testCase{
 	{"process-not-found", caseNotFound},
 	{"signal-invalid", caseSignalInvalid},
 	{"start-errors", caseStartErrors},
+	{"exec-no-shell", caseExecNoShell},
 	{"compressed-request", caseCompressed},
 	{"grpc-timeout-malformed", caseTimeoutMalformed},
 	{"execute-deadline", caseExecuteDeadline},

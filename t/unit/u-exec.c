@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -238,6 +239,66 @@ static void test_cwd_env(void **state)
 
 	assert_int_equal(rmdir(dir), 0);
 	strbuf_release(&want);
+}
+
+/*
+ * argv runs without a shell: words reach the program as they are,
+ * argv[0] as given, a file without "#!" does not start (ENOEXEC, where
+ * sh would run it), a missing program is start_failed with ENOENT.
+ */
+static void test_argv(void **state)
+{
+	static const char *const echo[] = { "my-printf", "[%s]", "a b",
+					    "$HOME",	 "';'",	 NULL };
+	static const char *const argv0[] = { "named-so", "-c", "echo $0",
+					     NULL };
+	static const char *const script[] = { "script", NULL };
+	char dir[] = "/tmp/u-exec-argv-XXXXXX", path[64];
+	struct exec_request req;
+	struct exec_result res;
+	FILE *f;
+
+	exec_request_init(&req);
+	req.command = "printf for the logs";
+	req.exec_path = "/usr/bin/printf";
+	req.argv = echo;
+	run_req(&req, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.out.buf, "[a b][$HOME][';']");
+	exec_result_release(&res);
+
+	req.exec_path = "/bin/sh";
+	req.argv = argv0;
+	run_req(&req, &res);
+	assert_string_equal(res.out.buf, "named-so\n");
+	exec_result_release(&res);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/script", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("echo ran by a shell\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	req.exec_path = path;
+	req.argv = script;
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "start_failed");
+	assert_int_equal(res.start_errno, ENOEXEC);
+	assert_int_equal(res.out.len, 0);
+	exec_result_release(&res);
+	unlink(path);
+	rmdir(dir);
+
+	req.exec_path = "/nonexistent-u-exec/program";
+	run_req(&req, &res);
+	assert_string_equal(res.reason, "start_failed");
+	assert_int_equal(res.start_errno, ENOENT);
+	assert_string_equal(
+		res.err.buf,
+		"cannot run command: '/nonexistent-u-exec/program': "
+		"No such file or directory");
+	exec_result_release(&res);
 }
 
 static void test_start_failed(void **state)
@@ -1386,6 +1447,7 @@ int main(void)
 		cmocka_unit_test(test_stdin_epipe_no_sigpipe),
 		cmocka_unit_test(test_cwd_env),
 		cmocka_unit_test(test_start_failed),
+		cmocka_unit_test(test_argv),
 		cmocka_unit_test(test_signaled),
 		cmocka_unit_test(test_timeout_group),
 		cmocka_unit_test(test_timeout_escaped),
