@@ -112,6 +112,27 @@ files_checks() {
 		test_cmp f.txt out
 	"
 
+	test_expect_success "$1: the REPL's :put and :get use the files API" "
+		echo repl data >repl-$1.txt &&
+		rm -f repl-$1.in && mkfifo repl-$1.in && : >repl-$1.out &&
+		{ GOSBX_URL=\$(sbd_url $1) script -qec \"gosbx --backend=url exec\" \
+			/dev/null <repl-$1.in >repl-$1.out 2>&1 & } &&
+		repl=\$! &&
+		exec 7>repl-$1.in &&
+		echo \":put repl-$1.txt in/r.txt\" >&7 &&
+		test_retry 100 0.1 grep \"as /app/in/r.txt\" repl-$1.out &&
+		test_cmp repl-$1.txt \"\$(cat $1.root)/in/r.txt\" &&
+		echo \":get in/r.txt back-repl-$1.txt\" >&7 &&
+		test_retry 100 0.1 grep \"got /app/in/r.txt\" repl-$1.out &&
+		test_cmp repl-$1.txt back-repl-$1.txt &&
+		echo \":get in back-dir-$1\" >&7 &&
+		test_retry 100 0.1 grep \"cannot get .in.: a directory\" repl-$1.out &&
+		! test -e back-dir-$1 &&
+		echo :quit >&7 &&
+		exec 7>&- &&
+		wait \$repl
+	"
+
 	test_expect_success "$1: a missing file is a clear error" "
 		expect_code 125 sgosbx $1 cp x:no-such-file got 2>err &&
 		grep \"cannot read 'no-such-file' in the sandbox: no such file\" err &&

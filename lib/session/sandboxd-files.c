@@ -509,6 +509,36 @@ out:
 	return ret;
 }
 
+int sandboxd_get(struct session *s, const char *path, size_t max_bytes,
+		 struct strbuf *out)
+{
+	struct http_resp resp = HTTP_RESP_INIT;
+	struct http_req req = { 0 };
+	struct strbuf p = STRBUF_INIT;
+	int ret = -1;
+
+	files_path(&p, path);
+	req.path = p.buf;
+	req.max_body = max_bytes;
+	if (http_request(s->http, &req, &resp) < 0)
+		goto out;
+	if (resp.status != 200) {
+		answer_error("get", path, &resp);
+		goto out;
+	}
+	/* filesystem.yaml: a directory is a JSON DirectoryListing */
+	if (starts_with(resp.content_type.buf, "application/json")) {
+		error("cannot get '%s': a directory", path);
+		goto out;
+	}
+	strbuf_addbuf(out, &resp.body);
+	ret = 0;
+out:
+	strbuf_release(&p);
+	http_resp_release(&resp);
+	return ret;
+}
+
 int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
 			   uint64_t max_bytes, volatile sig_atomic_t *cancel)
 {

@@ -75,6 +75,14 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
  */
 int sandboxd_write_files(struct session *s, const struct session_file *files,
 			 size_t nr);
+/*
+ * session_get() of a sandboxd: GET /v1/files/<path>, at most max_bytes
+ * (bytes) of it appended to out. Returns 0, or -1 with error(): the
+ * server's answer as above, a directory (its answer is a JSON
+ * listing: "cannot get '<path>': a directory"), a longer file.
+ */
+int sandboxd_get(struct session *s, const char *path, size_t max_bytes,
+		 struct strbuf *out);
 int sandboxd_push(struct session *s, const char *const *paths, size_t nr,
 		  const char *dir);
 int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
