@@ -111,6 +111,12 @@ fi
 # shows only its head and its tail still says why.
 if test "$failed" -gt 0; then
 	echo "failed:"
+	# a unit test: its name and the lines of its failure
+	for f in "$logdir"/u-*.out; do
+		grep -q '^not ok ' "$f" 2>/dev/null || continue
+		grep -A3 '^not ok ' "$f" | grep -v '^ok ' |
+			sed "s|^|  $(basename "$f" .out): |"
+	done
 	for f in "$logdir"/t*.out; do
 		grep -q '^not ok [0-9]* - ' "$f" 2>/dev/null || continue
 		awk -v t="$(basename "$f" .out | sed 's/-.*//')" '

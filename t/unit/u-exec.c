@@ -1259,7 +1259,10 @@ static int burned_cb(enum exec_stream stream, const char *buf, size_t len,
 /*
  * cpu_ms counts the processes that were killed at the end, even one
  * that left the shell's session, as the same work done in the
- * foreground is counted.
+ * foreground is counted. At least a quarter of the reference: CPU time
+ * of the same work varied by more than 2x on a loaded CI machine (two
+ * vCPUs shared with parallel tests, seen once), while a killed process
+ * that is not counted leaves a few ms; assert_in_range() prints both.
  */
 static void test_cpu_of_killed(void **state)
 {
@@ -1277,14 +1280,14 @@ static void test_cpu_of_killed(void **state)
 	req.command = "(" BURN "; echo burned; exec sleep 1000) & wait";
 	run_req(&req, &res);
 	assert_string_equal(res.reason, "cancelled");
-	assert_true(res.cpu_ms >= ref / 2);
+	assert_in_range(res.cpu_ms, ref / 4, ref * 100);
 	exec_result_release(&res);
 
 	req.command = "setsid sh -c '" BURN "; echo burned; exec sleep 1000' & "
 		      "sleep 1000";
 	run_req(&req, &res);
 	assert_string_equal(res.reason, "cancelled");
-	assert_true(res.cpu_ms >= ref / 2);
+	assert_in_range(res.cpu_ms, ref / 4, ref * 100);
 	assert_true(res.peak_rss_kb > 0);
 	exec_result_release(&res);
 }
@@ -1314,7 +1317,7 @@ static void test_tty_kill_everything(void **state)
 	req.timeout_ms = WAIT_LIMIT_MS;
 	run_req(&req, &res);
 	assert_string_equal(res.reason, "cancelled");
-	assert_true(res.cpu_ms >= ref / 2);
+	assert_in_range(res.cpu_ms, ref / 4, ref * 100);
 	assert_true(res.peak_rss_kb > 0);
 	s = strstr(res.out.buf, "esc:");
 	assert_non_null(s);
