@@ -205,13 +205,14 @@ struct run_state {
 	int gave_up; /* the Start call was cancelled by us */
 	/* a command driven step by step (sandboxd_proc_ops) */
 	int interactive;
-	int keep_output;     /* add its output to res (sandboxd_run) */
-	int tty;	     /* Start with a PTY of cols x rows */
-	unsigned cols, rows; /* characters; 0: the server's */
-	struct strbuf inq;   /* stdin not sent yet */
-	int want_eof;	     /* EOF after inq */
-	int resize_pending;  /* cols x rows to send with ResizeTTY */
-	int ctl_failed;	     /* a ResizeTTY or SendSignal failed */
+	int keep_output;       /* add its output to res (sandboxd_run) */
+	int tty;	       /* Start with a PTY of cols x rows */
+	unsigned cols, rows;   /* characters; 0: the server's */
+	struct strbuf inq;     /* stdin not sent yet */
+	int want_eof;	       /* EOF after inq */
+	int resize_pending;    /* cols x rows to send with ResizeTTY */
+	int ctl_failed;	       /* a ResizeTTY or SendSignal failed */
+	struct strbuf ctl_err; /* the first such failure, for the end */
 };
 
 static int start_event(const uint8_t *msg, size_t len, void *data)
@@ -283,13 +284,32 @@ static void aux_close(const struct grpc_status *st, void *data)
 	}
 }
 
-/* the end of a SendSignal or ResizeTTY: stdin may be in flight */
-static void ctl_close(const struct grpc_status *st, void *data)
+/*
+ * The end of a SendSignal or ResizeTTY (stdin may be in flight): the
+ * first failure is kept, said when the command ends (proc_finish()),
+ * not on a terminal in raw mode. A process that ended meanwhile makes
+ * NOT_FOUND: no news.
+ */
+static void ctl_end(struct run_state *r, const char *what,
+		    const struct grpc_status *st)
 {
-	struct run_state *r = data;
+	if (st->code == GRPC_STATUS_OK || st->code == GRPC_STATUS_NOT_FOUND ||
+	    r->exited || r->ctl_failed)
+		return;
+	r->ctl_failed = 1;
+	strbuf_addf(&r->ctl_err, "sandboxd refused a %s: %s (gRPC status %d)",
+		    what, st->message.len ? st->message.buf : "no message",
+		    st->code);
+}
 
-	if (st->code != GRPC_STATUS_OK && !r->exited)
-		r->ctl_failed = 1;
+static void signal_close(const struct grpc_status *st, void *data)
+{
+	ctl_end(data, "signal (SendSignal)", st);
+}
+
+static void resize_close(const struct grpc_status *st, void *data)
+{
+	ctl_end(data, "window size (ResizeTTY)", st);
 }
 
 static void send_stdin(struct run_state *r)
@@ -343,7 +363,7 @@ static void send_stdin(struct run_state *r)
 static void send_signal(struct run_state *r, Process__V1__Signal sig)
 {
 	Process__V1__SendSignalRequest req;
-	struct grpc_call_cb cb = { NULL, ctl_close, r };
+	struct grpc_call_cb cb = { NULL, signal_close, r };
 	uint8_t buf[32];
 
 	process__v1__send_signal_request__init(&req);
@@ -516,6 +536,7 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 	if (r.cancelled)
 		res->reason = "cancelled";
 out:
+	strbuf_release(&r.ctl_err);
 	grpc_status_release(&r.start_st);
 	grpc_status_release(&r.aux_st);
 	return ret;
@@ -556,6 +577,7 @@ static void *proc_start(struct session *s, const struct interactive_opts *o)
 	p->r.cols = o->cols;
 	p->r.rows = o->rows;
 	strbuf_init(&p->r.inq, 0);
+	strbuf_init(&p->r.ctl_err, 0);
 	grpc_status_init(&p->r.start_st);
 	grpc_status_init(&p->r.aux_st);
 	p->t0 = mono_ms();
@@ -614,7 +636,7 @@ static void proc_resize(void *data, unsigned cols, unsigned rows)
 static void send_resize(struct run_state *r)
 {
 	Process__V1__ResizeTTYRequest req;
-	struct grpc_call_cb cb = { NULL, ctl_close, r };
+	struct grpc_call_cb cb = { NULL, resize_close, r };
 	uint8_t buf[32];
 
 	process__v1__resize_ttyrequest__init(&req);
@@ -639,8 +661,17 @@ static void proc_signal(void *data, const char *name)
 		sig = PROCESS__V1__SIGNAL__SIGNAL_SIGTERM;
 	else if (!strcmp(name, "KILL"))
 		sig = PROCESS__V1__SIGNAL__SIGNAL_SIGKILL;
-	else
-		return; /* the only signals of the proto */
+	else {
+		/* the only signals of the proto: say so once, at the end */
+		if (!p->r.ctl_failed) {
+			p->r.ctl_failed = 1;
+			strbuf_addf(&p->r.ctl_err,
+				    "SIG%s was not sent: sandboxd forwards "
+				    "only INT, TERM and KILL",
+				    name);
+		}
+		return;
+	}
 	if (p->r.pid && !p->r.exited)
 		send_signal(&p->r, sig);
 }
@@ -724,6 +755,10 @@ static int proc_finish(void *data, struct session_result *res)
 		}
 		res->duration_ms = mono_ms() - p->t0;
 	}
+	if (p->r.ctl_err.len)
+		/* \r: the terminal may still be raw (no output processing) */
+		warning("%s%s", p->r.ctl_err.buf, p->r.tty ? "\r" : "");
+	strbuf_release(&p->r.ctl_err);
 	strbuf_release(&p->r.inq);
 	grpc_status_release(&p->r.start_st);
 	grpc_status_release(&p->r.aux_st);
