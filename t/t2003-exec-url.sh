@@ -26,6 +26,74 @@ test_expect_success 'exec: --timeout kills on the server (124)' '
 	test_retry 100 0.1 sh -c "! pgrep -f \"^sleep 1000.456\" >/dev/null"
 '
 
+# a proxy that holds WebSocket upgrades without a word (as the
+# sandbox-router v0.4 image with h11 0.16 does, which cannot send a
+# 101) and passes every other request on to the runtime
+cat >hold-upgrades.py <<\EOF
+import socket, sys, threading
+up_host, up_port = sys.argv[1], int(sys.argv[2])
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(16)
+open("proxy.port", "w").write("%d\n" % srv.getsockname()[1])
+def pump(a, b):
+	try:
+		while True:
+			d = a.recv(65536)
+			if not d:
+				break
+			b.sendall(d)
+	except OSError:
+		pass
+	for s in (a, b):
+		try:
+			s.shutdown(socket.SHUT_RDWR)
+		except OSError:
+			pass
+def serve(c):
+	head = b""
+	while b"\r\n\r\n" not in head:
+		d = c.recv(65536)
+		if not d:
+			return
+		head += d
+	if b"upgrade: websocket" in head.lower():
+		open("proxy.upgrades", "a").write("held\n")
+		while c.recv(65536):
+			pass
+		return
+	u = socket.create_connection((up_host, up_port))
+	u.sendall(head)
+	threading.Thread(target=pump, args=(u, c), daemon=True).start()
+	pump(c, u)
+while True:
+	c, _ = srv.accept()
+	threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+
+test_expect_success 'exec -i through a proxy that holds upgrades: the input channel after GOSBX_WS_TIMEOUT' '
+	hp=${GOSBX_URL#http://} &&
+	python3 hold-upgrades.py "${hp%:*}" "${hp##*:}" 3>&- 4>&- &
+	proxy=$! &&
+	test_retry 100 0.1 test -s proxy.port &&
+	printf "one\ntwo\n" >in &&
+	GOSBX_WS_TIMEOUT=1s GOSBX_URL=http://127.0.0.1:$(cat proxy.port) \
+		gosbx --backend=url exec -i -- "echo ran >>ran-once; cat" \
+		<in >out 2>err &&
+	kill $proxy &&
+	test_cmp in out &&
+	test_grep "no answer to the WebSocket upgrade in 1 s" err &&
+	# the unanswered upgrade started nothing: the command ran once
+	test "$(cat work/ran-once)" = ran &&
+	test "$(cat proxy.upgrades)" = held
+'
+
+test_expect_success 'GOSBX_WS_TIMEOUT must be a duration' '
+	echo x | GOSBX_WS_TIMEOUT=soon expect_code 125 gosbx --backend=url \
+		exec -i -- cat 2>err &&
+	test_grep "GOSBX_WS_TIMEOUT: .soon. is not a duration" err
+'
+
 test_expect_success 'push into the runtime at --url needs no claim' '
 	mkdir -p tree/a &&
 	echo x >tree/a/x &&

@@ -4,6 +4,7 @@
  * fallback for proxies that carry plain HTTP only.
  */
 #include "compat.h"
+#include "parse-options.h"
 #include "session/interactive.h"
 #include "http.h"
 #include "json.h"
@@ -214,11 +215,19 @@ static void ws_send_control(struct interactive *ia, const char *json)
 static int ws_open(struct interactive *ia)
 {
 	struct strbuf body = STRBUF_INIT;
+	const char *env = getenv("GOSBX_WS_TIMEOUT");
+	int64_t timeout_ms = 0;
 	int r;
 
+	/* gosbx(1) ENVIRONMENT: how long an upgrade may go unanswered */
+	if (env && *env &&
+	    (parse_duration_ms(env, &timeout_ms) < 0 || timeout_ms <= 0))
+		return error("GOSBX_WS_TIMEOUT: '%s' is not a duration (e.g. "
+			     "30s)",
+			     env);
 	r = ws_client_open(&ia->ws, ia->s->http, "/v1/exec",
-			   EXEC_CHANNEL_PROTOCOL, NULL, 0, ia->o.cancel,
-			   ia->rid, MAX_MSG, ws_on_msg, ia);
+			   EXEC_CHANNEL_PROTOCOL, NULL, timeout_ms,
+			   ia->o.cancel, ia->rid, MAX_MSG, ws_on_msg, ia);
 	if (r)
 		return r;
 	build_body(&ia->o, 0, &body);
@@ -644,7 +653,8 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 		*out = ia;
 		return 0;
 	}
-	if (have_ws) {
+	/* an upgrade of this session already went unanswered */
+	if (have_ws && !s->no_websocket) {
 		r = ws_open(ia);
 		if (r < 0) {
 			interactive_finish(ia, NULL);
@@ -653,7 +663,14 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 		if (r > 0) {
 			struct strbuf why = STRBUF_INIT;
 
-			http_error_text(&why, ia->ws.status, &ia->ws.body);
+			if (ia->ws.no_answer) {
+				strbuf_addbuf(&why, &ia->ws.body);
+				/* not again for this session: the same way */
+				s->no_websocket = 1;
+			} else {
+				http_error_text(&why, ia->ws.status,
+						&ia->ws.body);
+			}
 			if (!have_in) {
 				error("the interactive channel to claim '%s' "
 				      "was refused on the way: %s",
@@ -662,7 +679,8 @@ int interactive_open(struct session *s, const struct interactive_opts *opts,
 				interactive_finish(ia, NULL);
 				return -1;
 			}
-			if (opts->verbose)
+			/* a wait the user sat through is always explained */
+			if (opts->verbose || ia->ws.no_answer)
 				fprintf(stderr,
 					"gosbx: no WebSocket to the runtime "
 					"(%s): input goes through separate "

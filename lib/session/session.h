@@ -152,7 +152,13 @@ struct session {
 	 */
 	struct sandboxd *sandboxd;
 	unsigned features; /* SESSION_FEAT_* */
-	char *server;	   /* "gosbx-runtime" or "" for upstream servers */
+	/*
+	 * A WebSocket upgrade to the runtime went unanswered (a proxy on
+	 * the way holds upgrades): interactive_open() uses the input
+	 * channel of separate requests from then on
+	 */
+	int no_websocket;
+	char *server; /* "gosbx-runtime" or "" for upstream servers */
 	/* GET /'s heartbeat_ms: /v1/exec sends an event at least this
 	 * often (ms); 0: not said (upstream servers) */
 	long heartbeat_ms;

@@ -32,6 +32,12 @@ struct ws_client {
 	/* a refused upgrade: its HTTP status and body */
 	long status;
 	struct strbuf body;
+	/*
+	 * 1: not a byte came back to the upgrade (no answer in time, or
+	 * the connection closed): ws_client_open() returned 1 with status
+	 * 0 and body saying which
+	 */
+	int no_answer;
 };
 
 /*
@@ -50,7 +56,10 @@ struct ws_client {
  * up to max_msg bytes go to on_msg with cb_data); 1 when it answered
  * with another status, kept in ws->status and ws->body (at most 64 KiB of it:
  * callers decide, e.g. fall back when a proxy in between does not carry
- * WebSockets); -1 with error() on a transport failure, a malformed answer, a
+ * WebSockets), or sent nothing back at all (ws->no_answer, status 0,
+ * body the reason: nothing reached the server's application, as far as
+ * the client can tell); -1 with error() on a transport failure, a
+ * malformed answer, a
  * 101 with a wrong key or subprotocol, or a cancel. Release ws with
  * ws_client_close() whatever was returned.
  */
