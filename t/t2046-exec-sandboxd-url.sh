@@ -73,6 +73,15 @@ test_expect_success 'gosbx logs says sandboxd has no runtime log' '
 	test $? != 0 && grep "runs sandboxd, which serves no log of its own" out
 '
 
+test_expect_success 'gosbx exec -d and jobs say sandboxd has no jobs' '
+	GOSBX_URL=$(sbd_url gs) && export GOSBX_URL &&
+	expect_code_err 125 gosbx --backend=url exec -d --claim="$GOSBX_URL" \
+		-- sleep 1 &&
+	grep "runs sandboxd, which has no jobs" err &&
+	expect_code_err 125 gosbx --backend=url jobs --claim="$GOSBX_URL" &&
+	grep "runs sandboxd, which has no jobs" err
+'
+
 # hostile_start <mode>: t/hostile-grpc.py on free ports, its URL in
 # <mode>.url
 hostile_start() {
