@@ -30,12 +30,15 @@ test_expect_success 'exec: --timeout kills on the server (124)' '
 # sandbox-router v0.4 image with h11 0.16 does, which cannot send a
 # 101) and passes every other request on to the runtime
 cat >hold-upgrades.py <<\EOF
-import socket, sys, threading
+import os, socket, sys, threading
 up_host, up_port = sys.argv[1], int(sys.argv[2])
 srv = socket.socket()
 srv.bind(("127.0.0.1", 0))
 srv.listen(16)
-open("proxy.port", "w").write("%d\n" % srv.getsockname()[1])
+# its own pid: $! may be a pyenv shim's
+open("proxy.pid", "w").write("%d\n" % os.getpid())
+open("proxy.port.tmp", "w").write("%d\n" % srv.getsockname()[1])
+os.rename("proxy.port.tmp", "proxy.port")
 def pump(a, b):
 	try:
 		while True:
@@ -74,13 +77,12 @@ EOF
 test_expect_success 'exec -i through a proxy that holds upgrades: the input channel after GOSBX_WS_TIMEOUT' '
 	hp=${GOSBX_URL#http://} &&
 	python3 hold-upgrades.py "${hp%:*}" "${hp##*:}" 3>&- 4>&- &
-	proxy=$! &&
 	test_retry 100 0.1 test -s proxy.port &&
 	printf "one\ntwo\n" >in &&
 	GOSBX_WS_TIMEOUT=1s GOSBX_URL=http://127.0.0.1:$(cat proxy.port) \
 		gosbx --backend=url exec -i -- "echo ran >>ran-once; cat" \
 		<in >out 2>err &&
-	kill $proxy &&
+	kill "$(cat proxy.pid)" &&
 	test_cmp in out &&
 	test_grep "no answer to the WebSocket upgrade in 1 s" err &&
 	# the unanswered upgrade started nothing: the command ran once
