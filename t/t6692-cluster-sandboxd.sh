@@ -103,6 +103,18 @@ test_expect_success 'exec -i: stdin reaches the command (WriteStdin)' '
 	test "$(tr -d " " <wc)" = 2
 '
 
+test_expect_success 'exec -t: a terminal in the pod, of the local size (Start with a PTY)' '
+	cat >tty.sh <<-EOF &&
+	stty rows 30 cols 100
+	exec "$CLUSTER_SCRIPTS/in.sh" --dir="$CLUSTER_DIR" gosbx --backend=kube \\
+		--kubeconfig="$CLUSTER_USER" exec -t --claim="$(cat claim)" -- \\
+		"tty; stty size; exit 5"
+	EOF
+	expect_code 5 script -qec "sh tty.sh" /dev/null >tty.out </dev/null &&
+	grep "^/dev/pts/[0-9]" tty.out &&
+	grep "^30 100" tty.out
+'
+
 test_expect_success 'files persist across reattaching; a hostile path is refused' '
 	sd exec --claim="$(cat claim)" -- cat sub/data >again &&
 	test_cmp data again &&
