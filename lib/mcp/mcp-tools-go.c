@@ -501,6 +501,8 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	e.on_phase = on_phase;
 	e.data = &p;
 	e.cancel = &call->cancelled;
+	/* the text keeps head and tail only: hold no more than that */
+	e.keep_bytes = SESSION_KEEP_HEAD_TAIL;
 	ret = session_execute(&st->sbx, &e, &sr);
 	if (ret < 0 && reopen_dead(call->session, st, &died, res) < 0) {
 		progress_finish(&p);
