@@ -252,8 +252,23 @@ static void progress_send(struct progress *p, const char *msg, size_t len)
 	strbuf_release(&clean);
 }
 
+/* A flood: keep the newest lines of pending, at most max bytes. */
+static void progress_trim(struct progress *p, size_t max)
+{
+	size_t cut;
+	const char *nl;
+
+	if (p->pending.len <= max)
+		return;
+	cut = p->pending.len - max;
+	nl = memchr(p->pending.buf + cut, '\n', p->pending.len - cut);
+	cut = nl ? (size_t)(nl + 1 - p->pending.buf) : cut;
+	strbuf_remove(&p->pending, 0, cut);
+}
+
 static void progress_flush(struct progress *p)
 {
+	progress_trim(p, PROGRESS_PENDING_MAX);
 	if (!p->pending.len)
 		return;
 	progress_send(p, p->pending.buf, p->pending.len);
@@ -268,15 +283,14 @@ static void progress_line(struct progress *p, int stream, const char *buf,
 	if (stream == 2)
 		strbuf_addstr(&p->pending, "[stderr] ");
 	strbuf_add(&p->pending, buf, len);
-	if (p->pending.len > PROGRESS_PENDING_MAX) {
-		/* a flood: keep the newest lines */
-		size_t cut = p->pending.len - PROGRESS_PENDING_MAX;
-		const char *nl = memchr(p->pending.buf + cut, '\n',
-					p->pending.len - cut);
-
-		cut = nl ? (size_t)(nl + 1 - p->pending.buf) : cut;
-		strbuf_remove(&p->pending, 0, cut);
-	}
+	/*
+	 * Trimmed to the newest PROGRESS_PENDING_MAX bytes of whole lines
+	 * when sent; in between only past twice that, so that a flood of
+	 * short lines moves each byte about once, not once a line. Lines
+	 * are at most PROGRESS_LINE_MAX, so both keep the same lines.
+	 */
+	if (p->pending.len > 2 * PROGRESS_PENDING_MAX)
+		progress_trim(p, PROGRESS_PENDING_MAX);
 }
 
 static void on_phase(const char *phase, void *data)
@@ -497,10 +511,14 @@ static int run_go_code(struct mcp_call *call, struct mcp_result *res)
 	strbuf_init(&p.line[1], 0);
 	strbuf_init(&p.pending, 0);
 	p.window_ms = monotonic_ms();
-	e.on_output = on_output;
+	/* live output only where it goes somewhere: it scans every byte */
+	if (mcp_call_wants_progress(call))
+		e.on_output = on_output;
 	e.on_phase = on_phase;
 	e.data = &p;
 	e.cancel = &call->cancelled;
+	/* the text keeps head and tail only: hold no more than that */
+	e.keep_bytes = SESSION_KEEP_HEAD_TAIL;
 	ret = session_execute(&st->sbx, &e, &sr);
 	if (ret < 0 && reopen_dead(call->session, st, &died, res) < 0) {
 		progress_finish(&p);

@@ -674,6 +674,7 @@ static int run_inline(struct job *j, struct session *sess,
 	e.on_output = on_output;
 	e.data = j;
 	e.cancel = &j->stop;
+	e.keep_bytes = r->keep; /* head and tail (run_job()) */
 	ret = session_execute(sess, &e, r);
 	strbuf_release(&path);
 	strbuf_release(&cmd);
@@ -689,6 +690,10 @@ static void run_job(struct job *j)
 	int ret = -1, ran, ended = 0, opened = 0, detached = 0;
 
 	session_result_init(&r);
+	/* job_end_locked() keeps head and tail only, of either way of
+	 * running: session_execute(), or on_output() adding what
+	 * session_job_follow() reads */
+	r.keep = SESSION_KEEP_HEAD_TAIL;
 	pthread_mutex_lock(&st->lock);
 	/* a cancel (session end, the caller's) broadcasts on st->cond */
 	while (!j->stop && !may_start_locked(st, j))

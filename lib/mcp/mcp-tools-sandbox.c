@@ -390,6 +390,8 @@ static int run_in(struct mcp_call *call, struct mcp_result *res, const char *ns,
 	e.on_phase = on_phase;
 	e.data = &pd;
 	e.timeout_ms = timeout_ms; /* the argument or --call-timeout */
+	/* command_result() returns head and tail only */
+	e.keep_bytes = SESSION_KEEP_HEAD_TAIL;
 	session_result_init(&r);
 	ret = session_execute(&b->sess, &e, &r);
 	pthread_mutex_unlock(&b->lock);

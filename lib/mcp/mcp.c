@@ -1313,6 +1313,13 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total,
 	pthread_mutex_unlock(&c->mu);
 }
 
+int mcp_call_wants_progress(const struct mcp_call *call)
+{
+	const struct call_ctx *c = call ? call->core : NULL;
+
+	return c && c->token;
+}
+
 int mcp_call_timeout_arg(struct mcp_call *call, struct mcp_result *res,
 			 int64_t dflt_ms, int64_t *out_ms)
 {

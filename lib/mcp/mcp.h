@@ -120,6 +120,13 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total,
 		       const char *message);
 
 /*
+ * Did the client give this call a progressToken, so that
+ * mcp_call_progress() sends anything? 1 or 0. A tool skips the work of
+ * progress messages nobody gets (run_go_code's live output).
+ */
+int mcp_call_wants_progress(const struct mcp_call *call);
+
+/*
  * Log to the client (notifications/message, handshake revisions, at or
  * above the level the client set) and to stderr. level: "debug",
  * "info", "notice", "warning", "error". Thread-safe.

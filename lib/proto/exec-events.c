@@ -103,7 +103,9 @@ void exec_event_init(struct exec_event *ev)
 {
 	ev->type = EXEC_EVENT_UNKNOWN;
 	ev->name = NULL;
-	strbuf_init(&ev->data, 0);
+	ev->data.buf = "";
+	ev->data.len = 0;
+	strbuf_init(&ev->b64, 0);
 	ev->offset = -1;
 	ev->bytes = 0;
 	ev->json = NULL;
@@ -112,7 +114,7 @@ void exec_event_init(struct exec_event *ev)
 void exec_event_release(struct exec_event *ev)
 {
 	json_decref(ev->json);
-	strbuf_release(&ev->data);
+	strbuf_release(&ev->b64);
 	exec_event_init(ev);
 }
 
@@ -129,23 +131,28 @@ static int bad(struct strbuf *err, const char *fmt, ...)
 	return -1;
 }
 
-/* "data" or "b64" of an output event into ev->data */
+/*
+ * "data" or "b64" of an output event into ev->data: "data" in place,
+ * where jansson decoded it (a copy per output byte less, issue 22)
+ */
 static int take_output(struct exec_event *ev, struct strbuf *err)
 {
 	json_t *data = json_object_get(ev->json, "data");
 	json_t *b64 = json_object_get(ev->json, "b64");
 
 	if (json_is_string(data)) {
-		strbuf_add(&ev->data, json_string_value(data),
-			   json_string_length(data));
+		ev->data.buf = json_string_value(data);
+		ev->data.len = json_string_length(data);
 		return 0;
 	}
 	if (!json_is_string(b64))
 		return bad(err, "%s event without a string \"data\" or \"b64\"",
 			   ev->name);
-	if (base64_decode_into(&ev->data, json_string_value(b64),
+	if (base64_decode_into(&ev->b64, json_string_value(b64),
 			       json_string_length(b64)) < 0)
 		return bad(err, "%s event with bad base64", ev->name);
+	ev->data.buf = ev->b64.buf;
+	ev->data.len = ev->b64.len;
 	return 0;
 }
 

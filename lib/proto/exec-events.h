@@ -104,8 +104,16 @@ struct exec_event {
 	 * had none.
 	 */
 	const char *name;
-	/* output events: the bytes ("data" or decoded "b64") */
-	struct strbuf data;
+	/*
+	 * output events: the len bytes of "data" as json holds them (no
+	 * copy), or of "b64" decoded into b64; "" and 0 for other events.
+	 * Valid until ev is parsed again or released.
+	 */
+	struct {
+		const char *buf;
+		size_t len;
+	} data;
+	struct strbuf b64;
 	int64_t offset; /* "offset", or -1 when absent */
 	int64_t bytes;	/* "trimmed": "bytes", else 0 */
 	/* the whole event (the exit fields are read from it), or NULL */
@@ -114,7 +122,7 @@ struct exec_event {
 
 #define EXEC_EVENT_INIT                                                        \
 	{                                                                      \
-		EXEC_EVENT_UNKNOWN, NULL, STRBUF_INIT, -1, 0, NULL             \
+		EXEC_EVENT_UNKNOWN, NULL, { "", 0 }, STRBUF_INIT, -1, 0, NULL  \
 	}
 
 void exec_event_init(struct exec_event *ev);

@@ -205,7 +205,8 @@ struct run_state {
 	int gave_up; /* the Start call was cancelled by us */
 	/* a command driven step by step (sandboxd_proc_ops) */
 	int interactive;
-	int keep_output;       /* add its output to res (sandboxd_run) */
+	int keep_output;       /* add its output to res (sandboxd_run),
+				* the first res->keep bytes of each stream */
 	int tty;	       /* Start with a PTY of cols x rows */
 	unsigned cols, rows;   /* characters; 0: the server's */
 	struct strbuf inq;     /* stdin not sent yet */

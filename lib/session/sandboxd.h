@@ -45,7 +45,9 @@ int sandboxd_open(struct session *s, const char *url,
 /*
  * Run e->command (sh -c, with e->env, e->cwd, e->stdin_data) through
  * ProcessService.Start: its stdout and stderr events to e->on_output
- * and res as they come, its exit event into res. e->timeout_ms passing
+ * and res as they come (session_result_add_output(): res->keep bytes
+ * of each stream, which session_execute() sets from e->keep_bytes),
+ * its exit event into res. e->timeout_ms passing
  * sends SIGKILL (reason "timeout"); *e->cancel set sends SIGINT
  * (SendSignal) and returns 1. Returns 0 when the command ran, -1 with
  * error() when it could not (the server's status, a broken connection).

@@ -487,15 +487,18 @@ void session_result_add_output(struct session_result *res, int stream,
 {
 	struct strbuf *sb = stream == 1 ? &res->out : &res->err;
 	int *trunc = stream == 1 ? &res->out_truncated : &res->err_truncated;
+	size_t keep =
+		res->keep && res->keep < STREAM_CAP ? res->keep : STREAM_CAP;
 
 	add_tail(stream == 1 ? &res->out_tail : &res->err_tail, buf, len);
 	*(stream == 1 ? &res->out_total : &res->err_total) += len;
 
-	if (sb->len + len > STREAM_CAP) {
-		len = sb->len < STREAM_CAP ? STREAM_CAP - sb->len : 0;
+	if (sb->len + len > keep) {
+		len = sb->len < keep ? keep - sb->len : 0;
 		*trunc = 1;
 	}
-	strbuf_add(sb, buf, len);
+	if (len)
+		strbuf_add(sb, buf, len);
 }
 
 void session_result_from_json(struct session_result *res, const void *o)
@@ -798,23 +801,20 @@ static int run_plain(struct session *s, const struct session_exec *e,
 		return -1;
 	res->duration_ms = monotonic_ms() - t0;
 	session_result_from_json(res, ans);
-	{
-		json_t *o = json_object_get(ans, "stdout");
-		json_t *er = json_object_get(ans, "stderr");
-		if (json_is_string(o))
-			session_result_add_output(res, 1, json_string_value(o),
-						  json_string_length(o));
-		if (json_is_string(er))
-			session_result_add_output(res, 2, json_string_value(er),
-						  json_string_length(er));
+	for (int stream = 1; stream <= 2; stream++) {
+		json_t *v =
+			json_object_get(ans, stream == 1 ? "stdout" : "stderr");
+		const char *text = json_string_value(v);
+		size_t len = json_string_length(v);
+
+		if (!text || !len)
+			continue;
+		session_result_add_output(res, stream, text, len);
+		/* all of it, not just what res keeps */
+		if (e->on_output)
+			e->on_output(stream, text, len, e->data);
 	}
 	json_decref(ans);
-	if (e->on_output) {
-		if (res->out.len)
-			e->on_output(1, res->out.buf, res->out.len, e->data);
-		if (res->err.len)
-			e->on_output(2, res->err.buf, res->err.len, e->data);
-	}
 	return 0;
 }
 
@@ -1002,6 +1002,8 @@ int session_execute(struct session *s, const struct session_exec *e,
 		res->exit_code = -1;
 		return 1;
 	}
+	/* every way of running below adds through session_result_add_output */
+	res->keep = e->keep_bytes;
 	if (e->on_phase)
 		e->on_phase("running", e->data);
 	if (s->ops->exec_hook)

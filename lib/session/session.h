@@ -208,6 +208,16 @@ struct session_exec {
 	int64_t output_keep_bytes;
 	size_t stdin_len;
 	/*
+	 * How many bytes of each stream the caller needs in res->out and
+	 * res->err, the first ones (the totals and the tail window are
+	 * kept whatever it says, on every backend); 0 or more than 8 MiB:
+	 * 8 MiB, the upstream per-stream cap. A caller that only returns
+	 * session_result_head_tail() passes SESSION_KEEP_HEAD_TAIL, so
+	 * that a command printing 100 MB costs it 16 KiB a stream, not
+	 * 8 MiB. on_output still sees every byte.
+	 */
+	size_t keep_bytes;
+	/*
 	 * Live output: called with each chunk (raw bytes) as the runtime
 	 * streams it (exec-stream); without that extension, called once
 	 * per stream at the end. Return <0 to cancel the command.
@@ -236,7 +246,7 @@ struct session_result {
 	int64_t duration_ms; /* as measured by the runtime, else the client */
 	int64_t cpu_ms;	     /* -1 when the server does not say */
 	int64_t peak_rss_kb; /* -1 when the server does not say */
-	struct strbuf out;   /* stdout as received, its first 8 MiB */
+	struct strbuf out;   /* stdout as received, its first keep bytes */
 	struct strbuf err;
 	int out_truncated; /* bytes were dropped (here or by the server) */
 	int err_truncated;
@@ -244,6 +254,13 @@ struct session_result {
 	size_t err_total;
 	struct strbuf out_tail; /* the last 8,192 to 16,384 bytes received */
 	struct strbuf err_tail;
+	/*
+	 * The most bytes out and err each keep (session_exec.keep_bytes;
+	 * session_execute() sets it); 0: 8 MiB. A caller that adds output
+	 * itself (session_result_add_output()) may set it after
+	 * session_result_init().
+	 */
+	size_t keep;
 	/*
 	 * The shell exited, but a process it left (`server &`) held the
 	 * output past the runtime's wait delay: the result came without
@@ -448,8 +465,16 @@ void session_exec_hook(struct session *s, int after,
 int session_truncate_head_tail(struct strbuf *sb);
 
 /*
+ * What session_result_head_tail() needs kept of each stream
+ * (session_exec.keep_bytes): a stream of at most 16,384 bytes is
+ * returned whole, a longer one cut to its first 8,192 bytes and the
+ * tail window.
+ */
+#define SESSION_KEEP_HEAD_TAIL ((size_t)16384)
+
+/*
  * The same seed truncation applied to everything the command wrote,
- * not just the 8 MiB kept in res->out/err: each stream of res whose
+ * not just what was kept in res->out/err: each stream of res whose
  * total is past 16,384 bytes is replaced by its first 8,192 bytes, the
  * marker with N = total - 16,384, and its last 8,192 bytes (from the
  * tail window), so the final error or panic of a long output survives.
@@ -460,7 +485,8 @@ int session_result_head_tail(struct session_result *res);
 
 /*
  * Add len bytes of a command's output (stream 1 stdout, 2 stderr) to res
- * as session_execute() does: the first 8 MiB in out/err, the totals and
+ * as session_execute() does: the first res->keep bytes (0: 8 MiB) in
+ * out/err, setting *_truncated when a byte is not kept, the totals and
  * the tail window (for session_result_head_tail()).
  */
 void session_result_add_output(struct session_result *res, int stream,
