@@ -354,8 +354,11 @@ test_expect_success 'long output: head and tail of 20 KB streams, marked' '
 # tail and how many bytes were left out between, and the server holds
 # no more of it than that (issue 22): its peak RSS grows by far less
 # than the 8 MiB a stream it kept before (a small quarantine for the
-# sanitizers, whose default 256 MiB keeps every freed buffer resident)
-test_expect_success 'long output: 200 MB through, head and tail, bounded memory' '
+# sanitizers, whose default 256 MiB keeps every freed buffer resident).
+# Local and url only: the bound is the MCP server's, the same on every
+# backend, and 220 MB through a port-forward (t6210's fake API server,
+# the real control plane of t6650 and t6667) takes minutes of CI.
+test_expect_success !KUBE 'long output: 200 MB through, head and tail, bounded memory' '
 	cat >steps <<-\EOF &&
 	{"command":"echo warm"}
 	!hwm
