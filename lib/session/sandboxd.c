@@ -277,8 +277,12 @@ static void aux_close(const struct grpc_status *st, void *data)
 	struct run_state *r = data;
 
 	r->stdin_inflight = 0;
-	/* the process may have ended first: not an error of ours */
-	if (st->code != GRPC_STATUS_OK && !r->exited && !r->aux_failed) {
+	/*
+	 * The process may have ended first: not an error of ours, and its
+	 * exit event may still be on the way behind this answer (NOT_FOUND)
+	 */
+	if (st->code != GRPC_STATUS_OK && st->code != GRPC_STATUS_NOT_FOUND &&
+	    !r->exited && !r->aux_failed) {
 		r->aux_failed = 1;
 		r->aux_st.code = st->code;
 		strbuf_addbuf(&r->aux_st.message, &st->message);
