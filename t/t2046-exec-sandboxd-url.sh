@@ -18,6 +18,23 @@ exec_checks() {
 		echo err >expect && test_cmp expect err
 	"
 
+	# stdin's EOF meets a command that has ended: upstream answers
+	# NOT_FOUND or INTERNAL (file already closed), before or after
+	# the exit event; neither is news
+	test_expect_success "$1: commands that end at once say nothing more" "
+		i=0 &&
+		while test \$i -lt 40
+		do
+			GOSBX_URL=\$(sbd_url $1) gosbx --backend=url exec \
+				-- 'exit 0' </dev/null 2>err &&
+			test_cmp /dev/null err &&
+			printf abc | GOSBX_URL=\$(sbd_url $1) \
+				gosbx --backend=url exec -i -- 'exit 0' 2>err &&
+			test_cmp /dev/null err || return 1
+			i=\$((i + 1))
+		done
+	"
+
 	test_expect_success "$1: -e and -w reach the command" "
 		mkdir -p \"\$(cat $1.root)/sub\" &&
 		GOSBX_URL=\$(sbd_url $1) gosbx --backend=url exec -e A=b \

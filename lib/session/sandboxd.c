@@ -30,6 +30,20 @@
 #define METHOD(m) "/process.v1.ProcessService/" m
 /* stdin in one WriteStdin, bytes */
 #define SANDBOXD_STDIN_CHUNK (64 * 1024)
+/*
+ * A refused SendSignal or ResizeTTY followed by the exit event within
+ * this many ms was the process's end, not a refusal: upstream sandboxd
+ * answers a call that meets a process between its Wait and its exit
+ * event with INTERNAL or FAILED_PRECONDITION (pkg/server/process.go),
+ * and its exit event follows at once.
+ */
+#define SANDBOXD_END_RACE_MS 2000
+
+/* monotonic_ms(), signed for deadlines */
+static int64_t mono_ms(void)
+{
+	return (int64_t)monotonic_ms();
+}
 
 struct sandboxd {
 	struct grpc_conn *conn;
@@ -198,8 +212,6 @@ struct run_state {
 	struct grpc_status start_st;
 	int stdin_step;	    /* 0 to send, 1 input sent, 2 EOF sent */
 	int stdin_inflight; /* a WriteStdin call is open */
-	struct grpc_status aux_st;
-	int aux_failed;
 	int signal_sent;
 	int cancelled;
 	int gave_up; /* the Start call was cancelled by us */
@@ -214,6 +226,7 @@ struct run_state {
 	int resize_pending;    /* cols x rows to send with ResizeTTY */
 	int ctl_failed;	       /* a ResizeTTY or SendSignal failed */
 	struct strbuf ctl_err; /* the first such failure, for the end */
+	int64_t ctl_fail_ms;   /* when it came (mono_ms()); 0: no race */
 };
 
 static int start_event(const uint8_t *msg, size_t len, void *data)
@@ -252,6 +265,12 @@ static int start_event(const uint8_t *msg, size_t len, void *data)
 	}
 	case PROCESS__V1__START_RESPONSE__EVENT_EXIT:
 		r->exited = 1;
+		/* a refusal just before the end met the end (ctl_end()) */
+		if (r->ctl_fail_ms &&
+		    mono_ms() - r->ctl_fail_ms <= SANDBOXD_END_RACE_MS) {
+			r->ctl_failed = 0;
+			strbuf_reset(&r->ctl_err);
+		}
 		r->res->exit_code = ev->exit->exit_code;
 		if (!r->res->reason || strcmp(r->res->reason, "timeout"))
 			r->res->reason = "exited";
@@ -277,18 +296,21 @@ static void aux_close(const struct grpc_status *st, void *data)
 	struct run_state *r = data;
 
 	r->stdin_inflight = 0;
+	if (st->code == GRPC_STATUS_OK)
+		return;
 	/*
-	 * The process may have ended first: not an error of ours, and its
-	 * exit event may still be on the way behind this answer (NOT_FOUND)
+	 * Stdin the server would not take has no reader: the process ended
+	 * or closed its stdin (upstream answers NOT_FOUND once the process
+	 * is gone, INTERNAL "file already closed" between its Wait and its
+	 * exit event, and either may beat the exit event here). As with a
+	 * local pipe whose reader went away, that is no error; what is left
+	 * is dropped, and EOF is still sent after refused input, so that a
+	 * process still reading does not wait for more.
 	 */
-	if (st->code != GRPC_STATUS_OK && st->code != GRPC_STATUS_NOT_FOUND &&
-	    !r->exited && !r->aux_failed) {
-		r->aux_failed = 1;
-		r->aux_st.code = st->code;
-		strbuf_addbuf(&r->aux_st.message, &st->message);
-	}
+	strbuf_reset(&r->inq);
+	if (r->stdin_step < 2)
+		r->want_eof = 1;
 }
-
 /*
  * The end of a SendSignal or ResizeTTY (stdin may be in flight): the
  * first failure is kept, said when the command ends (proc_finish()),
@@ -302,6 +324,7 @@ static void ctl_end(struct run_state *r, const char *what,
 	    r->exited || r->ctl_failed)
 		return;
 	r->ctl_failed = 1;
+	r->ctl_fail_ms = mono_ms();
 	strbuf_addf(&r->ctl_err, "sandboxd refused a %s: %s (gRPC status %d)",
 		    what, st->message.len ? st->message.buf : "no message",
 		    st->code);
@@ -383,14 +406,6 @@ static void send_signal(struct run_state *r, Process__V1__Signal sig)
 	r->signal_sent = 1;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int start_call(struct run_state *r)
 {
 	Process__V1__StartRequest req;
@@ -462,7 +477,6 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 		return -1;
 	r.conn = sd->conn;
 	grpc_status_init(&r.start_st);
-	grpc_status_init(&r.aux_st);
 	res->exit_code = -1;
 	id = start_call(&r);
 	if (id < 0)
@@ -533,8 +547,6 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 		error("sandboxd ended Start without an exit event");
 		goto out;
 	}
-	if (r.aux_failed)
-		warning("sandboxd: %s", r.aux_st.message.buf);
 	if (res->reason && !strcmp(res->reason, "timeout"))
 		res->exit_code = -1;
 	ret = r.cancelled ? 1 : 0;
@@ -543,7 +555,6 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 out:
 	strbuf_release(&r.ctl_err);
 	grpc_status_release(&r.start_st);
-	grpc_status_release(&r.aux_st);
 	return ret;
 }
 
@@ -584,14 +595,12 @@ static void *proc_start(struct session *s, const struct interactive_opts *o)
 	strbuf_init(&p->r.inq, 0);
 	strbuf_init(&p->r.ctl_err, 0);
 	grpc_status_init(&p->r.start_st);
-	grpc_status_init(&p->r.aux_st);
 	p->t0 = mono_ms();
 	p->deadline = o->timeout_ms > 0 ? p->t0 + o->timeout_ms : 0;
 	p->id = start_call(&p->r);
 	if (p->id < 0) {
 		strbuf_release(&p->r.inq);
 		grpc_status_release(&p->r.start_st);
-		grpc_status_release(&p->r.aux_st);
 		session_result_release(&p->res);
 		free(p);
 		return NULL;
@@ -766,7 +775,6 @@ static int proc_finish(void *data, struct session_result *res)
 	strbuf_release(&p->r.ctl_err);
 	strbuf_release(&p->r.inq);
 	grpc_status_release(&p->r.start_st);
-	grpc_status_release(&p->r.aux_st);
 	session_result_release(&p->res);
 	free(p);
 	return ret;
