@@ -1506,7 +1506,8 @@ const struct backend_ops backend_kube = {
  * The kube backend once discovery found sandboxd in the pod
  * (find_sandboxd()): commands through its ProcessService, files
  * through its REST files API (session/sandboxd.h), both over
- * port-forwards to the pod; no runtime logs (sandboxd has none).
+ * port-forwards to the pod; no runtime logs (sandboxd_logs() says where
+ * they are).
  */
 static const struct backend_ops backend_kube_sandboxd = {
 	KUBE_OPS,
@@ -1514,6 +1515,9 @@ static const struct backend_ops backend_kube_sandboxd = {
 	.write_files = sandboxd_write_files,
 	.push = sandboxd_push,
 	.fetch_archive = sandboxd_fetch_archive,
+	.get = sandboxd_get,
+	.logs = sandboxd_logs,
+	.runtime = "sandboxd",
 	.proc = &sandboxd_proc_ops,
 };
 

@@ -57,7 +57,7 @@ static int sandboxd_destroy(struct session *s)
  * The url backend once its URL named a sandboxd server (sandboxd://,
  * session/sandboxd.h): commands through its ProcessService, files
  * through its REST files API; no logs of
- * a runtime (session_logs() says the backend cannot show them).
+ * a runtime (sandboxd_logs() says where they are).
  */
 static const struct backend_ops backend_url_sandboxd = {
 	.name = "url",
@@ -67,6 +67,9 @@ static const struct backend_ops backend_url_sandboxd = {
 	.write_files = sandboxd_write_files,
 	.push = sandboxd_push,
 	.fetch_archive = sandboxd_fetch_archive,
+	.get = sandboxd_get,
+	.logs = sandboxd_logs,
+	.runtime = "sandboxd",
 	.proc = &sandboxd_proc_ops,
 	.destroy = sandboxd_destroy,
 	.detach = sandboxd_close,

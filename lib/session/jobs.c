@@ -20,12 +20,12 @@ static int need_jobs(struct session *s)
 {
 	if (s->features & SESSION_FEAT_JOBS)
 		return 0;
-	if (s->sandboxd)
-		/* KEP-539.2 has processes for a stream's life only */
-		return error("sandbox '%s' runs sandboxd, which has no jobs "
-			     "(detached commands, agent-sandbox KEP-539.2); "
-			     "they need gosbx-runtime's jobs extension",
-			     s->claim);
+	if (s->ops->runtime)
+		/* e.g. KEP-539.2 has processes for a stream's life only */
+		return error("sandbox '%s' runs %s, which has no jobs "
+			     "(detached commands); they need gosbx-runtime's "
+			     "jobs extension",
+			     s->claim, s->ops->runtime);
 	return error("the runtime of claim '%s' has no 'jobs' extension "
 		     "(detached commands): it is older than this gosbx",
 		     s->claim);

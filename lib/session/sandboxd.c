@@ -186,6 +186,16 @@ int sandboxd_open(struct session *s, const char *url,
 	return ret;
 }
 
+int sandboxd_logs(struct session *s, int follow, int fd,
+		  volatile sig_atomic_t *cancel)
+{
+	/* KEP-539.2 has no log API: the container's log is it */
+	return error("sandbox '%s' runs sandboxd, which serves no log of its "
+		     "own (agent-sandbox KEP-539.2); read its container's log "
+		     "(kubectl logs) instead",
+		     s->claim);
+}
+
 void sandboxd_close(struct session *s)
 {
 	struct sandboxd *sd = s->sandboxd;

@@ -78,9 +78,9 @@ int sandboxd_run(struct session *s, const struct session_exec *e,
 int sandboxd_write_files(struct session *s, const struct session_file *files,
 			 size_t nr);
 /*
- * session_get() of a sandboxd: GET /v1/files/<path>, at most max_bytes
- * (bytes) of it appended to out. Returns 0, or -1 with error(): the
- * server's answer as above, a directory (its answer is a JSON
+ * session_get() of a sandboxd (struct backend_ops get): GET /v1/files/<path>,
+ * at most max_bytes (bytes) of it appended to out. Returns 0, or -1 with
+ * error(): the server's answer as above, a directory (its answer is a JSON
  * listing: "cannot get '<path>': a directory"), a longer file.
  */
 int sandboxd_get(struct session *s, const char *path, size_t max_bytes,
@@ -100,6 +100,13 @@ int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
  * op of a sandboxd URL (struct backend_proc_ops).
  */
 extern const struct backend_proc_ops sandboxd_proc_ops;
+
+/*
+ * session_logs() of a sandboxd (struct backend_ops logs): KEP-539.2 has
+ * no log API, so always -1 with error() naming the container's log.
+ */
+int sandboxd_logs(struct session *s, int follow, int fd,
+		  volatile sig_atomic_t *cancel);
 
 /* Free what sandboxd_connect() set: s->sandboxd, s->http. */
 void sandboxd_close(struct session *s);

@@ -1179,12 +1179,6 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 int session_logs(struct session *s, int follow, int fd,
 		 volatile sig_atomic_t *cancel)
 {
-	if (!s->ops->logs && s->sandboxd)
-		/* KEP-539.2 has no log API: the container's log is it */
-		return error("sandbox '%s' runs sandboxd, which serves no log "
-			     "of its own (agent-sandbox KEP-539.2); read its "
-			     "container's log (kubectl logs) instead",
-			     s->claim);
 	if (!s->ops->logs)
 		return error("the %s backend cannot show a runtime's log yet",
 			     s->ops->name);
@@ -1275,8 +1269,8 @@ int session_get(struct session *s, const char *path, struct strbuf *out)
 	int ret = 0;
 
 	touch(s);
-	if (s->sandboxd)
-		return sandboxd_get(s, path, GET_MAX, out);
+	if (s->ops->get)
+		return s->ops->get(s, path, GET_MAX, out);
 	strbuf_addstr(&p, "/download/");
 	http_pct_encode_path(&p, path);
 	req.path = p.buf;

@@ -637,6 +637,13 @@ struct backend_ops {
 	 * s->http (connected client for the runtime). 0 or -1. */
 	int (*open)(struct session *s, const struct session_opts *opts);
 	/*
+	 * The runtime the backend drives instead of gosbx-runtime's API,
+	 * as messages name it ("sandboxd", KEP-539.2): what it lacks of
+	 * that API (jobs) is said of it, not of an old gosbx-runtime. NULL:
+	 * gosbx-runtime's API.
+	 */
+	const char *runtime;
+	/*
 	 * The backend runs commands itself (sandboxd's ProcessService,
 	 * lib/session/sandboxd.h) instead of the runtime API: set by an
 	 * open that found such a server; session_open() then reads no
@@ -660,6 +667,13 @@ struct backend_ops {
 		    const char *dir);
 	int (*fetch_archive)(struct session *s, const char *path, int fd,
 			     uint64_t max_bytes, volatile sig_atomic_t *cancel);
+	/*
+	 * session_get() done by the backend (sandboxd's GET /v1/files/):
+	 * at most max_bytes (bytes) of path appended to out; 0, or -1 with
+	 * error(). NULL: the runtime API's /download.
+	 */
+	int (*get)(struct session *s, const char *path, size_t max_bytes,
+		   struct strbuf *out);
 	/*
 	 * The backend drives an interactive command itself (sandboxd's
 	 * Start with WriteStdin, ResizeTTY, SendSignal): interactive_open()
