@@ -189,22 +189,20 @@ static int copy_out(struct session *s, const char *rel, const char *dest,
 	}
 	bound = copy_out_bound(real, max_bytes, &by_space);
 	rc = session_fetch_archive(s, rel, fd, bound, &got_sigint);
-	if (rc) {
-		if (rc > 0)
-			error("cancelled");
-		else if (by_space && !got_sigint)
-			error("'%s' has room for %" PRIu64 " MiB of archive "
-			      "(half of what is free there): not enough for "
-			      "'/app/%s'; nothing was written",
-			      stage.buf, bound >> 20, rel);
-		else if (!got_sigint &&
-			 strstr(last_error(), " is larger than "))
-			/* the bound stopped it, not a missing or refused path
-			 */
-			error("nothing was written; --max-size=<size> allows a "
-			      "larger copy");
+	if (rc == 1) {
+		error("cancelled");
 		goto out_stage;
 	}
+	if (rc == SESSION_FETCH_TOO_LARGE && by_space)
+		error("'%s' has room for %" PRIu64 " MiB of archive "
+		      "(half of what is free there): not enough for "
+		      "'/app/%s'; nothing was written",
+		      stage.buf, bound >> 20, rel);
+	else if (rc == SESSION_FETCH_TOO_LARGE)
+		error("nothing was written; --max-size=<size> allows a "
+		      "larger copy");
+	if (rc)
+		goto out_stage;
 	if (tar_extract_safe(fd, real, NULL, 0, &st, &err) < 0) {
 		error("the archive of '/app/%s' from the sandbox: %s", rel,
 		      err.buf);

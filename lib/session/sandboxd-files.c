@@ -565,9 +565,9 @@ int sandboxd_fetch_archive(struct session *s, const char *path, int fd,
 	if (cancel && *cancel) {
 		ret = 1;
 	} else if (f.over) {
-		ret = error("the archive of '%s' is larger than %" PRIu64
-			    " bytes",
-			    rel.len ? rel.buf : ".", max_bytes);
+		error("the archive of '%s' is larger than %" PRIu64 " bytes",
+		      rel.len ? rel.buf : ".", max_bytes);
+		ret = SESSION_FETCH_TOO_LARGE;
 	} else if (f.write_failed) {
 		errno = f.write_failed;
 		ret = error_errno("cannot write the archive of '%s'",

@@ -1158,9 +1158,9 @@ int session_fetch_archive(struct session *s, const char *path, int fd,
 	if (rc == HTTP_ABORTED && cancel && *cancel) {
 		ret = 1;
 	} else if (rc == HTTP_ABORTED && sink.over) {
-		ret = error("the archive of '%s' is larger than %" PRIu64
-			    " bytes",
-			    path && *path ? path : ".", max_bytes);
+		error("the archive of '%s' is larger than %" PRIu64 " bytes",
+		      path && *path ? path : ".", max_bytes);
+		ret = SESSION_FETCH_TOO_LARGE;
 	} else if (rc == HTTP_ABORTED) {
 		ret = error_errno("cannot write the archive of '%s'", path);
 	} else if (rc < 0) {

@@ -345,11 +345,13 @@ int session_push(struct session *s, const char *const *paths, size_t nr,
  * as symlinks, modes & 0777 and mtimes kept; files with holes as pax
  * sparse entries). cancel as in struct http_req (may be NULL).
  * max_bytes: the most archive bytes to take (0: no bound); a longer
- * archive stops the transfer there. Returns 0, 1 when cancelled, or -1
- * with error(): no `archive` extension ("the runtime of claim 'x'
- * cannot send archives"), a bad or missing path, a write to fd
- * failing, an archive over max_bytes ("... is larger than N bytes").
+ * archive stops the transfer there. Returns 0, 1 when cancelled,
+ * SESSION_FETCH_TOO_LARGE with error() ("... is larger than N bytes")
+ * when the archive is over max_bytes, or -1 with error(): no `archive`
+ * extension ("the runtime of claim 'x' cannot send archives"), a bad or
+ * missing path, a write to fd failing.
  */
+#define SESSION_FETCH_TOO_LARGE 2
 int session_fetch_archive(struct session *s, const char *path, int fd,
 			  uint64_t max_bytes, volatile sig_atomic_t *cancel);
 
