@@ -463,11 +463,6 @@ static int resolve_env(const struct strvec *in, struct strvec *out)
 	return 0;
 }
 
-/* quietly: the word is taken as a command unless it names a claim */
-static void drop_report(const char *prefix, const char *msg, void *data)
-{
-}
-
 /*
  * `gosbx exec mybox -- go version`: a claim name where the command
  * belongs (Documentation/gosbx-exec.txt "A CLAIM NAME AS THE COMMAND").
@@ -490,7 +485,8 @@ static int claim_as_command(struct gosbx_ctx *ctx, int argc, const char **argv,
 	    (ctx->ops->caps & BACKEND_FREE_NAMES))
 		return 0;
 	get_error_routine(&fn, &data);
-	set_error_routine(drop_report, NULL);
+	/* quietly: the word is taken as a command unless it names a claim */
+	set_error_routine(report_nothing, NULL);
 	ctx_session_opts(ctx, &o);
 	looks = !ctx_check_claim_name(ctx, argv[0]) &&
 		(!ctx->ops->keep_claim || !ctx->ops->keep_claim(&o, argv[0]));

@@ -23,6 +23,10 @@ void get_error_routine(report_fn *fn, void **data)
 	*data = report_data;
 }
 
+void report_nothing(const char *prefix, const char *msg, void *data)
+{
+}
+
 const char *last_error(void)
 {
 	return last_error_buf;

@@ -30,6 +30,12 @@ typedef void (*report_fn)(const char *prefix, const char *msg, void *data);
 void set_error_routine(report_fn fn, void *data);
 /* The routine and data set in this thread (NULL: stderr), to restore. */
 void get_error_routine(report_fn *fn, void **data);
+/*
+ * A report_fn that drops every message, for work whose failures are
+ * news only later (a retry, a background thread); last_error() still
+ * has the last error().
+ */
+void report_nothing(const char *prefix, const char *msg, void *data);
 
 /*
  * The last message given to error() in this thread, without the

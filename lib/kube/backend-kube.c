@@ -107,10 +107,6 @@ static void kb_free(struct kube_backend *kb)
 	free(kb);
 }
 
-static void quiet_report(const char *prefix, const char *msg, void *data)
-{
-}
-
 /* an error() kept in data (a strbuf) instead of printed */
 static void keep_report(const char *prefix, const char *msg, void *data)
 {
@@ -836,7 +832,7 @@ static int wait_router(struct session *s, struct kube_backend *kb,
 	req.cancel = cancel;
 	get_error_routine(&saved, &saved_data);
 	for (;;) {
-		set_error_routine(quiet_report, NULL);
+		set_error_routine(report_nothing, NULL);
 		r = http_request(s->http, &req, &resp);
 		set_error_routine(saved, saved_data);
 		if (r == HTTP_ABORTED) {
@@ -892,7 +888,7 @@ static void *renewer_main(void *arg)
 	/* touch() renews after TTL/4: look twice as often */
 	uint64_t every = (uint64_t)kb->ttl_s * 1000 / 8;
 
-	set_error_routine(quiet_report, NULL); /* the next touch reports */
+	set_error_routine(report_nothing, NULL); /* the next touch reports */
 	if (every < 250)
 		every = 250;
 	pthread_mutex_lock(&kb->lock);
@@ -1437,13 +1433,6 @@ static char *kube_error_since(struct session *s, unsigned long mark)
 	return kb && kb->fwd ? kube_forward_error_since(kb->fwd, mark) : NULL;
 }
 
-static void defaults_quiet(const char *prefix, const char *msg, void *data)
-{
-	(void)prefix;
-	(void)msg;
-	(void)data;
-}
-
 /*
  * What a NULL namespace or template of opts means here: the kubeconfig
  * context's namespace (else "default"), as kube_client_init() takes it,
@@ -1469,7 +1458,7 @@ static int kube_defaults(const struct session_opts *opts,
 	lo.context = opts->context;
 	/* quiet: opening the session says what is wrong with the file */
 	get_error_routine(&saved_fn, &saved_data);
-	set_error_routine(defaults_quiet, NULL);
+	set_error_routine(report_nothing, NULL);
 	if (kube_config_load(&cfg, &lo) < 0)
 		ret = -1;
 	else

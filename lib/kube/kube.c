@@ -65,10 +65,6 @@ void kube_client_release(struct kube_client *kc)
 	memset(kc, 0, sizeof(*kc));
 }
 
-static void quiet(const char *prefix, const char *msg, void *data)
-{
-}
-
 /* Sleep ms in slices; 1 when *cancel became non-zero. */
 static int nap_ms(long ms, const volatile sig_atomic_t *cancel)
 {
@@ -140,7 +136,7 @@ static int loud_on_data(const char *buf, size_t len, void *data)
 
 	set_error_routine(l->saved, l->saved_data);
 	r = l->fn(buf, len, l->arg);
-	set_error_routine(quiet, NULL);
+	set_error_routine(report_nothing, NULL);
 	return r;
 }
 
@@ -249,7 +245,7 @@ int kube_request(struct kube_client *kc, struct http_req *req,
 		}
 		/* a failure that is tried again is not reported */
 		if (kc->retry_until_ms || req->on_data)
-			set_error_routine(quiet, NULL);
+			set_error_routine(report_nothing, NULL);
 		if (req->on_data) {
 			struct loud_data l = { req->on_data, req->on_data_arg,
 					       saved, saved_data };
@@ -321,7 +317,7 @@ int kube_reach(struct kube_client *kc, volatile sig_atomic_t *cancel)
 	req.cancel = cancel;
 	kc->retry_until_ms = 0;
 	get_error_routine(&saved, &saved_data);
-	set_error_routine(quiet, NULL);
+	set_error_routine(report_nothing, NULL);
 	ret = kube_request(kc, &req, &resp);
 	set_error_routine(saved, saved_data);
 	kc->retry_until_ms = saved_until;

@@ -1250,10 +1250,6 @@ static void sumdb_split(const char *gosumdb, struct strbuf *name,
 		strbuf_setlen(url, url->len - 1);
 }
 
-static void quiet(const char *prefix, const char *msg, void *data)
-{
-}
-
 /*
  * GET base/path with libcurl, bounded; error() is silenced (the
  * message is in last_error()). Returns as http_request().
@@ -1274,7 +1270,7 @@ static int quiet_get(const char *base, const char *path, long timeout_ms,
 	if (timeout_ms < o.connect_timeout_ms)
 		o.connect_timeout_ms = timeout_ms;
 	get_error_routine(&saved, &saved_data);
-	set_error_routine(quiet, NULL);
+	set_error_routine(report_nothing, NULL);
 	hc = http_client_new(base, &o);
 	if (hc)
 		ret = http_request(hc, &req, resp);

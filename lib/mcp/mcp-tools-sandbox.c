@@ -449,13 +449,6 @@ static void claim_name(struct strbuf *out, const char *ns, const char *name)
 	strbuf_release(&raw);
 }
 
-static void quiet_report(const char *prefix, const char *msg, void *data)
-{
-	(void)prefix;
-	(void)msg;
-	(void)data;
-}
-
 /*
  * --persistent: the claim of ns/name is "<namespace>-<sandbox>-<5 of a
  * hash of both>", the same in every process, so that a sandbox_start
@@ -490,7 +483,7 @@ static int stable_claim_name(struct strbuf *out, const struct session_opts *o,
 	if (!ops->keep_claim)
 		return -1; /* kube: no check but session_open() itself */
 	get_error_routine(&fn, &fn_data);
-	set_error_routine(quiet_report, NULL); /* "no such claim": expected */
+	set_error_routine(report_nothing, NULL); /* "no such claim": expected */
 	found = ops->keep_claim(o, out->buf) == 0;
 	set_error_routine(fn, fn_data);
 	if (!found)
@@ -927,7 +920,7 @@ static int tool_start(struct mcp_call *call, struct mcp_result *res)
 
 		/* an existing claim of that name: reattach; else create */
 		get_error_routine(&fn, &fn_data);
-		set_error_routine(quiet_report, NULL);
+		set_error_routine(report_nothing, NULL);
 		opts.keep = mo->persistent;
 		opts.purpose = "mcp-sandbox";
 		reattach = session_open(&b->sess, &opts) == 0;

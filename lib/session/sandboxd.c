@@ -50,10 +50,6 @@ struct sandboxd {
 	char *grpc_addr; /* host:port, to connect again */
 };
 
-static void quiet_report(const char *prefix, const char *msg, void *data)
-{
-}
-
 /*
  * The connection for the next call. A server may end a connection
  * that was idle (GOAWAY NO_ERROR: gosbx-runtime after 5 minutes
@@ -71,7 +67,7 @@ static int sd_conn(struct sandboxd *sd)
 
 	if (!grpc_conn_open_calls(sd->conn)) {
 		get_error_routine(&fn, &data);
-		set_error_routine(quiet_report, NULL);
+		set_error_routine(report_nothing, NULL);
 		r = grpc_conn_step(sd->conn, 0);
 		set_error_routine(fn, data);
 		if (r < 0 || !grpc_conn_usable(sd->conn)) {

@@ -304,13 +304,9 @@ static void *keepalive_thread(void *arg)
 	return NULL;
 }
 
-static void quiet_report(const char *prefix, const char *msg, void *data)
-{
-}
-
 static void *keepalive_main(void *arg)
 {
-	set_error_routine(quiet_report, NULL);
+	set_error_routine(report_nothing, NULL);
 	return keepalive_thread(arg);
 }
 
