@@ -656,13 +656,43 @@ out:
 }
 
 /*
+ * Trying again until a freshly Ready sandbox settles (wait_router(),
+ * connect_sandboxd()): pauses of 100 ms, doubling up to 2 s, for
+ * settle_ms at most and not past until_ms (monotonic, 0: no bound).
+ */
+struct settle {
+	uint64_t end; /* monotonic_ms() */
+	long pause;   /* ms */
+};
+
+static void settle_init(struct settle *st, uint64_t settle_ms,
+			uint64_t until_ms)
+{
+	st->end = monotonic_ms() + settle_ms;
+	if (until_ms && until_ms < st->end)
+		st->end = until_ms;
+	st->pause = 100;
+}
+
+/* Sleep the next pause: 1, or 0 without sleeping when time is up. */
+static int settle_pause(struct settle *st)
+{
+	if (monotonic_ms() + (uint64_t)st->pause >= st->end)
+		return 0;
+	usleep((useconds_t)st->pause * 1000);
+	if (st->pause < 2000)
+		st->pause *= 2;
+	return 1;
+}
+
+/*
  * Reach the sandboxd of pod: a port-forward to each of its ports, as
  * the SDKs' pod tunnel does (Go: RuntimeSandboxd, podTunnelStrategy;
  * sandboxd is not behind the router), then sandboxd_connect(). Just
  * after Ready the forward may not reach the pod yet (as for the
- * router, wait_router()): tried again for SANDBOXD_SETTLE_MS at most,
- * not past until_ms (monotonic, 0: no bound); the last failure is the
- * error. 0 or -1 with error().
+ * router, wait_router()): tried again (struct settle) for
+ * SANDBOXD_SETTLE_MS at most, not past until_ms; the last failure is
+ * the error. 0 or -1 with error().
  */
 #define SANDBOXD_SETTLE_MS 20000
 static int connect_sandboxd(struct session *s, struct kube_backend *kb,
@@ -671,14 +701,12 @@ static int connect_sandboxd(struct session *s, struct kube_backend *kb,
 {
 	struct http_client_opts ho = { 0 };
 	struct strbuf addr = STRBUF_INIT, why = STRBUF_INIT;
-	uint64_t end = monotonic_ms() + SANDBOXD_SETTLE_MS;
-	long pause = 100;
+	struct settle st;
 	report_fn saved;
 	void *saved_data;
 	int ret = -1, denied;
 
-	if (until_ms && until_ms < end)
-		end = until_ms;
+	settle_init(&st, SANDBOXD_SETTLE_MS, until_ms);
 	if (forward_to(kb, kb->ns, pod, rest, NULL, &kb->fwd, &kb->fwd_api) <
 		    0 ||
 	    forward_to(kb, kb->ns, pod, grpc, NULL, &kb->grpc_fwd,
@@ -723,17 +751,13 @@ static int connect_sandboxd(struct session *s, struct kube_backend *kb,
 			      pod, denied, kb->ns);
 			break;
 		}
-		if ((cancel && *cancel) ||
-		    monotonic_ms() + (uint64_t)pause >= end) {
+		if ((cancel && *cancel) || !settle_pause(&st)) {
 			error("cannot reach sandboxd of sandbox '%s' (pod "
 			      "'%s', "
 			      "ports %u and %u) in namespace '%s': %s",
 			      kb->sandbox, pod, grpc, rest, kb->ns, why.buf);
 			break;
 		}
-		usleep((useconds_t)pause * 1000);
-		if (pause < 2000)
-			pause *= 2;
 	}
 	kube_forward_set_quiet(kb->fwd, 0);
 	kube_forward_set_quiet(kb->grpc_fwd, 0);
@@ -818,14 +842,12 @@ static int wait_router(struct session *s, struct kube_backend *kb,
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	struct strbuf why = STRBUF_INIT;
-	uint64_t end = monotonic_ms() + ROUTER_SETTLE_MS;
-	long pause = 100;
+	struct settle st;
 	report_fn saved;
 	void *saved_data;
 	int r, ret = -1;
 
-	if (until_ms && until_ms < end)
-		end = until_ms;
+	settle_init(&st, ROUTER_SETTLE_MS, until_ms);
 	req.path = "/";
 	req.headers = hdrs;
 	req.timeout_ms = 30000;
@@ -860,15 +882,12 @@ static int wait_router(struct session *s, struct kube_backend *kb,
 			      kube_forward_denied(kb->fwd), kb->router_ns);
 			break;
 		}
-		if (monotonic_ms() + (uint64_t)pause >= end) {
+		if (!settle_pause(&st)) {
 			error("the router cannot reach sandbox '%s' in "
 			      "namespace '%s': %s",
 			      kb->sandbox, kb->ns, why.buf);
 			break;
 		}
-		usleep((useconds_t)pause * 1000);
-		if (pause < 2000)
-			pause *= 2;
 	}
 	http_resp_release(&resp);
 	strbuf_release(&why);
