@@ -30,36 +30,13 @@ test_expect_success 'exec: --timeout kills on the server (124)' '
 # sandbox-router v0.4 image with h11 0.16 does, which cannot send a
 # 101) and passes every other request on to the runtime
 cat >hold-upgrades.py <<\EOF
-import os, socket, sys, threading
+import socket, sys
+import lib_proxy
 up_host, up_port = sys.argv[1], int(sys.argv[2])
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-srv.listen(16)
-# its own pid: $! may be a pyenv shim's
-open("proxy.pid", "w").write("%d\n" % os.getpid())
-open("proxy.port.tmp", "w").write("%d\n" % srv.getsockname()[1])
-os.rename("proxy.port.tmp", "proxy.port")
-def pump(a, b):
-	try:
-		while True:
-			d = a.recv(65536)
-			if not d:
-				break
-			b.sendall(d)
-	except OSError:
-		pass
-	for s in (a, b):
-		try:
-			s.shutdown(socket.SHUT_RDWR)
-		except OSError:
-			pass
 def serve(c):
-	head = b""
-	while b"\r\n\r\n" not in head:
-		d = c.recv(65536)
-		if not d:
-			return
-		head += d
+	head = lib_proxy.read_head(c)
+	if head is None:
+		return
 	if b"upgrade: websocket" in head.lower():
 		open("proxy.upgrades", "a").write("held\n")
 		while c.recv(65536):
@@ -67,16 +44,14 @@ def serve(c):
 		return
 	u = socket.create_connection((up_host, up_port))
 	u.sendall(head)
-	threading.Thread(target=pump, args=(u, c), daemon=True).start()
-	pump(c, u)
-while True:
-	c, _ = srv.accept()
-	threading.Thread(target=serve, args=(c,), daemon=True).start()
+	lib_proxy.splice(c, u)
+lib_proxy.run(serve, "proxy.port")
 EOF
 
 test_expect_success 'exec -i through a proxy that holds upgrades: the input channel after GOSBX_WS_TIMEOUT' '
 	hp=${GOSBX_URL#http://} &&
-	python3 hold-upgrades.py "${hp%:*}" "${hp##*:}" 3>&- 4>&- &
+	PYTHONPATH="$TEST_DIRECTORY${PYTHONPATH:+:$PYTHONPATH}" \
+		python3 hold-upgrades.py "${hp%:*}" "${hp##*:}" 3>&- 4>&- &
 	test_retry 100 0.1 test -s proxy.port &&
 	printf "one\ntwo\n" >in &&
 	GOSBX_WS_TIMEOUT=1s GOSBX_URL=http://127.0.0.1:$(cat proxy.port) \

@@ -39,36 +39,13 @@ PORT=$(kube_url | sed 's/.*://')
 # proxy.log; names ending in .test resolve to 127.0.0.1 on the proxy.
 # Its pid goes to proxy.pid (that of python, not of a pyenv shim).
 cat >proxy.py <<\EOF
-import socket, sys, threading
+import socket, sys
+import lib_proxy
 log = open(sys.argv[1], "a", buffering=1)
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-srv.listen(16)
-open(sys.argv[2] + ".tmp", "w").write(str(srv.getsockname()[1]))
-import os
-open("proxy.pid", "w").write("%d\n" % os.getpid())
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-def pipe(a, b):
-    try:
-        while True:
-            d = a.recv(65536)
-            if not d:
-                break
-            b.sendall(d)
-    except OSError:
-        pass
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 def serve(c):
-    head = b""
-    while b"\r\n\r\n" not in head:
-        d = c.recv(4096)
-        if not d:
-            return
-        head += d
+    head = lib_proxy.read_head(c)
+    if head is None:
+        return
     line = head.split(b"\r\n")[0].decode()
     method, target = line.split()[:2]
     log.write(line + "\n")
@@ -85,13 +62,11 @@ def serve(c):
         c.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\n")
         return c.close()
     c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
-    pipe(c, u)
-while True:
-    c, _ = srv.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+    lib_proxy.splice(c, u)
+lib_proxy.run(serve, sys.argv[2])
 EOF
-python3 proxy.py proxy.log proxy.port >/dev/null 2>proxy.err </dev/null &
+PYTHONPATH="$TEST_DIRECTORY${PYTHONPATH:+:$PYTHONPATH}" \
+	python3 proxy.py proxy.log proxy.port >/dev/null 2>proxy.err </dev/null &
 test_atexit 'kill "$(cat proxy.pid)"'
 rt_poll 10 test -s proxy.port || {
 	cat proxy.err
