@@ -109,10 +109,12 @@ test_expect_success 'http: the client goes away mid-task; its session still gets
 	wait_no_claims
 '
 
+# the command outlives curl's 1 s by far: a node client slow to start
+# under load must not let the task end before curl gives up
 test_expect_success 'http: a tasks/result whose connection drops before the end' '
 	http --no-terminate --task-file=tid3 info $START \
 		tstart sandbox_run_command \
-		"{$T,\"command\":\"sleep 3; echo waited\"}" >c3 2>err &&
+		"{$T,\"command\":\"sleep 8; echo waited\"}" >c3 2>err &&
 	sid=$(mcp_get c3 "r[0].sessionId") &&
 	test_expect_code 28 $MCP_IN curl -s --max-time 1 -X POST \
 		-H "Authorization: Bearer $(cat srv.token)" \
