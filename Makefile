@@ -62,7 +62,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Ilib -I. -MMD -MP \
 	-DGOSBX_VERSION='"$(GOSBX_VERSION)"' -D_FILE_OFFSET_BITS=64 \
 	-pthread
-ALL_LDFLAGS = $(LDFLAGS) -pthread -Wl,--as-needed
+ALL_LDFLAGS = $(LDFLAGS) -pthread -Wl,--as-needed -Wl,-z,relro,-z,now
 
 # `gosbx version`: `git describe` of a git checkout (empty otherwise),
 # kept in $(O)/GOSBX-DESCRIBE so that builtin/version.o is rebuilt when

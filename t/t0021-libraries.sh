@@ -51,4 +51,15 @@ test_expect_success 'gosbx-runtime does not link libcurl, gosbx does' '
 	test_grep "(NEEDED).*\[libcurl\." dyn
 '
 
+# full RELRO: both parse hostile input (a sandbox's answers, requests),
+# so their GOT is read-only once they start (-z relro -z now)
+test_expect_success 'gosbx and gosbx-runtime bind now, with RELRO' '
+	for b in gosbx gosbx-runtime
+	do
+		readelf -d -l "$GOSBX_BUILD_DIR/$b" >dyn &&
+		test_grep "(FLAGS) *BIND_NOW" dyn &&
+		test_grep "GNU_RELRO" dyn || return 1
+	done
+'
+
 test_done
