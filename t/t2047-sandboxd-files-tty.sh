@@ -9,31 +9,7 @@ and tmux give gosbx a terminal).'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY"/lib-sandboxd.sh
 
-command -v tmux >/dev/null || test_skip_all 'tmux is needed'
-
-# one tmux server for this script, on a socket in the trash directory
-TMUX_SOCK=$TRASH_DIRECTORY/tmux.sock
-tm() {
-	tmux -S "$TMUX_SOCK" "$@"
-}
-test_atexit 'tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; true'
-
-# screen_has <pane> <text>: the pane shows text (waits up to 60 s)
-screen_has() {
-	test_retry 600 0.1 sh -c \
-		"tmux -S '$TMUX_SOCK' capture-pane -p -t $1 | grep -qF -- '$2'" || {
-		echo >&4 "the screen lacks '$2':"
-		tm capture-pane -p -t "$1" >&4
-		return 1
-	}
-}
-
-# gosbx_gone <pane>: no gosbx runs in the pane's shell any more (waits
-# up to 60 s)
-gosbx_gone() {
-	_pane=$(tm list-panes -t "$1" -F "#{pane_pid}") &&
-	test_retry 600 0.1 sh -c "! pgrep -P $_pane -x gosbx >/dev/null"
-}
+. "$TEST_DIRECTORY"/lib-tmux.sh
 
 # size_shown <pane> <text>: "stty size" in the pane, again until it
 # shows text (a resize travels on its own)
