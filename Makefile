@@ -285,6 +285,12 @@ uninstall:
 doc:
 	$(MAKE) -C Documentation
 
+# the shell scripts gosbx ships and CI runs (the test scripts are
+# test-lib.sh's dialect: eval'd strings that shellcheck cannot follow)
+SHELL_SCRIPTS = contrib/install-deps.sh $(wildcard contrib/cluster/*.sh) \
+	contrib/kind/run-test-kind.sh contrib/completion/gosbx.bash \
+	$(wildcard runtime-image/*.sh) .ci/run t/run-tests.sh t/crds.sh
+
 check:
 	@clang-format --dry-run --Werror $(LIB_SRC) lib/dl/dl-mhd.c $(BUILTIN_SRC) \
 		$(RUNTIME_SRC) gosbx.c $(wildcard lib/*.h lib/*/*.h) builtin.h \
@@ -294,6 +300,7 @@ check:
 		--library=contrib/cppcheck-jansson.cfg \
 		--suppress=missingIncludeSystem -ilib/proto/pb \
 		lib builtin runtime gosbx.c
+	@shellcheck -x -P SCRIPTDIR $(SHELL_SCRIPTS)
 
 clean:
 	rm -rf build build-*

@@ -25,6 +25,7 @@ command -v npm >/dev/null 2>&1 || node="$node npm"
 # proxy (t7103).
 # mmdebstrap, podman, runc, slirp4netns: `make image` (the runtime image
 # from Debian packages) and the tests that run it (t65xx, .ci/run).
+# clang-format, cppcheck, shellcheck: make check.
 # asciidoc-base, xmlto, docbook-xsl, man-db: the man pages that make
 # install builds and installs. sudo: the README's first command as a
 # user (.ci/run runs it as one).
@@ -36,7 +37,7 @@ pkgs="build-essential pkg-config ca-certificates
 	golang-go python3 python3-yaml $node
 	python3-fastapi python3-httpx python3-uvicorn python3-pip python3-venv
 	libcmocka-dev curl openssl procps strace iproute2 tmux zsh
-	clang-format cppcheck
+	clang-format cppcheck shellcheck
 	clang libclang-rt-dev
 	mmdebstrap podman runc slirp4netns uidmap
 	asciidoc-base xmlto docbook-xsl man-db sudo"

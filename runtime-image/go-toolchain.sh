@@ -56,6 +56,7 @@ done
 [ -n "$DEST" ] || die "no <goroot> given (see --help)"
 case "$DEST" in /*) ;; *) DEST=$PWD/$DEST ;; esac
 case "$CACHE" in /*) ;; *) CACHE=$PWD/$CACHE ;; esac
+# shellcheck disable=SC2015 # die when either test fails
 [ ! -e "$DEST" ] && [ ! -L "$DEST" ] || die "'$DEST' exists already"
 command -v go >/dev/null 2>&1 ||
 	die "no go command on PATH to fetch the toolchain (Debian: golang-go)"
@@ -107,7 +108,7 @@ mkdir -p "$CACHE"
 echo >&2 "go-toolchain: go mod download $MOD (GOPROXY=$proxy, GOSUMDB=$sumdb)"
 if ! GOENV=off GOPROXY=$proxy GOSUMDB=$sumdb GOMODCACHE=$CACHE \
 	GOFLAGS=-modcacherw GOTOOLCHAIN=local GOWORK=off \
-	GONOSUMDB= GONOSUMCHECK= GONOVERIFY= GOPRIVATE= GOINSECURE= \
+	GONOSUMDB='' GONOSUMCHECK='' GONOVERIFY='' GOPRIVATE='' GOINSECURE='' \
 	go mod download -json "$MOD" >"$TMP/download.json"; then
 	cat >&2 "$TMP/download.json"
 	die "cannot download $MOD"

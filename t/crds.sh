@@ -17,7 +17,7 @@ for v in $releases; do
 		continue
 	fi
 	# outside any module, whatever GOFLAGS says (-mod=vendor)
-	out=$(cd / && GOFLAGS= go mod download -json "sigs.k8s.io/agent-sandbox@$v") || {
+	out=$(cd / && GOFLAGS='' go mod download -json "sigs.k8s.io/agent-sandbox@$v") || {
 		echo "t/crds.sh: cannot download sigs.k8s.io/agent-sandbox@$v:" >&2
 		echo "$out" | sed -n 's/^[[:space:]]*"Error": //p' >&2
 		exit 1

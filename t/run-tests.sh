@@ -73,7 +73,9 @@ done
 
 
 if test -n "$scripts"; then
-	# xargs -P runs scripts in parallel; each writes its own log
+	# xargs -P runs scripts in parallel; each writes its own log (the
+	# list splits into names; the inner script's variables are its own)
+	# shellcheck disable=SC2086,SC2016
 	printf '%s\n' $scripts |
 		xargs -P "$jobs" -I{} sh -c '
 			s={}; name=$(basename "$s" .sh); start=$(date +%s)
@@ -95,7 +97,7 @@ fi
 passed=$unit_pass
 failed=$unit_fail
 skipped=0
-while read -r name p f s b; do
+while read -r name p f s _; do
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))

@@ -138,7 +138,7 @@ t0=$(date +%s)
 if ! test -x "$cache/kube-apiserver-$k8s/bin/kube-apiserver" ||
 	! test -x "$cache/kube-controller-manager-$k8s/bin/kube-controller-manager" ||
 	! test -x "$cache/kube-scheduler-$k8s/bin/kube-scheduler"; then
-	gomod=$(cd / && GOFLAGS= go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$k8s")
+	gomod=$(cd / && GOFLAGS='' go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$k8s")
 	replace=$(sed -n "s|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/src/.*|	\1 => \1 $stagever|p" "$gomod")
 	if test -z "$replace"; then
 		echo "build.sh: no staging modules in $gomod" >&2

@@ -27,6 +27,7 @@ if test $# = 0; then
 	echo "$usage" >&2
 	exit 129
 fi
+# shellcheck disable=SC2015 # either failing means no cluster
 pid=$(cat "$dir/netns.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null || {
 	echo "in.sh: no cluster of up.sh runs in '$dir'" >&2
 	exit 1

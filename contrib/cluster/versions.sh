@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The default versions of contrib/cluster/build.sh and up.sh (sourced):
 # the newest releases whose modules the go command serves and that
 # build with Go 1.26 (Kubernetes v1.37 and etcd v3.6 need go 1.26.0).

@@ -52,7 +52,7 @@ __gosbx_reply() {
 }
 
 _gosbx() {
-	local words cword cur cmd= cmdi=0 i w strip
+	local words cword cur cmd='' cmdi=0 i w strip
 	local -a globals=()
 
 	__gosbx_words
