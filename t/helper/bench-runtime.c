@@ -12,7 +12,8 @@
  * table; diagnostics go to stderr. Exit status: 0 when every request succeeded,
  * 1 when some failed (the numbers are still printed), 129 on bad usage.
  *
- *   direct   posix_spawn("sh -c <command>") + waitpid, the baseline
+ *   direct   posix_spawn("sh -c <command>") + waitpid, the baseline;
+ *            with --no-shell posix_spawnp(<command>), no arguments
  *   latency  sequential POSTs on one keep-alive connection
  *   rps      N threads, each with its own keep-alive connection
  *   stream   one POST /v1/exec, counting the decoded data bytes
@@ -40,6 +41,7 @@ static int opt_n = 2000;
 static int opt_warmup = 100;
 static int opt_clients = 8;
 static int opt_parse = 1;
+static int opt_shell = 1;
 static int64_t opt_duration_ms = 5000;
 static int64_t opt_timeout_ms = 120000;
 static int64_t opt_bytes = -1;
@@ -64,6 +66,8 @@ static const struct option bench_options[] = {
 		     "give up after this long (stream, wait)"),
 	OPT_SIZE(0, "bytes", &opt_bytes,
 		 "stdout bytes to expect (stream; default 1g of yes | head)"),
+	OPT_BOOL(0, "shell", &opt_shell,
+		 "direct: run sh -c <command> (--no-shell: the program)"),
 	OPT_BOOL(0, "parse", &opt_parse,
 		 "parse the event stream (stream; --no-parse counts bytes)"),
 	OPT_STRING_LIST(0, "header", &opt_headers, "<name: value>",
@@ -72,7 +76,7 @@ static const struct option bench_options[] = {
 };
 
 static const char *const bench_usage[] = {
-	"bench-runtime direct [--n=<n>] [--command=<sh-text>]",
+	"bench-runtime direct [--n=<n>] [--command=<sh-text>] [--no-shell]",
 	"bench-runtime latency (--unix=<path> | --tcp=<host:port>) [--n=<n>]",
 	"bench-runtime rps (--unix=<path> | --tcp=<host:port>) "
 	"[--clients=<n>] [--duration=<d>]",
@@ -254,20 +258,29 @@ static int need_target(void)
 	return 0;
 }
 
-/* Run sh -c <command> with stdin/stdout/stderr on /dev/null; ns or 0. */
+/*
+ * Run sh -c <command> (opt_shell), else the program <command> found in
+ * PATH with no arguments, with stdin/stdout/stderr on /dev/null; the
+ * time from spawn to reaped in ns, or 0 when it failed.
+ */
 static uint64_t spawn_once(const char *command,
 			   const posix_spawn_file_actions_t *fa)
 {
-	char *argv[] = { (char *)"sh", (char *)"-c", (char *)command, NULL };
+	char *sh_argv[] = { (char *)"sh", (char *)"-c", (char *)command, NULL };
+	char *prog_argv[] = { (char *)command, NULL };
 	uint64_t t0 = monotonic_ns(), t1;
 	pid_t pid;
 	int status, err;
 
-	err = posix_spawn(&pid, "/bin/sh", fa, NULL, argv, environ);
+	if (opt_shell)
+		err = posix_spawn(&pid, "/bin/sh", fa, NULL, sh_argv, environ);
+	else
+		err = posix_spawnp(&pid, command, fa, NULL, prog_argv, environ);
 	if (err) {
 		errno = err;
 		if (bench_may_report())
-			error_errno("cannot spawn /bin/sh");
+			error_errno("cannot spawn %s",
+				    opt_shell ? "/bin/sh" : command);
 		return 0;
 	}
 	while (waitpid(pid, &status, 0) < 0)
