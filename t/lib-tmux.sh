@@ -6,6 +6,8 @@
 #	screen_has <pane> <text>  the pane shows text (waits up to 60 s)
 #	gosbx_gone <pane>         no gosbx runs in the pane's shell any more
 #	                          (waits up to 60 s)
+#	size_shown <pane> <text>  "stty size" in the pane, again until it
+#	                          shows text (a resize travels on its own)
 # On a timeout each says what the pane showed, on fd 4.
 
 command -v tmux >/dev/null || test_skip_all 'tmux is needed'
@@ -33,4 +35,20 @@ gosbx_gone() {
 		tm capture-pane -p -t "$1" >&4
 		return 1
 	}
+}
+
+# size_shown <pane> <text>: "stty size" in the pane, again until it
+# shows text (a resize travels on its own)
+size_shown() {
+	_i=0
+	while test $_i -lt 100; do
+		tm send-keys -t "$1" "stty size" Enter &&
+		test_retry 10 0.1 sh -c \
+			"tmux -S '$TMUX_SOCK' capture-pane -p -t $1 | grep -qF -- '$2'" &&
+		return 0
+		_i=$((_i + 1))
+	done
+	echo >&4 "the screen never showed '$2':"
+	tm capture-pane -p -t "$1" >&4
+	return 1
 }

@@ -31,9 +31,7 @@ test_expect_success 'stty in the sandbox sees a terminal of the local size' '
 
 test_expect_success 'a resize reaches the program (SIGWINCH)' '
 	tm resize-window -t t -x 100 -y 30 &&
-	sleep 1 &&
-	tm send-keys -t t "stty size" Enter &&
-	screen_has t "30 100"
+	size_shown t "30 100"
 '
 
 test_expect_success 'Ctrl-C goes to the program in the sandbox, not gosbx' '

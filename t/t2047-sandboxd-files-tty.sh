@@ -11,22 +11,6 @@ and tmux give gosbx a terminal).'
 
 . "$TEST_DIRECTORY"/lib-tmux.sh
 
-# size_shown <pane> <text>: "stty size" in the pane, again until it
-# shows text (a resize travels on its own)
-size_shown() {
-	_i=0
-	while test $_i -lt 100; do
-		tm send-keys -t "$1" "stty size" Enter &&
-		test_retry 10 0.1 sh -c \
-			"tmux -S '$TMUX_SOCK' capture-pane -p -t $1 | grep -qF -- '$2'" &&
-		return 0
-		_i=$((_i + 1))
-	done
-	echo >&4 "the screen never showed '$2':"
-	tm capture-pane -p -t "$1" >&4
-	return 1
-}
-
 # sgosbx <name> <args>: gosbx on the url backend at server <name>
 sgosbx() {
 	_n=$1

@@ -144,7 +144,7 @@ test_expect_success 'timeout_ms 0 means no limit' '
 '
 
 test_expect_success 'the answer waits for background jobs holding the pipes' '
-	rt_exec "{\"command\":\"(sleep 0.3; echo late) & echo early\"}" &&
+	rt_exec "{\"command\":\"echo early; (sleep 0.3; echo late) &\"}" &&
 	printf "early\nlate\n" >expect &&
 	json_get body stdout >actual &&
 	test_cmp expect actual
@@ -297,7 +297,7 @@ now") ;; *) echo >&4 "stdout: $out"; false ;; esac &&
 '
 
 test_expect_success 'wait_delay_ms 0 waits for the output to close; bad values' '
-	rt_exec "{\"command\":\"(sleep 0.5; echo late) & echo now\",\"wait_delay_ms\":0}" &&
+	rt_exec "{\"command\":\"echo now; (sleep 0.5; echo late) &\",\"wait_delay_ms\":0}" &&
 	json_is body stdout "now
 late" &&
 	! grep -q output_held body &&

@@ -81,7 +81,7 @@ test_expect_success 'SIGTERM during a command: group killed, files intact, exit 
 		RT=busy rt_curl /execute -o busy.answer \
 			--data-binary "{\"command\":\"sleep 1000.321 & (sleep 1000.321; echo x) & sleep 1000.321\"}" &
 	} &&
-	rt_wait_process "sleep 1000\\.321" &&
+	rt_wait_process "^sleep 1000\\.321" &&
 	kill -TERM $(rt_pid busy) &&
 	wait_exit busy 60 &&
 	echo 0 >expect && test_cmp expect busy.status &&
@@ -144,8 +144,10 @@ test_expect_success '--idle-timeout: exit 0 and create the expired file' '
 
 test_expect_success '--idle-timeout does not end a running request' '
 	rt_start --name=idle3 --workdir="$TRASH_DIRECTORY/idle3-work" -- \
-		--idle-timeout=500ms --expired-file="$TRASH_DIRECTORY/idle3.expired" &&
-	RT=idle3 rt_exec "{\"command\":\"sleep 2; echo survived\"}" &&
+		--idle-timeout=3s --expired-file="$TRASH_DIRECTORY/idle3.expired" &&
+	# the timeout runs from rt_start'"'"'s last request: 3 s for the next
+	# one to start on a loaded machine; the command outlives it
+	RT=idle3 rt_exec "{\"command\":\"sleep 5; echo survived\"}" &&
 	json_is body stdout survived &&
 	wait_exit idle3 60 &&
 	test -f idle3.expired
@@ -228,7 +230,7 @@ c.sendall(("POST /v1/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
            "\r\n%s" % (len(body), body)).encode())
 end = time.time() + 60
 while time.time() < end and subprocess.run(
-        ["pgrep", "-f", "sleep 1000.6[1]"],
+        ["pgrep", "-f", "^sleep 1000[.]61"],
         stdout=subprocess.DEVNULL).returncode:
     time.sleep(0.1)
 print("running")

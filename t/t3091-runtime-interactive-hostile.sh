@@ -53,17 +53,29 @@ test_expect_success PYTHON 'a 200 MiB message in fragments: 1009' '
 	rt_alive
 '
 
+# paused_ <pid>: the process sleeps (blocked writing to its full pipe),
+# or the server outgrew its limit (then rt_memory_bounded fails the
+# test, without first eating the machine's memory)
+paused_() {
+	! rt_memory_bounded 2>/dev/null 4>/dev/null ||
+	grep -q "^State:[[:space:]]*S" /proc/"$1"/status
+}
+
 test_expect_success PYTHON 'a client that never reads: the command is paused' '
-	ws noread 6 "yes 30922" >out &
+	# the client stays 20 s: longer than the checks take under load
+	ws noread 20 "yes 30922" >out &
 	echo $! >client.pid &&
 	rt_poll 10 grep -q started out &&
-	rt_wait_process "yes 30922" &&
-	sleep 4 &&
-	rt_memory_bounded &&
+	# ^: the client'"'"'s own command line names the command too
+	rt_wait_process "^yes 30922" &&
 	pid=$(pgrep -f "^yes 30922") &&
-	# paused: blocked writing to its full pipe, not running
+	rt_poll 15 paused_ $pid &&
+	rt_memory_bounded &&
+	# paused, and stays so: a second look a while later
+	sleep 1 &&
 	state=$(sed -n "s/^State:[[:space:]]*\([A-Z]\).*/\1/p" /proc/$pid/status) &&
 	test "$state" = S &&
+	rt_memory_bounded &&
 	wait $(cat client.pid) &&
 	rt_no_process "yes 30922" &&
 	rt_poll 10 grep -q "command=\"yes 30922\" exit=" rt.log &&

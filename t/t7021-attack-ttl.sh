@@ -64,7 +64,8 @@ test_expect_success PYTHON 'a daemon does not keep it alive, and ends with it' '
 	gosbx exec --claim=daemon -- \
 		"setsid sleep 1001.21 >/dev/null 2>&1 & echo started" >out &&
 	echo started >expect && test_cmp expect out &&
-	pgrep -f "^sleep 1001\.21" &&
+	# "started" says the child was forked; it still has to exec sleep
+	test_retry 100 0.1 pgrep -f "^sleep 1001\.21" &&
 	test_retry 120 0.5 status_is daemon expired &&
 	test_retry 60 0.5 gone "sleep 1001\.21"
 '

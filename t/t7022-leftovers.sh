@@ -84,7 +84,7 @@ test_expect_success 'a daemon of a command that ended normally runs until close'
 	gosbx exec --claim=kept -- \
 		"setsid sleep 1002.51 >/dev/null 2>&1 & echo started" >out &&
 	echo started >expect && test_cmp expect out &&
-	pgrep -f "^sleep 1002\.51" &&
+	running "sleep 1002\.51" &&
 	gosbx exec --claim=kept -- true &&
 	pgrep -f "^sleep 1002\.51" &&
 	gosbx close kept &&

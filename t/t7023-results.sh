@@ -132,9 +132,10 @@ test_expect_success PYTHON 'run_go_code: a background process holding the output
 	mcp_run "
 c = Client(\"--call-timeout=60s\")
 # go run server.go & in small: the shell exits, the process it left
-# keeps stdout open, writes later and keeps running
+# keeps stdout open, writes later (once the second call says so: its
+# output must come after the first answer) and keeps running
 res, text = ok(c.call(\"run_go_code\",
-    command=\"(sleep 3; echo late-7023; exec sleep 7023.7) & echo now-7023\"))
+    command=\"(until test -e go-7023; do sleep 0.05; done; echo late-7023; exec sleep 7023.7) & echo now-7023\"))
 first = text.splitlines()[0]
 assert first.startswith(\"exit=0  (\"), text
 assert \"timed out\" not in first, text
@@ -142,7 +143,7 @@ assert \"  [a background process still holds the output; its later output goes t
 assert \"now-7023\" in text, text
 held = first.split(\"goes to \")[1].rstrip(\"]\")
 res, text = ok(c.call(\"run_go_code\",
-    command=\"i=0; until grep -q late-7023 %s; do i=\$((i+1)); test \$i -lt 300 || exit 9; sleep 0.1; done; cat %s; pgrep -f \\\"sleep 7023.7\\\" >/dev/null && echo still-running\" % (held, held)))
+    command=\"touch go-7023; i=0; until grep -q late-7023 %s; do i=\$((i+1)); test \$i -lt 300 || exit 9; sleep 0.1; done; cat %s; pgrep -f \\\"^sleep 7023[.]7\\\" >/dev/null && echo still-running\" % (held, held)))
 assert \"late-7023\" in text and \"still-running\" in text, text
 c.close()
 "
