@@ -31,6 +31,13 @@ if ! test -f "$dir/gosbx-cluster"; then
 	exit 1
 fi
 
+# alive <pid>: it runs (a zombie has ended: its parent, the namespace's
+# holder, reaps it only when it next wakes, seconds later)
+alive() {
+	kill -0 "$1" 2>/dev/null &&
+		! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
 status=0
 for n in pods.py kwok kube-scheduler agent-sandbox-controller \
 	kube-controller-manager kube-apiserver etcd; do
@@ -46,16 +53,15 @@ for n in pods.py kwok kube-scheduler agent-sandbox-controller \
 	esac
 	kill -TERM "$pid" 2>/dev/null
 	i=0
-	while kill -0 "$pid" 2>/dev/null && test $i -lt 50; do
-		sleep 0.2
+	while alive "$pid" && test $i -lt 200; do
+		sleep 0.05
 		i=$((i + 1))
 	done
-	if kill -0 "$pid" 2>/dev/null; then
+	if alive "$pid"; then
 		kill -KILL "$pid" 2>/dev/null
 		sleep 0.2
 	fi
-	if kill -0 "$pid" 2>/dev/null &&
-		! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+	if alive "$pid"; then
 		echo "down.sh: $n (pid $pid) does not stop" >&2
 		status=1
 	else
@@ -75,9 +81,7 @@ if test -f "$dir/netns.pid"; then
 		done
 		kill -KILL "$pid" 2>/dev/null
 		i=0
-		while kill -0 "$pid" 2>/dev/null &&
-			! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
-			test $i -lt 50; do
+		while alive "$pid" && test $i -lt 50; do
 			sleep 0.1
 			i=$((i + 1))
 		done
