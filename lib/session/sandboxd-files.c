@@ -320,24 +320,44 @@ static unsigned parse_mode(const char *s, unsigned dflt)
  * GET rel as a listing into *out (a DirectoryListing's entries array,
  * owned by *root). 0, or -1 with error().
  */
+/*
+ * GET /v1/files/<rel> (filesystem.yaml) into resp, at most max bytes of
+ * body: 0 on 200, else -1 with the error said as "cannot <what> '<shown>'
+ * in the sandbox" (answer_error()). The caller releases resp either way.
+ */
+static int files_get(struct session *s, const char *rel, size_t max,
+		     const char *what, const char *shown,
+		     struct http_resp *resp)
+{
+	struct http_req req = { 0 };
+	struct strbuf path = STRBUF_INIT;
+	int ret = -1;
+
+	files_path(&path, rel);
+	req.path = path.buf;
+	req.max_body = max;
+	if (http_request(s->http, &req, resp) < 0)
+		goto out;
+	if (resp->status != 200) {
+		answer_error(what, shown, resp);
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&path);
+	return ret;
+}
+
 static int list_dir(struct session *s, const char *rel, json_t **root,
 		    json_t **entries)
 {
 	struct http_resp resp = HTTP_RESP_INIT;
-	struct http_req req = { 0 };
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	int ret = -1;
 
 	*root = NULL;
-	files_path(&path, rel);
-	req.path = path.buf;
-	req.max_body = LISTING_MAX;
-	if (http_request(s->http, &req, &resp) < 0)
+	if (files_get(s, rel, LISTING_MAX, "list", *rel ? rel : ".", &resp))
 		goto out;
-	if (resp.status != 200) {
-		answer_error("list", *rel ? rel : ".", &resp);
-		goto out;
-	}
 	*root = json_parse(resp.body.buf, resp.body.len, &err);
 	*entries = *root ? json_object_get(*root, "entries") : NULL;
 	if (!*entries || !json_is_array(*entries)) {
@@ -348,7 +368,6 @@ static int list_dir(struct session *s, const char *rel, json_t **root,
 	}
 	ret = 0;
 out:
-	strbuf_release(&path);
 	strbuf_release(&err);
 	http_resp_release(&resp);
 	return ret;
@@ -513,19 +532,10 @@ int sandboxd_get(struct session *s, const char *path, size_t max_bytes,
 		 struct strbuf *out)
 {
 	struct http_resp resp = HTTP_RESP_INIT;
-	struct http_req req = { 0 };
-	struct strbuf p = STRBUF_INIT;
 	int ret = -1;
 
-	files_path(&p, path);
-	req.path = p.buf;
-	req.max_body = max_bytes;
-	if (http_request(s->http, &req, &resp) < 0)
+	if (files_get(s, path, max_bytes, "get", path, &resp))
 		goto out;
-	if (resp.status != 200) {
-		answer_error("get", path, &resp);
-		goto out;
-	}
 	/* filesystem.yaml: a directory is a JSON DirectoryListing */
 	if (starts_with(resp.content_type.buf, "application/json")) {
 		error("cannot get '%s': a directory", path);
@@ -534,7 +544,6 @@ int sandboxd_get(struct session *s, const char *path, size_t max_bytes,
 	strbuf_addbuf(out, &resp.body);
 	ret = 0;
 out:
-	strbuf_release(&p);
 	http_resp_release(&resp);
 	return ret;
 }
