@@ -93,6 +93,19 @@ c.close()
 	no_claims
 '
 
+# url: the jobs share the runtime's workdir, each its own main-<id>.<ext>
+test_expect_success URL 'url: the jobs left no program file in the shared workdir' '
+	mcp_run "
+import glob
+c = Client()
+res, text = ok(c.call(\"execute_bash\", script=\"ls; pwd\"))
+lines = res[\"structuredContent\"][\"stdout\"].split()
+assert [l for l in lines if l.startswith(\"main-\")] == [\"main-%s.sh\" % res[\"structuredContent\"][\"job_id\"]], lines
+assert glob.glob(lines[-1] + \"/main-*\") == [], glob.glob(lines[-1] + \"/main-*\")
+c.close()
+"
+'
+
 test_expect_success JOBS 'a failing script shows its exit code' '
 	mcp_run "
 c = Client()

@@ -4,6 +4,7 @@
 #include "mcp/mcp-environment.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp-result.h"
+#include "quote.h"
 #include "session/jobs.h"
 #include "session/session.h"
 #include "strbuf.h"
@@ -63,6 +64,8 @@
 
 #define JOB_MEMORY_BYTES ((int64_t)512 << 20)
 #define JOB_TIMEOUT_MS (5 * 60 * 1000)
+/* removing a job's program file from a shared workdir */
+#define JOB_CLEANUP_TIMEOUT_MS 10000
 #define WINDOW_MS 60000
 #define KEEP_FINISHED 100
 #define END_WAIT_MS 30000
@@ -525,6 +528,35 @@ static void job_program(const struct job *j, const struct session *sess,
 }
 
 /*
+ * Where jobs share the one sandbox's workdir (job_program()), remove
+ * j's program file once j has ended: the workdir is the user's, and
+ * main-<job id>.<ext> would pile up there, one per job. A failure is
+ * logged; the job's result stands.
+ */
+static void job_program_remove(const struct job *j, struct session *sess)
+{
+	struct session_exec e = { 0 };
+	struct session_result r;
+	struct strbuf path = STRBUF_INIT, cmd = STRBUF_INIT;
+
+	if (!sess->ops || !(sess->ops->caps & BACKEND_IMPLICIT_SANDBOX))
+		return;
+	job_program(j, sess, &path, &cmd);
+	strbuf_reset(&cmd);
+	strbuf_addstr(&cmd, "rm -f -- ");
+	sq_quote_buf(&cmd, path.buf);
+	e.command = cmd.buf;
+	e.timeout_ms = JOB_CLEANUP_TIMEOUT_MS;
+	session_result_init(&r);
+	if (session_execute(sess, &e, &r) || r.exit_code)
+		mcp_log_stderr("jobs: removing %s of job %s: %s", path.buf,
+			       j->id, r.err.len ? r.err.buf : last_error());
+	session_result_release(&r);
+	strbuf_release(&path);
+	strbuf_release(&cmd);
+}
+
+/*
  * Open j's sandbox and start j in it as a runtime job, its stdin fed
  * and closed; or, for a restored job, reattach to its sandbox. 0, 2
  * when the runtime has no `jobs` extension (an upstream server: the
@@ -748,6 +780,7 @@ static void run_job(struct job *j)
 	} else if (opened) {
 		if ((ret == 1 || ret < 0) && j->rid)
 			session_job_delete(&sess, j->rid);
+		job_program_remove(j, &sess);
 		sess.keep = 0;
 		if (session_close(&sess) < 0)
 			mcp_log_stderr("jobs: closing the sandbox of job %s: "
