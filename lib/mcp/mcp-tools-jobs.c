@@ -548,9 +548,13 @@ static void job_program_remove(const struct job *j, struct session *sess)
 	e.command = cmd.buf;
 	e.timeout_ms = JOB_CLEANUP_TIMEOUT_MS;
 	session_result_init(&r);
-	if (session_execute(sess, &e, &r) || r.exit_code)
+	if (session_execute(sess, &e, &r))
 		mcp_log_stderr("jobs: removing %s of job %s: %s", path.buf,
-			       j->id, r.err.len ? r.err.buf : last_error());
+			       j->id, last_error());
+	else if (r.exit_code)
+		mcp_log_stderr("jobs: removing %s of job %s: exit status %d: "
+			       "%.200s",
+			       path.buf, j->id, r.exit_code, r.err.buf);
 	session_result_release(&r);
 	strbuf_release(&path);
 	strbuf_release(&cmd);

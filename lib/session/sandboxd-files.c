@@ -317,10 +317,6 @@ static unsigned parse_mode(const char *s, unsigned dflt)
 }
 
 /*
- * GET rel as a listing into *out (a DirectoryListing's entries array,
- * owned by *root). 0, or -1 with error().
- */
-/*
  * GET /v1/files/<rel> (filesystem.yaml) into resp, at most max bytes of
  * body: 0 on 200, else -1 with the error said as "cannot <what> '<shown>'
  * in the sandbox" (answer_error()). The caller releases resp either way.
@@ -348,6 +344,10 @@ out:
 	return ret;
 }
 
+/*
+ * GET rel as a listing into *out (a DirectoryListing's entries array,
+ * owned by *root). 0, or -1 with error().
+ */
 static int list_dir(struct session *s, const char *rel, json_t **root,
 		    json_t **entries)
 {
