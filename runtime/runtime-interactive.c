@@ -362,6 +362,20 @@ static void input_close(struct input_req *ir)
 	pthread_mutex_unlock(&in_lock);
 }
 
+/* Give up ir's claim on its command's stdin (e->busy), if it has it. */
+static void input_unclaim(struct input_req *ir)
+{
+	if (!ir->e)
+		return;
+	pthread_mutex_lock(&in_lock);
+	if (ir->busy) {
+		ir->e->busy = 0;
+		ir->busy = 0;
+		pthread_cond_broadcast(&in_cond);
+	}
+	pthread_mutex_unlock(&in_lock);
+}
+
 enum MHD_Result handle_exec_input(struct MHD_Connection *c, struct request *r)
 {
 	struct input_req *ir = r->input;
@@ -387,6 +401,13 @@ enum MHD_Result handle_exec_input(struct MHD_Connection *c, struct request *r)
 	}
 	if (!ir->status && (eof || ir->eof))
 		input_close(ir);
+	/*
+	 * The writer's claim ends before the answer goes out: a client
+	 * that sends its next chunk as soon as it has the answer, on
+	 * another connection (through a router, each request has its
+	 * own), must not find this one still in progress (409).
+	 */
+	input_unclaim(ir);
 	if (ir->status)
 		return reply_error(c, r, ir->status, "%s", ir->err.buf);
 	resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);

@@ -889,6 +889,13 @@ static enum MHD_Result job_stdin_done(struct MHD_Connection *c,
 		}
 		pthread_mutex_unlock(&jobs_lock);
 	}
+	/* the claim ends before the answer goes out (as exec-input's) */
+	pthread_mutex_lock(&jobs_lock);
+	if (jr->stdin_busy) {
+		j->stdin_busy = 0;
+		jr->stdin_busy = 0;
+	}
+	pthread_mutex_unlock(&jobs_lock);
 	if (jr->status)
 		return reply_error(c, r, jr->status, "%s", jr->err.buf);
 	return no_content(c, r);

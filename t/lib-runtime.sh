@@ -544,3 +544,18 @@ rt_stop_check() {
 		return 1
 	fi
 }
+
+# rt_loaded <command...>: the command with three busy loops beside it
+# (ended after it), for races that show only on a loaded machine
+rt_loaded() {
+	rm -f "$TRASH_DIRECTORY/hogs"
+	for _rt_i in 1 2 3
+	do
+		{ timeout 300 sh -c "while :; do :; done" & } &&
+		echo $! >>"$TRASH_DIRECTORY/hogs" || return 1
+	done
+	"$@"
+	_rt_st=$?
+	kill $(cat "$TRASH_DIRECTORY/hogs") 2>/dev/null
+	return $_rt_st
+}

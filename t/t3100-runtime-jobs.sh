@@ -235,6 +235,11 @@ test_expect_success 'a client that goes away mid-follow leaves the job running' 
 	test_cmp expect actual
 '
 
+# see t3060's "stdin chunks back to back": the same for a job's stdin
+test_expect_success PYTHON 'job stdin chunks back to back on new connections: none refused' '
+	rt_loaded python3 "$TEST_DIRECTORY/stdin-chunks.py" "$(cat rt.url)" job 500
+'
+
 test_expect_success 'the jobs output goes with the runtime' '
 	job_start "{\"command\":\"echo kept; sleep 100\"}" &&
 	ls tmp/gosbx-jobs-$(id -u) >dirs &&
