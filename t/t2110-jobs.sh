@@ -78,14 +78,18 @@ test_expect_success 'a job survives a SIGKILLed logs -f' '
 # detaches with 130.
 cat >winch.py <<\EOF
 import os, signal, sys
+# os.write, not print: a handler that prints while the loop is printing
+# raises "reentrant call" and ends the job
+def say(text):
+    os.write(1, (text + "\n").encode())
 def size(what):
     c, r = os.get_terminal_size(0)
-    print("%s %dx%d" % (what, c, r), flush=True)
+    say("%s %dx%d" % (what, c, r))
 signal.signal(signal.SIGWINCH, lambda *a: size("winch"))
-signal.signal(signal.SIGINT, lambda *a: print("sigint", flush=True))
+signal.signal(signal.SIGINT, lambda *a: say("sigint"))
 size("size")
 for line in sys.stdin:
-    print("got " + line.strip(), flush=True)
+    say("got " + line.strip())
 EOF
 cat >attach-tty.py <<\EOF
 import fcntl, os, pty, select, struct, sys, termios, time

@@ -127,7 +127,8 @@ test_expect_success 'a job on a terminal: its size at start and resize (SIGWINCH
 	import os, signal, time
 	def size(what):
 	    c, r = os.get_terminal_size(0)
-	    print("%s %dx%d" % (what, c, r), flush=True)
+	    # os.write: print in a handler can meet the print it interrupted
+	    os.write(1, ("%s %dx%d\n" % (what, c, r)).encode())
 	signal.signal(signal.SIGWINCH, lambda *a: size("winch"))
 	size("size")
 	time.sleep(60)
