@@ -40,6 +40,16 @@ EOF
 
 test_expect_success 'the first sandbox starts the build of the layer' '
 	gosbx exec -- true &&
+	# in /, not in the caller'"'"'s directory, which it outlives
+	pgrep -f "build std" >pids &&
+	found= &&
+	for p in $(cat pids)
+	do
+		case "$(tr "\0" " " <"/proc/$p/cmdline" 2>/dev/null)" in
+		*"$GOSBX_GOSTD_DIR"*) found=1 && test "$(readlink "/proc/$p/cwd")" = / || return 1 ;;
+		esac
+	done &&
+	test -n "$found" &&
 	test_retry 1800 0.1 sh -c "test -n \"\$(ls -d \"$GOSBX_GOSTD_DIR\"/go*-*-*-* 2>/dev/null | grep -v \"\\.\\(lock\\|log\\|tmp\\|home\\)\$\")\"" &&
 	layer=$(layer_of) &&
 	case "$layer" in

@@ -117,6 +117,13 @@ static void start_build(const char *go, const char *dir)
 
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
+		/*
+		 * not the caller's directory: the build outlives the
+		 * caller, and would keep its directory (or a mount under
+		 * it) busy and pass for one of its processes
+		 */
+		if (chdir("/") < 0)
+			_exit(1);
 		lfd = open(lock.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
 			_exit(0);
