@@ -21,6 +21,26 @@ not_running() {
 gone() {
 	test_retry 200 0.1 not_running "$1"
 }
+# pids_of <pattern>: the processes whose command line matches, and
+# their children (a sandbox's bwrap and netd, and bwrap's child: the
+# runtime)
+pids_of() {
+	for _p in $(pgrep -f "$1"); do
+		echo "$_p"
+		pgrep -P "$_p" || :
+	done
+}
+# ended <pid>...: none of them runs; a zombie has ended. pgrep stops
+# matching a killed process as soon as its memory is gone, which is
+# before its children are told of its death.
+ended() {
+	for _p; do
+		case "$(sed -n "s/.*) \(.\).*/\1/p" "/proc/$_p/stat" 2>/dev/null)" in
+		"" | Z | X) ;;
+		*) return 1 ;;
+		esac
+	done
+}
 
 test_atexit 'gosbx close --all'
 
@@ -123,8 +143,10 @@ test_expect_success 'a stdin script runs in a claim' '
 test_expect_success LOCAL 'a claim whose runtime was killed: clear error, 125' '
 	gosbx open -q --name=t2001-dead >/dev/null &&
 	appears "$claims_dir/t2001-dead/" &&
+	pids=$(pids_of "$claims_dir/t2001-dead/") &&
+	test $(echo "$pids" | wc -l) -ge 3 &&
 	pkill -KILL -f "$claims_dir/t2001-dead/" &&
-	gone "$claims_dir/t2001-dead/" &&
+	test_retry 200 0.1 ended $pids &&
 	expect_code 125 gosbx exec --claim=t2001-dead -- true 2>err &&
 	test_grep "claim .t2001-dead." err &&
 	gosbx close t2001-dead &&
