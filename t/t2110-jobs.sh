@@ -139,6 +139,38 @@ test_expect_success 'exec -dt: attach from a terminal is raw, sized, detachable'
 	test_expect_code 137 gosbx wait $(cat jobt)
 '
 
+# A job whose stdin another client holds: the writer (curl, on the
+# runtime's socket) blocks, because the job does not read yet; attach's
+# chunk meets it (409 "in progress") and waits for its turn instead of
+# being dropped.
+test_expect_success LOCAL 'attach waits while another client writes the job'"'"'s stdin' '
+	gosbx exec -d --claim=t2110 -- "until test -e /tmp/t2110.go; do sleep 0.05; done; wc -c" >job5 &&
+	id=$(sed "s|.*/||" job5) &&
+	dir="$XDG_STATE_HOME/gosbx/claims/t2110" &&
+	head -c 1000000 /dev/zero >big &&
+	{ (cd "$dir/run" && curl -sS --unix-socket runtime.sock -o /dev/null \
+		-H "Content-Type: application/octet-stream" \
+		-w "%{http_code}" --data-binary @"$TRASH_DIRECTORY/big" \
+		"http://localhost/v1/jobs/$id/stdin") >a.code & } &&
+	a=$! &&
+	stdin_busy() {
+		(cd "$dir/run" && curl -sS --unix-socket runtime.sock -o /dev/null \
+			-H "Content-Type: application/octet-stream" \
+			-w "%{http_code}" --data-binary "" \
+			"http://localhost/v1/jobs/$id/stdin") | grep -q 409
+	} &&
+	test_retry 300 0.1 stdin_busy &&
+	n=$(grep -c "status=409" "$dir/runtime.log") &&
+	{ printf "tail\n" | timeout 120 gosbx attach $(cat job5) >b.out 2>b.err & } &&
+	b=$! &&
+	test_retry 300 0.1 eval "test \$(grep -c status=409 \"\$dir/runtime.log\") -gt $n" &&
+	gosbx exec --claim=t2110 -- touch /tmp/t2110.go &&
+	wait $a &&
+	test "$(cat a.code)" = 204 &&
+	wait $b &&
+	test_grep "^1000005\$" b.out
+'
+
 test_expect_success 'exec -d -i is refused' '
 	test_expect_code_err 129 gosbx exec -d -i --claim=t2110 -- true &&
 	test_grep "none of -i" err

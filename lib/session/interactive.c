@@ -424,6 +424,7 @@ static int post_input(struct interactive *ia, const char *what,
 	struct http_resp resp = HTTP_RESP_INIT;
 	struct http_req req = { 0 };
 	struct strbuf path = STRBUF_INIT;
+	unsigned tries = 0;
 	int ret = 0, rc;
 
 	strbuf_addf(&path, "/v1/exec/%s/%s", ia->rid, what);
@@ -435,10 +436,22 @@ static int post_input(struct interactive *ia, const char *what,
 	req.content_type = strcmp(what, "control") ? "application/octet-stream"
 						   : "application/json";
 	req.cancel = &ia->abort_req;
-	rc = http_request(ia->in_http, &req, &resp);
+	while ((rc = http_request(ia->in_http, &req, &resp)) >= 0 &&
+	       session_stdin_retry(&resp, &tries, &ia->abort_req)) {
+		http_resp_release(&resp);
+		http_resp_init(&resp);
+	}
 	if (rc < 0)
 		ret = -1;
-	else if (resp.status == 404 || resp.status == 409)
+	else if (session_stdin_busy(&resp)) {
+		/* someone else held the input all along: say so */
+		struct strbuf text = STRBUF_INIT;
+
+		http_error_text(&text, resp.status, &resp.body);
+		error("the runtime refused this input: %s", text.buf);
+		strbuf_release(&text);
+		ret = -1;
+	} else if (resp.status == 404 || resp.status == 409)
 		ret = 1; /* finished, or its input is closed */
 	else if (resp.status != 204)
 		ret = -1;

@@ -212,7 +212,8 @@ int session_job_stdin(struct session *s, const char *id, const char *buf,
 	struct strbuf path = STRBUF_INIT;
 	struct http_req req = { 0 };
 	struct http_resp resp;
-	int ret = 0;
+	unsigned tries = 0;
+	int ret = 0, rc;
 
 	if (need_jobs(s))
 		return -1;
@@ -224,9 +225,14 @@ int session_job_stdin(struct session *s, const char *id, const char *buf,
 	req.body_len = len;
 	req.content_type = "application/octet-stream";
 	http_resp_init(&resp);
-	if (http_request(s->http, &req, &resp) < 0)
+	while ((rc = http_request(s->http, &req, &resp)) >= 0 &&
+	       session_stdin_retry(&resp, &tries, NULL)) {
+		http_resp_release(&resp);
+		http_resp_init(&resp);
+	}
+	if (rc < 0)
 		ret = -1;
-	else if (resp.status == 409)
+	else if (resp.status == 409 && !session_stdin_busy(&resp))
 		ret = 1;
 	else if (resp.status / 100 != 2)
 		ret = answer_error("POST", path.buf, &resp);

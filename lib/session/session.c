@@ -1257,6 +1257,46 @@ int session_write_sandbox_text(int fd, struct strbuf *pend, int final)
 	return ret;
 }
 
+/* session_stdin_retry(): the pauses and their sum, in ms */
+#define STDIN_RETRY_MAX_PAUSE_MS 100
+#define STDIN_RETRY_TOTAL_MS 30000
+
+int session_stdin_busy(const struct http_resp *resp)
+{
+	struct strbuf text = STRBUF_INIT;
+	int busy;
+
+	if (resp->status != 409)
+		return 0;
+	http_error_text(&text, resp->status, &resp->body);
+	busy = strstr(text.buf, "stdin request of this") &&
+	       strstr(text.buf, "in progress");
+	strbuf_release(&text);
+	return busy;
+}
+
+int session_stdin_retry(const struct http_resp *resp, unsigned *tries,
+			volatile sig_atomic_t *cancel)
+{
+	unsigned pause = 1, slept = 0, i;
+	int busy = session_stdin_busy(resp);
+
+	/* what the tries before this one slept: 1, 2, 4, ... ms */
+	for (i = 0; i < *tries; i++) {
+		slept += pause;
+		if (pause < STDIN_RETRY_MAX_PAUSE_MS)
+			pause = pause * 2 < STDIN_RETRY_MAX_PAUSE_MS
+					? pause * 2
+					: STDIN_RETRY_MAX_PAUSE_MS;
+	}
+	if (!busy || slept >= STDIN_RETRY_TOTAL_MS)
+		return 0;
+	(*tries)++;
+	for (i = 0; i < pause && !(cancel && *cancel); i += 10)
+		poll(NULL, 0, pause - i < 10 ? (int)(pause - i) : 10);
+	return !(cancel && *cancel);
+}
+
 int session_get(struct session *s, const char *path, struct strbuf *out)
 {
 	struct http_resp resp = HTTP_RESP_INIT;

@@ -395,6 +395,29 @@ int session_gone(struct session *s, struct strbuf *why);
  */
 int session_write_sandbox_text(int fd, struct strbuf *pend, int final);
 
+struct http_resp;
+/*
+ * Whether resp is gosbx-runtime's 409 for a stdin request that met
+ * another one still being written ("another stdin request of this
+ * command|job is in progress"; it wrote none of the body).
+ */
+int session_stdin_busy(const struct http_resp *resp);
+
+/*
+ * Whether a stdin request (POST /v1/exec/<id>/stdin, POST
+ * /v1/jobs/<id>/stdin; Documentation/gosbx-runtime.txt) that got resp
+ * should be sent again, after a pause this call takes: when
+ * session_stdin_busy(resp). Another client (a second
+ * `gosbx attach`) is writing, or an older gosbx-runtime, which let go
+ * of the input only after answering, was still ending the chunk before
+ * this one. tries: the caller's count, 0 before the first request; the
+ * pauses grow from 1 ms to 100 ms and end after about 30 s in all.
+ * cancel (or NULL): a pause ends early when it becomes non-zero.
+ * Returns 1 to send again, 0 not to (another answer, or no time left).
+ */
+int session_stdin_retry(const struct http_resp *resp, unsigned *tries,
+			volatile sig_atomic_t *cancel);
+
 /*
  * Fetch one file of the sandbox (path relative to /app) into out.
  * Returns 0, or -1 with error() (missing file, a directory, escape,
