@@ -324,7 +324,8 @@ mcp_http_start() {
 		echo $! >"$_mcp_name.pid.tmp" &&
 		mv "$_mcp_name.pid.tmp" "$_mcp_name.pid"
 		wait $!
-		echo $? >"$_mcp_name.status"
+		echo $? >"$_mcp_name.status.tmp" &&
+			mv "$_mcp_name.status.tmp" "$_mcp_name.status"
 	) &
 	test_retry 100 0.1 test -f "$_mcp_name.pid" || return 1
 	echo "$_mcp_name" >>"$TRASH_DIRECTORY/.mcp-servers"
@@ -380,7 +381,8 @@ mcp_client_bg() {
 		echo $! >"$_mcp_name.pid.tmp" &&
 		mv "$_mcp_name.pid.tmp" "$_mcp_name.pid"
 		wait $!
-		echo $? >"$_mcp_name.status"
+		echo $? >"$_mcp_name.status.tmp" &&
+			mv "$_mcp_name.status.tmp" "$_mcp_name.status"
 	) &
 	test_retry 100 0.1 test -f "$_mcp_name.pid" || return 1
 	echo "$_mcp_name" >>"$TRASH_DIRECTORY/.mcp-bg"

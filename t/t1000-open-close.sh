@@ -145,7 +145,7 @@ test_expect_success SANDBOX 'close deletes the sandbox: processes, cgroups, file
 	gosbx close "$name" &&
 	! test -e "$claims_dir/$name" &&
 	test -z "$(status "$name")" &&
-	test_retry 50 0.1 eval "! kill -0 $pid 2>/dev/null" &&
+	test_retry 200 0.1 test_ended $pid &&
 	while read cg; do
 		! test -e "$cg" || return 1
 	done <cgroups &&

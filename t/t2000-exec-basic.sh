@@ -174,7 +174,7 @@ test_expect_success '--timeout: reason timeout, 124, nothing left running' '
 '
 
 test_expect_success PYTHON '--timeout with --json says reason timeout' '
-	expect_code 124 gosbx exec --json --timeout=300ms -- \
+	expect_code 124 gosbx exec --json --timeout=3s -- \
 		"echo started; sleep 1000.655" >out &&
 	python3 -c "
 import json

@@ -30,17 +30,6 @@ pids_of() {
 		pgrep -P "$_p" || :
 	done
 }
-# ended <pid>...: none of them runs; a zombie has ended. pgrep stops
-# matching a killed process as soon as its memory is gone, which is
-# before its children are told of its death.
-ended() {
-	for _p; do
-		case "$(sed -n "s/.*) \(.\).*/\1/p" "/proc/$_p/stat" 2>/dev/null)" in
-		"" | Z | X) ;;
-		*) return 1 ;;
-		esac
-	done
-}
 
 test_atexit 'gosbx close --all'
 
@@ -146,7 +135,7 @@ test_expect_success LOCAL 'a claim whose runtime was killed: clear error, 125' '
 	pids=$(pids_of "$claims_dir/t2001-dead/") &&
 	test $(echo "$pids" | wc -l) -ge 3 &&
 	pkill -KILL -f "$claims_dir/t2001-dead/" &&
-	test_retry 200 0.1 ended $pids &&
+	test_retry 200 0.1 test_ended $pids &&
 	expect_code 125 gosbx exec --claim=t2001-dead -- true 2>err &&
 	test_grep "claim .t2001-dead." err &&
 	gosbx close t2001-dead &&

@@ -114,12 +114,12 @@ test_expect_success OPENSSL,GNUTIME "$T2010_STDIN_MIB MiB of stdin stream throug
 '
 
 test_expect_success 'SIGINT cancels the command (130) and it is killed' '
-	{ gosbx exec -i --claim=t2040 -- "sleep 1000.2040" </dev/zero & } &&
+	{ gosbx exec -i --claim=t2040 -- "sleep 1000.2040$$" </dev/zero & } &&
 	pid=$! &&
-	test_retry 600 0.1 pgrep -f "^sleep 1000.2040" >/dev/null &&
+	test_retry 600 0.1 pgrep -f "^sleep 1000.2040$$" >/dev/null &&
 	kill -INT $pid &&
 	{ wait $pid; test $? = 130; } &&
-	test_retry 300 0.1 sh -c "! pgrep -f \"^sleep 1000.2040\""
+	test_retry 300 0.1 sh -c "! pgrep -f \"^sleep 1000.2040$$\""
 '
 
 test_expect_success '-i and -t need a command; no --json with them (129)' '

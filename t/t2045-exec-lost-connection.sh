@@ -21,7 +21,7 @@ test_expect_success 'a silent stream fails with a clear error (125), nothing han
 	rtpid=$(rt_pid) &&
 	{
 		gosbx --backend=url --url="$GOSBX_URL" exec -- \
-			"echo started; sleep 1000.456" >out 2>err &
+			"echo started; sleep 2045.456" >out 2>err &
 	} &&
 	pid=$! &&
 	test_retry 100 0.1 grep -q started out &&

@@ -53,7 +53,7 @@ exec_checks() {
 
 	test_expect_success "$1: --timeout kills through SendSignal (124)" "
 		expect_code 124 env GOSBX_URL=\"\$(sbd_url $1)\" \
-			gosbx --backend=url exec --timeout=300ms -- \
+			gosbx --backend=url exec --timeout=3s -- \
 			'sleep 1000.$2' 2>err &&
 		test_grep 'timed out' err &&
 		test_retry 100 0.1 sh -c '! pgrep -f \"^sleep 1000.$2\" >/dev/null'

@@ -84,7 +84,7 @@ test_expect_success 'a signal: exit_code -1, signal 9, status 137' '
 '
 
 test_expect_success 'a timeout: reason timeout, status 124, output so far' '
-	test_expect_code 124 gosbx exec --claim=t2070 -o json --timeout=300ms \
+	test_expect_code 124 gosbx exec --claim=t2070 -o json --timeout=3s \
 		-- "echo started; sleep 1000.2070" >out.json &&
 	check_result out.json &&
 	test "$(field out.json reason)" = "'"'timeout'"'" &&

@@ -242,8 +242,8 @@ test_expect_success 'a command not found is exit 127 with the shell message' '
 
 test_expect_success 'a client that disconnects mid-command kills its group' '
 	test_expect_code 28 rt_curl /execute --max-time 1 -o /dev/null \
-		--data-binary "{\"command\":\"sleep 1000.456 & sleep 1000.456\"}" &&
-	rt_no_process "sleep 1000\\.456" &&
+		--data-binary "{\"command\":\"sleep 3010.456 & sleep 3010.456\"}" &&
+	rt_no_process "sleep 3010\\.456" &&
 	rt_alive
 '
 
@@ -280,11 +280,11 @@ test_expect_success 'the server logs exec begin and exec done' '
 # exec-options wait_delay_ms: a process the command left that holds its
 # output (`server &`) holds the answer only that long (default 2 s)
 test_expect_success 'wait_delay_ms: a background process does not hold the answer' '
-	rt_exec "{\"command\":\"(echo early; while ! test -e go-t3010; do sleep 0.05; done; echo late-t3010; exec sleep 3010.3) & echo now\",\"wait_delay_ms\":200}" &&
-	# the two processes print in either order
+	# "now" waits for "early": the background process has printed
+	# before the command ends and its 200 ms start
+	rt_exec "{\"command\":\"(echo early; touch early-t3010; while ! test -e go-t3010; do sleep 0.05; done; echo late-t3010; exec sleep 3010.3) & until test -e early-t3010; do sleep 0.01; done; echo now\",\"wait_delay_ms\":200}" &&
 	out=$(json_get body stdout) &&
-	case "$out" in "now
-early" | "early
+	case "$out" in "early
 now") ;; *) echo >&4 "stdout: $out"; false ;; esac &&
 	json_is body reason exited &&
 	json_is body output_held true &&

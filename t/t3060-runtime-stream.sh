@@ -117,10 +117,10 @@ test_expect_success 'options: stdin, env, cwd' '
 '
 
 test_expect_success 'option timeout_ms: reason timeout, group gone' '
-	stream "{\"command\":\"echo started; sleep 1000.789 & sleep 1000.789\",\"timeout_ms\":500}" &&
+	stream "{\"command\":\"echo started; sleep 3060.789 & sleep 3060.789\",\"timeout_ms\":3000}" &&
 	printf "started\n" >expect && test_cmp expect stream.out &&
 	json_is stream.exit reason timeout &&
-	rt_no_process "sleep 1000\\.789"
+	rt_no_process "sleep 3060\\.789"
 '
 
 test_expect_success 'option max_output_bytes: reason output_limit' '
@@ -149,9 +149,9 @@ test_expect_success 'closing the connection kills the process group' '
 	# 5 s for curl, the server and the shell to get "going" out under
 	# ASan on a loaded machine; the command runs for 1000
 	test_expect_code 28 rt_curl /v1/exec -N --max-time 5 -o cut.out \
-		--data-binary "{\"command\":\"echo going; sleep 1000.790 & sleep 1000.790\"}" &&
+		--data-binary "{\"command\":\"echo going; sleep 3060.790 & sleep 3060.790\"}" &&
 	test_grep going cut.out &&
-	rt_no_process "sleep 1000\\.790" &&
+	rt_no_process "sleep 3060\\.790" &&
 	rt_alive
 '
 
@@ -163,7 +163,7 @@ cancel_by_id() {
 
 test_expect_success 'DELETE /v1/exec/<request id> cancels while the client waits' '
 	rt_curl /v1/exec -N -o held.out -H "X-Request-ID: t3060-held" \
-		--data-binary "{\"command\":\"echo going; sleep 1000.791 & sleep 1000.791\"}" &
+		--data-binary "{\"command\":\"echo going; sleep 3060.791 & sleep 3060.791\"}" &
 	held=$! &&
 	# pgrep would see the shell, whose command line names the sleep,
 	# before its echo ran: the output it must keep is the signal
@@ -174,7 +174,7 @@ test_expect_success 'DELETE /v1/exec/<request id> cancels while the client waits
 	json_is stream.exit reason cancelled &&
 	json_is stream.exit exit_code -1 &&
 	test_grep going stream.out &&
-	rt_no_process "sleep 1000\\.791" &&
+	rt_no_process "sleep 3060\\.791" &&
 	rt_expect_error 404 "no running command has request id '"'"'t3060-held'"'"'" \
 		DELETE /v1/exec/t3060-held &&
 	rt_expect 400 DELETE /v1/exec &&
@@ -186,13 +186,13 @@ test_expect_success 'DELETE /v1/exec/<request id> cancels while the client waits
 test_expect_success 'DELETE /v1/exec/<request id> cancels a plain /execute too' '
 	rt_curl /execute -o held.json -H "X-Request-ID: t3060-plain" \
 		-H "Content-Type: application/json" \
-		--data-binary "{\"command\":\"sleep 1000.792\"}" &
+		--data-binary "{\"command\":\"sleep 3060.792\"}" &
 	held=$! &&
-	rt_wait_process "^sleep 1000\\.792" &&
+	rt_wait_process "^sleep 3060\\.792" &&
 	rt_poll 30 cancel_by_id t3060-plain &&
 	wait $held &&
 	json_is held.json reason cancelled &&
-	rt_no_process "sleep 1000\\.792" &&
+	rt_no_process "sleep 3060\\.792" &&
 	rt_expect 200 GET / &&
 	test_grep "\"exec-cancel\"" body
 '

@@ -79,13 +79,13 @@ test_expect_success 'SIGTERM during a command: group killed, files intact, exit 
 	RT=busy rt_expect 200 POST /upload -F "file=@keep.bin" &&
 	{
 		RT=busy rt_curl /execute -o busy.answer \
-			--data-binary "{\"command\":\"sleep 1000.321 & (sleep 1000.321; echo x) & sleep 1000.321\"}" &
+			--data-binary "{\"command\":\"sleep 3080.321 & (sleep 3080.321; echo x) & sleep 3080.321\"}" &
 	} &&
-	rt_wait_process "^sleep 1000\\.321" &&
+	rt_wait_process "^sleep 3080\\.321" &&
 	kill -TERM $(rt_pid busy) &&
 	wait_exit busy 60 &&
 	echo 0 >expect && test_cmp expect busy.status &&
-	rt_no_process "sleep 1000\\.321" &&
+	rt_no_process "sleep 3080\\.321" &&
 	wait &&
 	test_cmp keep.bin busy-work/keep.bin &&
 	(cd busy-work && ls -A) >actual &&
@@ -135,7 +135,7 @@ test_expect_success 'a server can start again on the same unix socket path' '
 
 test_expect_success '--idle-timeout: exit 0 and create the expired file' '
 	rt_start --name=idle2 --workdir="$TRASH_DIRECTORY/idle2-work" -- \
-		--idle-timeout=1s --expired-file="$TRASH_DIRECTORY/idle2.expired" &&
+		--idle-timeout=3s --expired-file="$TRASH_DIRECTORY/idle2.expired" &&
 	wait_exit idle2 60 &&
 	echo 0 >expect && test_cmp expect idle2.status &&
 	test -f idle2.expired &&

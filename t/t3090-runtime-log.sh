@@ -135,15 +135,22 @@ test_expect_success 'an unknown log level is refused at startup' '
 '
 
 test_expect_success 'GET / lists logs; GET /v1/logs has the lines of stderr' '
+	# a request is logged after its answer: wait for the lines
+	requests_logged() {
+		test "$(grep -c "msg=request " rt.log)" -ge "$1"
+	} &&
+	n=$(grep -c "msg=request " rt.log) &&
 	rt_expect 200 GET / &&
 	test_grep "\"logs\"" body &&
 	rt_exec "{\"command\":\"echo via-v1-logs\"}" &&
 	rt_poll 10 grep -q "command=\"echo via-v1-logs\" exit=0" rt.log &&
+	rt_poll 10 requests_logged $((n + 2)) &&
 	rt_expect 200 GET /v1/logs &&
 	json_get body log >ring &&
 	test_grep "msg=\"exec done\" command=\"echo via-v1-logs\" exit=0" ring &&
 	json_is body from 0 &&
 	next=$(json_get body next) &&
+	rt_poll 10 requests_logged $((n + 3)) &&
 	rt_expect 200 GET "/v1/logs?since=$next" &&
 	json_is body from "$next" &&
 	json_get body log >since &&

@@ -382,8 +382,9 @@ test_expect_success 'tasks: a call runs as a task; get, list, result' '
 	run_py <<-\EOF
 	import re
 	s = S(); s.init()
+	# 3 s: tasks/get and tasks/list must find it still working
 	r = s.req(1, "tools/call", {"name": "sleep", "task": {"ttl": 60000},
-	                            "arguments": {"ms": 300, "steps": 2}})
+	                            "arguments": {"ms": 1000, "steps": 3}})
 	t = r["result"]["task"]
 	assert re.fullmatch("[0-9a-f]{32}", t["taskId"]), t
 	assert t["status"] == "working" and t["ttl"] == 60000, t
@@ -399,7 +400,7 @@ test_expect_success 'tasks: a call runs as a task; get, list, result' '
 	notes, res = s.until(4)
 	assert not notes, notes
 	res = res["result"]
-	assert res["content"][0]["text"] == "slept 2 steps", res
+	assert res["content"][0]["text"] == "slept 3 steps", res
 	assert res["isError"] is False, res
 	assert res["_meta"]["io.modelcontextprotocol/related-task"] == \
 	    {"taskId": t["taskId"]}, res
@@ -407,7 +408,7 @@ test_expect_success 'tasks: a call runs as a task; get, list, result' '
 	assert g["status"] == "completed", g
 	# done already: tasks/result answers at once, again
 	r = s.req(6, "tasks/result", {"taskId": t["taskId"]})
-	assert r["result"]["content"][0]["text"] == "slept 2 steps", r
+	assert r["result"]["content"][0]["text"] == "slept 3 steps", r
 	# a ttl above the bound is cut to it (1 h); none gives the bound
 	r = s.req(7, "tools/call", {"name": "echo", "task": {"ttl": 10**10}})
 	assert r["result"]["task"]["ttl"] == 3600000, r

@@ -365,7 +365,7 @@ test_expect_success 'bearer token: 401 with WWW-Authenticate without it' '
 '
 
 test_expect_success 'idle sessions expire' '
-	TEST_MCP_IDLE_MS=300 start_server idle test-mcp-server 127.0.0.1:0 &&
+	TEST_MCP_IDLE_MS=3000 start_server idle test-mcp-server 127.0.0.1:0 &&
 	URL=$(cat idle.url) &&
 	post "$INIT" &&
 	sid=$(hdr Mcp-Session-Id) &&

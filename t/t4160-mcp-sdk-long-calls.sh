@@ -51,24 +51,24 @@ test_expect_success 'scaled: heartbeats and output lines interleave, values grow
 
 test_expect_success 'scaled, before: without a progressToken the call dies at the timeout' '
 	GOSBX_MCP_HEARTBEAT=1s run --reset-timeout-on-progress --timeout=3000 \
-		call sandbox_run_command "{$T,\"command\":\"sleep 4160.1\"}" \
+		call sandbox_run_command "{$T,\"command\":\"sleep 4160.1$$\"}" \
 		>out 2>err
 	test $? = 1 &&
 	mcp_check out "!r[1].ok && r[1].error.code === -32001 &&
 		/timed out/i.test(r[1].error.message)" &&
 	mcp_check out "r[1].ms >= 3000 && r[1].ms < 10000" &&
-	wait_gone "sleep 4160.1" &&
+	wait_gone "sleep 4160.1$$" &&
 	wait_no_claims
 '
 
 test_expect_success 'scaled, before: heartbeats off (GOSBX_MCP_HEARTBEAT=0), as before issue 21' '
 	GOSBX_MCP_HEARTBEAT=0 run --progress --reset-timeout-on-progress \
 		--timeout=3000 call sandbox_run_command \
-		"{$T,\"command\":\"sleep 4160.2\"}" >out 2>err
+		"{$T,\"command\":\"sleep 4160.2$$\"}" >out 2>err
 	test $? = 1 &&
 	mcp_check out "!r[1].ok && r[1].error.code === -32001" &&
 	mcp_check out "!r[1].progress.some((p) => /^running, /.test(p.message))" &&
-	wait_gone "sleep 4160.2" &&
+	wait_gone "sleep 4160.2$$" &&
 	wait_no_claims
 '
 
@@ -106,7 +106,7 @@ test_expect_success 'scaled, HTTP: the SSE stream carries the heartbeats' '
 		--progress --reset-timeout-on-progress --timeout=3000 \
 		call sandbox_run_command "{$T,\"command\":\"sleep 6\"}" \
 		--timeout=3000 \
-		call sandbox_run_command "{$T,\"command\":\"sleep 4160.7\"}" \
+		call sandbox_run_command "{$T,\"command\":\"sleep 4160.7$$\"}" \
 		>out 2>err
 	test $? = 1 &&
 	mcp_check out "r[1].ok && r[1].result.isError === false &&
@@ -114,7 +114,7 @@ test_expect_success 'scaled, HTTP: the SSE stream carries the heartbeats' '
 			/^running, [0-9]+ s$/.test(p.message)).length >= 3" &&
 	mcp_check out "!r[2].ok && r[2].error.code === -32001" &&
 	mcp_check out "errs.length === 0" &&
-	wait_gone "sleep 4160.7" &&
+	wait_gone "sleep 4160.7$$" &&
 	mcp_http_stop hb &&
 	wait_no_claims
 '
@@ -126,28 +126,28 @@ test_expect_success 'a bad GOSBX_MCP_HEARTBEAT is a usage error' '
 
 test_expect_success 'timeout argument: a short one kills the command, reason=timeout' '
 	run call sandbox_run_command \
-		"{$T,\"command\":\"sleep 4160.3\",\"timeout\":1}" \
+		"{$T,\"command\":\"sleep 4160.3$$\",\"timeout\":1}" \
 		call sandbox_run_code \
-		"{$T,\"language\":\"bash\",\"code\":\"sleep 4160.4\",\"timeout\":\"1500ms\"}" \
-		call run_go_code "{\"command\":\"sleep 4160.5\",\"timeout\":1}" \
+		"{$T,\"language\":\"bash\",\"code\":\"sleep 4160.4$$\",\"timeout\":\"1500ms\"}" \
+		call run_go_code "{\"command\":\"sleep 4160.5$$\",\"timeout\":1}" \
 		>out 2>err &&
 	mcp_check out "[1, 2].every((i) => r[i].ok && r[i].result.isError &&
 		/^exit=-?[0-9]+  \\([0-9]+ms\\)  reason=timeout/.test(text(i)))" &&
 	mcp_check out "r[3].ok && r[3].result.isError &&
 		text(3).includes(\"[timed out after 1s]\")" &&
 	mcp_check out "r.slice(1).every((s) => s.ms < 60000)" &&
-	wait_gone "sleep 4160.3" && wait_gone "sleep 4160.4" &&
-	wait_gone "sleep 4160.5" &&
+	wait_gone "sleep 4160.3$$" && wait_gone "sleep 4160.4$$" &&
+	wait_gone "sleep 4160.5$$" &&
 	wait_no_claims
 '
 
 test_expect_success JOBS 'timeout argument: a job cut by it failed with reason timeout' '
-	run call execute_bash "{\"script\":\"sleep 4160.6\",\"timeout\":1}" \
+	run call execute_bash "{\"script\":\"sleep 4160.6$$\",\"timeout\":1}" \
 		>out 2>err &&
 	mcp_check out "r[1].ok && r[1].result.isError &&
 		/failed/.test(text(1)) && /timeout/.test(text(1)) &&
 		r[1].ms < 60000" &&
-	wait_gone "sleep 4160.6" &&
+	wait_gone "sleep 4160.6$$" &&
 	wait_no_claims
 '
 
@@ -188,10 +188,10 @@ test_expect_success 'tools that run a command declare the timeout argument' '
 # 90 s proof once is enough, and CI's time is kept short.
 test_expect_success LOCAL 'real: a silent 90 s command; with reset on progress it succeeds, without it dies at 60 s' '
 	mcp_client_bg with $START --progress --reset-timeout-on-progress \
-		call sandbox_run_command "{$T,\"command\":\"sleep 90.416\"}" \
+		call sandbox_run_command "{$T,\"command\":\"sleep 90.416$$\"}" \
 		-- "$MCP_STDIO" --tools=sandbox &&
 	mcp_client_bg without $START \
-		call sandbox_run_command "{$T,\"command\":\"sleep 90.417\"}" \
+		call sandbox_run_command "{$T,\"command\":\"sleep 90.417$$\"}" \
 		-- "$MCP_STDIO" --tools=sandbox &&
 	test_expect_code 1 mcp_client_wait without &&
 	mcp_client_wait with &&
@@ -205,7 +205,7 @@ test_expect_success LOCAL 'real: a silent 90 s command; with reset on progress i
 		(i === 0 ? p.ms : p.ms - a[i - 1].ms) < 10000 &&
 		(i === 0 || p.progress > a[i - 1].progress))" &&
 	mcp_check with.out "errs.length === 0" &&
-	wait_gone "sleep 90.417" &&
+	wait_gone "sleep 90.417$$" &&
 	wait_no_claims
 '
 

@@ -73,9 +73,9 @@ test_expect_success 'http: a long command: working, then completed, listed, its 
 test_expect_success 'http: tasks/cancel of a running sleep from another connection' '
 	mcp_client_bg c1 --url="$(cat srv.url)" --token-file=srv.token $P \
 		--task-file=tid info $START tstart sandbox_run_command \
-		"{$T,\"command\":\"sleep 4170.1\"}" \
+		"{$T,\"command\":\"sleep 4170.1$$\"}" \
 		twait "{{task_id}}" cancelled &&
-	wait_running "sleep 4170.1" &&
+	wait_running "sleep 4170.1$$" &&
 	sid=$(mcp_get c1.out "r[0].sessionId") &&
 	# another session cannot cancel it, nor see it
 	test_expect_code 1 http tcancel @tid tget @tid tlist >other 2>err &&
@@ -85,7 +85,7 @@ test_expect_success 'http: tasks/cancel of a running sleep from another connecti
 	# the same session, on a new connection, can
 	http --session-id="$sid" --no-terminate tcancel @tid >cancel 2>err &&
 	mcp_check cancel "r[0].result.status === \"cancelled\"" &&
-	wait_gone "sleep 4170.1" &&
+	wait_gone "sleep 4170.1$$" &&
 	mcp_client_wait c1 &&
 	mcp_check c1.out "r[3].ok && r[3].result.status === \"cancelled\"" &&
 	wait_no_claims

@@ -145,7 +145,7 @@ case "\$*" in
 "test ./...")
 	if test "\$mode" = hang-test; then
 		touch "$TRASH_DIRECTORY/go-test-started"
-		exec sleep 1000.789
+		exec sleep 5000.789
 	fi
 	printf "ok  \texample.com/multifile/greet\t0.001s\n" ;;
 *)
@@ -211,7 +211,7 @@ test_expect_success 'SIGINT cancels the running step and ends the demo (130)' '
 	test_grep "interrupted by signal 2 during step .go test \./\.\.\.." err &&
 	test_grep "^==> closing " out &&
 	test_grep ! "PoC complete" out &&
-	test_retry 100 0.1 sh -c "! pgrep -f \"^sleep 1000.789\" >/dev/null"
+	test_retry 100 0.1 sh -c "! pgrep -f \"^sleep 5000.789\" >/dev/null"
 '
 
 test_done

@@ -389,7 +389,10 @@ test_expect_success 'stuck template: SandboxNotReady and an image pull event' '
 test_expect_success 'lifecycle: a past shutdownTime deletes (Delete) or expires (Retain)' '
 	kube_apply $NS/sandboxclaims "$(claim_json go ",\"lifecycle\":{\"shutdownTime\":\"2001-01-01T00:00:00Z\",\"shutdownPolicy\":\"Delete\"}" gone-)" &&
 	json_get body metadata.name >claim7 &&
-	rt_poll 30 sh -c "! kube_req GET $NS/sandboxclaims/$(cat claim7) || test \$(cat status) = 404" &&
+	claim_deleted() {
+		kube_req GET "$NS/sandboxclaims/$1" && test "$(cat status)" = 404
+	} &&
+	rt_poll 30 claim_deleted "$(cat claim7)" &&
 	kube_expect 404 GET $NS/sandboxclaims/$(cat claim7) &&
 	kube_apply $NS/sandboxclaims "$(claim_json go ",\"lifecycle\":{\"shutdownTime\":\"2001-01-01T00:00:00Z\"}" kept-)" &&
 	json_get body metadata.name >claim8 &&

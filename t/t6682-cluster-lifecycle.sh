@@ -16,12 +16,12 @@ claim_gone() {
 }
 
 test_expect_success 'open --ttl: shutdownTime set; the controller deletes the claim after it' '
-	gosbx open -q --name=short --ttl=3s >name &&
+	gosbx open -q --name=short --ttl=10s >name &&
 	kadm get sandboxclaim short \
 		-o "jsonpath={.spec.lifecycle.shutdownPolicy} {.spec.lifecycle.shutdownTime}" >lc &&
 	cat lc >&3 &&
 	test_grep "^Delete 20[0-9-]*T[0-9:]*Z\$" lc &&
-	test_retry 300 0.1 claim_gone short &&
+	test_retry 600 0.1 claim_gone short &&
 	test_expect_code_err 125 gosbx exec --claim=short -- true &&
 	test_grep "short" err
 '

@@ -51,7 +51,7 @@ while True:
 PYEOF
 
 test_expect_success PYTHON 'requests from inside do not keep a claim alive' '
-	gosbx open -q --name=poked --ttl=3s >/dev/null &&
+	gosbx open -q --name=poked --ttl=10s >/dev/null &&
 	cp poke.py "$claims/poked/fs/app/" &&
 	gosbx exec --claim=poked -- \
 		"python3 poke.py sleep-1001.20 >/dev/null 2>&1 &" &&
@@ -60,7 +60,7 @@ test_expect_success PYTHON 'requests from inside do not keep a claim alive' '
 '
 
 test_expect_success PYTHON 'a daemon does not keep it alive, and ends with it' '
-	gosbx open -q --name=daemon --ttl=2s >/dev/null &&
+	gosbx open -q --name=daemon --ttl=6s >/dev/null &&
 	gosbx exec --claim=daemon -- \
 		"setsid sleep 1001.21 >/dev/null 2>&1 & echo started" >out &&
 	echo started >expect && test_cmp expect out &&

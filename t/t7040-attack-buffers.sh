@@ -69,6 +69,9 @@ test_must_be_empty_file() {
 
 # sent_below <log> <what>: every answer of that kind stopped early
 sent_below() {
+	# the server logs an answer once its write fails, after the client
+	# hung up: wait for the line
+	test_retry 100 0.1 grep -q "^$2 sent=" "$1" &&
 	grep "^$2 sent=" "$1" >sent &&
 	test_line_count -gt 0 sent &&
 	sed "s/.*sent=//" sent | while read -r n; do

@@ -383,6 +383,20 @@ test_line_count() {
 	fi
 }
 
+# test_ended <pid>...: none of them runs; a zombie has ended (this
+# machine's init may reap it seconds later, and kill -0 succeeds on
+# it). pgrep -f stops matching a killed process as soon as its memory
+# is gone, which is before its children are told of its death: wait
+# with this, by pid, for what the test asserts next.
+test_ended() {
+	for _te_p; do
+		case "$(sed -n "s/.*) \(.\).*/\1/p" "/proc/$_te_p/stat" 2>/dev/null)" in
+		"" | Z | X) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 # Wait until a command succeeds: test_retry <tries> <sleep-s> cmd...
 test_retry() {
 	tries=$1

@@ -279,7 +279,8 @@ func caseExecuteDeadline(e *env) error {
 	os.Remove(filepath.Join(e.root, pidf))
 	os.Remove(filepath.Join(e.root, pids))
 	a, err := e.raw("Execute", &processv1.ExecuteRequest{Config: cfg("sh", "-c",
-		"echo $$ >"+pidf+"; exec sleep 1000")}, "grpc-timeout", "1S")
+		"echo $$ >"+pidf+".tmp && mv "+pidf+".tmp "+pidf+"; exec sleep 1000")},
+		"grpc-timeout", "3S")
 	if err := deadlineEnd(a, err, 0); err != nil {
 		return fmt.Errorf("Execute: %v", err)
 	}
@@ -293,7 +294,8 @@ func caseExecuteDeadline(e *env) error {
 		return fmt.Errorf("Execute 0S: %v", err)
 	}
 	a, err = e.raw("Start", &processv1.StartRequest{Config: cfg("sh", "-c",
-		"echo $$ >"+pids+"; exec sleep 1000")}, "grpc-timeout", "1S")
+		"echo $$ >"+pids+".tmp && mv "+pids+".tmp "+pids+"; exec sleep 1000")},
+		"grpc-timeout", "3S")
 	if err := deadlineEnd(a, err, 1); err != nil && !killedAtDeadline(a) {
 		return fmt.Errorf("Start: %v", err)
 	}
@@ -322,10 +324,10 @@ func killedAtDeadline(a *rawAnswer) bool {
 func caseStartDeadline(e *env) error {
 	const pidf = "deadline-start-client.pid"
 	os.Remove(filepath.Join(e.root, pidf))
-	ctx, cancel := context.WithTimeout(e.ctx, time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, 3*time.Second)
 	defer cancel()
 	s, err := e.pc.Start(ctx, &processv1.StartRequest{Config: cfg("sh", "-c",
-		"echo $$ >"+pidf+"; exec sleep 1000")})
+		"echo $$ >"+pidf+".tmp && mv "+pidf+".tmp "+pidf+"; exec sleep 1000")})
 	for err == nil {
 		_, err = s.Recv()
 	}
